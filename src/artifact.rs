@@ -1,0 +1,331 @@
+//! Artifacts: atomic writes, content hashes and manifests.
+//!
+//! Every file a stage produces is written to a temporary file in the same directory, flushed, fsynced and
+//! renamed over its final name, so a reader never sees half a file and a crash (even `kill -9`) leaves at most
+//! a stray `.*.tmp.*` file that the next run removes. After its outputs, a stage writes
+//! `<stage>.manifest.json` (also atomically): what it read (path, size, xxh3-128 hash), what it wrote (same),
+//! its config, seed, counts, rejects and timings. The next stage checks its inputs against that manifest, so a
+//! stale or corrupt input is refused with a message naming it.
+
+use crate::error::{Error, IoContext, Result};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fs::{self, File};
+use std::io::{BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+
+/// Version of the crate that wrote an artifact.
+pub const CRATE_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// Git commit the binary was built from (`unknown` outside a checkout).
+pub const GIT_COMMIT: &str = match option_env!("SWORD_GIT_COMMIT") {
+    Some(c) => c,
+    None => "unknown",
+};
+
+/// A file being written atomically: bytes go to `.<name>.tmp.<pid>` beside the destination; `commit`
+/// renames it into place. Dropping without `commit` removes the temporary file.
+pub struct AtomicFile {
+    dest: PathBuf,
+    tmp: PathBuf,
+    writer: Option<BufWriter<File>>,
+}
+
+impl AtomicFile {
+    /// Start writing `dest`. The parent directory must exist.
+    pub fn create(dest: impl AsRef<Path>) -> Result<AtomicFile> {
+        let dest = dest.as_ref().to_path_buf();
+        let name = dest
+            .file_name()
+            .ok_or_else(|| Error::bad_input(&dest, "output path has no file name"))?
+            .to_string_lossy()
+            .into_owned();
+        let dir = dest.parent().map(Path::to_path_buf).unwrap_or_default();
+        let tmp = dir.join(format!(".{name}.tmp.{}", std::process::id()));
+        let file = File::create(&tmp).at(&tmp)?;
+        Ok(AtomicFile {
+            dest,
+            tmp,
+            writer: Some(BufWriter::with_capacity(1 << 20, file)),
+        })
+    }
+
+    /// The final path.
+    pub fn path(&self) -> &Path {
+        &self.dest
+    }
+
+    /// Flush, fsync, rename into place and fsync the directory.
+    pub fn commit(mut self) -> Result<()> {
+        let w = self.writer.take().expect("writer present until commit");
+        let file = w
+            .into_inner()
+            .map_err(|e| Error::io(&self.tmp, e.into_error()))?;
+        file.sync_all().at(&self.tmp)?;
+        drop(file);
+        fs::rename(&self.tmp, &self.dest).at(&self.dest)?;
+        if let Some(dir) = self.dest.parent() {
+            let dir = if dir.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                dir
+            };
+            // Directory fsync makes the rename durable; not every filesystem supports it, so it is best effort.
+            if let Ok(d) = File::open(dir) {
+                let _ = d.sync_all();
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Write for AtomicFile {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.writer.as_mut().expect("not committed").write(buf)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.writer.as_mut().expect("not committed").flush()
+    }
+}
+
+impl Drop for AtomicFile {
+    fn drop(&mut self) {
+        if self.writer.is_some() {
+            self.writer = None;
+            let _ = fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+/// Write `dest` atomically with the bytes `f` produces.
+pub fn write_atomic(
+    dest: impl AsRef<Path>,
+    f: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<()> {
+    let mut file = AtomicFile::create(dest.as_ref())?;
+    f(&mut file).at(dest.as_ref())?;
+    file.commit()
+}
+
+/// Remove temporary files (`.*.tmp.*`) left in `dir` by a run that was killed.
+pub fn clean_stale_temps(dir: &Path) -> Result<usize> {
+    let mut n = 0;
+    let entries = match fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(Error::io(dir, e)),
+    };
+    for entry in entries {
+        let entry = entry.at(dir)?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with('.') && name.contains(".tmp.") {
+            fs::remove_file(entry.path()).at(entry.path())?;
+            n += 1;
+        }
+    }
+    Ok(n)
+}
+
+/// Size and content hash of a file.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileRef {
+    /// Path as given (inputs) or file name relative to the manifest's directory (outputs).
+    pub path: String,
+    /// Size in bytes.
+    pub size: u64,
+    /// xxh3-128 of the content, lower-case hex; `None` for streams that cannot be hashed (stdin).
+    pub xxh3: Option<String>,
+}
+
+impl FileRef {
+    /// Hash a file on disk (streams it; xxh3 runs at several GB/s, far faster than any stage).
+    pub fn of(path: &Path) -> Result<FileRef> {
+        let mut f = File::open(path).at(path)?;
+        let mut h = xxhash_rust::xxh3::Xxh3::new();
+        let mut buf = vec![0u8; 1 << 20];
+        let mut size = 0u64;
+        loop {
+            let n = f.read(&mut buf).at(path)?;
+            if n == 0 {
+                break;
+            }
+            h.update(&buf[..n]);
+            size += n as u64;
+        }
+        Ok(FileRef {
+            path: path.to_string_lossy().into_owned(),
+            size,
+            xxh3: Some(format!("{:032x}", h.digest128())),
+        })
+    }
+}
+
+/// Provenance written next to a stage's outputs as `<stage>.manifest.json`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Manifest {
+    /// Stage name (`extract`, `graph`, ...).
+    pub stage: String,
+    /// Crate version that wrote it.
+    pub crate_version: String,
+    /// Git commit of the binary.
+    pub git_commit: String,
+    /// The stage's configuration, as JSON.
+    pub config: serde_json::Value,
+    /// Seed, for stages that draw random numbers.
+    pub seed: Option<u64>,
+    /// Input files with size and hash.
+    pub inputs: Vec<FileRef>,
+    /// Output files (names relative to the manifest's directory) with size and hash.
+    pub outputs: Vec<FileRef>,
+    /// Counts (records read, kept, ...).
+    pub counts: BTreeMap<String, u64>,
+    /// Rejected or skipped records by reason.
+    pub rejects: BTreeMap<String, u64>,
+    /// Wall-clock timings in seconds by phase.
+    pub timings: BTreeMap<String, f64>,
+    /// Anything stage-specific (examples of bad lines, throughput, ...).
+    pub extra: serde_json::Value,
+}
+
+impl Manifest {
+    /// A manifest for `stage` with version and commit filled in.
+    pub fn new(stage: &str) -> Manifest {
+        Manifest {
+            stage: stage.to_string(),
+            crate_version: CRATE_VERSION.to_string(),
+            git_commit: GIT_COMMIT.to_string(),
+            extra: serde_json::Value::Null,
+            ..Manifest::default()
+        }
+    }
+
+    /// Path of the manifest of `stage` in `dir`.
+    pub fn path_in(dir: &Path, stage: &str) -> PathBuf {
+        dir.join(format!("{stage}.manifest.json"))
+    }
+
+    /// Record the outputs (files in `dir`, by name) with their hashes.
+    pub fn add_outputs(&mut self, dir: &Path, names: &[&str]) -> Result<()> {
+        for name in names {
+            let mut r = FileRef::of(&dir.join(name))?;
+            r.path = (*name).to_string();
+            self.outputs.push(r);
+        }
+        Ok(())
+    }
+
+    /// Write `<dir>/<stage>.manifest.json` atomically.
+    pub fn write(&self, dir: &Path) -> Result<PathBuf> {
+        let path = Manifest::path_in(dir, &self.stage);
+        let json = serde_json::to_vec_pretty(self).expect("manifest serialises");
+        write_atomic(&path, |w| {
+            w.write_all(&json)?;
+            w.write_all(b"\n")
+        })?;
+        Ok(path)
+    }
+
+    /// Read a manifest.
+    pub fn read(path: &Path) -> Result<Manifest> {
+        let bytes = fs::read(path).at(path)?;
+        serde_json::from_slice(&bytes).map_err(|e| Error::Corrupt {
+            path: path.to_path_buf(),
+            what: format!("manifest is not valid JSON: {e}"),
+        })
+    }
+}
+
+/// Check that `dir/name` is exactly the file that `dir/<stage>.manifest.json` says `stage` wrote.
+///
+/// Returns the file's `FileRef` (with its full path) for the consumer's own manifest. A missing manifest or a
+/// file not listed is `Stale`; a size or hash mismatch is `Corrupt`. With `force`, mismatches are ignored and
+/// the file is only hashed.
+pub fn check_input(dir: &Path, stage: &str, name: &str, force: bool) -> Result<FileRef> {
+    let path = dir.join(name);
+    if !path.exists() {
+        return Err(Error::Stale {
+            path,
+            what: format!("missing; run `sword {stage}` first"),
+        });
+    }
+    let actual = FileRef::of(&path)?;
+    if force {
+        return Ok(actual);
+    }
+    let mpath = Manifest::path_in(dir, stage);
+    if !mpath.exists() {
+        return Err(Error::Stale {
+            path: path.clone(),
+            what: format!("no manifest {} vouches for it", mpath.display()),
+        });
+    }
+    let manifest = Manifest::read(&mpath)?;
+    let listed = manifest
+        .outputs
+        .iter()
+        .find(|o| o.path == name)
+        .ok_or_else(|| Error::Stale {
+            path: path.clone(),
+            what: format!("not listed in {}", mpath.display()),
+        })?;
+    if listed.size != actual.size || listed.xxh3 != actual.xxh3 {
+        return Err(Error::Corrupt {
+            path,
+            what: format!(
+                "size/hash {} / {:?} differ from {} ({} / {:?})",
+                actual.size,
+                actual.xxh3,
+                mpath.display(),
+                listed.size,
+                listed.xxh3
+            ),
+        });
+    }
+    Ok(actual)
+}
+
+/// Create a directory (and parents), naming it in the error.
+pub fn ensure_dir(dir: &Path) -> Result<()> {
+    fs::create_dir_all(dir).at(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn atomic_write_commits_or_leaves_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let dest = dir.path().join("a.bin");
+        {
+            let mut f = AtomicFile::create(&dest).unwrap();
+            f.write_all(b"partial").unwrap();
+            // dropped without commit
+        }
+        assert!(!dest.exists());
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
+        write_atomic(&dest, |w| w.write_all(b"done")).unwrap();
+        assert_eq!(fs::read(&dest).unwrap(), b"done");
+    }
+
+    #[test]
+    fn check_input_detects_corruption_and_staleness() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        write_atomic(d.join("x.bin"), |w| w.write_all(b"hello")).unwrap();
+        assert!(matches!(
+            check_input(d, "s", "x.bin", false),
+            Err(Error::Stale { .. })
+        ));
+        let mut m = Manifest::new("s");
+        m.add_outputs(d, &["x.bin"]).unwrap();
+        m.write(d).unwrap();
+        assert_eq!(check_input(d, "s", "x.bin", false).unwrap().size, 5);
+        fs::write(d.join("x.bin"), b"hellO").unwrap();
+        assert!(matches!(
+            check_input(d, "s", "x.bin", false),
+            Err(Error::Corrupt { .. })
+        ));
+        assert!(check_input(d, "s", "x.bin", true).is_ok());
+    }
+}

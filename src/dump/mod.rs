@@ -1,0 +1,1 @@
+//! Reading Wikidata dumps: format sniffing, decoders, line framing, parallel batches, the entity model.

@@ -1,0 +1,99 @@
+//! Typed errors of the library. Context (which file, which line, which byte) is carried in the variant so the
+//! binary can print one clear message; `main.rs` prints the chain once and maps the kind to an exit code.
+
+use std::path::PathBuf;
+
+/// Result alias used across the library.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Every error a stage can return.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// An operating-system I/O failure on a named path (`-` for stdin/stdout).
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// Malformed JSON (or a malformed record inside it) at a known position of an input file.
+    #[error("{path}: line {line}, byte offset {offset}: {what}")]
+    Json {
+        path: PathBuf,
+        line: u64,
+        offset: u64,
+        what: String,
+    },
+    /// The input is not what the stage expects (bad dump, too many bad lines, bad CLI combination).
+    #[error("bad input {path}: {what}")]
+    BadInput { path: PathBuf, what: String },
+    /// Parquet / Arrow failure while reading or writing an artifact.
+    #[error("{path}: parquet: {what}")]
+    Parquet { path: PathBuf, what: String },
+    /// Invalid configuration value.
+    #[error("config: {0}")]
+    Config(String),
+    /// An artifact exists but its content does not match what its manifest says.
+    #[error("corrupt artifact {path}: {what}")]
+    Corrupt { path: PathBuf, what: String },
+    /// An input artifact changed after the output that depends on it was made (or its manifest is missing).
+    #[error("stale input {path}: {what} (rerun the stage that makes it, or pass --force)")]
+    Stale { path: PathBuf, what: String },
+    /// A remote service (model endpoint) failed after all retries.
+    #[error("remote {url}: {what}")]
+    Remote { url: String, what: String },
+}
+
+impl Error {
+    /// Wrap an `io::Error` with the path it concerns.
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io {
+            path: path.into(),
+            source,
+        }
+    }
+
+    /// A bad-input error naming the path.
+    pub fn bad_input(path: impl Into<PathBuf>, what: impl Into<String>) -> Self {
+        Error::BadInput {
+            path: path.into(),
+            what: what.into(),
+        }
+    }
+
+    /// A Parquet/Arrow error naming the path.
+    pub fn parquet(path: impl Into<PathBuf>, what: impl std::fmt::Display) -> Self {
+        Error::Parquet {
+            path: path.into(),
+            what: what.to_string(),
+        }
+    }
+
+    /// Process exit code for this error kind, so a scheduler can act on it:
+    /// 2 bad input or config, 3 stale or corrupt artifact, 4 I/O failure, 5 remote service failure.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Error::Json { .. } | Error::BadInput { .. } | Error::Config(_) => 2,
+            Error::Corrupt { .. } | Error::Stale { .. } | Error::Parquet { .. } => 3,
+            Error::Io { .. } => 4,
+            Error::Remote { .. } => 5,
+        }
+    }
+
+    /// True when the error is a closed stdout (`sword ... | head`), which must exit 0 quietly.
+    pub fn is_broken_pipe(&self) -> bool {
+        matches!(self, Error::Io { source, .. } if source.kind() == std::io::ErrorKind::BrokenPipe)
+    }
+}
+
+/// Extension to attach a path to `io::Result`.
+pub trait IoContext<T> {
+    /// Attach `path` to the error.
+    fn at(self, path: impl Into<PathBuf>) -> Result<T>;
+}
+
+impl<T> IoContext<T> for std::io::Result<T> {
+    fn at(self, path: impl Into<PathBuf>) -> Result<T> {
+        self.map_err(|e| Error::io(path, e))
+    }
+}

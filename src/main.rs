@@ -1,0 +1,91 @@
+//! `sword` command line: parse arguments, dispatch to the library's stage, print an error chain once.
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// Rebuild the SWORD benchmark from a Wikidata dump and evaluate models on it and its sibling suites.
+#[derive(Parser, Debug)]
+#[command(name = "sword", version, about, long_about = None)]
+struct Cli {
+    /// Worker threads (default: all cores). Outputs do not depend on it, except Hogwild training at > 1.
+    #[arg(long, short = 'j', global = true)]
+    threads: Option<usize>,
+    /// No progress bars or log lines on stderr (errors are still printed).
+    #[arg(long, short = 'q', global = true)]
+    quiet: bool,
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand, Debug)]
+enum Cmd {
+    /// Stream a Wikidata JSON dump into labelled entities, triples, statements and property metadata.
+    Extract(sword::extract::Args),
+    /// Write a realistic synthetic Wikidata dump of any size (plain, multi-member gzip, bzip2 or zstd).
+    Synth(sword::synth::Args),
+    /// Build the undirected entity graph (CSR) from triples or an edge list.
+    Graph(sword::graph::Args),
+    /// node2vec random walks over the graph.
+    Walks(sword::walks::Args),
+    /// Skip-gram with negative sampling on the walks: entity embeddings.
+    Train(sword::train::Args),
+    /// graph → walks → train for any edge list, in one command.
+    Embed(sword::embed::Args),
+    /// Nearest entities by cosine similarity of the embeddings.
+    Similar(sword::embed::SimilarArgs),
+    /// Sample original triples and draw SS/OS/PSS/POS distortions that do not exist in Wikidata.
+    Distort(sword::distort::Args),
+    /// Export sword.parquet, translation requests and the report.
+    Export(sword::export::Args),
+    /// Read translation batch output back into statements with text.
+    ImportTranslations(sword::translate::Args),
+    /// Evaluate models on SWORD, AdversaRiskQA and the Chinese sycophancy suite.
+    Eval(sword::eval::Args),
+    /// Run every stage on a dump (or on the embedded synthetic default).
+    Run(sword::pipeline::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    if cli.quiet {
+        // Read by sword::progress; set before any thread starts.
+        unsafe { std::env::set_var("SWORD_QUIET", "1") };
+    }
+    if let Some(n) = cli.threads {
+        if let Err(e) = rayon::ThreadPoolBuilder::new()
+            .num_threads(n.max(1))
+            .build_global()
+        {
+            eprintln!("sword: cannot start {n} threads: {e}");
+            return ExitCode::from(4);
+        }
+    }
+    let result = match cli.cmd {
+        Cmd::Extract(a) => sword::extract::cli(a),
+        Cmd::Synth(a) => sword::synth::cli(a),
+        Cmd::Graph(a) => sword::graph::cli(a),
+        Cmd::Walks(a) => sword::walks::cli(a),
+        Cmd::Train(a) => sword::train::cli(a),
+        Cmd::Embed(a) => sword::embed::cli(a),
+        Cmd::Similar(a) => sword::embed::similar_cli(a),
+        Cmd::Distort(a) => sword::distort::cli(a),
+        Cmd::Export(a) => sword::export::cli(a),
+        Cmd::ImportTranslations(a) => sword::translate::cli(a),
+        Cmd::Eval(a) => sword::eval::cli(a),
+        Cmd::Run(a) => sword::pipeline::cli(a),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,
+        Err(e) => {
+            let mut msg = format!("sword: error: {e}");
+            let mut src = std::error::Error::source(&e);
+            while let Some(s) = src {
+                msg.push_str(&format!("\n  caused by: {s}"));
+                src = s.source();
+            }
+            eprintln!("{msg}");
+            ExitCode::from(e.exit_code() as u8)
+        }
+    }
+}

@@ -1,0 +1,11 @@
+//! The one integration-test binary: each module tests one stage through the `sword` binary and the library.
+
+mod util;
+
+mod cli;
+mod distort;
+mod eval;
+mod extract;
+mod node2vec;
+mod pipeline;
+mod synth;

@@ -1,0 +1,121 @@
+//! Work-directory helper for integration tests (after ripgrep's and xsv's): a fresh temporary directory per
+//! test, the `sword` binary to run in it, and readable failure output.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// A temporary directory with helpers to run `sword` inside it.
+pub struct Workdir {
+    dir: tempfile::TempDir,
+}
+
+#[allow(dead_code)]
+impl Workdir {
+    /// A new empty work directory.
+    pub fn new() -> Workdir {
+        Workdir {
+            dir: tempfile::Builder::new()
+                .prefix("sword-it-")
+                .tempdir()
+                .expect("create temp dir"),
+        }
+    }
+
+    /// The directory.
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// A path inside the directory.
+    pub fn join(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// Write a file (parents created).
+    pub fn write(&self, name: &str, bytes: impl AsRef<[u8]>) -> PathBuf {
+        let p = self.join(name);
+        if let Some(parent) = p.parent() {
+            std::fs::create_dir_all(parent).unwrap();
+        }
+        std::fs::write(&p, bytes).unwrap();
+        p
+    }
+
+    /// Read a file, panicking with its name if it is missing.
+    pub fn read(&self, name: &str) -> Vec<u8> {
+        let p = self.join(name);
+        std::fs::read(&p).unwrap_or_else(|e| panic!("read {}: {e}", p.display()))
+    }
+
+    /// A `sword` command running in this directory, quiet.
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_sword"));
+        cmd.current_dir(self.path())
+            .env("SWORD_QUIET", "1")
+            .args(args);
+        cmd
+    }
+
+    /// Run `sword args` and assert success, showing stdout and stderr when it fails.
+    pub fn run_ok(&self, args: &[&str]) -> Output {
+        let out = self.command(args).output().expect("spawn sword");
+        assert!(
+            out.status.success(),
+            "sword {args:?} failed with {:?}\n--- stdout\n{}\n--- stderr\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out
+    }
+
+    /// Run `sword args` and assert failure; returns (exit code, stderr).
+    pub fn run_err(&self, args: &[&str]) -> (i32, String) {
+        let out = self.command(args).output().expect("spawn sword");
+        assert!(
+            !out.status.success(),
+            "sword {args:?} should have failed\n--- stdout\n{}\n--- stderr\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+}
+
+/// Path of a file in the project's `data/` directory.
+#[allow(dead_code)]
+pub fn data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("data")
+        .join(name)
+}
+
+/// A real Wikidata fixture from `$SWORD_REAL_FIXTURES/<rel>`.
+///
+/// `None` when the variable is unset (the test then skips, saying so); when it is set, a missing file fails the
+/// test, so CI (which sets it) can never silently skip the real-data checks.
+#[allow(dead_code)]
+pub fn real_fixture(rel: &str) -> Option<PathBuf> {
+    let root = match std::env::var_os("SWORD_REAL_FIXTURES") {
+        Some(r) if !r.is_empty() => PathBuf::from(r),
+        _ => {
+            eprintln!("SWORD_REAL_FIXTURES unset: skipping the real-fixture check for {rel}");
+            return None;
+        }
+    };
+    let root = if root.is_relative() {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(root)
+    } else {
+        root
+    };
+    let p = root.join(rel);
+    assert!(
+        p.exists(),
+        "SWORD_REAL_FIXTURES is set but {} is missing",
+        p.display()
+    );
+    Some(p)
+}
