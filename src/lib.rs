@@ -15,6 +15,7 @@
 //! (`artifact`). `main.rs` only parses arguments and dispatches to `<stage>::cli`.
 
 pub mod artifact;
+pub mod config;
 pub mod distort;
 pub mod dump;
 pub mod embed;
