@@ -63,7 +63,8 @@ pub struct DistortConfig {
     /// Node budget of one transitive reachability search; when exhausted the candidate is rejected
     /// (`transitive_bound`). Typical: 100 000 (a few ms).
     pub transitive_max_visits: usize,
-    /// Accept inputs whose manifests do not vouch for them.
+    /// Accept inputs whose manifests do not vouch for them (set by `--force`; not part of the config identity).
+    #[serde(skip)]
     pub force: bool,
 }
 
@@ -250,143 +251,26 @@ impl<F: Fn(Qid, Qid) -> (Option<f32>, Option<f32>) + Sync> Similarity for FnSimi
     }
 }
 
-/// Embeddings read from a word2vec text file (`<n> <dim>` header, then `Q42 v1 v2 ...`), keyed by item id.
-/// Lines whose key is not an item id are skipped and counted.
-pub struct W2vSimilarity {
-    index: HashMap<Qid, usize>,
-    dim: usize,
-    unit: Vec<f32>,
-    centred_unit: Vec<f32>,
-    /// Lines skipped because the key is not an item id.
-    pub skipped: u64,
+/// Cosines from the train stage's embeddings (keys "Q42"): raw, and centred (mean vector subtracted).
+pub struct EmbeddingSimilarity {
+    raw: crate::embed::Embeddings,
+    centred: crate::embed::Embeddings,
 }
 
-impl W2vSimilarity {
-    /// Parse word2vec text.
-    pub fn read<R: std::io::BufRead>(r: R, path: &Path) -> Result<W2vSimilarity> {
-        let mut lines = r.lines();
-        let bad = |line: u64, what: String| Error::Json {
-            path: path.to_path_buf(),
-            line,
-            offset: 0,
-            what,
-        };
-        let header = match lines.next() {
-            Some(l) => l.at(path)?,
-            None => return Err(Error::bad_input(path, "empty embeddings file")),
-        };
-        let mut h = header.split_whitespace();
-        let _n: usize = h
-            .next()
-            .and_then(|x| x.parse().ok())
-            .ok_or_else(|| bad(1, "bad word2vec header".into()))?;
-        let dim: usize = h
-            .next()
-            .and_then(|x| x.parse().ok())
-            .ok_or_else(|| bad(1, "bad word2vec header".into()))?;
-        let mut index = HashMap::new();
-        let mut raw: Vec<f32> = Vec::new();
-        let mut skipped = 0;
-        for (i, line) in lines.enumerate() {
-            let lineno = i as u64 + 2;
-            let line = line.at(path)?;
-            if line.trim().is_empty() {
-                continue;
-            }
-            let mut it = line.split_whitespace();
-            let key = it.next().unwrap_or_default();
-            let vals: std::result::Result<Vec<f32>, _> = it.map(str::parse::<f32>).collect();
-            let vals = vals.map_err(|e| bad(lineno, format!("bad number: {e}")))?;
-            if vals.len() != dim {
-                return Err(bad(
-                    lineno,
-                    format!("{} values, header says {dim}", vals.len()),
-                ));
-            }
-            match Qid::parse(key) {
-                Some(q) => {
-                    index.insert(q, raw.len() / dim.max(1));
-                    raw.extend_from_slice(&vals);
-                }
-                None => skipped += 1,
-            }
-        }
-        let n = index.len();
-        let mut mean = vec![0f64; dim];
-        for row in raw.chunks(dim.max(1)) {
-            for (m, v) in mean.iter_mut().zip(row) {
-                *m += f64::from(*v);
-            }
-        }
-        for m in &mut mean {
-            *m /= n.max(1) as f64;
-        }
-        let normalise = |v: &mut [f32]| {
-            let norm = v.iter().map(|x| f64::from(*x) * f64::from(*x)).sum::<f64>();
-            let norm = norm.sqrt();
-            if norm > 0.0 {
-                for x in v.iter_mut() {
-                    *x = (f64::from(*x) / norm) as f32;
-                }
-            }
-        };
-        let mut unit = raw.clone();
-        let mut centred_unit = raw;
-        for row in centred_unit.chunks_mut(dim.max(1)) {
-            for (x, m) in row.iter_mut().zip(&mean) {
-                *x = (f64::from(*x) - m) as f32;
-            }
-            normalise(row);
-        }
-        for row in unit.chunks_mut(dim.max(1)) {
-            normalise(row);
-        }
-        Ok(W2vSimilarity {
-            index,
-            dim,
-            unit,
-            centred_unit,
-            skipped,
-        })
-    }
-
-    /// Read a word2vec text file.
-    pub fn read_file(path: &Path) -> Result<W2vSimilarity> {
-        let f = std::fs::File::open(path).at(path)?;
-        W2vSimilarity::read(std::io::BufReader::new(f), path)
-    }
-
-    /// Number of item vectors.
-    pub fn len(&self) -> usize {
-        self.index.len()
-    }
-
-    /// True when no item vectors were read.
-    pub fn is_empty(&self) -> bool {
-        self.index.is_empty()
-    }
-
-    fn dot(&self, m: &[f32], a: Qid, b: Qid) -> Option<f32> {
-        let (i, j) = (*self.index.get(&a)?, *self.index.get(&b)?);
-        let (x, y) = (
-            &m[i * self.dim..(i + 1) * self.dim],
-            &m[j * self.dim..(j + 1) * self.dim],
-        );
-        Some(
-            x.iter()
-                .zip(y)
-                .map(|(a, b)| f64::from(*a) * f64::from(*b))
-                .sum::<f64>() as f32,
-        )
+impl EmbeddingSimilarity {
+    /// Wrap embeddings (computes the centred copy once).
+    pub fn new(raw: crate::embed::Embeddings) -> EmbeddingSimilarity {
+        let centred = raw.centred();
+        EmbeddingSimilarity { raw, centred }
     }
 }
 
-impl Similarity for W2vSimilarity {
+impl Similarity for EmbeddingSimilarity {
     fn cosine(&self, a: Qid, b: Qid) -> Option<f32> {
-        self.dot(&self.unit, a, b)
+        self.raw.cosine(&a.to_string(), &b.to_string())
     }
     fn cosine_centred(&self, a: Qid, b: Qid) -> Option<f32> {
-        self.dot(&self.centred_unit, a, b)
+        self.centred.cosine(&a.to_string(), &b.to_string())
     }
 }
 
@@ -698,11 +582,7 @@ pub fn sample_originals(triples: &[Triple], cfg: &DistortConfig) -> (Vec<usize>,
         (picks.into_iter().map(|k| pool[k]).collect(), w)
     } else {
         let picks = sample_indices(&mut rng, frame.len(), cfg.samples);
-        let w = if frame.is_empty() {
-            0.0
-        } else {
-            1.0
-        };
+        let w = if frame.is_empty() { 0.0 } else { 1.0 };
         (
             picks.into_iter().map(|k| frame[k]).collect(),
             by_prop.keys().map(|p| (*p, w)).collect(),
@@ -1134,8 +1014,15 @@ pub fn run(dir: &Path, cfg: &DistortConfig) -> Result<Manifest> {
     };
     let w2v = dir.join("embeddings.w2v");
     let sim: Box<dyn Similarity> = if w2v.exists() {
-        inputs.push(artifact::check_input(dir, "train", "embeddings.w2v", cfg.force)?);
-        Box::new(W2vSimilarity::read_file(&w2v)?)
+        inputs.push(artifact::check_input(
+            dir,
+            "train",
+            "embeddings.w2v",
+            cfg.force,
+        )?);
+        Box::new(EmbeddingSimilarity::new(
+            crate::embed::Embeddings::read_w2v(&w2v)?,
+        ))
     } else {
         crate::progress::log(format!(
             "distort: {} missing: cosines will be null",
@@ -1153,17 +1040,15 @@ pub fn run(dir: &Path, cfg: &DistortConfig) -> Result<Manifest> {
     manifest.inputs = inputs;
     manifest.add_outputs(dir, &["distortions.parquet"])?;
     manifest.counts = out.counts;
-    manifest.counts.insert(
-        "embeddings_present".into(),
-        u64::from(w2v.exists()),
-    );
+    manifest
+        .counts
+        .insert("embeddings_present".into(), u64::from(w2v.exists()));
     manifest.rejects = out.rejects;
     manifest.timings.insert("read".into(), read_s);
     manifest.timings.insert("distort".into(), core_s);
-    manifest.timings.insert(
-        "total".into(),
-        started.elapsed().as_secs_f64(),
-    );
+    manifest
+        .timings
+        .insert("total".into(), started.elapsed().as_secs_f64());
     manifest.extra = serde_json::json!({
         "format_version": DISTORTIONS_FORMAT_VERSION,
         "sampling": out.sampling,
@@ -1206,18 +1091,9 @@ pub struct Args {
     pub force: bool,
 }
 
-/// Load a TOML config file.
-pub fn load_toml<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T> {
-    let text = std::fs::read_to_string(path).at(path)?;
-    toml::from_str(&text).map_err(|e| Error::Config(format!("{}: {e}", path.display())))
-}
-
 /// Entry point from the binary.
 pub fn cli(args: Args) -> Result<()> {
-    let mut cfg: DistortConfig = match &args.config {
-        Some(p) => load_toml(p)?,
-        None => DistortConfig::default(),
-    };
+    let mut cfg: DistortConfig = crate::config::load(args.config.as_deref())?;
     if let Some(v) = args.seed {
         cfg.seed = v;
     }
@@ -1282,7 +1158,13 @@ mod tests {
     #[test]
     fn checks_catch_each_rule() {
         // P1 symmetric, P2 ↔ P3 inverse, P4 transitive.
-        let statements = vec![t(1, 1, 2), t(10, 2, 11), t(20, 4, 21), t(21, 4, 22), t(30, 5, 31)];
+        let statements = vec![
+            t(1, 1, 2),
+            t(10, 2, 11),
+            t(20, 4, 21),
+            t(21, 4, 22),
+            t(30, 5, 31),
+        ];
         let kb = KnowledgeBase {
             final_triples: statements.clone(),
             statements: statements.clone(),
@@ -1366,20 +1248,5 @@ mod tests {
         let bytes = write_distortions(Vec::new(), &out.rows, Path::new("mem")).unwrap();
         let back = read_distortions(bytes::Bytes::from(bytes), Path::new("mem")).unwrap();
         assert_eq!(back, out.rows);
-    }
-
-    #[test]
-    fn w2v_cosines() {
-        let text = "3 2\nQ1 1 0\nQ2 0 1\nP5 1 1\nQ3 1 1\n";
-        let e = W2vSimilarity::read(text.as_bytes(), Path::new("mem")).unwrap();
-        assert_eq!(e.len(), 3);
-        assert_eq!(e.skipped, 1);
-        assert!((e.cosine(Qid(1), Qid(2)).unwrap()).abs() < 1e-6);
-        assert!((e.cosine(Qid(1), Qid(3)).unwrap() - 0.70710677).abs() < 1e-6);
-        // mean (2/3, 2/3): centred Q1 = (1/3, -2/3), Q2 = (-2/3, 1/3): cosine = -4/9 / (5/9) = -0.8
-        assert!((e.cosine_centred(Qid(1), Qid(2)).unwrap() + 0.8).abs() < 1e-6);
-        assert_eq!(e.cosine(Qid(1), Qid(9)), None);
-        let err = W2vSimilarity::read("2 2\nQ1 1\n".as_bytes(), Path::new("e.w2v"));
-        assert!(matches!(err, Err(Error::Json { line: 2, .. })));
     }
 }

@@ -38,7 +38,8 @@ pub struct ExportConfig {
     /// Model named in every translation request body. The paper used Gemini 2.5 Flash; any endpoint that
     /// accepts the OpenAI Batch format works. Typical: `gemini-2.5-flash`.
     pub model: String,
-    /// Accept inputs whose manifests do not vouch for them.
+    /// Accept inputs whose manifests do not vouch for them (set by `--force`; not part of the config identity).
+    #[serde(skip)]
     pub force: bool,
 }
 
@@ -378,7 +379,8 @@ fn load_properties(path: &Path) -> Result<Vec<PropertyRecord>> {
 
 /// Counts per strategy of exported rows.
 pub fn strategy_counts(rows: &[Distortion]) -> BTreeMap<&'static str, u64> {
-    let mut c: BTreeMap<&'static str, u64> = Strategy::ALL.iter().map(|s| (s.as_str(), 0)).collect();
+    let mut c: BTreeMap<&'static str, u64> =
+        Strategy::ALL.iter().map(|s| (s.as_str(), 0)).collect();
     for d in rows {
         *c.entry(d.strategy.as_str()).or_default() += 1;
     }
@@ -576,10 +578,7 @@ pub struct Args {
 
 /// Entry point from the binary.
 pub fn cli(args: Args) -> Result<()> {
-    let mut cfg: ExportConfig = match &args.config {
-        Some(p) => distort::load_toml(p)?,
-        None => ExportConfig::default(),
-    };
+    let mut cfg: ExportConfig = crate::config::load(args.config.as_deref())?;
     if args.hf.is_some() {
         cfg.hf = args.hf;
     }
@@ -611,7 +610,9 @@ mod tests {
                     from_mul: l == 1,
                 })
                 .collect(),
-            descriptions: (0..langs).map(|l| (l == 0).then(|| format!("d {name}"))).collect(),
+            descriptions: (0..langs)
+                .map(|l| (l == 0).then(|| format!("d {name}")))
+                .collect(),
             sitelinks: 3,
             lastrevid: None,
             modified: None,

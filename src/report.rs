@@ -213,7 +213,10 @@ pub fn write_report(
     };
     let mut md = String::new();
     let _ = writeln!(md, "# SWORD distortion report\n");
-    let _ = writeln!(md, "## Similarity: are property-based replacements more similar than random ones?\n");
+    let _ = writeln!(
+        md,
+        "## Similarity: are property-based replacements more similar than random ones?\n"
+    );
     let verdict_text = match (verdict, m_pss, m_pos) {
         (Some(true), _, _) => "**Yes** in this run: on average PSS replacements are closer to the original subject than SS ones, and POS closer to the original object than OS ones (raw cosine), as in the paper.".to_string(),
         (Some(false), _, _) => "**No** in this run: property-based replacements are not more similar than random ones on average (raw cosine), unlike the paper.".to_string(),
@@ -249,7 +252,10 @@ pub fn write_report(
             fmt_opt(mean(&cen[i].1))
         );
     }
-    let _ = writeln!(md, "\n## Statements per strategy\n\n| strategy | statements |\n|---|---:|");
+    let _ = writeln!(
+        md,
+        "\n## Statements per strategy\n\n| strategy | statements |\n|---|---:|"
+    );
     for s in Strategy::ALL {
         let n = rows.iter().filter(|d| d.strategy == s).count();
         let _ = writeln!(md, "| {} | {n} |", s.as_str());
@@ -266,7 +272,11 @@ pub fn write_report(
     let mut pp: Vec<_> = per_prop.into_iter().collect();
     pp.sort_by(|a, b| b.1[0].cmp(&a.1[0]).then(a.0.cmp(&b.0)));
     for (p, c) in pp.iter().take(50) {
-        let _ = writeln!(md, "| {p} | {} | {} | {} | {} | {} |", c[0], c[1], c[2], c[3], c[4]);
+        let _ = writeln!(
+            md,
+            "| {p} | {} | {} | {} | {} | {} |",
+            c[0], c[1], c[2], c[3], c[4]
+        );
     }
     if pp.len() > 50 {
         let _ = writeln!(md, "\n({} more properties not shown.)", pp.len() - 50);
@@ -286,7 +296,10 @@ pub fn write_report(
             let _ = writeln!(md, "(distort.manifest.json not found.)");
         }
     }
-    let _ = writeln!(md, "\n## Attempts per emitted variant\n\n| attempts | variants |\n|---|---:|");
+    let _ = writeln!(
+        md,
+        "\n## Attempts per emitted variant\n\n| attempts | variants |\n|---|---:|"
+    );
     let mut buckets: BTreeMap<&str, u64> = BTreeMap::new();
     let order = ["1", "2", "3–5", "6–10", "11–50", "51+"];
     for d in rows.iter().filter(|d| d.strategy != Strategy::ORG) {
