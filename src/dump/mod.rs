@@ -21,6 +21,7 @@
 //! with one decoding thread the parsers can never run faster than that one core.
 
 pub mod entity;
+pub mod gz;
 
 use crate::error::{Error, IoContext, Result};
 use crate::progress::Progress;
