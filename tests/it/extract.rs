@@ -227,6 +227,35 @@ fn chunk_size_and_threads_do_not_change_bytes_on_the_tiny_dump() {
     assert_same_artifacts(&a, &wd.join("c"), "1 KiB chunks, 2 threads");
 }
 
+/// Concatenate one gzip member per `every` bytes of `plain` (cuts fall anywhere, also inside lines).
+fn gzip_members(plain: &[u8], every: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    for piece in plain.chunks(every) {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        e.write_all(piece).unwrap();
+        out.extend(e.finish().unwrap());
+    }
+    out
+}
+
+#[test]
+fn tiny_dump_as_many_gzip_members_cut_mid_line() {
+    let wd = Workdir::new();
+    let a = run_tiny(&wd, &data("extract/tiny.json"), "a", &[]);
+    let plain = std::fs::read(data("extract/tiny.json")).unwrap();
+    for every in [1, 7, 97, 1000] {
+        let gz = wd.write(&format!("t{every}.json.gz"), gzip_members(&plain, every));
+        let out = run_tiny(&wd, &gz, &format!("o{every}"), &[]);
+        assert_same_artifacts(&a, &out, &format!("members of {every} bytes"));
+        let m = manifest(&out);
+        assert_eq!(
+            m["extra"]["gzip_members"],
+            plain.len().div_ceil(every) as u64
+        );
+        assert_eq!(m["extra"]["bad_lines"][0]["line"], 10);
+    }
+}
+
 fn decompress_gz(path: &Path) -> Vec<u8> {
     let mut v = Vec::new();
     flate2::read::MultiGzDecoder::new(std::fs::File::open(path).unwrap())
@@ -278,6 +307,12 @@ fn real_1000_entities_in_every_format_give_identical_artifacts() {
     let wm_out = run(&wm, "wm", "2");
     assert_same_artifacts(&base, &wm_out, "Wikimedia-layout gzip");
     assert_eq!(manifest(&wm_out)["extra"]["gzip_members"], 12);
+    assert_eq!(manifest(&wm_out)["extra"]["parallel_inflate"], true);
+    // Members cut at arbitrary bytes (not at line starts): still the same artifacts.
+    let odd = wd.write("odd.json.gz", gzip_members(&plain_bytes, 100_003));
+    let odd_out = run(&odd, "odd", "2");
+    assert_same_artifacts(&base, &odd_out, "gzip members cut mid-line");
+    assert_eq!(manifest(&odd_out)["extra"]["parallel_inflate"], true);
     assert_same_artifacts(&base, &run(&zst, "zst", "2"), "zstd");
     let plain_out = run(&plain, "plain", "2");
     assert_same_artifacts(&base, &plain_out, "plain (memory-mapped)");
