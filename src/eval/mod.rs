@@ -1,12 +1,98 @@
-//! Placeholder: this stage lands in its own change.
+//! `sword eval`: evaluate models on SWORD and on its two sibling suites (AdversaRiskQA, Chinese factual
+//! sycophancy) with one runner and one scorer, reproducing each paper's measures.
+//!
+//! Modules: [`parse`] (answer parsers), [`adversariskqa`] (published-result re-scoring, F1@K), [`stats`]
+//! (normal CDF, bootstrap, logistic regression with clustered errors).
+//!
+//! Independent of the pipeline stages: it reads files.
+
+pub mod adversariskqa;
+pub mod parse;
 
 use crate::error::{Error, Result};
+use std::io::Write;
+use std::path::PathBuf;
 
 /// Command-line arguments.
 #[derive(clap::Args, Debug)]
-pub struct Args {}
+pub struct Args {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(clap::Subcommand, Debug)]
+enum Cmd {
+    /// Score model answers (AdversaRiskQA: re-score published, judged result files).
+    Score(ScoreArgs),
+}
+
+/// The three suites.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Suite {
+    Sword,
+    Adversariskqa,
+    Sycophancy,
+}
+
+/// `sword eval score`.
+#[derive(clap::Args, Debug)]
+pub struct ScoreArgs {
+    /// Which suite the results belong to.
+    #[arg(long, value_enum)]
+    suite: Suite,
+    /// AdversaRiskQA: directory with one sub-folder per model of `*<domain>_<difficulty>*.json` result files
+    /// (files directly in it are grouped by their name prefix).
+    #[arg(long)]
+    results: PathBuf,
+    /// Print JSON on stdout (default: a plain table).
+    #[arg(long)]
+    json: bool,
+}
 
 /// Entry point from the binary.
-pub fn cli(_args: Args) -> Result<()> {
-    Err(Error::Config("`eval` is not implemented yet".into()))
+pub fn cli(args: Args) -> Result<()> {
+    match args.cmd {
+        Cmd::Score(a) => score_cli(a),
+    }
+}
+
+fn stdout_write(bytes: &[u8]) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(bytes)
+        .and_then(|_| out.flush())
+        .map_err(|e| Error::io("-", e))
+}
+
+fn score_cli(a: ScoreArgs) -> Result<()> {
+    match a.suite {
+        Suite::Adversariskqa => {
+            let models = adversariskqa::read_results_dir(&a.results)?;
+            let scores = adversariskqa::score(&models);
+            if a.json {
+                let mut s = serde_json::to_string_pretty(&scores)
+                    .map_err(|e| Error::Config(format!("serialise scores: {e}")))?;
+                s.push('\n');
+                stdout_write(s.as_bytes())
+            } else {
+                let mut s = String::from(
+                    "model\taccuracy_all\taccuracy_filtered\tinvalid\tmean_abs_delta_all\n",
+                );
+                let f = |x: Option<f64>| x.map_or("-".into(), |v| format!("{v:.2}"));
+                for m in &scores.models {
+                    s.push_str(&format!(
+                        "{}\t{}\t{}\t{}\t{}\n",
+                        m.model,
+                        f(m.accuracy_all),
+                        f(m.accuracy_filtered),
+                        m.invalid,
+                        f(m.mean_abs_delta_all)
+                    ));
+                }
+                stdout_write(s.as_bytes())
+            }
+        }
+        other => Err(Error::Config(format!(
+            "score for {other:?} is not implemented yet"
+        ))),
+    }
 }
