@@ -982,12 +982,9 @@ pub fn read_distortions_file(path: &Path) -> Result<Vec<Distortion>> {
     read_distortions(f, path)
 }
 
-/// Read `properties.parquet` (the extract stage's reader; wired when extract lands on main).
+/// Read `properties.parquet` (the extract stage's reader).
 fn load_properties(path: &Path) -> Result<Vec<PropertyRecord>> {
-    Err(Error::Config(format!(
-        "{}: the properties reader lands with the extract stage",
-        path.display()
-    )))
+    tables::read_properties(path)
 }
 
 /// Library entry point: read the extract (and, when present, train) artifacts from `dir`, write

@@ -635,3 +635,85 @@ fn export_writes_requests_report_and_hf_layout_and_translations_round_trip() {
     assert_eq!(code, 2);
     assert!(err.contains("bad.jsonl") && err.contains("line 2"), "{err}");
 }
+
+/// Labels of every entity of a real dump, parsed here with serde_json (independently of `sword::dump`).
+fn real_labels(path: &Path) -> BTreeMap<String, serde_json::Value> {
+    use std::io::BufRead;
+    let f = std::fs::File::open(path).unwrap();
+    let r = std::io::BufReader::new(flate2::read::MultiGzDecoder::new(f));
+    let mut out = BTreeMap::new();
+    for line in r.lines() {
+        let line = line.unwrap();
+        let t = line.trim().trim_end_matches(',');
+        if t.is_empty() || t == "[" || t == "]" {
+            continue;
+        }
+        let v: serde_json::Value = serde_json::from_str(t).unwrap();
+        out.insert(v["id"].as_str().unwrap().to_string(), v["labels"].clone());
+    }
+    out
+}
+
+#[test]
+fn real_fixture_chain_extract_to_export_exports_real_labels() {
+    let Some(dump) = util::real_fixture("dumps/jsondumpdata_20151109_1000-entities.json.gz") else {
+        return;
+    };
+    let wd = Workdir::new();
+    let dump = dump.to_string_lossy().into_owned();
+    wd.run_ok(&["extract", "--dump", &dump, "--out", "run"]);
+    wd.run_ok(&["graph", "--out", "run"]);
+    wd.run_ok(&["walks", "--out", "run"]);
+    wd.run_ok(&["-j", "1", "train", "--out", "run"]);
+    wd.run_ok(&["distort", "--out", "run", "--seed", "3", "--samples", "40"]);
+    wd.run_ok(&["export", "--out", "run", "--hf", "hf"]);
+    let labels = real_labels(Path::new(&dump));
+    let stated: HashSet<(String, String, String)> =
+        sword::tables::read_triples_file(&wd.join("run/statements.parquet"))
+            .unwrap()
+            .iter()
+            .map(|t| {
+                (
+                    t.subject.to_string(),
+                    t.property.to_string(),
+                    t.object.to_string(),
+                )
+            })
+            .collect();
+    let mut checked = 0;
+    let mut strategies = BTreeSet::new();
+    for b in batches(wd.read("run/sword.parquet")) {
+        let st = strings(&b, "strategy");
+        let (s, pp, o) = (
+            strings(&b, "subject"),
+            strings(&b, "property"),
+            strings(&b, "object"),
+        );
+        for i in 0..b.num_rows() {
+            strategies.insert(st.value(i).to_string());
+            let key = (
+                s.value(i).to_string(),
+                pp.value(i).to_string(),
+                o.value(i).to_string(),
+            );
+            assert_eq!(st.value(i) == "ORG", stated.contains(&key), "{key:?}");
+            for role in ["subject", "property", "object"] {
+                let id = strings(&b, role).value(i);
+                for lang in LANGS {
+                    let got = strings(&b, &format!("{role}_label_{lang}")).value(i);
+                    let want = labels[id][lang]["value"].as_str().unwrap_or_else(|| {
+                        panic!("{id} has no {lang} label in the dump, yet was exported")
+                    });
+                    assert_eq!(got, want, "{role} {id} {lang}");
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(checked > 40 * 3 * 8, "{checked}");
+    assert!(strategies.contains("ORG") && strategies.contains("SS") && strategies.contains("OS"));
+    let m = sword::artifact::Manifest::read(&wd.join("run/export.manifest.json")).unwrap();
+    assert_eq!(m.extra["dump_date"], "2015-11-09");
+    assert!(wd.join("run/report/report.md").exists());
+    assert!(wd.join("hf/README.md").exists());
+}
