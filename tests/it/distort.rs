@@ -374,7 +374,8 @@ fn the_rules_reject_what_they_should() {
     assert_eq!(c(Strategy::OS, 183, 47, 142), Err(Symmetric));
     assert_eq!(c(Strategy::OS, 1006, 22, 1005), Err(Inverse));
     assert_eq!(c(Strategy::OS, 483479, 131, 142), Err(Transitive));
-    assert_eq!(c(Strategy::OS, 183, 36, 586), Err(Exists));
+    assert_eq!(c(Strategy::OS, 183, 36, 586), Err(SubjectHasValue));
+    assert_eq!(c(Strategy::SS, 183, 36, 586), Err(Exists));
     assert_eq!(c(Strategy::SS, 142, 131, 483479), Ok(()));
 }
 
