@@ -288,3 +288,68 @@ fn rerun_skips_fresh_stages_and_reruns_after_input_change() {
     wd.run_ok(&run_args(&dump, "r"));
     assert_eq!(wd.read("r/walks.bin"), good);
 }
+
+/// `pipeline/nightly` (make with the failing stage's exit code) on the test binary.
+fn make(wd: &Workdir, args: &[&str]) -> std::process::Output {
+    Command::new("bash")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("pipeline/nightly"))
+        .arg(format!("SWORD={}", env!("CARGO_BIN_EXE_sword")))
+        .arg(format!("OUT={}", wd.join("out").display()))
+        .args(args)
+        .env("SWORD_QUIET", "1")
+        .output()
+        .expect("make is installed")
+}
+
+#[test]
+fn makefile_smoke_is_incremental_locked_and_returns_stage_exit_codes() {
+    let wd = Workdir::new();
+    let out = make(&wd, &["smoke", "SMOKE_ENTITIES=1500"]);
+    let log = |o: &std::process::Output| {
+        format!(
+            "{}\n{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )
+    };
+    assert!(out.status.success(), "{}", log(&out));
+    assert!(wd.join("out/smoke/sword.parquet").exists());
+    assert!(wd.join("out/smoke/logs/summary.txt").exists());
+    assert_eq!(
+        std::fs::read_link(wd.join("out/latest")).unwrap(),
+        Path::new("smoke")
+    );
+
+    // Nothing changed: no stage runs again.
+    let again = make(&wd, &["smoke", "SMOKE_ENTITIES=1500"]);
+    assert!(again.status.success(), "{}", log(&again));
+    assert!(!log(&again).contains(" start"), "{}", log(&again));
+
+    // Another run holds the lock: exit 6 at once, with a message.
+    {
+        let lock = std::fs::File::open(wd.join("out/.nightly.lock")).unwrap();
+        lock.try_lock().unwrap();
+        let locked = make(&wd, &["smoke", "SMOKE_ENTITIES=1500"]);
+        assert_eq!(locked.status.code(), Some(6), "{}", log(&locked));
+        assert!(
+            log(&locked).contains("another run holds"),
+            "{}",
+            log(&locked)
+        );
+    }
+
+    // A dump with more malformed lines than extract.toml allows: the nightly returns extract's code 2.
+    let mut bad = String::from("[\n");
+    for i in 0..1001 {
+        bad.push_str(&format!(
+            "{{\"type\":\"item\",\"id\":\"Q{}\",\"labels\":{{,\n",
+            i + 1
+        ));
+    }
+    bad.push_str("]\n");
+    let dump = wd.write("dumps/wikidata-20240102-all.json", bad);
+    let failed = make(&wd, &["nightly", &format!("DUMP={}", dump.display())]);
+    assert_eq!(failed.status.code(), Some(2), "{}", log(&failed));
+    assert!(wd.join("out/20240102/logs/extract.log").exists());
+    assert!(!wd.join("out/20240102/triples.parquet").exists());
+}
