@@ -8,6 +8,9 @@
 
 pub mod adversariskqa;
 pub mod parse;
+pub mod stats;
+pub mod sword;
+pub mod syco;
 
 use crate::error::{Error, Result};
 use std::io::Write;

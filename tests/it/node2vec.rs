@@ -284,7 +284,7 @@ mod graph_walks {
             }
             let mut counts = [0u64; 3];
             let mut rng = walks::walk_rng(99, 1, 0);
-            for _ in 0..60_000 {
+            for _ in 0..200_000 {
                 let (x, tries) = walks::biased_step(&csr, &bias, 0, 1, &mut rng);
                 assert!(tries >= 1);
                 counts[class(x)] += 1;
@@ -295,18 +295,17 @@ mod graph_walks {
 
     #[test]
     fn library_and_artifact_agree_and_thread_count_does_not_matter() {
-        // 2,000 nodes, walks of 1,000: 6,000 walks span two write batches (4,194 walks each).
         let wd = Workdir::new();
         let mut text = String::from("# generated ring with chords\n");
-        for i in 0..2000u32 {
-            text.push_str(&format!("{i}\t{}\n", (i + 1) % 2000));
-            text.push_str(&format!("{i} {}\n", (i * 7 + 3) % 2000));
+        for i in 0..500u32 {
+            text.push_str(&format!("{i}\t{}\n", (i + 1) % 500));
+            text.push_str(&format!("{i} {}\n", (i * 7 + 3) % 500));
         }
         let edges = wd.write("g.edges", &text);
         let cfg = WalkConfig {
             p: 0.5,
             q: 2.0,
-            length: 1000,
+            length: 50,
             walks_per_node: 3,
             seed: 3,
             ..WalkConfig::default()
@@ -324,7 +323,7 @@ mod graph_walks {
             });
             files.push(std::fs::read(dir.join("walks.bin")).unwrap());
         }
-        assert_eq!(files[0].len(), 24 + 6000 * 1000 * 4);
+        assert_eq!(files[0].len(), 24 + 1500 * 50 * 4);
         assert!(
             files[0] == files[1],
             "walks.bin differs between 1 and 2 threads"
@@ -333,15 +332,41 @@ mod graph_walks {
         let mem = walks::generate(&csr, &cfg);
         let disk = Walks::read(&wd.join("t1/walks.bin")).unwrap();
         assert_eq!(mem, disk);
+        // Batch boundaries (the streaming writer's unit) do not change the walks either, at 1 or 2 threads.
+        for (threads, batch) in [(1, 1), (2, 7), (2, 499), (1, 1501)] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            let mut data = Vec::new();
+            let mut batches = 0;
+            pool.install(|| {
+                walks::generate_batched(
+                    &csr,
+                    &cfg,
+                    batch,
+                    &sword::progress::Progress::hidden(),
+                    |b| {
+                        assert_eq!(b.len() % 50, 0);
+                        batches += 1;
+                        data.extend_from_slice(b);
+                        Ok(())
+                    },
+                )
+                .unwrap()
+            });
+            assert_eq!(batches, 1500usize.div_ceil(batch));
+            assert!(data == mem.data, "batch {batch}, {threads} threads");
+        }
         // Node order is numeric for numeric keys.
         let keys = graph::read_nodes(&wd.join("t1/nodes.txt")).unwrap();
         assert_eq!(keys[..3], ["0", "1", "2"]);
-        assert_eq!(keys[1999], "1999");
+        assert_eq!(keys[499], "499");
         // The manifest counts what happened.
         let m = Manifest::read(&wd.join("t1/walks.manifest.json")).unwrap();
-        assert_eq!(m.counts["walks"], 6000);
-        assert_eq!(m.counts["steps"], 6000 * 999);
-        assert!(m.counts["candidates"] >= m.counts["steps"]);
+        assert_eq!(m.counts["walks"], 1500);
+        assert_eq!(m.counts["steps"], 1500 * 49);
+        assert!(m.counts["candidates"] > m.counts["steps"]);
     }
 
     #[test]
