@@ -46,7 +46,7 @@ use std::path::{Path, PathBuf};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
-    /// Number of entity lines (items + properties + lexemes). Typical: 30 000 for the embedded default,
+    /// Number of entity lines (items + properties + lexemes). Typical: 20 000 for the embedded default,
     /// 1 000 000 for a ≈ 2 GB benchmark dump.
     pub entities: u64,
     /// Seed of every random choice; the same seed and config give the same bytes.
@@ -60,7 +60,7 @@ pub struct Config {
     /// hundreds). Typical 7.
     pub mean_claims: f64,
     /// Share of items labelled in all eight SWORD languages (popular items more often). Real Wikidata: a few
-    /// percent; the default is larger so that small dumps give enough triples. Typical 0.3.
+    /// percent; the default is larger so that small dumps give enough triples. Typical 0.2.
     pub labelled_share: f64,
     /// Share of labelled items whose Latin-script labels come from a `mul` label. Typical 0.15.
     pub mul_share: f64,
@@ -77,12 +77,12 @@ pub struct Config {
 impl Default for Config {
     fn default() -> Self {
         Config {
-            entities: 30_000,
+            entities: 20_000,
             seed: 42,
             properties: 0,
             lexeme_share: 0.005,
             mean_claims: 7.0,
-            labelled_share: 0.3,
+            labelled_share: 0.2,
             mul_share: 0.15,
             legacy_share: 0.2,
             member_lines: 5_000,
@@ -641,7 +641,7 @@ impl Model {
                 id: Pid(id),
                 datatype,
                 labelled: !flags.contains('u'),
-                mul: h % 7 == 0,
+                mul: h.is_multiple_of(7),
                 transitive: flags.contains('t'),
                 symmetric_p31: flags.contains('s'),
                 symmetric_constraint: flags.contains('c'),
@@ -674,7 +674,7 @@ impl Model {
                 datatype,
                 labelled: h2 % 100 < 80,
                 mul: h2 % 100 >= 70 && h2 % 100 < 80,
-                transitive: datatype == "wikibase-item" && h2 % 53 == 0,
+                transitive: datatype == "wikibase-item" && h2.is_multiple_of(53),
                 symmetric_p31: datatype == "wikibase-item" && h2 % 59 == 1,
                 symmetric_constraint: datatype == "wikibase-item" && h2 % 61 == 2,
                 inverse: None,
@@ -952,9 +952,16 @@ fn hex(rng: &mut ChaCha8Rng, n: usize, upper: bool) -> String {
     } else {
         b"0123456789abcdef"
     };
-    (0..n)
-        .map(|_| digits[rng.random_range(0..16)] as char)
-        .collect()
+    let mut s = String::with_capacity(n);
+    let mut bits = 0u64;
+    for i in 0..n {
+        if i % 16 == 0 {
+            bits = rng.random();
+        }
+        s.push(digits[(bits & 15) as usize] as char);
+        bits >>= 4;
+    }
+    s
 }
 
 fn guid(rng: &mut ChaCha8Rng, entity: &str) -> String {
@@ -987,7 +994,7 @@ struct Gen<'m> {
 }
 
 /// A value snak's datavalue, written into `j` (without the surrounding snak).
-impl Gen<'_> {
+impl<'m> Gen<'m> {
     fn item_value(&mut self, j: &mut J, q: Qid) {
         j.raw("{\"value\":{\"entity-type\":\"item\",\"numeric-id\":");
         j.num(q.0);
@@ -1151,16 +1158,10 @@ impl Gen<'_> {
     }
 
     /// The curated properties among `ids` that exist in this dump.
-    fn curated(&self, ids: &[u64]) -> Vec<PropDef> {
+    fn curated(&self, ids: &[u64]) -> Vec<&'m PropDef> {
+        let m: &'m Model = self.m;
         ids.iter()
-            .filter_map(|&id| {
-                self.m
-                    .props
-                    .iter()
-                    .take(CURATED.len())
-                    .find(|p| p.id.0 == id)
-                    .cloned()
-            })
+            .filter_map(|&id| m.props.iter().take(CURATED.len()).find(|p| p.id.0 == id))
             .collect()
     }
 
@@ -1168,7 +1169,7 @@ impl Gen<'_> {
     fn snak_groups(
         &mut self,
         j: &mut J,
-        defs: &[PropDef],
+        defs: &[&PropDef],
         name: &str,
         order_key: &str,
         hashes: bool,
@@ -1476,7 +1477,7 @@ fn item_line(g: &mut Gen, r: u64, prof: LabelProfile, out: &mut Vec<u8>, t: &mut
     } else {
         j.raw("{");
         for (ci, &pi) in chosen.iter().enumerate() {
-            let p = m.props[pi].clone();
+            let p = &m.props[pi];
             if ci > 0 {
                 j.raw(",");
             }
@@ -1488,8 +1489,7 @@ fn item_line(g: &mut Gen, r: u64, prof: LabelProfile, out: &mut Vec<u8>, t: &mut
                 heavy(&mut g.rng, 2.5, 30)
             };
             let mut objects: Vec<Qid> = Vec::new();
-            let mut written = 0;
-            for _ in 0..n_st {
+            for written in 0..n_st {
                 let rk = rank(g);
                 let st: f64 = g.rng.random();
                 let snaktype = if st < 0.025 {
@@ -1518,15 +1518,14 @@ fn item_line(g: &mut Gen, r: u64, prof: LabelProfile, out: &mut Vec<u8>, t: &mut
                 if written > 0 {
                     j.raw(",");
                 }
-                written += 1;
-                let name = base.clone();
-                statement(g, &mut j, &qs, rk, &name, |g, j| {
-                    snak_head(j, snaktype, &p);
+                let name = &base;
+                statement(g, &mut j, &qs, rk, name, |g, j| {
+                    snak_head(j, snaktype, p);
                     if snaktype == "value" {
                         j.raw(",\"datavalue\":");
                         match object {
                             Some((o, _)) => g.item_value(j, o),
-                            None => g.datavalue(j, p.datatype, &name),
+                            None => g.datavalue(j, p.datatype, name),
                         }
                     }
                     j.raw(",\"datatype\":");
@@ -2002,7 +2001,7 @@ pub fn write_file(cfg: &Config, path: &Path) -> Result<Truth> {
 /// Command-line arguments.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Number of entity lines (items, properties and a few lexemes). Default 30000.
+    /// Number of entity lines (items, properties and a few lexemes). Default 20000.
     #[arg(long)]
     entities: Option<u64>,
     /// Output file; the extension picks the format: .json, .json.gz (Wikimedia multi-member layout),
@@ -2025,13 +2024,7 @@ pub struct Args {
 
 /// Entry point from the binary.
 pub fn cli(args: Args) -> Result<()> {
-    let mut cfg = match &args.config {
-        Some(p) => {
-            let text = std::fs::read_to_string(p).at(p)?;
-            toml::from_str(&text).map_err(|e| Error::Config(format!("{}: {e}", p.display())))?
-        }
-        None => Config::default(),
-    };
+    let mut cfg: Config = crate::config::load(args.config.as_deref())?;
     if let Some(n) = args.entities {
         cfg.entities = n;
     }
