@@ -8,6 +8,7 @@
 
 pub mod adversariskqa;
 pub mod parse;
+pub mod samples;
 pub mod stats;
 pub mod sword;
 pub mod syco;
@@ -47,9 +48,16 @@ pub struct ScoreArgs {
     /// (files directly in it are grouped by their name prefix).
     #[arg(long)]
     results: PathBuf,
-    /// Print JSON on stdout (default: a plain table).
+    /// Print JSON on stdout (default: a plain table for AdversaRiskQA; the other suites always print JSON).
     #[arg(long)]
     json: bool,
+    /// Bootstrap replicates for the 95% intervals (SWORD: resampling original triples; sycophancy:
+    /// resampling questions). Typical 1000–10000.
+    #[arg(long, default_value_t = 1000)]
+    bootstrap: usize,
+    /// Seed of the bootstrap (replicate r uses a ChaCha8 stream seeded from (seed, r)).
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
 }
 
 /// Entry point from the binary.
@@ -94,8 +102,52 @@ fn score_cli(a: ScoreArgs) -> Result<()> {
                 stdout_write(s.as_bytes())
             }
         }
-        other => Err(Error::Config(format!(
-            "score for {other:?} is not implemented yet"
-        ))),
+        Suite::Sword => {
+            let groups = samples::sword_rows(&a.results)?;
+            let models: Vec<serde_json::Value> = groups
+                .iter()
+                .map(|((model, variant), rows)| {
+                    let unparsed = rows
+                        .iter()
+                        .filter(|r| r.answer == parse::TrueFalse::Unparsed)
+                        .count();
+                    serde_json::json!({
+                        "model": model,
+                        "variant": variant,
+                        "n": rows.len(),
+                        "unparsed": unparsed,
+                        "measures": sword::bootstrap_measures(rows, a.bootstrap, a.seed),
+                    })
+                })
+                .collect();
+            print_json(&serde_json::json!({ "models": models }))
+        }
+        Suite::Sycophancy => {
+            let per = samples::syco_states(&a.results)?;
+            let models: Vec<serde_json::Value> = per
+                .iter()
+                .map(|(model, (qs, unparsed))| {
+                    let reg = |stage| match syco::regression(qs, stage) {
+                        Ok(fit) => serde_json::to_value(fit).unwrap_or_default(),
+                        Err(e) => serde_json::json!({ "error": e }),
+                    };
+                    serde_json::json!({
+                        "model": model,
+                        "questions": qs.len(),
+                        "unparsed": unparsed,
+                        "measures": syco::bootstrap_measures(qs, a.bootstrap, a.seed),
+                        "regression": { "stage1": reg(1), "stage2": reg(2) },
+                    })
+                })
+                .collect();
+            print_json(&serde_json::json!({ "models": models }))
+        }
     }
+}
+
+fn print_json(v: &serde_json::Value) -> Result<()> {
+    let mut s =
+        serde_json::to_string_pretty(v).map_err(|e| Error::Config(format!("serialise: {e}")))?;
+    s.push('\n');
+    stdout_write(s.as_bytes())
 }
