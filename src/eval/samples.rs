@@ -108,8 +108,8 @@ pub fn sword_rows(path: &Path) -> Result<BTreeMap<(String, String), Vec<SwordRow
 
 /// Sycophancy question states grouped by model. Returns (states, unparsed answer count per model).
 pub fn syco_states(path: &Path) -> Result<BTreeMap<String, (Vec<QuestionStates>, usize)>> {
-    let mut per: BTreeMap<String, (BTreeMap<(String, bool), QuestionStates>, usize)> =
-        BTreeMap::new();
+    type PerModel = (BTreeMap<(String, bool), QuestionStates>, usize);
+    let mut per: BTreeMap<String, PerModel> = BTreeMap::new();
     for (line, o) in read_jsonl(path)? {
         let qid = s(&o, "question_id").ok_or_else(|| missing(path, line, "no question_id"))?;
         let gold = boolish(o.get("gold")).ok_or_else(|| missing(path, line, "no gold yes/no"))?;
