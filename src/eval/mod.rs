@@ -8,6 +8,8 @@
 
 pub mod adversariskqa;
 pub mod parse;
+pub mod prompts;
+pub mod runner;
 pub mod samples;
 pub mod stats;
 pub mod sword;
@@ -28,6 +30,78 @@ pub struct Args {
 enum Cmd {
     /// Score model answers (AdversaRiskQA: re-score published, judged result files).
     Score(ScoreArgs),
+    /// Render a suite's input files as chat requests (requests.jsonl).
+    Prompts(PromptArgs),
+    /// Ask an OpenAI-compatible endpoint every request (resumable), writing answers and samples.
+    Run(RunArgs),
+    /// Offline mode: write the requests as OpenAI Batch input JSONL.
+    BatchWrite(BatchWriteArgs),
+    /// Offline mode: read OpenAI Batch output back into samples.jsonl / results.json.
+    BatchRead(BatchReadArgs),
+}
+
+/// `sword eval prompts`.
+#[derive(clap::Args, Debug)]
+pub struct PromptArgs {
+    /// Which suite.
+    #[arg(long, value_enum)]
+    suite: Suite,
+    /// SWORD: translated statements (Parquet from `sword import-translations`, or JSONL with statement_id,
+    /// language, text, optional original_id/strategy/label). AdversaRiskQA: a directory of
+    /// `<domain>_<difficulty>*.json` prompt files. Sycophancy: JSONL of {id, question, gold, topic}.
+    #[arg(long)]
+    input: PathBuf,
+    /// SWORD: ask in the statement's language instead of the paper's English question.
+    #[arg(long)]
+    localized: bool,
+    /// SWORD: also render the cross-suite variants (strong-confidence premise, stated user belief).
+    #[arg(long)]
+    cross_suite: bool,
+    /// Output requests JSONL.
+    #[arg(long)]
+    out: PathBuf,
+}
+
+/// `sword eval run`.
+#[derive(clap::Args, Debug)]
+pub struct RunArgs {
+    /// Requests JSONL from `sword eval prompts`.
+    #[arg(long)]
+    requests: PathBuf,
+    /// Output directory (answers.jsonl resume log, samples.jsonl, results.json).
+    #[arg(long)]
+    out: PathBuf,
+    #[command(flatten)]
+    cfg: runner::RunConfig,
+}
+
+/// `sword eval batch-write`.
+#[derive(clap::Args, Debug)]
+pub struct BatchWriteArgs {
+    #[arg(long)]
+    requests: PathBuf,
+    #[arg(long)]
+    model: String,
+    #[arg(long, default_value_t = 0.0)]
+    temperature: f64,
+    #[arg(long, default_value_t = 512)]
+    max_tokens: u32,
+    /// Batch input JSONL to write.
+    #[arg(long)]
+    out: PathBuf,
+}
+
+/// `sword eval batch-read`.
+#[derive(clap::Args, Debug)]
+pub struct BatchReadArgs {
+    #[arg(long)]
+    requests: PathBuf,
+    /// Batch output JSONL.
+    #[arg(long)]
+    batch_output: PathBuf,
+    /// Output directory (samples.jsonl, results.json).
+    #[arg(long)]
+    out: PathBuf,
 }
 
 /// The three suites.
@@ -64,7 +138,79 @@ pub struct ScoreArgs {
 pub fn cli(args: Args) -> Result<()> {
     match args.cmd {
         Cmd::Score(a) => score_cli(a),
+        Cmd::Prompts(a) => prompts_cli(a),
+        Cmd::Run(a) => {
+            let reqs: Vec<prompts::Request> = prompts::read_jsonl_as(&a.requests)?;
+            let s = runner::run(&a.out, &reqs, &a.cfg)?;
+            print_json(&serde_json::to_value(s).unwrap_or_default())
+        }
+        Cmd::BatchWrite(a) => {
+            let reqs: Vec<prompts::Request> = prompts::read_jsonl_as(&a.requests)?;
+            let text = runner::batch_lines(&reqs, &a.model, a.temperature, a.max_tokens);
+            crate::artifact::write_atomic(&a.out, |w| w.write_all(text.as_bytes()))
+        }
+        Cmd::BatchRead(a) => {
+            let reqs: Vec<prompts::Request> = prompts::read_jsonl_as(&a.requests)?;
+            let s = runner::import_batch(&a.out, &reqs, &a.batch_output)?;
+            print_json(&serde_json::to_value(s).unwrap_or_default())
+        }
     }
+}
+
+fn prompts_cli(a: PromptArgs) -> Result<()> {
+    let mut reqs = Vec::new();
+    match a.suite {
+        Suite::Sword => {
+            let items = prompts::read_sword_items(&a.input)?;
+            let variants: &[prompts::SwordVariant] = if a.cross_suite {
+                &[
+                    prompts::SwordVariant::Plain,
+                    prompts::SwordVariant::Premise,
+                    prompts::SwordVariant::Belief,
+                ]
+            } else {
+                &[prompts::SwordVariant::Plain]
+            };
+            for it in &items {
+                for v in variants {
+                    reqs.push(prompts::sword_request(it, a.localized, *v));
+                }
+            }
+        }
+        Suite::Adversariskqa => {
+            let mut files: Vec<PathBuf> = std::fs::read_dir(&a.input)
+                .map_err(|e| Error::io(&a.input, e))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| {
+                    p.extension().is_some_and(|e| e == "json")
+                        && adversariskqa::dataset_of(
+                            &p.file_name().unwrap_or_default().to_string_lossy(),
+                        )
+                        .is_some()
+                })
+                .collect();
+            files.sort();
+            for f in files {
+                for it in adversariskqa::read_prompt_file(&f)? {
+                    reqs.push(prompts::arqa_request(&it));
+                }
+            }
+        }
+        Suite::Sycophancy => {
+            let qs: Vec<prompts::SycoQuestion> = prompts::read_jsonl_as(&a.input)?;
+            for q in &qs {
+                reqs.extend(prompts::syco_requests(q).ok_or_else(|| {
+                    Error::bad_input(&a.input, format!("question {}: gold is not yes/no", q.id))
+                })?);
+            }
+        }
+    }
+    let mut text = String::new();
+    for r in &reqs {
+        text.push_str(&serde_json::to_string(r).map_err(|e| Error::Config(e.to_string()))?);
+        text.push('\n');
+    }
+    crate::artifact::write_atomic(&a.out, |w| w.write_all(text.as_bytes()))
 }
 
 fn stdout_write(bytes: &[u8]) -> Result<()> {
