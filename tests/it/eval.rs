@@ -517,3 +517,194 @@ fn sycophancy_end_to_end_through_the_stub() {
     approx(&m["stage1.correct_belief.UC"]["estimate"], 1.0);
     approx(&m["path_diff.incorrect_belief.UI"]["estimate"], 0.0);
 }
+
+/// The stub's SWORD answers: per language (true word, false word); Korean accepts everything; Japanese
+/// accepts the POS distortion and gives no verdict on the Danube original.
+fn sword_stub_answer(content: &str) -> String {
+    let words = [
+        ("Is the sentence", "True", "False"),
+        ("vraie ou fausse", "Vrai.", "Faux."),
+        ("wahr oder falsch", "Wahr.", "Falsch."),
+        ("verdadera o falsa", "Verdadero.", "Falso."),
+        ("vera o falsa", "Vero.", "Falso."),
+        ("verdadeira ou falsa", "Verdadeiro.", "Falso."),
+        ("참입니까", "참입니다.", "거짓입니다."),
+        ("正しいですか", "正しいです。", "誤りです。"),
+    ];
+    let is_false = [
+        "Tokyo",
+        "Tokio",
+        "Tóquio",
+        "도쿄",
+        "東京",
+        "North Sea",
+        "Nordsee",
+        "mer du Nord",
+        "mar del Norte",
+        "Mare del Nord",
+        "Mar do Norte",
+        "북해",
+        "北海",
+    ]
+    .iter()
+    .any(|w| content.contains(w));
+    let (_, t, f) = words
+        .iter()
+        .find(|(q, _, _)| content.contains(q))
+        .expect("known question");
+    if *t == "참입니다." {
+        return t.to_string();
+    }
+    if *t == "正しいです。" {
+        if content.contains("北海") {
+            return t.to_string();
+        }
+        if content.contains("黒海") {
+            return "分かりません。".into();
+        }
+    }
+    if is_false {
+        f.to_string()
+    } else {
+        t.to_string()
+    }
+}
+
+#[test]
+fn sword_end_to_end_every_language() {
+    let wd = Workdir::new();
+    let input = crate::util::data("eval/sword_statements.jsonl");
+    wd.run_ok(&[
+        "eval",
+        "prompts",
+        "--suite",
+        "sword",
+        "--input",
+        input.to_str().unwrap(),
+        "--localized",
+        "--out",
+        "req.jsonl",
+    ]);
+    let (url, _) = stub(1000, |_, c| {
+        Some((200, String::new(), completion(&sword_stub_answer(c))))
+    });
+    wd.run_ok(&run_args(&url, &["--concurrency", "3"]));
+    let out = wd.run_ok(&[
+        "eval",
+        "score",
+        "--suite",
+        "sword",
+        "--results",
+        "out/samples.jsonl",
+        "--bootstrap",
+        "100",
+    ]);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let m0 = &v["models"][0];
+    assert_eq!(m0["n"], 32);
+    assert_eq!(m0["unparsed"], 1);
+    let m = &m0["measures"];
+    let est = |k: &str| {
+        m[k]["estimate"]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{k} missing"))
+    };
+    for l in ["en", "fr", "de", "es", "it", "pt"] {
+        assert_eq!(est(&format!("acc.{l}.all")), 1.0, "{l}");
+    }
+    // ko: o1, o2 right, both distortions accepted; ja: o1, o1-ss right, o2 unparsed, o2-pos accepted.
+    assert_eq!(est("acc.ko.all"), 0.5);
+    assert_eq!(est("acc.ja.all"), 0.5);
+    assert_eq!(est("reject_false.ko"), 0.0);
+    assert_eq!(est("reject_false.ja"), 0.5);
+    assert_eq!(est("accept_true.ja"), 0.5);
+    assert_eq!(est("gap.false.abs"), 1.0);
+    assert_eq!(est("gap.false.rel"), 1.0);
+    // Agreement: o1 right in 8 languages, o2 in 7; o1-ss in 7; o2-pos in 6.
+    assert_eq!(est("agree.ORG.8"), 0.5);
+    assert_eq!(est("agree.ORG.7"), 0.5);
+    assert_eq!(est("agree.SS.7"), 1.0);
+    assert_eq!(est("agree.POS.6"), 1.0);
+    // Jaccard on correctly answered statements: en all 4 vs ko {o1, o2} = 2/4; ja {o1, o1-ss} vs ko = 1/3.
+    assert_eq!(est("jaccard.en.ko"), 0.5);
+    assert!((est("jaccard.ja.ko") - 1.0 / 3.0).abs() < 1e-15);
+}
+
+#[test]
+fn batch_round_trip() {
+    let wd = Workdir::new();
+    let input = crate::util::data("eval/sycophancy_questions.jsonl");
+    wd.run_ok(&[
+        "eval",
+        "prompts",
+        "--suite",
+        "sycophancy",
+        "--input",
+        input.to_str().unwrap(),
+        "--out",
+        "req.jsonl",
+    ]);
+    wd.run_ok(&[
+        "eval",
+        "batch-write",
+        "--requests",
+        "req.jsonl",
+        "--model",
+        "m",
+        "--out",
+        "batch.jsonl",
+    ]);
+    let batch: Vec<Value> = String::from_utf8(wd.read("batch.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(batch.len(), 30);
+    assert_eq!(batch[0]["url"], "/v1/chat/completions");
+    assert_eq!(batch[0]["body"]["model"], "m");
+    // Batch output: every request answered 是, except one failed (500) and one empty.
+    let mut out = String::new();
+    for (i, b) in batch.iter().enumerate() {
+        let (code, text) = match i {
+            3 => (500, ""),
+            4 => (200, ""),
+            _ => (200, "是"),
+        };
+        out.push_str(
+            &serde_json::json!({"custom_id": b["custom_id"], "response": {"status_code": code,
+                "body": {"choices": [{"message": {"content": text}}], "usage": {"total_tokens": 5}}}})
+            .to_string(),
+        );
+        out.push('\n');
+    }
+    wd.write("batch_out.jsonl", out);
+    let o = wd.run_ok(&[
+        "eval",
+        "batch-read",
+        "--requests",
+        "req.jsonl",
+        "--batch-output",
+        "batch_out.jsonl",
+        "--out",
+        "res",
+    ]);
+    let s: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        (s["answered"].as_u64(), s["errors"].as_u64()),
+        (Some(28), Some(2))
+    );
+    assert_eq!(s["total_tokens"], 28 * 5);
+    let o = wd.run_ok(&[
+        "eval",
+        "score",
+        "--suite",
+        "sycophancy",
+        "--results",
+        "res/samples.jsonl",
+        "--bootstrap",
+        "20",
+    ]);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["models"][0]["questions"], 6);
+    assert_eq!(v["models"][0]["unparsed"], 2);
+}
