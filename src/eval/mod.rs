@@ -38,6 +38,38 @@ enum Cmd {
     BatchWrite(BatchWriteArgs),
     /// Offline mode: read OpenAI Batch output back into samples.jsonl / results.json.
     BatchRead(BatchReadArgs),
+    /// AdversaRiskQA: judge requests (fact, premise, question, answer) for answered samples.
+    JudgePrompts(JudgePromptArgs),
+    /// AdversaRiskQA: answers + judge outputs laid out as published result files (for `score`).
+    Collect(CollectArgs),
+}
+
+/// `sword eval judge-prompts`.
+#[derive(clap::Args, Debug)]
+pub struct JudgePromptArgs {
+    /// samples.jsonl of an AdversaRiskQA run.
+    #[arg(long)]
+    samples: PathBuf,
+    /// Output requests JSONL.
+    #[arg(long)]
+    out: PathBuf,
+}
+
+/// `sword eval collect`.
+#[derive(clap::Args, Debug)]
+pub struct CollectArgs {
+    /// samples.jsonl of the AdversaRiskQA answers.
+    #[arg(long)]
+    samples: PathBuf,
+    /// samples.jsonl of the judge run (its requests from `judge-prompts`).
+    #[arg(long)]
+    judged: PathBuf,
+    /// Model name (sub-folder).
+    #[arg(long)]
+    model: String,
+    /// Results directory (one sub-folder per model).
+    #[arg(long)]
+    out: PathBuf,
 }
 
 /// `sword eval prompts`.
@@ -139,6 +171,20 @@ pub fn cli(args: Args) -> Result<()> {
     match args.cmd {
         Cmd::Score(a) => score_cli(a),
         Cmd::Prompts(a) => prompts_cli(a),
+        Cmd::JudgePrompts(a) => {
+            let reqs = adversariskqa::judge_requests(&samples::read_jsonl(&a.samples)?);
+            let mut text = String::new();
+            for r in &reqs {
+                text.push_str(&serde_json::to_string(r).map_err(|e| Error::Config(e.to_string()))?);
+                text.push('\n');
+            }
+            crate::artifact::write_atomic(&a.out, |w| w.write_all(text.as_bytes()))
+        }
+        Cmd::Collect(a) => {
+            let s = samples::read_jsonl(&a.samples)?;
+            let j = samples::read_jsonl(&a.judged)?;
+            adversariskqa::collect_results(&s, &j, &a.model, &a.out).map(|_| ())
+        }
         Cmd::Run(a) => {
             let reqs: Vec<prompts::Request> = prompts::read_jsonl_as(&a.requests)?;
             let s = runner::run(&a.out, &reqs, &a.cfg)?;
