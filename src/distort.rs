@@ -9,8 +9,10 @@
 //! The replacement is never the original entity. A candidate is rejected (and another one drawn, up to
 //! `max_attempts` draws) when any existence check says the variant may be true:
 //! 1. `self_loop`: the variant's subject equals its object (reflexive statements are not reliably false);
-//! 2. `exists`: (S′, P, O′) is in the existence index (statements of every rank, plus the final triples);
-//! 3. `subject_has_value` (OS/POS only): S already has O′ among its values of P (multi-valued properties);
+//! 2. `exists` (SS/PSS): (S′, P, O′) is in the existence index (statements of every rank, plus the final
+//!    triples);
+//! 3. `subject_has_value` (OS/POS): S already has O′ among its values of P (multi-valued properties) — the
+//!    same index lookup, counted under its own name because the subject is the original's;
 //! 4. `symmetric`: P is symmetric and (O′, P, S′) exists;
 //! 5. `inverse`: P has an inverse P′ (P1696 on either side) and (O′, P′, S′) exists;
 //! 6. `transitive`: P is transitive and O′ is reachable from S′ through P-edges (also through reversed edges of
@@ -292,7 +294,6 @@ type Key = (Qid, Pid, Qid);
 /// Indexes built once from the knowledge base, shared read-only by all workers.
 pub struct Index {
     exists: HashSet<Key>,
-    values: HashMap<(Qid, Pid), Vec<Qid>>,
     symmetric: HashSet<Pid>,
     inverse: HashMap<Pid, Vec<Pid>>,
     transitive: HashSet<Pid>,
@@ -314,23 +315,14 @@ fn sort_dedup<T: Ord>(v: &mut Vec<T>) {
 impl Index {
     /// Build the indexes.
     pub fn build(kb: &KnowledgeBase) -> Index {
-        let mut exists = HashSet::new();
-        let mut values: HashMap<(Qid, Pid), Vec<Qid>> = HashMap::new();
+        let mut exists = HashSet::with_capacity(kb.statements.len());
         for t in kb
             .statements
             .iter()
             .chain(&kb.final_triples)
             .chain(&kb.transitive)
         {
-            if exists.insert(t.key()) {
-                values
-                    .entry((t.subject, t.property))
-                    .or_default()
-                    .push(t.object);
-            }
-        }
-        for v in values.values_mut() {
-            sort_dedup(v);
+            exists.insert(t.key());
         }
         let mut symmetric = HashSet::new();
         let mut transitive = HashSet::new();
@@ -384,7 +376,6 @@ impl Index {
         }
         Index {
             exists,
-            values,
             symmetric,
             inverse,
             transitive,
@@ -462,15 +453,12 @@ impl Index {
             return Err(Reason::SelfLoop);
         }
         if self.exists(s, p, o) {
-            return Err(Reason::Exists);
-        }
-        if matches!(strategy, Strategy::OS | Strategy::POS)
-            && self
-                .values
-                .get(&(s, p))
-                .is_some_and(|v| v.binary_search(&o).is_ok())
-        {
-            return Err(Reason::SubjectHasValue);
+            // For OS/POS the subject is the original's: an existing (S, P, O′) means S already has O′ among its
+            // values of P (multi-valued property), counted under its own reason.
+            return Err(match strategy {
+                Strategy::OS | Strategy::POS => Reason::SubjectHasValue,
+                _ => Reason::Exists,
+            });
         }
         if self.symmetric.contains(&p) && self.exists(o, p, s) {
             return Err(Reason::Symmetric);
@@ -982,12 +970,9 @@ pub fn read_distortions_file(path: &Path) -> Result<Vec<Distortion>> {
     read_distortions(f, path)
 }
 
-/// Read `properties.parquet` (the extract stage's reader; wired when extract lands on main).
+/// Read `properties.parquet` (the extract stage's reader).
 fn load_properties(path: &Path) -> Result<Vec<PropertyRecord>> {
-    Err(Error::Config(format!(
-        "{}: the properties reader lands with the extract stage",
-        path.display()
-    )))
+    tables::read_properties(path)
 }
 
 /// Library entry point: read the extract (and, when present, train) artifacts from `dir`, write
@@ -1183,7 +1168,7 @@ mod tests {
         assert_eq!(c(Strategy::SS, 20, 4, 22), Err(Reason::Transitive));
         assert_eq!(c(Strategy::SS, 22, 4, 20), Ok(()));
         assert_eq!(c(Strategy::SS, 5, 5, 5), Err(Reason::SelfLoop));
-        assert_eq!(c(Strategy::OS, 30, 5, 31), Err(Reason::Exists));
+        assert_eq!(c(Strategy::OS, 30, 5, 31), Err(Reason::SubjectHasValue));
         assert_eq!(c(Strategy::SS, 30, 5, 32), Ok(()));
         // A budget of one node cannot decide a two-hop chain: rejected conservatively.
         assert_eq!(

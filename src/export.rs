@@ -361,20 +361,14 @@ pub fn dump_date(dir: &Path) -> Result<Option<String>> {
         .map(str::to_string))
 }
 
-/// Read `entities.parquet` (the extract stage's reader; wired when extract lands on main).
+/// Read `entities.parquet` (the extract stage's reader).
 fn load_entities(path: &Path) -> Result<(Vec<String>, Vec<EntityRecord>)> {
-    Err(Error::Config(format!(
-        "{}: the entities reader lands with the extract stage",
-        path.display()
-    )))
+    tables::read_entities(path)
 }
 
-/// Read `properties.parquet` (the extract stage's reader; wired when extract lands on main).
+/// Read `properties.parquet` (the extract stage's reader).
 fn load_properties(path: &Path) -> Result<Vec<PropertyRecord>> {
-    Err(Error::Config(format!(
-        "{}: the properties reader lands with the extract stage",
-        path.display()
-    )))
+    tables::read_properties(path)
 }
 
 /// Counts per strategy of exported rows.
