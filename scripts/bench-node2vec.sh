@@ -6,6 +6,7 @@
 #   SIZES="100k" SECTIONS="walks" scripts/bench-node2vec.sh
 #
 # Sections (functions `section_<name> SIZE`, run in the order of $SECTIONS for every size):
+#   graphs  only generate the graphs
 #   walks   pecanpy SparseOTF walks vs `sword graph` + `sword walks` (p = q = 1 and p = 0.5, q = 2)
 #   (train: gensim vs `sword train` — added by the training change; add a `section_train` function and
 #    list it in SECTIONS_ALL.)
@@ -163,6 +164,9 @@ if do_map:
     res["map_s"] = time.time() - t
 print(json.dumps(res))
 '
+
+# Only generate the graph (SECTIONS=graphs pre-generates them).
+section_graphs() { gen_graph "$1" >/dev/null; }
 
 section_walks() {
     local size="$1" edg run
