@@ -531,6 +531,20 @@ pub fn generate_with<F>(
     csr: &Csr,
     cfg: &WalkConfig,
     progress: &Progress,
+    sink: F,
+) -> Result<WalkStats>
+where
+    F: FnMut(&[u32]) -> Result<()> + Send,
+{
+    generate_batched(csr, cfg, batch_walks(cfg.length), progress, sink)
+}
+
+/// `generate_with` with an explicit batch size (walks per batch, ≥ 1). The walks do not depend on it.
+pub fn generate_batched<F>(
+    csr: &Csr,
+    cfg: &WalkConfig,
+    per_batch: usize,
+    progress: &Progress,
     mut sink: F,
 ) -> Result<WalkStats>
 where
@@ -543,7 +557,7 @@ where
         .ok_or_else(|| Error::Config("walks: number of walks overflows".into()))?;
     let bias = Bias::new(cfg.p, cfg.q);
     let len = cfg.length;
-    let per_batch = batch_walks(len) as u64;
+    let per_batch = per_batch.max(1) as u64;
     let compute = |first: u64, buf: &mut Vec<u32>| -> WalkStats {
         let count = per_batch.min(total - first) as usize;
         buf.clear();

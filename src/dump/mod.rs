@@ -362,17 +362,49 @@ fn read_up_to(mut f: &std::fs::File, buf: &mut [u8]) -> std::io::Result<usize> {
     Ok(n)
 }
 
-/// Multi-member gzip in parallel. Returns `(members, json bytes)` or `None` when the file cannot be split (the
-/// caller then decodes it sequentially). Until the parallel member inflater lands, always `None`.
+/// Multi-member gzip in parallel (`gz::par_members_in`). Returns `(members, json bytes)` or `None` when the
+/// file cannot be split (fewer than two members: the caller then decodes it sequentially). Each member is cut
+/// into chunks on its worker; a member's first chunk is framed as if it started inside a line, so the layout
+/// does not have to put member starts at line starts.
 fn gz_parallel<T: Send>(
-    _data: &[u8],
-    _opts: &ReadOpts,
-    _work: &Work<'_, T>,
-    _sink: &mut dyn FnMut(ChunkOut<T>) -> Result<()>,
-    _progress: &Progress,
-    _path: &Path,
+    data: &[u8],
+    opts: &ReadOpts,
+    work: &Work<'_, T>,
+    sink: &mut dyn FnMut(ChunkOut<T>) -> Result<()>,
+    progress: &Progress,
+    path: &Path,
 ) -> Result<Option<(u64, u64)>> {
-    Ok(None)
+    let window = rayon::current_num_threads().max(1) * opts.chunks_per_thread.max(1);
+    let chunk_size = opts.chunk_size;
+    let mut json = 0u64;
+    let mut last_start = 0usize;
+    let member_work = |start: usize, r: &mut dyn BufRead| -> Result<(usize, Vec<ChunkOut<T>>)> {
+        let mut chunker = LineChunker::new(r, chunk_size);
+        let mut outs = Vec::new();
+        let mut at_line_start = false;
+        while let Some(c) = chunker.next_chunk().map_err(|e| {
+            Error::bad_input(path, format!("gzip member at byte offset {start}: {e}"))
+        })? {
+            let next = c.last() == Some(&b'\n');
+            outs.push(work(&c, at_line_start));
+            at_line_start = next;
+        }
+        Ok((start, outs))
+    };
+    let member_sink = |(start, outs): (usize, Vec<ChunkOut<T>>)| -> Result<()> {
+        progress.inc(start.saturating_sub(last_start) as u64);
+        last_start = start;
+        for o in outs {
+            json += o.len;
+            sink(o)?;
+        }
+        Ok(())
+    };
+    let stats = gz::par_members_in(path, data, window, member_work, member_sink)?;
+    Ok(stats.map(|s| {
+        progress.inc(data.len().saturating_sub(last_start) as u64);
+        (s.members as u64, json)
+    }))
 }
 
 fn read_mapped<T: Send>(

@@ -144,6 +144,13 @@ const ECHOES: &[&str] = &[
     "正しいか誤りか",
     "正しいか間違いか",
     "真か偽か",
+    // the localised questions of the SWORD prompt (prompts.rs)
+    "vraie ou fausse",
+    "verdadera o falsa",
+    "vera o falsa",
+    "verdadeira ou falsa",
+    "참입니까, 거짓입니까",
+    "正しいですか、それとも誤りですか",
 ];
 
 /// CJK verdict stems: (stem, polarity, whether the next char must not be a letter of the same script).
