@@ -147,4 +147,18 @@ run_suite syco
 "$SWORD_BIN" eval score --suite sycophancy --results "$OUT/syco.run/samples.jsonl" --bootstrap 200 \
     >"$OUT/syco.score.json"
 run_suite arqa
+# The same tiny model judges its own answers: this exercises the judge → collect → score path, it does not
+# give meaningful AdversaRiskQA accuracies (the paper's judge is GPT-5-mini).
+"$SWORD_BIN" eval judge-prompts --samples "$OUT/arqa.run/samples.jsonl" --out "$OUT/judge.req.jsonl"
+start_server
+"$SWORD_BIN" -q eval run --requests "$OUT/judge.req.jsonl" --out "$OUT/judge.run" "${RUN_FLAGS[@]}" \
+    >"$OUT/judge.run.json"
+stop_server
+"$SWORD_BIN" eval collect --samples "$OUT/arqa.run/samples.jsonl" --judged "$OUT/judge.run/samples.jsonl" \
+    --model smollm2 --out "$OUT/arqa-results"
+"$SWORD_BIN" eval score --suite adversariskqa --results "$OUT/arqa-results" --json >"$OUT/arqa.score.json"
+for suite in sword syco; do
+    "$SWORD_BIN" eval report --suite "$([ $suite = syco ] && echo sycophancy || echo sword)" \
+        --results "$OUT/$suite.run/samples.jsonl" --out "$OUT/$suite.report" --bootstrap 200 || true
+done
 log "done; outputs in $OUT"

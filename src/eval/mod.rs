@@ -9,6 +9,7 @@
 pub mod adversariskqa;
 pub mod parse;
 pub mod prompts;
+pub mod report;
 pub mod runner;
 pub mod samples;
 pub mod stats;
@@ -38,10 +39,32 @@ enum Cmd {
     BatchWrite(BatchWriteArgs),
     /// Offline mode: read OpenAI Batch output back into samples.jsonl / results.json.
     BatchRead(BatchReadArgs),
+    /// Markdown + SVG report for SWORD or sycophancy samples.
+    Report(ReportArgs),
     /// AdversaRiskQA: judge requests (fact, premise, question, answer) for answered samples.
     JudgePrompts(JudgePromptArgs),
     /// AdversaRiskQA: answers + judge outputs laid out as published result files (for `score`).
     Collect(CollectArgs),
+}
+
+/// `sword eval report`.
+#[derive(clap::Args, Debug)]
+pub struct ReportArgs {
+    /// `sword` or `sycophancy`.
+    #[arg(long, value_enum)]
+    suite: Suite,
+    /// samples.jsonl of a run.
+    #[arg(long)]
+    results: PathBuf,
+    /// Report directory (one sub-folder per model, and per variant for SWORD).
+    #[arg(long)]
+    out: PathBuf,
+    /// Bootstrap replicates.
+    #[arg(long, default_value_t = 1000)]
+    bootstrap: usize,
+    /// Bootstrap seed.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
 }
 
 /// `sword eval judge-prompts`.
@@ -171,6 +194,7 @@ pub fn cli(args: Args) -> Result<()> {
     match args.cmd {
         Cmd::Score(a) => score_cli(a),
         Cmd::Prompts(a) => prompts_cli(a),
+        Cmd::Report(a) => report_cli(a),
         Cmd::JudgePrompts(a) => {
             let reqs = adversariskqa::judge_requests(&samples::read_jsonl(&a.samples)?);
             let mut text = String::new();
@@ -200,6 +224,41 @@ pub fn cli(args: Args) -> Result<()> {
             let s = runner::import_batch(&a.out, &reqs, &a.batch_output)?;
             print_json(&serde_json::to_value(s).unwrap_or_default())
         }
+    }
+}
+
+fn safe_name(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_alphanumeric() || c == '-' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+fn report_cli(a: ReportArgs) -> Result<()> {
+    match a.suite {
+        Suite::Sword => {
+            for ((model, variant), rows) in samples::sword_rows(&a.results)? {
+                let m = sword::bootstrap_measures(&rows, a.bootstrap, a.seed);
+                let dir = a.out.join(safe_name(&model)).join(safe_name(&variant));
+                report::sword_report(&dir, &format!("{model} ({variant})"), &m)?;
+            }
+            Ok(())
+        }
+        Suite::Sycophancy => {
+            for (model, (qs, _)) in samples::syco_states(&a.results)? {
+                let m = syco::bootstrap_measures(&qs, a.bootstrap, a.seed);
+                report::syco_report(&a.out.join(safe_name(&model)), &model, &qs, &m)?;
+            }
+            Ok(())
+        }
+        Suite::Adversariskqa => Err(Error::Config(
+            "report: AdversaRiskQA results are reported by `score` (JSON or table)".into(),
+        )),
     }
 }
 

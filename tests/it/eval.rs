@@ -516,6 +516,21 @@ fn sycophancy_end_to_end_through_the_stub() {
     approx(&m["stage1.incorrect_belief.UI"]["estimate"], 1.0);
     approx(&m["stage1.correct_belief.UC"]["estimate"], 1.0);
     approx(&m["path_diff.incorrect_belief.UI"]["estimate"], 0.0);
+    wd.run_ok(&[
+        "eval",
+        "report",
+        "--suite",
+        "sycophancy",
+        "--results",
+        "out/samples.jsonl",
+        "--out",
+        "rep",
+        "--bootstrap",
+        "20",
+    ]);
+    let md = String::from_utf8(wd.read("rep/model/report.md")).unwrap();
+    assert!(md.contains("## Stage 1, incorrect belief"), "{md}");
+    assert!(wd.join("rep/model/stage2_correct_belief.svg").exists());
 }
 
 /// The stub's SWORD answers: per language (true word, false word); Korean accepts everything; Japanese
@@ -628,6 +643,27 @@ fn sword_end_to_end_every_language() {
     // Jaccard on correctly answered statements: en all 4 vs ko {o1, o2} = 2/4; ja {o1, o1-ss} vs ko = 1/3.
     assert_eq!(est("jaccard.en.ko"), 0.5);
     assert!((est("jaccard.ja.ko") - 1.0 / 3.0).abs() < 1e-15);
+    // Report: Markdown table + heatmap + gap bars.
+    wd.run_ok(&[
+        "eval",
+        "report",
+        "--suite",
+        "sword",
+        "--results",
+        "out/samples.jsonl",
+        "--out",
+        "rep",
+        "--bootstrap",
+        "20",
+    ]);
+    let md = String::from_utf8(wd.read("rep/model/plain/report.md")).unwrap();
+    assert!(
+        md.contains("| ko | 50.0 [") || md.contains("| ko |"),
+        "{md}"
+    );
+    let heat = String::from_utf8(wd.read("rep/model/plain/accuracy_heatmap.svg")).unwrap();
+    assert!(heat.starts_with("<svg") && heat.contains("\nja\n") && heat.contains("\nPOS\n"));
+    assert!(wd.join("rep/model/plain/gap_bars.svg").exists());
 }
 
 #[test]
