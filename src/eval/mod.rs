@@ -106,6 +106,10 @@ pub struct PromptArgs {
     /// `<domain>_<difficulty>*.json` prompt files. Sycophancy: JSONL of {id, question, gold, topic}.
     #[arg(long)]
     input: PathBuf,
+    /// SWORD: the export's sword.parquet, joined on statement_id to fill original_id, strategy and label
+    /// (the translations Parquet does not carry them).
+    #[arg(long)]
+    sword: Option<PathBuf>,
     /// SWORD: ask in the statement's language instead of the paper's English question.
     #[arg(long)]
     localized: bool,
@@ -266,7 +270,13 @@ fn prompts_cli(a: PromptArgs) -> Result<()> {
     let mut reqs = Vec::new();
     match a.suite {
         Suite::Sword => {
-            let items = prompts::read_sword_items(&a.input)?;
+            let mut items = prompts::read_sword_items(&a.input)?;
+            if let Some(p) = &a.sword {
+                let missing = prompts::join_sword_metadata(&mut items, p)?;
+                if missing > 0 {
+                    eprintln!("sword: {missing} statements have no row in {}", p.display());
+                }
+            }
             let variants: &[prompts::SwordVariant] = if a.cross_suite {
                 &[
                     prompts::SwordVariant::Plain,
