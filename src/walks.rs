@@ -1,12 +1,813 @@
-//! Placeholder: this stage lands in its own change.
+//! `sword walks`: node2vec second-order random walks over the CSR graph.
+//!
+//! Walk order follows node2vec and pecanpy: for round `r` in `0..walks_per_node`, for node `v` in `0..n`,
+//! one walk of `length` nodes starting at `v`. Walk `(v, r)` draws from its own `ChaCha8Rng` seeded from
+//! `(seed, v, r)`, so the walks do not depend on the thread count or on batch boundaries.
+//!
+//! ## The biased step (why rejection sampling, and no alias tables)
+//! After stepping `t → v`, node2vec picks the next node `x ∈ N(v)` with weight `1/p` if `x = t` (return),
+//! `1` if `x ∈ N(t)` (stay close), `1/q` otherwise (move out). The textbook implementation precomputes an
+//! alias table per directed edge `(t, v)`: `Σ_v deg(v)²` entries, which is hopeless with Wikidata hubs
+//! ("human" has millions of neighbours). We sample by rejection instead, with an envelope of height
+//! `M = max(1, 1/q)` over every candidate plus, when `1/p > M`, an extra block of area `1/p − M` that
+//! belongs to the return candidate `t` alone ("outlier folding"): a uniform point in the envelope is drawn
+//! with one random number; it lands in column `i` (candidate `x = N(v)[i]`) at height `y`, and `x` is kept
+//! iff `y < w(x)`. The point below `min(1/p, 1, 1/q)` is accepted without looking anything up; otherwise
+//! `x ∈ N(t)` is decided by a binary search in the shorter of the two sorted neighbour lists. Cost per step:
+//! O(1) expected tries (≤ `M / min(1, 1/q)`, e.g. ≤ 2 for q = 0.5, and 1/p never inflates it) × O(log deg)
+//! per lookup, no memory beyond the CSR. For `p = q = 1` every weight is 1 and the step is a single uniform
+//! draw (the "uniform path").
+//!
+//! ## Artifact `walks.bin`
+//! ```text
+//! offset  size            field
+//! 0       8               magic b"SWORDWLK"
+//! 8       4               format version (u32 LE) = 1
+//! 12      4               walk_length (u32 LE)
+//! 16      8               num_walks (u64 LE)
+//! 24      4 L num_walks   node ids (u32 LE), walk after walk; u32::MAX pads a walk that cannot continue
+//! ```
+//! A walk can only stop early at a node without neighbours, i.e. when it starts at an isolated node: it is
+//! then `[v, MAX, MAX, ...]`. `--text` also writes `walks.txt`: one walk per line, node keys (from
+//! `nodes.txt`) separated by single spaces, padding omitted — the input format of gensim's `LineSentence`.
+//!
+//! The file is written streaming, batch after batch, while the next batch is computed (bounded memory:
+//! two batches of ~16 MB, whatever the graph size).
 
-use crate::error::{Error, Result};
+use crate::artifact::{self, AtomicFile, Manifest};
+use crate::error::{Error, IoContext, Result};
+use crate::graph::{self, Csr, GRAPH_FILE, NODES_FILE};
+use crate::ids::NodeId;
+use crate::progress::{self, Progress, Unit};
+use rand::rngs::ChaCha8Rng;
+use rand::{Rng, SeedableRng};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
 
-/// Command-line arguments.
+/// Magic bytes of `walks.bin`.
+pub const WALKS_MAGIC: &[u8; 8] = b"SWORDWLK";
+/// Format version of `walks.bin`.
+pub const WALKS_VERSION: u32 = 1;
+/// Header length of `walks.bin` in bytes.
+pub const WALKS_HEADER_LEN: usize = 24;
+/// Padding id for the rest of a walk that cannot continue.
+pub const PAD: u32 = u32::MAX;
+/// Binary walks artifact name.
+pub const WALKS_FILE: &str = "walks.bin";
+/// Text walks artifact name (`--text`).
+pub const WALKS_TEXT_FILE: &str = "walks.txt";
+
+/// Configuration of the walks stage.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct WalkConfig {
+    /// node2vec return parameter p: weight 1/p for stepping back to the previous node. 1.0 = unbiased;
+    /// typical 0.25–4 (low p keeps walks local).
+    pub p: f64,
+    /// node2vec in-out parameter q: weight 1/q for moving to a node not adjacent to the previous one.
+    /// 1.0 = unbiased; q > 1 favours breadth (BFS-like), q < 1 depth (DFS-like); typical 0.25–4.
+    pub q: f64,
+    /// Nodes per walk, start included. The SWORD paper uses 10.
+    pub length: usize,
+    /// Walks started from every node. The SWORD paper uses 10.
+    pub walks_per_node: usize,
+    /// Seed of every walk's random stream (with the start node and round).
+    pub seed: u64,
+    /// Also write `walks.txt` (node keys, one walk per line) for gensim and other tools.
+    pub text: bool,
+    /// Accept `graph.csr` (and `nodes.txt`) even when `graph.manifest.json` does not vouch for them.
+    pub force: bool,
+}
+
+impl Default for WalkConfig {
+    fn default() -> Self {
+        WalkConfig {
+            p: 1.0,
+            q: 1.0,
+            length: 10,
+            walks_per_node: 10,
+            seed: 1,
+            text: false,
+            force: false,
+        }
+    }
+}
+
+impl WalkConfig {
+    /// Check ranges: p, q finite and > 0, length and walks per node ≥ 1, length fits u32.
+    pub fn validate(&self) -> Result<()> {
+        for (name, v) in [("p", self.p), ("q", self.q)] {
+            if !(v.is_finite() && v > 0.0) {
+                return Err(Error::Config(format!(
+                    "walks: {name} must be a positive number, got {v}"
+                )));
+            }
+        }
+        if self.length == 0 || self.length > u32::MAX as usize {
+            return Err(Error::Config(format!(
+                "walks: length must be in 1..2^32, got {}",
+                self.length
+            )));
+        }
+        if self.walks_per_node == 0 {
+            return Err(Error::Config("walks: walks-per-node must be ≥ 1".into()));
+        }
+        Ok(())
+    }
+}
+
+/// Command-line arguments of `sword walks`.
 #[derive(clap::Args, Debug)]
-pub struct Args {}
+pub struct Args {
+    /// Run directory: reads `graph.csr` (and `nodes.txt` with `--text`), writes `walks.bin`.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Return parameter p (default 1).
+    #[arg(long)]
+    pub p: Option<f64>,
+    /// In-out parameter q (default 1).
+    #[arg(long)]
+    pub q: Option<f64>,
+    /// Nodes per walk (default 10).
+    #[arg(long)]
+    pub length: Option<usize>,
+    /// Walks per node (default 10).
+    #[arg(long)]
+    pub walks_per_node: Option<usize>,
+    /// Seed (default 1).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Also write `walks.txt` with node keys, one walk per line.
+    #[arg(long)]
+    pub text: bool,
+    /// TOML file with a `WalkConfig`; command-line flags override it.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Use the graph even if its manifest is missing or disagrees with it.
+    #[arg(long)]
+    pub force: bool,
+}
 
 /// Entry point from the binary.
-pub fn cli(_args: Args) -> Result<()> {
-    Err(Error::Config("`walks` is not implemented yet".into()))
+pub fn cli(args: Args) -> Result<()> {
+    let mut cfg: WalkConfig = graph::load_config(args.config.as_deref())?;
+    if let Some(v) = args.p {
+        cfg.p = v;
+    }
+    if let Some(v) = args.q {
+        cfg.q = v;
+    }
+    if let Some(v) = args.length {
+        cfg.length = v;
+    }
+    if let Some(v) = args.walks_per_node {
+        cfg.walks_per_node = v;
+    }
+    if let Some(v) = args.seed {
+        cfg.seed = v;
+    }
+    cfg.text |= args.text;
+    cfg.force |= args.force;
+    let m = run(&args.out, &cfg)?;
+    progress::log(format!(
+        "walks: {} walks of {} nodes -> {}",
+        m.counts.get("walks").copied().unwrap_or(0),
+        cfg.length,
+        args.out.join(WALKS_FILE).display()
+    ));
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Walks in memory and the binary format
+// ---------------------------------------------------------------------------------------------------------
+
+/// Walks in memory: `data` holds `num_walks × length` node ids, walk after walk.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Walks {
+    /// Nodes per walk.
+    pub length: usize,
+    /// Node ids (`PAD` after a walk's end).
+    pub data: Vec<u32>,
+}
+
+impl Walks {
+    /// Number of walks.
+    pub fn num_walks(&self) -> usize {
+        self.data.len().checked_div(self.length).unwrap_or(0)
+    }
+
+    /// Iterate over the walks as slices of `length` ids (padding included).
+    pub fn iter(&self) -> std::slice::ChunksExact<'_, u32> {
+        self.data.chunks_exact(self.length.max(1))
+    }
+
+    /// Write the binary format (header + ids).
+    pub fn write<W: Write>(&self, mut w: W) -> std::io::Result<()> {
+        write_header(&mut w, self.length, self.num_walks() as u64)?;
+        write_ids(&mut w, &self.data)
+    }
+
+    /// Read `walks.bin` from disk; `Error::Corrupt` naming the file if the header or length is wrong.
+    pub fn read(path: &Path) -> Result<Walks> {
+        let f = std::fs::File::open(path).at(path)?;
+        Self::from_reader(f, path)
+    }
+
+    /// Read the binary format from any reader (`path` is only used in errors).
+    pub fn from_reader<R: Read>(mut r: R, path: &Path) -> Result<Walks> {
+        let mut head = [0u8; WALKS_HEADER_LEN];
+        r.read_exact(&mut head).map_err(|e| match e.kind() {
+            std::io::ErrorKind::UnexpectedEof => Error::Corrupt {
+                path: path.to_path_buf(),
+                what: "shorter than the walks header".into(),
+            },
+            _ => Error::io(path, e),
+        })?;
+        let h = WalkHeader::parse(&head, path)?;
+        let total = h.total_ids(path)?;
+        let mut bytes = Vec::new();
+        r.read_to_end(&mut bytes).at(path)?;
+        if bytes.len() as u64 != total * 4 {
+            return Err(Error::Corrupt {
+                path: path.to_path_buf(),
+                what: format!(
+                    "{} bytes of ids, but the header ({} walks × {}) implies {}",
+                    bytes.len(),
+                    h.num_walks,
+                    h.length,
+                    total * 4
+                ),
+            });
+        }
+        let data = bytes
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes")))
+            .collect();
+        Ok(Walks {
+            length: h.length as usize,
+            data,
+        })
+    }
+}
+
+/// The header of `walks.bin`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WalkHeader {
+    /// Nodes per walk.
+    pub length: u32,
+    /// Number of walks.
+    pub num_walks: u64,
+}
+
+impl WalkHeader {
+    /// Parse and check the 24-byte header.
+    pub fn parse(head: &[u8], path: &Path) -> Result<WalkHeader> {
+        let corrupt = |what: String| Error::Corrupt {
+            path: path.to_path_buf(),
+            what,
+        };
+        if head.len() < WALKS_HEADER_LEN {
+            return Err(corrupt("shorter than the walks header".into()));
+        }
+        if &head[..8] != WALKS_MAGIC {
+            return Err(corrupt("not a sword walks file (bad magic)".into()));
+        }
+        let version = u32::from_le_bytes(head[8..12].try_into().expect("4 bytes"));
+        if version != WALKS_VERSION {
+            return Err(corrupt(format!(
+                "format version {version}, this build reads version {WALKS_VERSION}"
+            )));
+        }
+        let length = u32::from_le_bytes(head[12..16].try_into().expect("4 bytes"));
+        let num_walks = u64::from_le_bytes(head[16..24].try_into().expect("8 bytes"));
+        if length == 0 && num_walks > 0 {
+            return Err(corrupt("walk length 0".into()));
+        }
+        Ok(WalkHeader { length, num_walks })
+    }
+
+    fn total_ids(&self, path: &Path) -> Result<u64> {
+        self.num_walks
+            .checked_mul(u64::from(self.length))
+            .filter(|t| t.checked_mul(4).is_some())
+            .ok_or_else(|| Error::Corrupt {
+                path: path.to_path_buf(),
+                what: "header size overflows".into(),
+            })
+    }
+}
+
+/// Write the `walks.bin` header.
+pub fn write_header<W: Write>(mut w: W, length: usize, num_walks: u64) -> std::io::Result<()> {
+    w.write_all(WALKS_MAGIC)?;
+    w.write_all(&WALKS_VERSION.to_le_bytes())?;
+    w.write_all(&(length as u32).to_le_bytes())?;
+    w.write_all(&num_walks.to_le_bytes())
+}
+
+/// Write node ids as u32 LE.
+pub fn write_ids<W: Write>(mut w: W, ids: &[u32]) -> std::io::Result<()> {
+    if cfg!(target_endian = "little") {
+        // SAFETY: u32 has no padding; on a little-endian target its bytes are the LE encoding.
+        let bytes = unsafe {
+            std::slice::from_raw_parts(ids.as_ptr().cast::<u8>(), std::mem::size_of_val(ids))
+        };
+        return w.write_all(bytes);
+    }
+    let mut buf = Vec::with_capacity(1 << 16);
+    for chunk in ids.chunks(16384) {
+        buf.clear();
+        for x in chunk {
+            buf.extend_from_slice(&x.to_le_bytes());
+        }
+        w.write_all(&buf)?;
+    }
+    Ok(())
+}
+
+/// Write walks as text: one walk per line, keys separated by one space, padding omitted.
+pub fn write_text<W: Write>(
+    mut w: W,
+    ids: &[u32],
+    length: usize,
+    keys: &[String],
+) -> std::io::Result<()> {
+    let mut line = Vec::with_capacity(256);
+    for walk in ids.chunks_exact(length) {
+        line.clear();
+        for (i, &v) in walk.iter().take_while(|&&v| v != PAD).enumerate() {
+            if i > 0 {
+                line.push(b' ');
+            }
+            let key = keys.get(v as usize).ok_or_else(|| {
+                std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    format!("node id {v} has no key ({} keys)", keys.len()),
+                )
+            })?;
+            line.extend_from_slice(key.as_bytes());
+        }
+        line.push(b'\n');
+        w.write_all(&line)?;
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Sampling
+// ---------------------------------------------------------------------------------------------------------
+
+/// Precomputed constants of the biased step.
+#[derive(Clone, Copy, Debug)]
+pub struct Bias {
+    inv_p: f64,
+    inv_q: f64,
+    /// Envelope height per candidate: max(1, 1/q).
+    m: f64,
+    /// Extra envelope area owned by the return candidate: max(0, 1/p − m).
+    extra: f64,
+    /// Below this height every candidate is accepted: min(1/p, 1, 1/q).
+    floor: f64,
+    /// p = q = 1: plain uniform steps.
+    uniform: bool,
+}
+
+impl Bias {
+    /// Constants for return parameter `p` and in-out parameter `q` (both > 0).
+    pub fn new(p: f64, q: f64) -> Bias {
+        let (inv_p, inv_q) = (1.0 / p, 1.0 / q);
+        let m = inv_q.max(1.0);
+        Bias {
+            inv_p,
+            inv_q,
+            m,
+            extra: (inv_p - m).max(0.0),
+            floor: inv_p.min(1.0).min(inv_q),
+            uniform: p == 1.0 && q == 1.0,
+        }
+    }
+
+    /// Whether steps are uniform (p = q = 1).
+    pub fn is_uniform(&self) -> bool {
+        self.uniform
+    }
+}
+
+/// Uniform integer in `0..n` (n ≥ 1), unbiased (Lemire's multiply-shift with rejection).
+#[inline]
+fn below<R: Rng>(rng: &mut R, n: u32) -> u32 {
+    let mut m = u64::from(rng.next_u32()) * u64::from(n);
+    if (m as u32) < n {
+        let threshold = n.wrapping_neg() % n;
+        while (m as u32) < threshold {
+            m = u64::from(rng.next_u32()) * u64::from(n);
+        }
+    }
+    (m >> 32) as u32
+}
+
+/// Uniform f64 in [0, 1) with 53 random bits.
+#[inline]
+fn unit<R: Rng>(rng: &mut R) -> f64 {
+    (rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+}
+
+/// One node2vec step from `cur` having come from `prev`; returns the next node and the number of
+/// candidates drawn (1 on the uniform path). `cur` must have at least one neighbour, and `prev` must be
+/// one of them (true on an undirected graph).
+#[inline]
+pub fn biased_step<R: Rng>(
+    csr: &Csr,
+    bias: &Bias,
+    prev: NodeId,
+    cur: NodeId,
+    rng: &mut R,
+) -> (NodeId, u32) {
+    let nb = csr.neighbours(cur);
+    let d = nb.len();
+    if bias.uniform {
+        return (nb[below(rng, d as u32) as usize], 1);
+    }
+    let cols = d as f64 * bias.m;
+    let total = cols + bias.extra;
+    let mut tries = 0u32;
+    loop {
+        tries += 1;
+        let r = unit(rng) * total;
+        if r >= cols {
+            return (prev, tries);
+        }
+        let i = ((r / bias.m) as usize).min(d - 1);
+        let y = r - i as f64 * bias.m;
+        let x = nb[i];
+        let accept = if x == prev {
+            y < bias.inv_p
+        } else if y < bias.floor {
+            true
+        } else if csr.has_edge(prev, x) {
+            y < 1.0
+        } else {
+            y < bias.inv_q
+        };
+        if accept {
+            return (x, tries);
+        }
+    }
+}
+
+/// The random stream of walk `(start, round)`.
+pub fn walk_rng(seed: u64, start: NodeId, round: u64) -> ChaCha8Rng {
+    let mut key = [0u8; 32];
+    key[..8].copy_from_slice(&seed.to_le_bytes());
+    key[8..16].copy_from_slice(&u64::from(start).to_le_bytes());
+    key[16..24].copy_from_slice(&round.to_le_bytes());
+    key[24..32].copy_from_slice(b"n2v-walk");
+    ChaCha8Rng::from_seed(key)
+}
+
+/// Fill `out` with one walk from `start` (out[0] = start); returns (steps taken, candidates drawn).
+pub fn walk_into(
+    csr: &Csr,
+    bias: &Bias,
+    start: NodeId,
+    rng: &mut ChaCha8Rng,
+    out: &mut [u32],
+) -> (u64, u64) {
+    if out.is_empty() {
+        return (0, 0);
+    }
+    out[0] = start;
+    let mut tries = 0u64;
+    let mut steps = 0u64;
+    let mut prev = start;
+    let mut cur = start;
+    for i in 1..out.len() {
+        let nb = csr.neighbours(cur);
+        if nb.is_empty() {
+            out[i..].fill(PAD);
+            break;
+        }
+        let next = if i == 1 {
+            tries += 1;
+            nb[below(rng, nb.len() as u32) as usize]
+        } else {
+            let (x, t) = biased_step(csr, bias, prev, cur, rng);
+            tries += u64::from(t);
+            x
+        };
+        out[i] = next;
+        steps += 1;
+        prev = cur;
+        cur = next;
+    }
+    (steps, tries)
+}
+
+/// Totals of a walk run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct WalkStats {
+    /// Walks generated.
+    pub walks: u64,
+    /// Steps taken (ids after the start that are not padding).
+    pub steps: u64,
+    /// Candidates drawn (equals `steps` on the uniform path; more when the biased step rejects).
+    pub candidates: u64,
+    /// Padding ids written.
+    pub padded: u64,
+}
+
+/// Walks per batch: ~4 M ids (16 MB) per batch, at least one walk.
+fn batch_walks(length: usize) -> usize {
+    ((1usize << 22) / length.max(1)).max(1)
+}
+
+/// Generate all walks batch by batch, in walk order, handing each batch (a slice of whole walks) to `sink`
+/// while the next batch is computed. Parallel over walks; the output does not depend on the thread count.
+pub fn generate_with<F>(
+    csr: &Csr,
+    cfg: &WalkConfig,
+    progress: &Progress,
+    sink: F,
+) -> Result<WalkStats>
+where
+    F: FnMut(&[u32]) -> Result<()> + Send,
+{
+    generate_batched(csr, cfg, batch_walks(cfg.length), progress, sink)
+}
+
+/// `generate_with` with an explicit batch size (walks per batch, ≥ 1). The walks do not depend on it.
+pub fn generate_batched<F>(
+    csr: &Csr,
+    cfg: &WalkConfig,
+    per_batch: usize,
+    progress: &Progress,
+    mut sink: F,
+) -> Result<WalkStats>
+where
+    F: FnMut(&[u32]) -> Result<()> + Send,
+{
+    cfg.validate()?;
+    let n = csr.n_nodes() as u64;
+    let total = n
+        .checked_mul(cfg.walks_per_node as u64)
+        .ok_or_else(|| Error::Config("walks: number of walks overflows".into()))?;
+    let bias = Bias::new(cfg.p, cfg.q);
+    let len = cfg.length;
+    let per_batch = per_batch.max(1) as u64;
+    let compute = |first: u64, buf: &mut Vec<u32>| -> WalkStats {
+        let count = per_batch.min(total - first) as usize;
+        buf.clear();
+        buf.resize(count * len, 0);
+        let s = buf
+            .par_chunks_mut(len)
+            .with_min_len(256)
+            .enumerate()
+            .map(|(j, out)| {
+                let w = first + j as u64;
+                let (round, start) = (w / n, (w % n) as NodeId);
+                let mut rng = walk_rng(cfg.seed, start, round);
+                let (steps, cands) = walk_into(csr, &bias, start, &mut rng, out);
+                (steps, cands)
+            })
+            .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+        progress.inc(count as u64);
+        WalkStats {
+            walks: count as u64,
+            steps: s.0,
+            candidates: s.1,
+            padded: count as u64 * (len as u64 - 1) - s.0,
+        }
+    };
+    let add = |a: &mut WalkStats, b: WalkStats| {
+        a.walks += b.walks;
+        a.steps += b.steps;
+        a.candidates += b.candidates;
+        a.padded += b.padded;
+    };
+    let mut stats = WalkStats::default();
+    if total == 0 {
+        return Ok(stats);
+    }
+    let mut cur = Vec::new();
+    let mut next = Vec::new();
+    add(&mut stats, compute(0, &mut cur));
+    let mut first = per_batch;
+    while first < total {
+        let (r, s) = rayon::join(|| sink(&cur), || compute(first, &mut next));
+        r?;
+        add(&mut stats, s);
+        std::mem::swap(&mut cur, &mut next);
+        first += per_batch;
+    }
+    sink(&cur)?;
+    Ok(stats)
+}
+
+/// Generate all walks in memory (tests, small graphs, library users). Panics on an invalid config; use
+/// `generate_with` to get an error instead.
+pub fn generate(csr: &Csr, cfg: &WalkConfig) -> Walks {
+    let mut data = Vec::new();
+    generate_with(csr, cfg, &Progress::hidden(), |b| {
+        data.extend_from_slice(b);
+        Ok(())
+    })
+    .expect("valid walk config");
+    Walks {
+        length: cfg.length,
+        data,
+    }
+}
+
+/// Run the stage: read `graph.csr` from `dir`, write `walks.bin` (and `walks.txt` with `text`) and
+/// `walks.manifest.json`.
+pub fn run(dir: &Path, cfg: &WalkConfig) -> Result<Manifest> {
+    cfg.validate()?;
+    artifact::clean_stale_temps(dir)?;
+    let mut manifest = Manifest::new("walks");
+    manifest.config = serde_json::to_value(cfg).expect("config serialises");
+    manifest.seed = Some(cfg.seed);
+    let t0 = Instant::now();
+    manifest
+        .inputs
+        .push(artifact::check_input(dir, "graph", GRAPH_FILE, cfg.force)?);
+    let csr = Csr::read(&dir.join(GRAPH_FILE))?;
+    let keys = if cfg.text {
+        manifest
+            .inputs
+            .push(artifact::check_input(dir, "graph", NODES_FILE, cfg.force)?);
+        let keys = graph::read_nodes(&dir.join(NODES_FILE))?;
+        if keys.len() != csr.n_nodes() {
+            return Err(Error::Corrupt {
+                path: dir.join(NODES_FILE),
+                what: format!("{} keys for a graph of {} nodes", keys.len(), csr.n_nodes()),
+            });
+        }
+        Some(keys)
+    } else {
+        None
+    };
+    manifest
+        .timings
+        .insert("read".into(), t0.elapsed().as_secs_f64());
+
+    let t1 = Instant::now();
+    let total = csr.n_nodes() as u64 * cfg.walks_per_node as u64;
+    let bin_path = dir.join(WALKS_FILE);
+    let txt_path = dir.join(WALKS_TEXT_FILE);
+    let mut bin = AtomicFile::create(&bin_path)?;
+    write_header(&mut bin, cfg.length, total).at(&bin_path)?;
+    let mut txt = match keys {
+        Some(_) => Some(AtomicFile::create(&txt_path)?),
+        None => None,
+    };
+    let progress = Progress::new("walks", Some(total), Unit::Items("walks"));
+    let stats = generate_with(&csr, cfg, &progress, |batch| {
+        write_ids(&mut bin, batch).at(&bin_path)?;
+        if let (Some(t), Some(k)) = (txt.as_mut(), keys.as_ref()) {
+            write_text(t, batch, cfg.length, k).at(&txt_path)?;
+        }
+        Ok(())
+    })?;
+    progress.finish();
+    let secs = t1.elapsed().as_secs_f64();
+    bin.commit()?;
+    let mut outputs = vec![WALKS_FILE];
+    if let Some(t) = txt {
+        t.commit()?;
+        outputs.push(WALKS_TEXT_FILE);
+    }
+    manifest.timings.insert("walk".into(), secs);
+    let c = &mut manifest.counts;
+    c.insert("nodes".into(), csr.n_nodes() as u64);
+    c.insert("walks".into(), stats.walks);
+    c.insert("walk_length".into(), cfg.length as u64);
+    c.insert("steps".into(), stats.steps);
+    c.insert("candidates".into(), stats.candidates);
+    c.insert("padded_ids".into(), stats.padded);
+    let secs = secs.max(1e-9);
+    manifest.extra = serde_json::json!({
+        "sampler": if Bias::new(cfg.p, cfg.q).is_uniform() { "uniform" } else { "rejection" },
+        "acceptance": if stats.candidates > 0 { stats.steps as f64 / stats.candidates as f64 } else { 1.0 },
+        "walks_per_s": stats.walks as f64 / secs,
+        "steps_per_s": stats.steps as f64 / secs,
+        "format_version": WALKS_VERSION,
+    });
+    manifest.add_outputs(dir, &outputs)?;
+    manifest.write(dir)?;
+    Ok(manifest)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cycle(n: u32) -> Csr {
+        let e: Vec<_> = (0..n).map(|i| (i, (i + 1) % n)).collect();
+        Csr::from_edges(n as usize, &e)
+    }
+
+    #[test]
+    fn walks_round_trip_and_header_errors() {
+        let w = Walks {
+            length: 3,
+            data: vec![0, 1, 2, 5, PAD, PAD],
+        };
+        let mut bytes = Vec::new();
+        w.write(&mut bytes).unwrap();
+        assert_eq!(bytes.len(), WALKS_HEADER_LEN + 24);
+        let back = Walks::from_reader(&bytes[..], Path::new("m")).unwrap();
+        assert_eq!(back, w);
+        assert_eq!(
+            back.iter().collect::<Vec<_>>(),
+            vec![&[0, 1, 2][..], &[5, PAD, PAD][..]]
+        );
+        assert!(Walks::from_reader(&bytes[..bytes.len() - 4], Path::new("m")).is_err());
+        let mut b = bytes.clone();
+        b[8] = 2;
+        assert!(matches!(
+            Walks::from_reader(&b[..], Path::new("m")),
+            Err(Error::Corrupt { .. })
+        ));
+        assert!(Walks::from_reader(&b"SWORDWLK"[..], Path::new("m")).is_err());
+    }
+
+    #[test]
+    fn text_omits_padding() {
+        let keys: Vec<String> = ["Q1", "Q2", "Q3"].iter().map(|s| s.to_string()).collect();
+        let mut out = Vec::new();
+        write_text(&mut out, &[0, 1, 2, 2, PAD, PAD], 3, &keys).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), "Q1 Q2 Q3\nQ3\n");
+    }
+
+    #[test]
+    fn below_is_in_range_and_covers() {
+        let mut rng = walk_rng(7, 0, 0);
+        let mut seen = [0u32; 3];
+        for _ in 0..3000 {
+            seen[below(&mut rng, 3) as usize] += 1;
+        }
+        assert!(seen.iter().all(|&c| c > 800), "{seen:?}");
+    }
+
+    #[test]
+    fn isolated_node_walks_are_padded_and_order_is_round_major() {
+        // 0-1 edge, 2 isolated.
+        let csr = Csr::from_edges(3, &[(0, 1), (2, 2)]);
+        let cfg = WalkConfig {
+            length: 4,
+            walks_per_node: 2,
+            ..WalkConfig::default()
+        };
+        let w = generate(&csr, &cfg);
+        assert_eq!(w.num_walks(), 6);
+        let starts: Vec<u32> = w.iter().map(|x| x[0]).collect();
+        assert_eq!(starts, vec![0, 1, 2, 0, 1, 2]);
+        assert_eq!(w.iter().next().unwrap(), &[0, 1, 0, 1]);
+        assert_eq!(w.iter().nth(2).unwrap(), &[2, PAD, PAD, PAD]);
+    }
+
+    #[test]
+    fn low_p_on_a_cycle_returns_often() {
+        // On a cycle, with p tiny the walk should almost always return.
+        let csr = cycle(10);
+        let cfg = WalkConfig {
+            p: 0.01,
+            q: 1.0,
+            length: 3,
+            walks_per_node: 100,
+            ..WalkConfig::default()
+        };
+        let w = generate(&csr, &cfg);
+        let back = w.iter().filter(|x| x[2] == x[0]).count();
+        // P(return) = 100 / (100 + 1) per step.
+        assert!(back as f64 / w.num_walks() as f64 > 0.97, "{back}");
+    }
+
+    #[test]
+    fn config_validation() {
+        for bad in [
+            WalkConfig {
+                p: 0.0,
+                ..Default::default()
+            },
+            WalkConfig {
+                q: f64::NAN,
+                ..Default::default()
+            },
+            WalkConfig {
+                length: 0,
+                ..Default::default()
+            },
+            WalkConfig {
+                walks_per_node: 0,
+                ..Default::default()
+            },
+        ] {
+            assert!(bad.validate().is_err(), "{bad:?}");
+        }
+    }
 }
