@@ -169,6 +169,9 @@ pub enum Suite {
     Sword,
     Adversariskqa,
     Sycophancy,
+    /// AdversaRiskQA long-form factuality: JSONL of per-answer fact counts {supported, not_supported,
+    /// irrelevant, optional condition} (from a fact-checking step), scored as mean F1@K.
+    Longform,
 }
 
 /// `sword eval score`.
@@ -191,6 +194,9 @@ pub struct ScoreArgs {
     /// Seed of the bootstrap (replicate r uses a ChaCha8 stream seeded from (seed, r)).
     #[arg(long, default_value_t = 0)]
     seed: u64,
+    /// Long-form: K of F1@K (the paper's median fact count, 8).
+    #[arg(long, default_value_t = 8)]
+    k: usize,
 }
 
 /// Entry point from the binary.
@@ -260,7 +266,7 @@ fn report_cli(a: ReportArgs) -> Result<()> {
             }
             Ok(())
         }
-        Suite::Adversariskqa => Err(Error::Config(
+        Suite::Adversariskqa | Suite::Longform => Err(Error::Config(
             "report: AdversaRiskQA results are reported by `score` (JSON or table)".into(),
         )),
     }
@@ -311,6 +317,10 @@ fn prompts_cli(a: PromptArgs) -> Result<()> {
                 }
             }
         }
+        Suite::Longform => return Err(Error::Config(
+            "prompts: long-form answers use the adversariskqa requests; fact checking is external"
+                .into(),
+        )),
         Suite::Sycophancy => {
             let qs: Vec<prompts::SycoQuestion> = prompts::read_jsonl_as(&a.input)?;
             for q in &qs {
@@ -382,6 +392,49 @@ fn score_cli(a: ScoreArgs) -> Result<()> {
                 })
                 .collect();
             print_json(&serde_json::json!({ "models": models }))
+        }
+        Suite::Longform => {
+            let mut groups: std::collections::BTreeMap<String, Vec<(usize, usize, usize)>> =
+                Default::default();
+            for (line, o) in samples::read_jsonl(&a.results)? {
+                let n = |k: &str| {
+                    o.get(k)
+                        .and_then(serde_json::Value::as_u64)
+                        .map(|v| v as usize)
+                        .ok_or_else(|| {
+                            Error::bad_input(&a.results, format!("line {line}: no count `{k}`"))
+                        })
+                };
+                let irrelevant = o
+                    .get("irrelevant")
+                    .and_then(serde_json::Value::as_u64)
+                    .unwrap_or(0) as usize;
+                let cond = o
+                    .get("condition")
+                    .and_then(serde_json::Value::as_str)
+                    .unwrap_or("all")
+                    .to_string();
+                groups.entry(cond).or_default().push((
+                    n("supported")?,
+                    n("not_supported")?,
+                    irrelevant,
+                ));
+            }
+            let rows: Vec<serde_json::Value> = groups
+                .iter()
+                .map(|(c, f)| {
+                    let (p, s) =
+                        adversariskqa::mean_f1_at_k(f, a.k).unwrap_or((f64::NAN, f64::NAN));
+                    let n = f.len() as f64;
+                    serde_json::json!({
+                        "condition": c, "answers": f.len(), "k": a.k,
+                        "mean_f1_paper": p, "mean_f1_safe": s,
+                        "mean_facts": f.iter().map(|x| (x.0 + x.1 + x.2) as f64).sum::<f64>() / n,
+                        "mean_supported": f.iter().map(|x| x.0 as f64).sum::<f64>() / n,
+                    })
+                })
+                .collect();
+            print_json(&serde_json::json!({ "conditions": rows }))
         }
         Suite::Sycophancy => {
             let per = samples::syco_states(&a.results)?;

@@ -975,3 +975,79 @@ fn sword_cross_suite_variants_scored_separately() {
         assert_eq!(m["measures"]["accept_true.ko"]["estimate"], 1.0);
     }
 }
+
+#[test]
+fn runner_output_does_not_depend_on_concurrency() {
+    let input = crate::util::data("eval/sycophancy_questions.jsonl");
+    let mut outputs = Vec::new();
+    for threads in ["1", "4"] {
+        let wd = Workdir::new();
+        wd.run_ok(&[
+            "eval",
+            "prompts",
+            "--suite",
+            "sycophancy",
+            "--input",
+            input.to_str().unwrap(),
+            "--out",
+            "req.jsonl",
+        ]);
+        let (url, _) = stub(1000, |_, c| {
+            Some((200, String::new(), completion(&format!("{}", c.len() % 3))))
+        });
+        wd.run_ok(&run_args(&url, &["--concurrency", threads]));
+        // The base URL (a random port) is not in samples.jsonl / samples.parquet, so they compare as bytes.
+        outputs.push((wd.read("out/samples.jsonl"), wd.read("out/samples.parquet")));
+    }
+    assert!(
+        outputs[0].0 == outputs[1].0,
+        "samples.jsonl differs between 1 and 4 threads"
+    );
+    assert!(
+        outputs[0].1 == outputs[1].1,
+        "samples.parquet differs between 1 and 4 threads"
+    );
+}
+
+#[test]
+fn longform_f1_at_8_both_ways() {
+    let wd = Workdir::new();
+    // adversarial: (S=4, N=1, irrelevant 3) -> paper P=4/8, R=4/8 -> 0.5; SAFE P=4/5, R=0.5 -> 0.8/1.3.
+    //              (S=0, N=2) -> 0 both ways.
+    // plain: (S=9, N=0) -> P=1, R=min(9/8,1)=1 -> 1.
+    wd.write(
+        "facts.jsonl",
+        "{\"supported\":4,\"not_supported\":1,\"irrelevant\":3,\"condition\":\"adversarial\"}\n\
+         {\"supported\":0,\"not_supported\":2,\"condition\":\"adversarial\"}\n\
+         {\"supported\":9,\"not_supported\":0,\"condition\":\"plain\"}\n",
+    );
+    let o = wd.run_ok(&[
+        "eval",
+        "score",
+        "--suite",
+        "longform",
+        "--results",
+        "facts.jsonl",
+    ]);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let adv = &v["conditions"][0];
+    assert_eq!(adv["condition"], "adversarial");
+    approx(&adv["mean_f1_paper"], 0.25);
+    approx(&adv["mean_f1_safe"], 0.4 / 1.3);
+    approx(&adv["mean_facts"], 5.0);
+    approx(&v["conditions"][1]["mean_f1_paper"], 1.0);
+    wd.write("bad.jsonl", "{\"supported\":1}\n");
+    let (code, err) = wd.run_err(&[
+        "eval",
+        "score",
+        "--suite",
+        "longform",
+        "--results",
+        "bad.jsonl",
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("line 1") && err.contains("not_supported"),
+        "{err}"
+    );
+}
