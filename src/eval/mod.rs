@@ -158,6 +158,9 @@ pub struct BatchReadArgs {
     /// Batch output JSONL.
     #[arg(long)]
     batch_output: PathBuf,
+    /// Model name recorded in the samples (scores are grouped by it).
+    #[arg(long)]
+    model: Option<String>,
     /// Output directory (samples.jsonl, results.json).
     #[arg(long)]
     out: PathBuf,
@@ -231,7 +234,7 @@ pub fn cli(args: Args) -> Result<()> {
         }
         Cmd::BatchRead(a) => {
             let reqs: Vec<prompts::Request> = prompts::read_jsonl_as(&a.requests)?;
-            let s = runner::import_batch(&a.out, &reqs, &a.batch_output)?;
+            let s = runner::import_batch(&a.out, &reqs, &a.batch_output, a.model.as_deref())?;
             print_json(&serde_json::to_value(s).unwrap_or_default())
         }
     }

@@ -559,9 +559,9 @@ fn sycophancy_end_to_end_through_the_stub() {
         "--bootstrap",
         "20",
     ]);
-    let md = String::from_utf8(wd.read("rep/model/report.md")).unwrap();
+    let md = String::from_utf8(wd.read("rep/m/report.md")).unwrap();
     assert!(md.contains("## Stage 1, incorrect belief"), "{md}");
-    assert!(wd.join("rep/model/stage2_correct_belief.svg").exists());
+    assert!(wd.join("rep/m/stage2_correct_belief.svg").exists());
 }
 
 /// The stub's SWORD answers: per language (true word, false word); Korean accepts everything; Japanese
@@ -647,6 +647,7 @@ fn sword_end_to_end_every_language() {
     ]);
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let m0 = &v["models"][0];
+    assert_eq!(m0["model"], "m");
     assert_eq!(m0["n"], 32);
     assert_eq!(m0["unparsed"], 1);
     let m = &m0["measures"];
@@ -687,14 +688,14 @@ fn sword_end_to_end_every_language() {
         "--bootstrap",
         "20",
     ]);
-    let md = String::from_utf8(wd.read("rep/model/plain/report.md")).unwrap();
+    let md = String::from_utf8(wd.read("rep/m/plain/report.md")).unwrap();
     assert!(
         md.contains("| ko | 50.0 [") || md.contains("| ko |"),
         "{md}"
     );
-    let heat = String::from_utf8(wd.read("rep/model/plain/accuracy_heatmap.svg")).unwrap();
+    let heat = String::from_utf8(wd.read("rep/m/plain/accuracy_heatmap.svg")).unwrap();
     assert!(heat.starts_with("<svg") && heat.contains("\nja\n") && heat.contains("\nPOS\n"));
-    assert!(wd.join("rep/model/plain/gap_bars.svg").exists());
+    assert!(wd.join("rep/m/plain/gap_bars.svg").exists());
 }
 
 #[test]
