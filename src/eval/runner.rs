@@ -344,6 +344,16 @@ pub fn run(dir: &Path, requests: &[Request], cfg: &RunConfig) -> Result<RunSumma
     let mut all = done;
     all.extend(new_lines);
     write_outputs(dir, requests, &keys, &all, Some(&cfg.model), &mut summary)?;
+    // Provenance: the settings (the key's variable name only, never its value), counts and output hashes.
+    let mut m = crate::artifact::Manifest::new("eval");
+    m.config = serde_json::to_value(cfg).unwrap_or_default();
+    if let Value::Object(counts) = serde_json::to_value(&summary).unwrap_or_default() {
+        for (k, v) in counts {
+            m.counts.insert(k, v.as_u64().unwrap_or(0));
+        }
+    }
+    m.add_outputs(dir, &["samples.jsonl", "samples.parquet", "results.json"])?;
+    m.write(dir)?;
     Ok(summary)
 }
 

@@ -402,7 +402,12 @@ fn runner_retries_errors_and_keeps_the_key_secret() {
         (3, 2, 1, 1)
     );
     assert!(s.iter().all(|(auth, _)| auth == "Bearer sk-very-secret"));
-    for f in ["out/answers.jsonl", "out/samples.jsonl", "out/results.json"] {
+    for f in [
+        "out/answers.jsonl",
+        "out/samples.jsonl",
+        "out/results.json",
+        "out/eval.manifest.json",
+    ] {
         let text = String::from_utf8(wd.read(f)).unwrap();
         assert!(!text.contains("sk-very-secret"), "{f} leaks the key");
     }
