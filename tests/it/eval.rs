@@ -1088,3 +1088,26 @@ fn longform_f1_at_8_both_ways() {
         "{err}"
     );
 }
+
+#[test]
+fn runner_timeout_is_an_error_not_an_answer() {
+    let wd = Workdir::new();
+    requests_file(&wd, &["SLOW"]);
+    let (url, _) = stub(10, |_, _| {
+        std::thread::sleep(std::time::Duration::from_secs(3));
+        Some((200, String::new(), completion("late")))
+    });
+    let out = wd.run_ok(&run_args(&url, &["--timeout", "0.3", "--retries", "0"]));
+    let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (summary["answered"].as_u64(), summary["errors"].as_u64()),
+        (Some(0), Some(1))
+    );
+    let lines = log_lines(&wd);
+    assert_eq!(lines[0]["status"], "error");
+    assert!(
+        lines[0]["error"].as_str().unwrap().starts_with("transport"),
+        "{}",
+        lines[0]
+    );
+}
