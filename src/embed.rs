@@ -395,13 +395,92 @@ pub fn read_npy<R: Read>(mut r: R, path: &Path) -> Result<Array2<f32>> {
     Array2::from_shape_vec((rows, cols), data).map_err(|e| bad(e.to_string()))
 }
 
-/// Command-line arguments.
-#[derive(clap::Args, Debug)]
-pub struct Args {}
+/// Configuration of `sword embed`: the three stages' configs.
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct EmbedConfig {
+    /// Walk parameters (`p`, `q`, `length`, `walks_per_node`, `seed`, `text`).
+    pub walks: crate::walks::WalkConfig,
+    /// Training parameters (`dim`, `window`, `negative`, `epochs`, `alpha`, `sample`, `seed`, ...).
+    pub train: crate::train::TrainConfig,
+}
 
-/// Entry point from the binary.
-pub fn cli(_args: Args) -> Result<()> {
-    Err(Error::Config("`embed` is not implemented yet".into()))
+/// graph → walks → train on an edge list: writes `graph.csr`, `nodes.txt`, `walks.bin`, `embeddings.npy`,
+/// `embeddings.w2v` (keyed by the edge list's ids) and the three manifests into `dir`.
+pub fn run(dir: &Path, edges: &Path, cfg: &EmbedConfig) -> Result<crate::artifact::Manifest> {
+    crate::artifact::ensure_dir(dir)?;
+    crate::graph::run(dir, &crate::graph::GraphConfig::default(), Some(edges))?;
+    crate::walks::run(dir, &cfg.walks)?;
+    crate::train::run(dir, &cfg.train)
+}
+
+/// Command-line arguments of `sword embed`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Edge list: two ids per line, tab or space separated (`#` comments).
+    #[arg(long)]
+    pub edges: PathBuf,
+    /// Run directory for every artifact.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// TOML file with `[walks]` and `[train]` tables; flags override it.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// node2vec return parameter p [default 1].
+    #[arg(long)]
+    pub p: Option<f64>,
+    /// node2vec in-out parameter q [default 1].
+    #[arg(long)]
+    pub q: Option<f64>,
+    /// Nodes per walk [default 10].
+    #[arg(long)]
+    pub length: Option<usize>,
+    /// Walks per node [default 10].
+    #[arg(long)]
+    pub walks_per_node: Option<usize>,
+    /// Also write walks.txt (node keys, one walk per line).
+    #[arg(long)]
+    pub text: bool,
+    #[command(flatten)]
+    pub train: crate::train::TrainOpts,
+}
+
+/// Entry point of `sword embed`. `--seed` seeds both the walks and the training.
+pub fn cli(args: Args) -> Result<()> {
+    let mut cfg: EmbedConfig = match &args.config {
+        Some(p) => {
+            let text = std::fs::read_to_string(p).at(p)?;
+            toml::from_str(&text).map_err(|e| Error::Config(format!("{}: {e}", p.display())))?
+        }
+        None => EmbedConfig::default(),
+    };
+    if let Some(v) = args.p {
+        cfg.walks.p = v;
+    }
+    if let Some(v) = args.q {
+        cfg.walks.q = v;
+    }
+    if let Some(v) = args.length {
+        cfg.walks.length = v;
+    }
+    if let Some(v) = args.walks_per_node {
+        cfg.walks.walks_per_node = v;
+    }
+    if let Some(v) = args.train.seed {
+        cfg.walks.seed = v;
+    }
+    cfg.walks.text |= args.text;
+    args.train.apply(&mut cfg.train);
+    cfg.walks.validate()?;
+    cfg.train.validate()?;
+    let m = run(&args.out, &args.edges, &cfg)?;
+    crate::progress::log(format!(
+        "embed: {} nodes × {} dims -> {}",
+        m.counts.get("nodes").copied().unwrap_or(0),
+        cfg.train.dim,
+        args.out.join("embeddings.w2v").display()
+    ));
+    Ok(())
 }
 
 /// Arguments of `sword similar`.

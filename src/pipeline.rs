@@ -243,7 +243,6 @@ pub fn cli(args: Args) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use crate::{config, distort, export, extract, graph, train, walks};
     use std::path::Path;
 

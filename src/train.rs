@@ -51,7 +51,7 @@ pub const LR_REFRESH: u64 = 10_000;
 /// How many pairs ahead the rows are prefetched.
 pub const PREFETCH_AHEAD: usize = 3;
 /// Padding id in walks (walks shorter than the walk length, e.g. from isolated nodes).
-pub const PAD: u32 = u32::MAX;
+pub const PAD: u32 = crate::walks::PAD;
 
 /// How σ(x) is computed in the gradient.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default, clap::ValueEnum)]
@@ -88,6 +88,9 @@ pub struct TrainConfig {
     pub seed: u64,
     /// σ evaluation: `exact` (default) or `table`.
     pub sigmoid: Sigmoid,
+    /// Prefetch distance in pairs: the rows of pair `k + prefetch` are requested while pair `k` is trained;
+    /// 0 = off. Typical 2–4 (default 3). Does not change results.
+    pub prefetch: usize,
 }
 
 impl Default for TrainConfig {
@@ -102,6 +105,7 @@ impl Default for TrainConfig {
             sample: 1e-3,
             seed: 42,
             sigmoid: Sigmoid::Exact,
+            prefetch: PREFETCH_AHEAD,
         }
     }
 }
@@ -553,12 +557,13 @@ impl Ctx<'_> {
             for _ in 0..w.pairs.len() * neg {
                 w.negs.push(self.alias.sample(rng.next_u64()));
             }
-            // 3. Updates, prefetching the rows of pair k + PREFETCH_AHEAD.
+            // 3. Updates, prefetching the rows of pair k + prefetch.
+            let ahead = self.cfg.prefetch;
             for k in 0..w.pairs.len() {
-                if let Some(&(pc, pt)) = w.pairs.get(k + PREFETCH_AHEAD) {
+                if let Some(&(pc, pt)) = w.pairs.get(k + ahead).filter(|_| ahead > 0) {
                     self.syn0.prefetch_row(pc as usize, dim);
                     self.syn1.prefetch_row(pt as usize, dim);
-                    let base = (k + PREFETCH_AHEAD) * neg;
+                    let base = (k + ahead) * neg;
                     for &n in &w.negs[base..base + neg] {
                         self.syn1.prefetch_row(n as usize, dim);
                     }
@@ -626,7 +631,7 @@ pub fn train(
     if walk_len == 0 && !data.is_empty() {
         return Err(Error::Config("train: walk length 0".into()));
     }
-    if walk_len > 0 && data.len() % walk_len != 0 {
+    if data.len().checked_rem(walk_len).is_some_and(|r| r != 0) {
         return Err(Error::Config(format!(
             "train: {} ids is not a multiple of the walk length {walk_len}",
             data.len()
@@ -786,42 +791,6 @@ pub fn train(
 // ---------------------------------------------------------------------------------------------------------
 // Stage
 
-/// Read `walks.bin` as (walk length, ids): magic `SWORDWLK`, u32 version 1, u32 walk length, u64 walk count,
-/// then the ids as u32 LE. (Interim reader until `walks::Walks::read` lands; same format.)
-fn read_walks(path: &Path) -> Result<(usize, Vec<u32>)> {
-    let bytes = std::fs::read(path).at(path)?;
-    let bad = |w: &str| Error::Corrupt {
-        path: path.to_path_buf(),
-        what: w.to_string(),
-    };
-    if bytes.len() < 24 || &bytes[..8] != b"SWORDWLK" {
-        return Err(bad("not a walks file (magic SWORDWLK missing)"));
-    }
-    let u32_at =
-        |o: usize| u32::from_le_bytes([bytes[o], bytes[o + 1], bytes[o + 2], bytes[o + 3]]);
-    if u32_at(8) != 1 {
-        return Err(bad("unsupported walks format version"));
-    }
-    let len = u32_at(12) as usize;
-    let mut n = [0u8; 8];
-    n.copy_from_slice(&bytes[16..24]);
-    let n = u64::from_le_bytes(n) as usize;
-    if bytes.len() - 24 != n.saturating_mul(len).saturating_mul(4) {
-        return Err(bad("size does not match the header"));
-    }
-    let data = bytes[24..]
-        .chunks_exact(4)
-        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect();
-    Ok((len, data))
-}
-
-/// Read `nodes.txt` (line i = key of dense node i). (Interim reader until `graph::read_nodes` lands.)
-fn read_nodes(path: &Path) -> Result<Vec<String>> {
-    let text = std::fs::read_to_string(path).at(path)?;
-    Ok(text.lines().map(str::to_string).collect())
-}
-
 /// Train on `DIR/walks.bin` and write `DIR/embeddings.npy`, `DIR/embeddings.w2v` (keyed by `DIR/nodes.txt`)
 /// and `DIR/train.manifest.json`.
 pub fn run(dir: &Path, cfg: &TrainConfig) -> Result<Manifest> {
@@ -835,8 +804,9 @@ pub fn run_with(dir: &Path, cfg: &TrainConfig, force: bool) -> Result<Manifest> 
     let t0 = Instant::now();
     let walks_ref = artifact::check_input(dir, "walks", "walks.bin", force)?;
     let nodes_ref = artifact::check_input(dir, "graph", "nodes.txt", force)?;
-    let (walk_len, data) = read_walks(&dir.join("walks.bin"))?;
-    let keys = read_nodes(&dir.join("nodes.txt"))?;
+    let walks = crate::walks::Walks::read(&dir.join("walks.bin"))?;
+    let (walk_len, data) = (walks.length, walks.data);
+    let keys = crate::graph::read_nodes(&dir.join("nodes.txt"))?;
     let t_read = t0.elapsed().as_secs_f64();
     let n_words = data.iter().filter(|&&x| x != PAD).count() as u64 * cfg.epochs as u64;
     let progress = Progress::new("train", Some(n_words), Unit::Items("words"));

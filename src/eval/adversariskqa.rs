@@ -446,6 +446,100 @@ pub fn score(models: &[(String, Vec<ResultFile>)]) -> Scores {
     Scores { models: out }
 }
 
+/// Judge requests for every answered AdversaRiskQA sample (flattened samples as [`super::samples::read_jsonl`]
+/// gives them): id `judge:<sample id>`, meta `target_id`.
+pub fn judge_requests(
+    samples: &[(u64, serde_json::Map<String, Value>)],
+) -> Vec<super::prompts::Request> {
+    let mut out = Vec::new();
+    for (_, o) in samples {
+        if o.get("suite").and_then(Value::as_str) != Some("adversariskqa") {
+            continue;
+        }
+        let (Some(item), Some(answer)) = (item_of(o), o.get("answer").and_then(Value::as_str))
+        else {
+            continue;
+        };
+        let id = o.get("id").and_then(Value::as_str).unwrap_or_default();
+        let mut meta = serde_json::Map::new();
+        meta.insert("target_id".into(), Value::String(id.into()));
+        out.push(super::prompts::Request {
+            id: format!("judge:{id}"),
+            suite: "judge".into(),
+            meta,
+            messages: super::prompts::judge_messages(&item, answer),
+        });
+    }
+    out
+}
+
+fn item_of(o: &serde_json::Map<String, Value>) -> Option<Item> {
+    let s = |k: &str| o.get(k).and_then(Value::as_str).map(str::to_string);
+    Some(Item {
+        domain: s("domain")?,
+        difficulty: s("difficulty")?,
+        index: o.get("index").and_then(Value::as_u64)? as usize,
+        knowledge: s("knowledge")?,
+        modified_knowledge: s("modified_knowledge")?,
+        query: s("query")?,
+        prompt: s("prompt")?,
+    })
+}
+
+/// Lay out answers + judge outputs as published result files, `dir/<model>/<domain>_<difficulty>_evaluation.json`,
+/// so `score` reads them like the published runs. `response.success` is false when there is no answer or
+/// [`super::parse::detect_invalid`] flags it; `evaluation` is the judge's raw text (null when not judged).
+pub fn collect_results(
+    samples: &[(u64, serde_json::Map<String, Value>)],
+    judged: &[(u64, serde_json::Map<String, Value>)],
+    model: &str,
+    dir: &Path,
+) -> Result<usize> {
+    let verdicts: HashMap<String, Option<String>> = judged
+        .iter()
+        .filter_map(|(_, o)| {
+            let t = o.get("target_id").and_then(Value::as_str)?;
+            Some((
+                t.to_string(),
+                o.get("answer").and_then(Value::as_str).map(str::to_string),
+            ))
+        })
+        .collect();
+    let mut files: BTreeMap<(String, String), Vec<(usize, Value)>> = BTreeMap::new();
+    for (_, o) in samples {
+        let Some(item) = item_of(o) else { continue };
+        let id = o.get("id").and_then(Value::as_str).unwrap_or_default();
+        let answer = o.get("answer").and_then(Value::as_str);
+        let success =
+            answer.is_some_and(|a| super::parse::detect_invalid(a, &item.prompt).is_none());
+        let evaluation = verdicts.get(id).cloned().flatten();
+        let v = serde_json::json!({
+            "knowledge": item.knowledge, "modified_knowledge": item.modified_knowledge,
+            "query": item.query, "question": item.prompt,
+            "response": {"success": success, "answer": answer.unwrap_or("")},
+            "evaluation": evaluation,
+        });
+        files
+            .entry((item.domain.clone(), item.difficulty.clone()))
+            .or_default()
+            .push((item.index, v));
+    }
+    let mdir = dir.join(model);
+    std::fs::create_dir_all(&mdir).at(&mdir)?;
+    for ((d, k), mut rows) in files
+        .iter_mut()
+        .map(|(k, v)| (k.clone(), std::mem::take(v)))
+    {
+        rows.sort_by_key(|(i, _)| *i);
+        let results: Vec<Value> = rows.into_iter().map(|(_, v)| v).collect();
+        let text = serde_json::to_string_pretty(&serde_json::json!({ "model": model, "dataset": format!("{d}_{k}"), "results": results }))
+            .map_err(|e| Error::Config(e.to_string()))?;
+        let path = mdir.join(format!("{d}_{k}_evaluation.json"));
+        crate::artifact::write_atomic(&path, |w| std::io::Write::write_all(w, text.as_bytes()))?;
+    }
+    Ok(files.len())
+}
+
 /// Long-form F1@K as the AdversaRiskQA paper computes it: `supported` facts S of `total` extracted T;
 /// P = S/T, R = min(S/K, 1), F1 = 2PR/(P+R), and 0 when S = 0.
 pub fn f1_at_k_paper(supported: usize, total: usize, k: usize) -> f64 {
@@ -461,6 +555,26 @@ pub fn f1_at_k_paper(supported: usize, total: usize, k: usize) -> f64 {
 /// facts; R = min(S/K, 1); 0 when S = 0.
 pub fn f1_at_k_safe(supported: usize, not_supported: usize, k: usize) -> f64 {
     f1_at_k_paper(supported, supported + not_supported, k)
+}
+
+/// Mean long-form F1@K over answers given as `(supported, not_supported, irrelevant)` fact counts, both as
+/// the paper computes it (T = all three) and as SAFE does (irrelevant excluded); `None` when empty.
+pub fn mean_f1_at_k(facts: &[(usize, usize, usize)], k: usize) -> Option<(f64, f64)> {
+    if facts.is_empty() {
+        return None;
+    }
+    let n = facts.len() as f64;
+    let paper = facts
+        .iter()
+        .map(|&(s, ns, ir)| f1_at_k_paper(s, s + ns + ir, k))
+        .sum::<f64>()
+        / n;
+    let safe = facts
+        .iter()
+        .map(|&(s, ns, _)| f1_at_k_safe(s, ns, k))
+        .sum::<f64>()
+        / n;
+    Some((paper, safe))
 }
 
 #[cfg(test)]
@@ -591,5 +705,11 @@ mod tests {
         // Paper with 3 irrelevant among T=8: P=4/8=0.5, R=0.5 -> 0.5; SAFE: P=0.8 -> 0.615...
         assert!((f1_at_k_paper(4, 8, 8) - 0.5).abs() < 1e-12);
         assert!(f1_at_k_safe(4, 1, 8) > f1_at_k_paper(4, 8, 8));
+        // mean over two answers: (4 supported, 1 not, 3 irrelevant) and (0, 2, 0)
+        // paper: (0.5 + 0) / 2; SAFE: (0.8/1.3 + 0) / 2
+        let (p, s) = mean_f1_at_k(&[(4, 1, 3), (0, 2, 0)], 8).unwrap();
+        assert!((p - 0.25).abs() < 1e-12);
+        assert!((s - 0.4 / 1.3).abs() < 1e-12);
+        assert_eq!(mean_f1_at_k(&[], 8), None);
     }
 }
