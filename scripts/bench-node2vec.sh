@@ -6,6 +6,7 @@
 #   SIZES="100k" SECTIONS="walks" scripts/bench-node2vec.sh
 #
 # Sections (functions `section_<name> SIZE`, run in the order of $SECTIONS for every size):
+#   graphs  only generate the graphs
 #   walks   pecanpy SparseOTF walks vs `sword graph` + `sword walks` (p = q = 1 and p = 0.5, q = 2)
 #   (train: gensim vs `sword train` — added by the training change; add a `section_train` function and
 #    list it in SECTIONS_ALL.)
@@ -15,7 +16,8 @@
 #
 # Environment: WORK (scratch dir, default /work/bench-node2vec), VENV (Python virtualenv outside the repo,
 # default /work/venv; pecanpy is installed into it if missing), SWORD (binary; default: built with
-# `cargo build --profile quick` into $CARGO_TARGET_DIR or target/), THREADS (default 2),
+# `cargo build --profile quick` into $CARGO_TARGET_DIR or target/), THREADS (default 2), TOOLS ("sword peer"
+# by default; "sword" skips the peer tools),
 # PECANPY_TIMEOUT (seconds per pecanpy run, default 3600), PECANPY_BIASED_WALKS_1M (walks per node for
 # pecanpy's biased run on the 1m graph, default 1: its SparseOTF step is slow enough that 10 walks per node
 # take hours; the figure is extrapolated linearly to 10 walks per node and marked as such).
@@ -33,6 +35,7 @@ SIZES="${SIZES:-100k 1m}"
 SECTIONS_ALL="walks"
 SECTIONS="${SECTIONS:-$SECTIONS_ALL}"
 PECANPY_TIMEOUT="${PECANPY_TIMEOUT:-3600}"
+TOOLS="${TOOLS:-sword peer}"  # "sword" alone skips the peers (pecanpy, gensim) for a quick rerun
 PECANPY_BIASED_WALKS_1M="${PECANPY_BIASED_WALKS_1M:-1}"
 NUM_WALKS=10
 PY="$VENV/bin/python"
@@ -164,6 +167,9 @@ if do_map:
 print(json.dumps(res))
 '
 
+# Only generate the graph (SECTIONS=graphs pre-generates them).
+section_graphs() { gen_graph "$1" >/dev/null; }
+
 section_walks() {
     local size="$1" edg run
     edg="$(gen_graph "$size")"
@@ -184,6 +190,7 @@ section_walks() {
         ws=$("$PY" -c 'import json,sys; m=json.load(open(sys.argv[1])); print(m["timings"]["walk"], m["counts"]["steps"], m["counts"]["walks"])' "$run/walks.manifest.json")
         set -- $ws
         row "sword walks | $p, $q | $NUM_WALKS | $WALL | $(printf %.2f "$1") | $RSS_MB | $(awk -v w="$3" -v s="$1" 'BEGIN{printf "%.0f", w/s}') | $(awk -v w="$2" -v s="$1" 'BEGIN{printf "%.0f", w/s}') | $(awk -v w="$2" -v s="$CPU" 'BEGIN{printf "%.0f", w/s}')"
+        case " $TOOLS " in *" peer "*) ;; *) continue ;; esac
         # pecanpy
         local nw="$NUM_WALKS" note="" do_map=1
         if [ "$size" = "1m" ] && [ "$p $q" != "1 1" ]; then

@@ -86,6 +86,10 @@ pub struct Args {
     /// Fail (exit code 2) when more lines than this are malformed.
     #[arg(long)]
     pub max_bad_lines: Option<u64>,
+    /// Benchmark baseline: only decompress and chunk the dump with the same decoders and threads, discard the
+    /// bytes, print the JSON MB/s; writes nothing.
+    #[arg(long, hide = true)]
+    pub decode_only: bool,
 }
 
 /// Load a config file (a bare `Config` table, or one under `[extract]`).
@@ -114,6 +118,19 @@ pub fn cli(args: Args) -> Result<()> {
     if let Some(n) = args.max_bad_lines {
         cfg.max_bad_lines = n;
     }
+    if args.decode_only {
+        let (stats, secs) = decode_only(&args.dump, &cfg)?;
+        println!(
+            "decode-only {}: format {}, {} bytes of JSON in {secs:.3} s = {:.1} MB/s, gzip members {:?}, parallel inflate {}",
+            args.dump.display(),
+            stats.format.map(|f| f.as_str()).unwrap_or("?"),
+            stats.json_bytes,
+            stats.json_bytes as f64 / 1e6 / secs.max(1e-9),
+            stats.gzip_members,
+            stats.parallel_inflate
+        );
+        return Ok(());
+    }
     let m = run(&args.dump, &args.out, &cfg)?;
     progress::log(format!(
         "extract: {} labelled entities, {} triples, {} statements, {} properties, {} transitive → {}",
@@ -125,6 +142,38 @@ pub fn cli(args: Args) -> Result<()> {
         args.out.display()
     ));
     Ok(())
+}
+
+/// Read the dump through the same paths as [`run`] (decoders, threads, chunking) but discard the bytes: the
+/// baseline that `scripts/bench-extract.sh` divides by. Returns the read statistics and the seconds taken.
+pub fn decode_only(dump: &Path, cfg: &Config) -> Result<(dump::ReadStats, f64)> {
+    let t0 = Instant::now();
+    let total = (dump != Path::new("-"))
+        .then(|| std::fs::metadata(dump).ok().map(|m| m.len()))
+        .flatten();
+    let progress = Progress::new("decode", total, Unit::Bytes);
+    let opts = ReadOpts {
+        chunk_size: cfg.chunk_kib.max(1) << 10,
+        parallel_gzip: cfg.parallel_gzip,
+        ..ReadOpts::default()
+    };
+    let work = |bytes: &[u8], _: bool| ChunkOut {
+        len: bytes.len() as u64,
+        newlines: 0,
+        head: None,
+        has_newline: false,
+        tail: Vec::new(),
+        data: (),
+    };
+    let mut json = 0u64;
+    let mut sink = |c: ChunkOut<()>| {
+        json += c.len;
+        Ok(())
+    };
+    let mut stats = dump::read_dump(dump, &opts, &work, &mut sink, &progress)?;
+    progress.finish();
+    stats.json_bytes = stats.json_bytes.max(json);
+    Ok((stats, t0.elapsed().as_secs_f64()))
 }
 
 fn split_list(v: Vec<String>) -> Vec<String> {
@@ -188,6 +237,157 @@ impl Rules {
     }
 }
 
+/// A candidate statement held in memory between the streaming pass and the join: 48 bytes and no heap
+/// allocation for the usual statement GUID `Q42$0D9D1E2E-…` (stored as 16 bytes plus case flags), which keeps
+/// the ≈10⁸ candidates of a full dump in a few GB (see the README).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Cand {
+    pub s: u64,
+    pub o: u64,
+    pub p: u32,
+    pub rank: Rank,
+    pub id: StmtId,
+}
+
+/// A statement GUID, compact when it has the standard shape `<Q|q><subject>$<UUID>`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StmtId {
+    /// UUID bytes; flags bit 0: prefix `q` (else `Q`), bit 1: lower-case hex (else upper-case).
+    Guid([u8; 16], u8),
+    Other(Box<str>),
+    Missing,
+}
+
+impl StmtId {
+    /// Encode the GUID of a statement of item `subject`.
+    pub fn encode(subject: u64, id: Option<&str>) -> StmtId {
+        let Some(id) = id else {
+            return StmtId::Missing;
+        };
+        Self::guid(subject, id).unwrap_or_else(|| StmtId::Other(id.into()))
+    }
+
+    fn guid(subject: u64, id: &str) -> Option<StmtId> {
+        let (prefix, uuid) = id.split_once('$')?;
+        let mut flags = match prefix.as_bytes().first()? {
+            b'Q' => 0u8,
+            b'q' => 1,
+            _ => return None,
+        };
+        let digits = &prefix[1..];
+        if digits.is_empty()
+            || digits.starts_with('0')
+            || !digits.bytes().all(|b| b.is_ascii_digit())
+            || digits.parse::<u64>().ok()? != subject
+        {
+            return None;
+        }
+        let u = uuid.as_bytes();
+        if u.len() != 36 {
+            return None;
+        }
+        let (mut upper, mut lower) = (false, false);
+        let mut out = [0u8; 16];
+        let mut n = 0;
+        for (i, &b) in u.iter().enumerate() {
+            if matches!(i, 8 | 13 | 18 | 23) {
+                if b != b'-' {
+                    return None;
+                }
+                continue;
+            }
+            let v = match b {
+                b'0'..=b'9' => b - b'0',
+                b'a'..=b'f' => {
+                    lower = true;
+                    b - b'a' + 10
+                }
+                b'A'..=b'F' => {
+                    upper = true;
+                    b - b'A' + 10
+                }
+                _ => return None,
+            };
+            out[n / 2] |= if n % 2 == 0 { v << 4 } else { v };
+            n += 1;
+        }
+        if upper && lower {
+            return None;
+        }
+        if lower {
+            flags |= 2;
+        }
+        Some(StmtId::Guid(out, flags))
+    }
+
+    /// The GUID text (empty when missing).
+    pub fn decode(&self, subject: u64) -> String {
+        match self {
+            StmtId::Missing => String::new(),
+            StmtId::Other(s) => s.to_string(),
+            StmtId::Guid(b, flags) => {
+                let hex: &[u8; 16] = if flags & 2 != 0 {
+                    b"0123456789abcdef"
+                } else {
+                    b"0123456789ABCDEF"
+                };
+                let mut s = String::with_capacity(58);
+                s.push(if flags & 1 != 0 { 'q' } else { 'Q' });
+                s.push_str(&subject.to_string());
+                s.push('$');
+                for (i, byte) in b.iter().enumerate() {
+                    if matches!(i, 4 | 6 | 8 | 10) {
+                        s.push('-');
+                    }
+                    s.push(hex[usize::from(byte >> 4)] as char);
+                    s.push(hex[usize::from(byte & 15)] as char);
+                }
+                s
+            }
+        }
+    }
+}
+
+impl Cand {
+    /// The order of the corresponding [`Triple`]s (statement ids compared as text only on ties).
+    pub fn cmp_as_triple(a: &Cand, b: &Cand) -> std::cmp::Ordering {
+        (a.s, a.p, a.o, a.rank)
+            .cmp(&(b.s, b.p, b.o, b.rank))
+            .then_with(|| {
+                if a.id == b.id {
+                    std::cmp::Ordering::Equal
+                } else {
+                    a.id.decode(a.s).cmp(&b.id.decode(b.s))
+                }
+            })
+    }
+
+    /// The statement as a [`Triple`].
+    pub fn to_triple(&self) -> Triple {
+        Triple {
+            subject: Qid(self.s),
+            property: Pid(u64::from(self.p)),
+            object: Qid(self.o),
+            rank: self.rank,
+            statement_id: self.id.decode(self.s),
+        }
+    }
+
+    /// From a [`Triple`] (`None` when the property number does not fit 32 bits).
+    pub fn from_triple(t: &Triple) -> Option<Cand> {
+        Some(Cand {
+            s: t.subject.0,
+            o: t.object.0,
+            p: u32::try_from(t.property.0).ok()?,
+            rank: t.rank,
+            id: StmtId::encode(
+                t.subject.0,
+                (!t.statement_id.is_empty()).then_some(t.statement_id.as_str()),
+            ),
+        })
+    }
+}
+
 /// Named counters summed over the run (all end up in the manifest).
 #[derive(Clone, Debug, Default)]
 pub struct Counts {
@@ -231,9 +431,9 @@ pub struct Part {
     entities: Vec<EntityRecord>,
     properties: Vec<PropertyRecord>,
     /// Item→item statements of labelled subjects.
-    candidates: Vec<Triple>,
+    candidates: Vec<Cand>,
     /// Item→item statements of unlabelled subjects whose property is in the transitive seed.
-    seed_other: Vec<Triple>,
+    seed_other: Vec<Cand>,
     /// Item→item statements of unlabelled subjects, by property (to report transitive statements missed).
     unlabelled_by_prop: HashMap<Pid, u64>,
     counts: Counts,
@@ -359,7 +559,6 @@ fn keep_entity(
         c.add("labels_from_mul", from_mul);
         c.add("labelled_only_thanks_to_mul", u64::from(from_mul > 0));
     }
-    let stmt_id = |st: &entity::Statement<'_>| st.id.as_deref().unwrap_or("").to_string();
     if let EntityId::Property(pid) = id {
         let is = |p: &str, v: EntityValue, st: &entity::Statement<'_>| {
             st.property == p && st.value == v && st.rank != Some(Rank::Deprecated)
@@ -409,12 +608,16 @@ fn keep_entity(
             if st.id.is_none() {
                 c.add("statements_without_id", 1);
             }
-            let t = || Triple {
-                subject,
-                property,
-                object,
+            let Ok(p32) = u32::try_from(property.0) else {
+                c.add("statements_bad_property", 1);
+                continue;
+            };
+            let t = || Cand {
+                s: subject.0,
+                o: object.0,
+                p: p32,
                 rank: st.rank.unwrap_or(Rank::Normal),
-                statement_id: stmt_id(st),
+                id: StmtId::encode(subject.0, st.id.as_deref()),
             };
             if labelled {
                 part.candidates.push(t());
@@ -459,8 +662,8 @@ pub struct Acc<'r> {
     joiner: Joiner,
     entities: Vec<EntityRecord>,
     properties: Vec<PropertyRecord>,
-    candidates: Vec<Triple>,
-    seed_other: Vec<Triple>,
+    candidates: Vec<Cand>,
+    seed_other: Vec<Cand>,
     unlabelled_by_prop: HashMap<Pid, u64>,
     counts: Counts,
     bad_total: u64,
@@ -607,7 +810,8 @@ pub struct Joined {
     pub properties: Vec<PropertyRecord>,
     pub triples: Vec<Triple>,
     pub statements: Vec<Triple>,
-    pub transitive: Vec<Triple>,
+    /// Sorted like `Triple` (subject, property, object, rank, statement id); converted to rows while writing.
+    pub transitive: Vec<Cand>,
     /// Statements with unlabelled subjects of transitive properties outside the seed (not kept).
     pub transitive_missed: u64,
     pub duplicate_entities: u64,
@@ -617,8 +821,8 @@ pub struct Joined {
 pub fn join(
     mut entities: Vec<EntityRecord>,
     mut properties: Vec<PropertyRecord>,
-    mut candidates: Vec<Triple>,
-    seed_other: Vec<Triple>,
+    candidates: Vec<Cand>,
+    seed_other: Vec<Cand>,
     unlabelled_by_prop: &HashMap<Pid, u64>,
     seed: &HashSet<Pid>,
 ) -> Joined {
@@ -634,23 +838,26 @@ pub fn join(
         .filter(|p| p.transitive)
         .map(|p| p.id)
         .collect();
-    candidates.sort();
-    candidates.dedup();
-    let mut transitive: Vec<Triple> = candidates
+    let mut transitive: Vec<Cand> = candidates
         .iter()
         .chain(seed_other.iter())
-        .filter(|t| transitive_props.contains(&t.property))
+        .filter(|c| transitive_props.contains(&Pid(u64::from(c.p))))
         .cloned()
         .collect();
-    transitive.sort();
+    drop(seed_other);
+    transitive.sort_unstable_by(Cand::cmp_as_triple);
     transitive.dedup();
-    let statements: Vec<Triple> = candidates
-        .into_iter()
-        .filter(|t| {
-            labelled.contains(&EntityId::Property(t.property))
-                && labelled.contains(&EntityId::Item(t.object))
+    let mut statements: Vec<Triple> = candidates
+        .iter()
+        .filter(|c| {
+            labelled.contains(&EntityId::Property(Pid(u64::from(c.p))))
+                && labelled.contains(&EntityId::Item(Qid(c.o)))
         })
+        .map(Cand::to_triple)
         .collect();
+    drop(candidates);
+    statements.sort_unstable();
+    statements.dedup();
     // Final triples: deprecated out, one row per (S, P, O) with the best rank (ties: smallest statement id).
     let mut triples: Vec<Triple> = Vec::new();
     for t in statements.iter().filter(|t| t.rank != Rank::Deprecated) {
@@ -791,7 +998,11 @@ pub fn run(dump: &Path, out: &Path, cfg: &Config) -> Result<Manifest> {
         tables::write_triples(w, &j.statements, p)
     })?;
     write_parquet(out, TRANSITIVE, |w, p| {
-        tables::write_triples(w, &j.transitive, p)
+        let rows = j
+            .transitive
+            .chunks(tables::ROW_GROUP)
+            .map(|c| std::borrow::Cow::Owned(c.iter().map(Cand::to_triple).collect::<Vec<_>>()));
+        tables::write_triples_chunked(w, rows, p)
     })?;
     let t_write = t2.elapsed().as_secs_f64();
 
@@ -975,14 +1186,15 @@ mod tests {
             symmetric: false,
             inverse: vec![],
         }];
+        let c = |t: Triple| Cand::from_triple(&t).unwrap();
         let cands = vec![
-            t(1, 10, 2, Rank::Normal, "a"),
-            t(1, 10, 2, Rank::Preferred, "b"),
-            t(2, 10, 1, Rank::Deprecated, "c"),
-            t(1, 10, 3, Rank::Normal, "d"), // object unlabelled
-            t(1, 11, 2, Rank::Normal, "e"), // property unlabelled
+            c(t(1, 10, 2, Rank::Preferred, "b")),
+            c(t(1, 10, 2, Rank::Normal, "a")),
+            c(t(2, 10, 1, Rank::Deprecated, "c")),
+            c(t(1, 10, 3, Rank::Normal, "d")), // object unlabelled
+            c(t(1, 11, 2, Rank::Normal, "e")), // property unlabelled
         ];
-        let other = vec![t(3, 10, 4, Rank::Normal, "f")];
+        let other = vec![c(t(3, 10, 4, Rank::Normal, "f"))];
         let j = join(
             entities,
             props,
@@ -1001,6 +1213,38 @@ mod tests {
             ]
         );
         assert_eq!(j.transitive.len(), 5);
+        let tr: Vec<Triple> = j.transitive.iter().map(Cand::to_triple).collect();
+        let mut sorted = tr.clone();
+        sorted.sort();
+        assert_eq!(tr, sorted);
+    }
+
+    #[test]
+    fn statement_ids_round_trip_compactly() {
+        for (s, id) in [
+            (42, "Q42$8AB2F3F8-6C97-4B66-8AD4-0123456789AB"),
+            (42, "q42$8ab2f3f8-6c97-4b66-8ad4-0123456789ab"),
+            (7, "Q7$01234567-0123-0123-0123-012345678901"),
+        ] {
+            let e = StmtId::encode(s, Some(id));
+            assert!(matches!(e, StmtId::Guid(..)), "{id}");
+            assert_eq!(e.decode(s), id);
+        }
+        for (s, id) in [
+            (42, "Q43$8AB2F3F8-6C97-4B66-8AD4-0123456789AB"),
+            (42, "Q42$8ab2f3f8-6C97-4B66-8AD4-0123456789AB"),
+            (42, "Q42$8AB2F3F8-6C97-4B66-8AD4-0123456789"),
+            (42, "Q042$8AB2F3F8-6C97-4B66-8AD4-0123456789AB"),
+            (42, "Q42$a"),
+            (42, "weird"),
+            (42, ""),
+        ] {
+            let e = StmtId::encode(s, Some(id));
+            assert!(matches!(e, StmtId::Other(_)), "{id}");
+            assert_eq!(e.decode(s), id);
+        }
+        assert_eq!(StmtId::encode(1, None).decode(1), "");
+        assert_eq!(std::mem::size_of::<Cand>(), 48);
     }
 
     #[test]

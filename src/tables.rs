@@ -16,6 +16,7 @@ use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
 use parquet::file::reader::ChunkReader;
+use std::borrow::Cow;
 use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
@@ -52,10 +53,25 @@ pub fn write_triples<W: Write + Send>(
     triples: &[Triple],
     path_for_errors: &Path,
 ) -> Result<W> {
+    write_triples_chunked(
+        w,
+        triples.chunks(ROW_GROUP).map(Cow::Borrowed),
+        path_for_errors,
+    )
+}
+
+/// Write triples given as consecutive chunks (each becomes one record batch; chunks of `ROW_GROUP` rows give
+/// the same bytes as [`write_triples`]), so a caller can convert rows lazily instead of holding them all.
+pub fn write_triples_chunked<'a, W: Write + Send>(
+    w: W,
+    chunks: impl IntoIterator<Item = Cow<'a, [Triple]>>,
+    path_for_errors: &Path,
+) -> Result<W> {
     let schema = triple_schema();
     let mut writer = ArrowWriter::try_new(w, schema.clone(), Some(writer_props()))
         .map_err(|e| Error::parquet(path_for_errors, e))?;
-    for chunk in triples.chunks(ROW_GROUP) {
+    for chunk in chunks {
+        let chunk: &[Triple] = &chunk;
         let col = |f: &dyn Fn(&Triple) -> String| -> ArrayRef {
             Arc::new(StringArray::from_iter_values(chunk.iter().map(f)))
         };
