@@ -366,7 +366,7 @@ fn read_up_to(mut f: &std::fs::File, buf: &mut [u8]) -> std::io::Result<usize> {
 /// file cannot be split (fewer than two members: the caller then decodes it sequentially). Each member is cut
 /// into chunks on its worker; a member's first chunk is framed as if it started inside a line, so the layout
 /// does not have to put member starts at line starts.
-fn gz_parallel<T: Send>(
+pub(crate) fn gz_parallel<T: Send>(
     data: &[u8],
     opts: &ReadOpts,
     work: &Work<'_, T>,
@@ -407,7 +407,7 @@ fn gz_parallel<T: Send>(
     }))
 }
 
-fn read_mapped<T: Send>(
+pub(crate) fn read_mapped<T: Send>(
     map: &[u8],
     opts: &ReadOpts,
     work: &Work<'_, T>,
