@@ -39,15 +39,6 @@ impl SwordRow {
     }
 }
 
-fn acc<'a>(rows: impl Iterator<Item = &'a SwordRow>) -> Option<f64> {
-    let (mut n, mut c) = (0usize, 0usize);
-    for r in rows {
-        n += 1;
-        c += usize::from(r.correct());
-    }
-    (n > 0).then(|| c as f64 / n as f64)
-}
-
 /// Every named measure (fractions in [0, 1]) on a set of rows:
 /// `acc.<lang>.<strategy>`, `acc.<lang>.all`, `accept_true.<lang>`, `reject_false.<lang>`,
 /// `gap.<strategy|false>.abs` (max − min over languages) and `.rel` ((max − min)/max),
@@ -67,7 +58,8 @@ fn measures_tagged(rows: &[(&SwordRow, u32)]) -> BTreeMap<String, f64> {
     let mut per_lang: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
     let mut per_label: BTreeMap<(&str, bool), (usize, usize)> = BTreeMap::new();
     // Per statement copy: strategy and the set of (language, correct).
-    let mut stmt: HashMap<(&str, u32), (&str, Vec<(&str, bool)>)> = HashMap::new();
+    type Answers<'a> = (&'a str, Vec<(&'a str, bool)>);
+    let mut stmt: HashMap<(&str, u32), Answers> = HashMap::new();
     for &(r, copy) in rows {
         let ok = usize::from(r.correct());
         let l = r.language.as_str();
