@@ -36,45 +36,56 @@ pub fn heatmap_svg(
         let root = SVGBackend::with_string(&mut svg, (w, h)).into_drawing_area();
         root.fill(&WHITE).map_err(plot_err)?;
         let (nr, nc) = (rows.len() as i32, cols.len() as i32);
+        // Cells are centred on integer coordinates so the axis labels sit in the middle of each cell.
         let mut chart = ChartBuilder::on(&root)
             .caption(title, ("sans-serif", 18))
             .margin(10)
             .x_label_area_size(30)
             .y_label_area_size(80)
-            .build_cartesian_2d(0..nc, 0..nr)
+            .build_cartesian_2d(-0.5..(nc as f64 - 0.5), -0.5..(nr as f64 - 0.5))
             .map_err(plot_err)?;
+        let label = |names: &[String], v: f64, flip: bool| -> String {
+            if (v - v.round()).abs() > 1e-6 {
+                return String::new();
+            }
+            let i = v.round() as i32;
+            let i = if flip { nr - 1 - i } else { i };
+            usize::try_from(i)
+                .ok()
+                .and_then(|i| names.get(i))
+                .cloned()
+                .unwrap_or_default()
+        };
         chart
             .configure_mesh()
             .disable_mesh()
-            .x_labels(cols.len())
-            .y_labels(rows.len())
-            .x_label_formatter(&|x| cols.get(*x as usize).cloned().unwrap_or_default())
-            .y_label_formatter(&|y| {
-                rows.get((nr - 1 - *y) as usize)
-                    .cloned()
-                    .unwrap_or_default()
-            })
+            .x_labels(cols.len() + 1)
+            .y_labels(rows.len() + 1)
+            .x_label_formatter(&|x| label(cols, *x, false))
+            .y_label_formatter(&|y| label(rows, *y, true))
             .draw()
             .map_err(plot_err)?;
         for r in 0..nr {
             for c in 0..nc {
-                let y = nr - 1 - r;
+                let (x, y) = (c as f64, (nr - 1 - r) as f64);
                 let v = value(r as usize, c as usize);
                 let fill = v.map_or(RGBColor(220, 220, 220), shade);
                 chart
                     .draw_series(std::iter::once(Rectangle::new(
-                        [(c, y), (c + 1, y + 1)],
+                        [(x - 0.5, y - 0.5), (x + 0.5, y + 0.5)],
                         fill.filled(),
                     )))
                     .map_err(plot_err)?;
-                let label = v.map_or("–".to_string(), |v| format!("{:.0}", 100.0 * v));
+                let text = v.map_or("–".to_string(), |v| format!("{:.0}", 100.0 * v));
                 let color = if v.unwrap_or(0.0) > 0.6 { WHITE } else { BLACK };
+                let style = ("sans-serif", 14).into_font().color(&color).pos(
+                    plotters::style::text_anchor::Pos::new(
+                        plotters::style::text_anchor::HPos::Center,
+                        plotters::style::text_anchor::VPos::Center,
+                    ),
+                );
                 chart
-                    .draw_series(std::iter::once(Text::new(
-                        label,
-                        (c, y + 1),
-                        ("sans-serif", 14).into_font().color(&color),
-                    )))
+                    .draw_series(std::iter::once(Text::new(text, (x, y), style)))
                     .map_err(plot_err)?;
             }
         }
