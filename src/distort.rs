@@ -530,8 +530,13 @@ pub struct SamplingFrame {
     pub frame_size: u64,
     /// Triples excluded from the frame (deprecated rank).
     pub excluded_deprecated: u64,
+    /// Triples in the candidate pool of the final uniform draw (the frame, or the capped per-property picks).
+    pub pool_size: u64,
+    /// Probability that a pooled triple is drawn: originals / pool size.
+    pub draw_probability: f64,
     /// Per property: triples in the frame, originals drawn, and the inclusion weight (probability that a
-    /// given triple of that property enters the candidate pool before the final uniform draw).
+    /// given triple of that property enters the candidate pool before the final uniform draw). A triple's
+    /// overall sampling probability is `weight × draw_probability`.
     pub per_property: Vec<PropertyWeight>,
 }
 
@@ -554,28 +559,30 @@ pub fn sample_originals(triples: &[Triple], cfg: &DistortConfig) -> (Vec<usize>,
         by_prop.entry(triples[i].property).or_default().push(i);
     }
     let mut rng = item_rng(cfg.seed, 1, 0);
-    let (chosen, weights): (Vec<usize>, BTreeMap<Pid, f64>) = if cfg.stratify_by_property {
-        let cap = cfg.per_property_cap.max(1);
-        let mut pool = Vec::new();
-        let mut w = BTreeMap::new();
-        for (p, idx) in &by_prop {
-            let mut prng = item_rng(cfg.seed, 2, p.0);
-            let take = sample_indices(&mut prng, idx.len(), cap);
-            let mut picked: Vec<usize> = take.into_iter().map(|k| idx[k]).collect();
-            picked.sort_unstable();
-            pool.extend(picked);
-            w.insert(*p, (cap as f64 / idx.len() as f64).min(1.0));
-        }
-        let picks = sample_indices(&mut rng, pool.len(), cfg.samples);
-        (picks.into_iter().map(|k| pool[k]).collect(), w)
-    } else {
-        let picks = sample_indices(&mut rng, frame.len(), cfg.samples);
-        let w = if frame.is_empty() { 0.0 } else { 1.0 };
-        (
-            picks.into_iter().map(|k| frame[k]).collect(),
-            by_prop.keys().map(|p| (*p, w)).collect(),
-        )
-    };
+    let (chosen, weights, pool_size): (Vec<usize>, BTreeMap<Pid, f64>, usize) =
+        if cfg.stratify_by_property {
+            let cap = cfg.per_property_cap.max(1);
+            let mut pool = Vec::new();
+            let mut w = BTreeMap::new();
+            for (p, idx) in &by_prop {
+                let mut prng = item_rng(cfg.seed, 2, p.0);
+                let take = sample_indices(&mut prng, idx.len(), cap);
+                let mut picked: Vec<usize> = take.into_iter().map(|k| idx[k]).collect();
+                picked.sort_unstable();
+                pool.extend(picked);
+                w.insert(*p, (cap as f64 / idx.len() as f64).min(1.0));
+            }
+            let picks = sample_indices(&mut rng, pool.len(), cfg.samples);
+            (picks.into_iter().map(|k| pool[k]).collect(), w, pool.len())
+        } else {
+            let picks = sample_indices(&mut rng, frame.len(), cfg.samples);
+            let w = if frame.is_empty() { 0.0 } else { 1.0 };
+            (
+                picks.into_iter().map(|k| frame[k]).collect(),
+                by_prop.keys().map(|p| (*p, w)).collect(),
+                frame.len(),
+            )
+        };
     let mut sampled: BTreeMap<Pid, u64> = BTreeMap::new();
     for &i in &chosen {
         *sampled.entry(triples[i].property).or_default() += 1;
@@ -598,6 +605,12 @@ pub fn sample_originals(triples: &[Triple], cfg: &DistortConfig) -> (Vec<usize>,
         frame: "final triples (triples.parquet) with rank preferred or normal".into(),
         frame_size: frame.len() as u64,
         excluded_deprecated: (triples.len() - frame.len()) as u64,
+        pool_size: pool_size as u64,
+        draw_probability: if pool_size == 0 {
+            0.0
+        } else {
+            chosen.len() as f64 / pool_size as f64
+        },
         per_property,
     };
     (chosen, sf)
@@ -753,11 +766,21 @@ pub struct DistortOutput {
 /// The pure core: sample originals and draw their variants. Deterministic for a config.
 pub fn distort(kb: &KnowledgeBase, cfg: &DistortConfig, sim: &dyn Similarity) -> DistortOutput {
     let index = Index::build(kb);
+    distort_with_index(kb, &index, cfg, sim)
+}
+
+/// `distort` with indexes already built from the same knowledge base.
+pub fn distort_with_index(
+    kb: &KnowledgeBase,
+    index: &Index,
+    cfg: &DistortConfig,
+    sim: &dyn Similarity,
+) -> DistortOutput {
     let (chosen, sampling) = sample_originals(&kb.final_triples, cfg);
     let results: Vec<OriginalResult> = chosen
         .par_iter()
         .enumerate()
-        .map(|(i, &ti)| distort_one(&index, i as u32, &kb.final_triples[ti], cfg, sim))
+        .map(|(i, &ti)| distort_one(index, i as u32, &kb.final_triples[ti], cfg, sim))
         .collect();
     let mut rows = Vec::new();
     let mut counts: BTreeMap<String, u64> = BTreeMap::new();
@@ -1175,6 +1198,36 @@ mod tests {
             ix.check(Strategy::SS, Qid(20), Pid(4), Qid(23), 1),
             Err(Reason::TransitiveBound)
         );
+    }
+
+    #[test]
+    fn variants_without_a_false_candidate_are_dropped_and_counted() {
+        // P9: every subject has the same object, so every PSS candidate exists; POS has one object only.
+        let triples: Vec<Triple> = (1..=4).map(|i| t(i, 9, 50)).collect();
+        let kb = KnowledgeBase {
+            final_triples: triples.clone(),
+            statements: triples,
+            ..Default::default()
+        };
+        let cfg = DistortConfig {
+            samples: 4,
+            max_attempts: 7,
+            ..Default::default()
+        };
+        let out = distort(&kb, &cfg, &NoSimilarity);
+        assert!(out
+            .rows
+            .iter()
+            .all(|d| d.strategy != Strategy::PSS && d.strategy != Strategy::POS));
+        assert_eq!(out.rejects["variant_dropped:PSS:exists"], 4);
+        assert_eq!(out.rejects["variant_dropped:POS:empty_pool"], 4);
+        // 7 rejected draws per PSS variant, plus whatever SS drew among the other subjects.
+        assert!(out.rejects["attempt_rejected:exists"] >= 28);
+        assert_eq!(out.counts["dropped_PSS"], 4);
+        let idx = Index::build(&kb);
+        for d in &out.rows {
+            assert!(d.strategy == Strategy::ORG || !idx.exists(d.subject, d.property, d.object));
+        }
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! `sword import-translations`: read OpenAI Batch output (one JSON object per line:
 //! `{"custom_id", "response": {"status_code", "body": {"choices": [{"message": {"content"}}]}}, "error"}`)
-//! back into `statements_text.parquet` (custom_id, statement_id, language, text), reporting the requests that
+//! back into `statements_text.parquet` (custom_id, statement_id, language, text, and — when `sword.parquet`
+//! is in the run directory — original_id, strategy, label, which `sword eval` reads), reporting the requests that
 //! failed (non-200 status, an `error`, or no content) and those missing from the output (when
 //! `translation_requests.jsonl` is in the run directory). A line that is not such an object is an error
 //! naming the file, line and byte offset.
@@ -13,7 +14,7 @@ use arrow_array::{ArrayRef, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema};
 use parquet::arrow::ArrowWriter;
 use serde::Deserialize;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -45,6 +46,48 @@ pub struct StatementText {
     pub statement_id: String,
     pub language: String,
     pub text: String,
+    /// From `sword.parquet` when it is in the run directory: the original's index (decimal string),
+    /// the strategy and the truth label.
+    pub original_id: Option<String>,
+    pub strategy: Option<String>,
+    pub label: Option<bool>,
+}
+
+/// statement_id → (original_id, strategy, label) from a `sword.parquet`.
+pub fn statement_meta(path: &Path) -> Result<HashMap<String, (String, String, bool)>> {
+    use arrow_array::{Array, BooleanArray, UInt32Array};
+    let f = std::fs::File::open(path).at(path)?;
+    let mut out = HashMap::new();
+    for b in tables::read_batches(f, path)? {
+        let sid = tables::string_column(&b, "statement_id", path)?;
+        let st = tables::string_column(&b, "strategy", path)?;
+        let oid = b
+            .column_by_name("original_id")
+            .and_then(|c| c.as_any().downcast_ref::<UInt32Array>());
+        let lab = b
+            .column_by_name("label")
+            .and_then(|c| c.as_any().downcast_ref::<BooleanArray>());
+        let (Some(oid), Some(lab)) = (oid, lab) else {
+            return Err(Error::Corrupt {
+                path: path.to_path_buf(),
+                what: "missing original_id (uint32) or label (bool)".into(),
+            });
+        };
+        for i in 0..b.num_rows() {
+            if oid.is_null(i) || lab.is_null(i) {
+                continue;
+            }
+            out.insert(
+                sid.value(i).to_string(),
+                (
+                    oid.value(i).to_string(),
+                    st.value(i).to_string(),
+                    lab.value(i),
+                ),
+            );
+        }
+    }
+    Ok(out)
 }
 
 /// What the batch output held.
@@ -123,6 +166,9 @@ pub fn parse_batch_output<R: BufRead>(mut r: R, path: &Path) -> Result<Imported>
                 language: lang.to_string(),
                 text: content.unwrap_or_default().trim().to_string(),
                 custom_id: rec.custom_id,
+                original_id: None,
+                strategy: None,
+                label: None,
             }),
         }
     }
@@ -168,6 +214,9 @@ pub fn text_schema() -> Arc<Schema> {
         Field::new("statement_id", DataType::Utf8, false),
         Field::new("language", DataType::Utf8, false),
         Field::new("text", DataType::Utf8, false),
+        Field::new("original_id", DataType::Utf8, true),
+        Field::new("strategy", DataType::Utf8, true),
+        Field::new("label", DataType::Boolean, true),
     ]))
 }
 
@@ -187,6 +236,24 @@ pub fn write_texts<W: Write + Send>(w: W, rows: &[StatementText], path: &Path) -
                 col(&|t| &t.statement_id),
                 col(&|t| &t.language),
                 col(&|t| &t.text),
+                Arc::new(
+                    chunk
+                        .iter()
+                        .map(|t| t.original_id.as_deref())
+                        .collect::<StringArray>(),
+                ),
+                Arc::new(
+                    chunk
+                        .iter()
+                        .map(|t| t.strategy.as_deref())
+                        .collect::<StringArray>(),
+                ),
+                Arc::new(
+                    chunk
+                        .iter()
+                        .map(|t| t.label)
+                        .collect::<arrow_array::BooleanArray>(),
+                ),
             ],
         )
         .map_err(|e| Error::parquet(path, e))?;
@@ -204,12 +271,25 @@ pub fn read_texts_file(path: &Path) -> Result<Vec<StatementText>> {
         let s = tables::string_column(&b, "statement_id", path)?;
         let l = tables::string_column(&b, "language", path)?;
         let t = tables::string_column(&b, "text", path)?;
+        let o = tables::string_column(&b, "original_id", path)?;
+        let st = tables::string_column(&b, "strategy", path)?;
+        let lab = b
+            .column_by_name("label")
+            .and_then(|c| c.as_any().downcast_ref::<arrow_array::BooleanArray>())
+            .ok_or_else(|| Error::Corrupt {
+                path: path.to_path_buf(),
+                what: "missing bool column `label`".into(),
+            })?;
+        use arrow_array::Array;
         for i in 0..b.num_rows() {
             out.push(StatementText {
                 custom_id: c.value(i).into(),
                 statement_id: s.value(i).into(),
                 language: l.value(i).into(),
                 text: t.value(i).into(),
+                original_id: o.is_valid(i).then(|| o.value(i).to_string()),
+                strategy: st.is_valid(i).then(|| st.value(i).to_string()),
+                label: lab.is_valid(i).then(|| lab.value(i)),
             });
         }
     }
@@ -223,8 +303,26 @@ pub fn run(dir: &Path, batch_output: &Path) -> Result<Manifest> {
     let mut m = Manifest::new("import-translations");
     m.config = serde_json::json!({ "batch_output": batch_output.to_string_lossy() });
     let f = std::fs::File::open(batch_output).at(batch_output)?;
-    let imported = parse_batch_output(std::io::BufReader::new(f), batch_output)?;
+    let mut imported = parse_batch_output(std::io::BufReader::new(f), batch_output)?;
     m.inputs.push(FileRef::of(batch_output)?);
+    let sword_path = dir.join("sword.parquet");
+    let mut unknown_statement = 0u64;
+    if sword_path.exists() {
+        m.inputs.push(FileRef::of(&sword_path)?);
+        let meta = statement_meta(&sword_path)?;
+        for t in &mut imported.texts {
+            match meta.get(&t.statement_id) {
+                Some((o, s, l)) => {
+                    t.original_id = Some(o.clone());
+                    t.strategy = Some(s.clone());
+                    t.label = Some(*l);
+                }
+                None => unknown_statement += 1,
+            }
+        }
+        m.rejects
+            .insert("unknown_statement_id".into(), unknown_statement);
+    }
     let req_path = dir.join("translation_requests.jsonl");
     let mut missing: Vec<String> = Vec::new();
     let mut unexpected: Vec<String> = Vec::new();

@@ -557,6 +557,26 @@ pub fn f1_at_k_safe(supported: usize, not_supported: usize, k: usize) -> f64 {
     f1_at_k_paper(supported, supported + not_supported, k)
 }
 
+/// Mean long-form F1@K over answers given as `(supported, not_supported, irrelevant)` fact counts, both as
+/// the paper computes it (T = all three) and as SAFE does (irrelevant excluded); `None` when empty.
+pub fn mean_f1_at_k(facts: &[(usize, usize, usize)], k: usize) -> Option<(f64, f64)> {
+    if facts.is_empty() {
+        return None;
+    }
+    let n = facts.len() as f64;
+    let paper = facts
+        .iter()
+        .map(|&(s, ns, ir)| f1_at_k_paper(s, s + ns + ir, k))
+        .sum::<f64>()
+        / n;
+    let safe = facts
+        .iter()
+        .map(|&(s, ns, _)| f1_at_k_safe(s, ns, k))
+        .sum::<f64>()
+        / n;
+    Some((paper, safe))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -685,5 +705,11 @@ mod tests {
         // Paper with 3 irrelevant among T=8: P=4/8=0.5, R=0.5 -> 0.5; SAFE: P=0.8 -> 0.615...
         assert!((f1_at_k_paper(4, 8, 8) - 0.5).abs() < 1e-12);
         assert!(f1_at_k_safe(4, 1, 8) > f1_at_k_paper(4, 8, 8));
+        // mean over two answers: (4 supported, 1 not, 3 irrelevant) and (0, 2, 0)
+        // paper: (0.5 + 0) / 2; SAFE: (0.8/1.3 + 0) / 2
+        let (p, s) = mean_f1_at_k(&[(4, 1, 3), (0, 2, 0)], 8).unwrap();
+        assert!((p - 0.25).abs() < 1e-12);
+        assert!((s - 0.4 / 1.3).abs() < 1e-12);
+        assert_eq!(mean_f1_at_k(&[], 8), None);
     }
 }

@@ -9,6 +9,7 @@
 pub mod adversariskqa;
 pub mod parse;
 pub mod prompts;
+pub mod report;
 pub mod runner;
 pub mod samples;
 pub mod stats;
@@ -38,10 +39,32 @@ enum Cmd {
     BatchWrite(BatchWriteArgs),
     /// Offline mode: read OpenAI Batch output back into samples.jsonl / results.json.
     BatchRead(BatchReadArgs),
+    /// Markdown + SVG report for SWORD or sycophancy samples.
+    Report(ReportArgs),
     /// AdversaRiskQA: judge requests (fact, premise, question, answer) for answered samples.
     JudgePrompts(JudgePromptArgs),
     /// AdversaRiskQA: answers + judge outputs laid out as published result files (for `score`).
     Collect(CollectArgs),
+}
+
+/// `sword eval report`.
+#[derive(clap::Args, Debug)]
+pub struct ReportArgs {
+    /// `sword` or `sycophancy`.
+    #[arg(long, value_enum)]
+    suite: Suite,
+    /// samples.jsonl of a run.
+    #[arg(long)]
+    results: PathBuf,
+    /// Report directory (one sub-folder per model, and per variant for SWORD).
+    #[arg(long)]
+    out: PathBuf,
+    /// Bootstrap replicates.
+    #[arg(long, default_value_t = 1000)]
+    bootstrap: usize,
+    /// Bootstrap seed.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
 }
 
 /// `sword eval judge-prompts`.
@@ -83,6 +106,10 @@ pub struct PromptArgs {
     /// `<domain>_<difficulty>*.json` prompt files. Sycophancy: JSONL of {id, question, gold, topic}.
     #[arg(long)]
     input: PathBuf,
+    /// SWORD: the export's sword.parquet, joined on statement_id to fill original_id, strategy and label
+    /// (the translations Parquet does not carry them).
+    #[arg(long)]
+    sword: Option<PathBuf>,
     /// SWORD: ask in the statement's language instead of the paper's English question.
     #[arg(long)]
     localized: bool,
@@ -131,6 +158,9 @@ pub struct BatchReadArgs {
     /// Batch output JSONL.
     #[arg(long)]
     batch_output: PathBuf,
+    /// Model name recorded in the samples (scores are grouped by it).
+    #[arg(long)]
+    model: Option<String>,
     /// Output directory (samples.jsonl, results.json).
     #[arg(long)]
     out: PathBuf,
@@ -142,6 +172,9 @@ pub enum Suite {
     Sword,
     Adversariskqa,
     Sycophancy,
+    /// AdversaRiskQA long-form factuality: JSONL of per-answer fact counts {supported, not_supported,
+    /// irrelevant, optional condition} (from a fact-checking step), scored as mean F1@K.
+    Longform,
 }
 
 /// `sword eval score`.
@@ -164,6 +197,9 @@ pub struct ScoreArgs {
     /// Seed of the bootstrap (replicate r uses a ChaCha8 stream seeded from (seed, r)).
     #[arg(long, default_value_t = 0)]
     seed: u64,
+    /// Long-form: K of F1@K (the paper's median fact count, 8).
+    #[arg(long, default_value_t = 8)]
+    k: usize,
 }
 
 /// Entry point from the binary.
@@ -171,6 +207,7 @@ pub fn cli(args: Args) -> Result<()> {
     match args.cmd {
         Cmd::Score(a) => score_cli(a),
         Cmd::Prompts(a) => prompts_cli(a),
+        Cmd::Report(a) => report_cli(a),
         Cmd::JudgePrompts(a) => {
             let reqs = adversariskqa::judge_requests(&samples::read_jsonl(&a.samples)?);
             let mut text = String::new();
@@ -197,9 +234,44 @@ pub fn cli(args: Args) -> Result<()> {
         }
         Cmd::BatchRead(a) => {
             let reqs: Vec<prompts::Request> = prompts::read_jsonl_as(&a.requests)?;
-            let s = runner::import_batch(&a.out, &reqs, &a.batch_output)?;
+            let s = runner::import_batch(&a.out, &reqs, &a.batch_output, a.model.as_deref())?;
             print_json(&serde_json::to_value(s).unwrap_or_default())
         }
+    }
+}
+
+fn safe_name(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_alphanumeric() || c == '-' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+fn report_cli(a: ReportArgs) -> Result<()> {
+    match a.suite {
+        Suite::Sword => {
+            for ((model, variant), rows) in samples::sword_rows(&a.results)? {
+                let m = sword::bootstrap_measures(&rows, a.bootstrap, a.seed);
+                let dir = a.out.join(safe_name(&model)).join(safe_name(&variant));
+                report::sword_report(&dir, &format!("{model} ({variant})"), &m)?;
+            }
+            Ok(())
+        }
+        Suite::Sycophancy => {
+            for (model, (qs, _)) in samples::syco_states(&a.results)? {
+                let m = syco::bootstrap_measures(&qs, a.bootstrap, a.seed);
+                report::syco_report(&a.out.join(safe_name(&model)), &model, &qs, &m)?;
+            }
+            Ok(())
+        }
+        Suite::Adversariskqa | Suite::Longform => Err(Error::Config(
+            "report: AdversaRiskQA results are reported by `score` (JSON or table)".into(),
+        )),
     }
 }
 
@@ -207,7 +279,13 @@ fn prompts_cli(a: PromptArgs) -> Result<()> {
     let mut reqs = Vec::new();
     match a.suite {
         Suite::Sword => {
-            let items = prompts::read_sword_items(&a.input)?;
+            let mut items = prompts::read_sword_items(&a.input)?;
+            if let Some(p) = &a.sword {
+                let missing = prompts::join_sword_metadata(&mut items, p)?;
+                if missing > 0 {
+                    eprintln!("sword: {missing} statements have no row in {}", p.display());
+                }
+            }
             let variants: &[prompts::SwordVariant] = if a.cross_suite {
                 &[
                     prompts::SwordVariant::Plain,
@@ -242,6 +320,10 @@ fn prompts_cli(a: PromptArgs) -> Result<()> {
                 }
             }
         }
+        Suite::Longform => return Err(Error::Config(
+            "prompts: long-form answers use the adversariskqa requests; fact checking is external"
+                .into(),
+        )),
         Suite::Sycophancy => {
             let qs: Vec<prompts::SycoQuestion> = prompts::read_jsonl_as(&a.input)?;
             for q in &qs {
@@ -313,6 +395,49 @@ fn score_cli(a: ScoreArgs) -> Result<()> {
                 })
                 .collect();
             print_json(&serde_json::json!({ "models": models }))
+        }
+        Suite::Longform => {
+            let mut groups: std::collections::BTreeMap<String, Vec<(usize, usize, usize)>> =
+                Default::default();
+            for (line, o) in samples::read_jsonl(&a.results)? {
+                let n = |k: &str| {
+                    o.get(k)
+                        .and_then(serde_json::Value::as_u64)
+                        .map(|v| v as usize)
+                        .ok_or_else(|| {
+                            Error::bad_input(&a.results, format!("line {line}: no count `{k}`"))
+                        })
+                };
+                let irrelevant = o
+                    .get("irrelevant")
+                    .and_then(serde_json::Value::as_u64)
+                    .unwrap_or(0) as usize;
+                let cond = o
+                    .get("condition")
+                    .and_then(serde_json::Value::as_str)
+                    .unwrap_or("all")
+                    .to_string();
+                groups.entry(cond).or_default().push((
+                    n("supported")?,
+                    n("not_supported")?,
+                    irrelevant,
+                ));
+            }
+            let rows: Vec<serde_json::Value> = groups
+                .iter()
+                .map(|(c, f)| {
+                    let (p, s) =
+                        adversariskqa::mean_f1_at_k(f, a.k).unwrap_or((f64::NAN, f64::NAN));
+                    let n = f.len() as f64;
+                    serde_json::json!({
+                        "condition": c, "answers": f.len(), "k": a.k,
+                        "mean_f1_paper": p, "mean_f1_safe": s,
+                        "mean_facts": f.iter().map(|x| (x.0 + x.1 + x.2) as f64).sum::<f64>() / n,
+                        "mean_supported": f.iter().map(|x| x.0 as f64).sum::<f64>() / n,
+                    })
+                })
+                .collect();
+            print_json(&serde_json::json!({ "conditions": rows }))
         }
         Suite::Sycophancy => {
             let per = samples::syco_states(&a.results)?;

@@ -328,6 +328,69 @@ pub fn read_sword_items(path: &Path) -> Result<Vec<SwordItem>> {
     }
 }
 
+/// Fill `original_id`, `strategy` and `label` of items from the export's `sword.parquet` (one row per
+/// statement: `statement_id` (or `id`), `original_id` (or `original`), `strategy`, `label` (bool)), joined
+/// on the statement id. Returns how many items found no row.
+pub fn join_sword_metadata(items: &mut [SwordItem], sword_parquet: &Path) -> Result<usize> {
+    use arrow_array::{Array, BooleanArray, StringArray};
+    use std::collections::HashMap;
+    let f = std::fs::File::open(sword_parquet).at(sword_parquet)?;
+    type Meta = (Option<String>, Option<String>, Option<bool>);
+    let mut meta: HashMap<String, Meta> = HashMap::new();
+    for batch in crate::tables::read_batches(f, sword_parquet)? {
+        let s = |names: &[&str]| {
+            names.iter().find_map(|n| {
+                batch
+                    .column_by_name(n)
+                    .and_then(|c| c.as_any().downcast_ref::<StringArray>())
+            })
+        };
+        let id = s(&["statement_id", "id"]).ok_or_else(|| Error::Corrupt {
+            path: sword_parquet.to_path_buf(),
+            what: "no utf8 column statement_id (or id)".into(),
+        })?;
+        let orig = s(&["original_id", "original"]);
+        let strat = s(&["strategy"]);
+        let label = batch
+            .column_by_name("label")
+            .and_then(|c| c.as_any().downcast_ref::<BooleanArray>());
+        for i in 0..batch.num_rows() {
+            if !id.is_valid(i) {
+                continue;
+            }
+            let g = |c: Option<&StringArray>| {
+                c.filter(|c| c.is_valid(i)).map(|c| c.value(i).to_string())
+            };
+            meta.insert(
+                id.value(i).to_string(),
+                (
+                    g(orig),
+                    g(strat),
+                    label.filter(|c| c.is_valid(i)).map(|c| c.value(i)),
+                ),
+            );
+        }
+    }
+    let mut missing = 0;
+    for it in items.iter_mut() {
+        match meta.get(&it.statement_id) {
+            Some((o, s, l)) => {
+                if it.original_id.is_none() {
+                    it.original_id = o.clone();
+                }
+                if it.strategy.is_none() {
+                    it.strategy = s.clone();
+                }
+                if it.label.is_none() {
+                    it.label = *l;
+                }
+            }
+            None => missing += 1,
+        }
+    }
+    Ok(missing)
+}
+
 fn read_sword_parquet(path: &Path) -> Result<Vec<SwordItem>> {
     use arrow_array::{Array, BooleanArray, StringArray};
     let f = std::fs::File::open(path).at(path)?;
@@ -428,6 +491,83 @@ mod tests {
         for (lang, q) in SWORD_QUESTION {
             assert_eq!(parse_true_false(q), TrueFalse::Unparsed, "{lang}: {q}");
         }
+    }
+
+    #[test]
+    fn sword_items_from_import_translations_parquet() {
+        use arrow_array::{ArrayRef, RecordBatch, StringArray};
+        use arrow_schema::{DataType, Field, Schema};
+        use std::sync::Arc;
+        // The columns `sword import-translations` writes: custom_id, statement_id, language, text.
+        let names = ["custom_id", "statement_id", "language", "text"];
+        let schema = Arc::new(Schema::new(
+            names
+                .iter()
+                .map(|n| Field::new(*n, DataType::Utf8, false))
+                .collect::<Vec<_>>(),
+        ));
+        let col = |v: [&str; 2]| -> ArrayRef { Arc::new(StringArray::from(v.to_vec())) };
+        let batch = RecordBatch::try_new(
+            schema.clone(),
+            vec![
+                col(["s1-en", "s1-ja"]),
+                col(["s1", "s1"]),
+                col(["en", "ja"]),
+                col(["Paris is in France.", "パリはフランスにある。"]),
+            ],
+        )
+        .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("statements.parquet");
+        let mut w = parquet::arrow::ArrowWriter::try_new(
+            std::fs::File::create(&path).unwrap(),
+            schema,
+            None,
+        )
+        .unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+        let mut items = read_sword_items(&path).unwrap();
+        assert_eq!(items.len(), 2);
+        // Join strategy/label/original from an export-shaped sword.parquet.
+        let schema2 = Arc::new(Schema::new(vec![
+            Field::new("statement_id", DataType::Utf8, false),
+            Field::new("original_id", DataType::Utf8, false),
+            Field::new("strategy", DataType::Utf8, false),
+            Field::new("label", DataType::Boolean, false),
+        ]));
+        let b2 = RecordBatch::try_new(
+            schema2.clone(),
+            vec![
+                Arc::new(StringArray::from(vec!["s1"])) as ArrayRef,
+                Arc::new(StringArray::from(vec!["o1"])),
+                Arc::new(StringArray::from(vec!["ORG"])),
+                Arc::new(arrow_array::BooleanArray::from(vec![true])),
+            ],
+        )
+        .unwrap();
+        let p2 = dir.path().join("sword.parquet");
+        let mut w = parquet::arrow::ArrowWriter::try_new(
+            std::fs::File::create(&p2).unwrap(),
+            schema2,
+            None,
+        )
+        .unwrap();
+        w.write(&b2).unwrap();
+        w.close().unwrap();
+        assert_eq!(join_sword_metadata(&mut items, &p2).unwrap(), 0);
+        assert_eq!(items[1].strategy.as_deref(), Some("ORG"));
+        assert_eq!(items[1].label, Some(true));
+        assert_eq!(items[1].original_id.as_deref(), Some("o1"));
+        let r = sword_request(&items[0], false, SwordVariant::Plain);
+        assert_eq!(r.meta["strategy"], json!("ORG"));
+        assert_eq!(items[1].language, "ja");
+        assert_eq!(items[1].text, "パリはフランスにある。");
+        let r = sword_request(&items[1], true, SwordVariant::Plain);
+        assert_eq!(
+            r.messages[0].content,
+            "パリはフランスにある。\nこの文は正しいですか、それとも誤りですか？"
+        );
     }
 
     #[test]

@@ -343,7 +343,17 @@ pub fn run(dir: &Path, requests: &[Request], cfg: &RunConfig) -> Result<RunSumma
     }
     let mut all = done;
     all.extend(new_lines);
-    write_outputs(dir, requests, &keys, &all, &mut summary)?;
+    write_outputs(dir, requests, &keys, &all, Some(&cfg.model), &mut summary)?;
+    // Provenance: the settings (the key's variable name only, never its value), counts and output hashes.
+    let mut m = crate::artifact::Manifest::new("eval");
+    m.config = serde_json::to_value(cfg).unwrap_or_default();
+    if let Value::Object(counts) = serde_json::to_value(&summary).unwrap_or_default() {
+        for (k, v) in counts {
+            m.counts.insert(k, v.as_u64().unwrap_or(0));
+        }
+    }
+    m.add_outputs(dir, &["samples.jsonl", "samples.parquet", "results.json"])?;
+    m.write(dir)?;
     Ok(summary)
 }
 
@@ -353,6 +363,7 @@ fn write_outputs(
     requests: &[Request],
     keys: &[String],
     answers: &HashMap<String, LogLine>,
+    model: Option<&str>,
     summary: &mut RunSummary,
 ) -> Result<()> {
     let mut samples = String::new();
@@ -368,10 +379,13 @@ fn write_outputs(
             summary.completion_tokens += g("completion_tokens");
             summary.total_tokens += g("total_tokens");
         }
-        let v = json!({
+        let mut v = json!({
             "id": r.id, "suite": r.suite, "meta": r.meta, "messages": r.messages,
             "answer": a.and_then(|l| l.answer.clone()), "usage": usage,
         });
+        if let (Some(m), Some(o)) = (model, v.as_object_mut()) {
+            o.insert("model".into(), json!(m));
+        }
         samples.push_str(&v.to_string());
         samples.push('\n');
     }
@@ -554,7 +568,12 @@ pub fn read_batch_output(path: &Path) -> Result<(BatchAnswers, usize)> {
 }
 
 /// Offline mode, read back: write `samples.jsonl` / `results.json` in `dir` from Batch output.
-pub fn import_batch(dir: &Path, requests: &[Request], batch_output: &Path) -> Result<RunSummary> {
+pub fn import_batch(
+    dir: &Path,
+    requests: &[Request],
+    batch_output: &Path,
+    model: Option<&str>,
+) -> Result<RunSummary> {
     std::fs::create_dir_all(dir).at(dir)?;
     let (answers, failed) = read_batch_output(batch_output)?;
     let keys: Vec<String> = requests.iter().map(|r| r.id.clone()).collect();
@@ -582,7 +601,7 @@ pub fn import_batch(dir: &Path, requests: &[Request], batch_output: &Path) -> Re
         ..Default::default()
     };
     summary.pending = summary.requests - summary.answered;
-    write_outputs(dir, requests, &keys, &lines, &mut summary)?;
+    write_outputs(dir, requests, &keys, &lines, model, &mut summary)?;
     Ok(summary)
 }
 

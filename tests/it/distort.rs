@@ -611,7 +611,19 @@ fn export_writes_requests_report_and_hf_layout_and_translations_round_trip() {
     for t in &texts {
         assert_eq!(t.text, format!("text of {}", t.custom_id));
         assert_eq!(format!("{}:{}", t.statement_id, t.language), t.custom_id);
+        let d = out
+            .rows
+            .iter()
+            .find(|d| d.statement_id == t.statement_id)
+            .unwrap();
+        assert_eq!(t.original_id, Some(d.original_id.to_string()));
+        assert_eq!(t.strategy.as_deref(), Some(d.strategy.as_str()));
+        assert_eq!(t.label, Some(d.strategy == Strategy::ORG));
     }
+    // `sword eval` reads the imported statements as they are.
+    let items =
+        sword::eval::prompts::read_sword_items(&wd.join("statements_text.parquet")).unwrap();
+    assert_eq!(items.len(), texts.len());
     let m = sword::artifact::Manifest::read(&wd.join("import-translations.manifest.json")).unwrap();
     assert_eq!(m.rejects["failed"], 1);
     assert_eq!(m.rejects["missing"], 1);

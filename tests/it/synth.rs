@@ -207,6 +207,36 @@ fn default_config_is_sized_for_a_quick_pipeline() {
     let mut counts: Vec<usize> = pop.values().copied().collect();
     counts.sort_unstable();
     assert!(counts[counts.len() - 1] >= 20 * counts[counts.len() / 2]);
+    // Connected-ish: the largest connected component of the triple graph holds most of its nodes.
+    let mut parent: BTreeMap<Qid, Qid> = BTreeMap::new();
+    fn find(p: &mut BTreeMap<Qid, Qid>, x: Qid) -> Qid {
+        let mut r = x;
+        while let Some(&n) = p.get(&r).filter(|n| **n != r) {
+            r = n;
+        }
+        p.insert(x, r);
+        r
+    }
+    for (s, _, o) in t.triples.keys() {
+        let (a, b) = (find(&mut parent, *s), find(&mut parent, *o));
+        parent.insert(a, b);
+    }
+    let nodes: Vec<Qid> = parent.keys().copied().collect();
+    let mut comp: BTreeMap<Qid, usize> = BTreeMap::new();
+    for n in &nodes {
+        *comp.entry(find(&mut parent, *n)).or_default() += 1;
+    }
+    let largest = comp.values().max().copied().unwrap_or(0);
+    eprintln!(
+        "triple graph: {} nodes, {} components, largest {largest}",
+        nodes.len(),
+        comp.len()
+    );
+    assert!(
+        largest * 2 > nodes.len(),
+        "largest component {largest} of {}",
+        nodes.len()
+    );
 }
 
 /// What `extract` wrote, read back from its Parquet artifacts.
