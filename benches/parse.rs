@@ -100,7 +100,21 @@ fn dump_text(bytes: usize) -> Vec<u8> {
 }
 
 fn parse(c: &mut Criterion) {
-    let text = dump_text(8 << 20);
+    // Lines of `sword synth` (the generator other stages test against) ...
+    let mut synth_text = b"[\n".to_vec();
+    for (i, l) in sword::synth::bench_lines(16 << 20, 42).iter().enumerate() {
+        if i > 0 {
+            synth_text.extend_from_slice(b",\n");
+        }
+        synth_text.extend_from_slice(l);
+    }
+    synth_text.extend_from_slice(b"\n]\n");
+    group(c, "parse_synth", &synth_text);
+    // ... and heavier hand-built lines (50 languages of terms, more references and sitelinks).
+    group(c, "parse", &dump_text(8 << 20));
+}
+
+fn group(c: &mut Criterion, name: &str, text: &[u8]) {
     let rules = sword::extract::Rules::new(&sword::extract::Config::default()).unwrap();
     let langs = sword::dump::entity::Langs {
         langs: sword::extract::Config::default().languages,
@@ -109,11 +123,11 @@ fn parse(c: &mut Criterion) {
         .split(|&b| b == b'\n')
         .filter(|l| l.len() > 2)
         .collect();
-    let mut g = c.benchmark_group("parse");
+    let mut g = c.benchmark_group(name);
     g.throughput(Throughput::Bytes(text.len() as u64));
     g.sample_size(10);
     g.bench_function("extract_worker_chunk", |b| {
-        b.iter(|| black_box(sword::extract::work_chunk(&rules, black_box(&text), true)).len)
+        b.iter(|| black_box(sword::extract::work_chunk(&rules, black_box(text), true)).len)
     });
     g.bench_function("entity_parser", |b| {
         let mut buf = Vec::new();
@@ -160,7 +174,7 @@ fn parse(c: &mut Criterion) {
         })
     });
     let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(6));
-    enc.write_all(&text).unwrap();
+    enc.write_all(text).unwrap();
     let gz = enc.finish().unwrap();
     g.bench_function("zlib_rs_inflate_same_json", |b| {
         let mut out = Vec::with_capacity(text.len());

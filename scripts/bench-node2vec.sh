@@ -19,8 +19,10 @@
 # `cargo build --profile quick` into $CARGO_TARGET_DIR or target/), THREADS (default 2), TOOLS ("sword peer"
 # by default; "sword" skips the peer tools),
 # PECANPY_TIMEOUT (seconds per pecanpy run, default 3600), PECANPY_BIASED_WALKS_1M (walks per node for
-# pecanpy's biased run on the 1m graph, default 1: its SparseOTF step is slow enough that 10 walks per node
-# take hours; the figure is extrapolated linearly to 10 walks per node and marked as such).
+# pecanpy's biased run on the 1m graph, default 1) and PECANPY_BIASED_FRACTION_1M (the share of those walks
+# actually run, random start nodes, default 0.02): its SparseOTF step is slow enough on this graph that 10
+# walks per node take hours; the walk phase is extrapolated linearly to 10 walks per node and marked so.
+# PQS: the (p,q) settings, default "1,1 0.5,2".
 #
 # Every measurement: wall seconds and peak RSS from /usr/bin/time -v, walks/s and steps/s. Walk length:
 # pecanpy's `walk_length=10` makes 10 steps (11 nodes per walk); sword's `--length` counts nodes, so sword
@@ -37,6 +39,8 @@ SECTIONS="${SECTIONS:-$SECTIONS_ALL}"
 PECANPY_TIMEOUT="${PECANPY_TIMEOUT:-3600}"
 TOOLS="${TOOLS:-sword peer}"  # "sword" alone skips the peers (pecanpy, gensim) for a quick rerun
 PECANPY_BIASED_WALKS_1M="${PECANPY_BIASED_WALKS_1M:-1}"
+PECANPY_BIASED_FRACTION_1M="${PECANPY_BIASED_FRACTION_1M:-0.02}"
+PQS="${PQS:-1,1 0.5,2}"  # (p,q) settings to run
 NUM_WALKS=10
 PY="$VENV/bin/python"
 RESULTS="$WORK/results.md"
@@ -136,7 +140,8 @@ import sys, time, json
 import numpy as np
 from pecanpy import pecanpy
 from numba_progress import ProgressBar
-path, p, q, num_walks, walk_length, workers, do_map = sys.argv[1:8]
+path, p, q, num_walks, walk_length, workers, do_map, frac = sys.argv[1:9]
+frac = float(frac)
 p, q, num_walks, walk_length, workers, do_map = float(p), float(q), int(num_walks), int(walk_length), int(workers), do_map == "1"
 res = {}
 t = time.time()
@@ -149,6 +154,7 @@ move_forward, has_nbrs = g.get_move_forward(), g.get_has_nbrs()
 starts = np.concatenate([np.arange(g.num_nodes, dtype=np.uint32)] * num_walks)
 np.random.seed(1)
 np.random.shuffle(starts)
+starts = starts[: max(100, int(len(starts) * frac))].copy()  # a random subset of the walks when frac < 1
 t = time.time()
 with ProgressBar(total=100, disable=True) as pb:
     g._random_walks(100, walk_length, 1, starts[:100].copy(), has_nbrs, move_forward, pb)
@@ -180,8 +186,8 @@ section_walks() {
     row "---|---|---|---|---|---|---|---|---"
     measure "sword graph $size" "$SWORD" -q -j "$THREADS" graph --out "$run" --edges "$edg"
     row "sword graph | – | – | $WALL | – | $RSS_MB | – | – | –"
-    for pq in "1 1" "0.5 2"; do
-        set -- $pq
+    for pq in $PQS; do
+        set -- ${pq/,/ }
         local p="$1" q="$2"
         # sword: --length 11 = 10 steps, like pecanpy's walk_length=10.
         measure "sword walks $size p=$p q=$q" "$SWORD" -q -j "$THREADS" walks --out "$run" --p "$p" --q "$q" \
@@ -192,20 +198,21 @@ section_walks() {
         row "sword walks | $p, $q | $NUM_WALKS | $WALL | $(printf %.2f "$1") | $RSS_MB | $(awk -v w="$3" -v s="$1" 'BEGIN{printf "%.0f", w/s}') | $(awk -v w="$2" -v s="$1" 'BEGIN{printf "%.0f", w/s}') | $(awk -v w="$2" -v s="$CPU" 'BEGIN{printf "%.0f", w/s}')"
         case " $TOOLS " in *" peer "*) ;; *) continue ;; esac
         # pecanpy
-        local nw="$NUM_WALKS" note="" do_map=1
+        local nw="$NUM_WALKS" note="" do_map=1 frac=1
         if [ "$size" = "1m" ] && [ "$p $q" != "1 1" ]; then
             nw="$PECANPY_BIASED_WALKS_1M"
+            frac="$PECANPY_BIASED_FRACTION_1M"
             do_map=0
-            [ "$nw" != "$NUM_WALKS" ] && note=" (ran $nw walk/node; walk phase extrapolated ×$((NUM_WALKS / nw)))"
+            note=" (ran $frac × $nw walk/node, random starts; walk phase extrapolated to $NUM_WALKS walks/node; no id→str)"
         fi
         local out="$WORK/.pecanpy.$$"
         if measure "pecanpy $size p=$p q=$q" env NUMBA_NUM_THREADS="$THREADS" timeout "$PECANPY_TIMEOUT" \
-            "$PY" -c "$PECANPY_PY" "$edg" "$p" "$q" "$nw" 10 "$THREADS" "$do_map" >"$out"; then
+            "$PY" -c "$PECANPY_PY" "$edg" "$p" "$q" "$nw" 10 "$THREADS" "$do_map" "$frac" >"$out"; then
             local j
             j=$(cat "$out")
             log "pecanpy: $j"
             local parts
-            parts=$("$PY" -c 'import json,sys; r=json.loads(sys.argv[1]); k=int(sys.argv[2])//int(sys.argv[3]); print(r["walk_s"]*k, r["walks"]*k, r["steps"]*k, r["walk_cpu_s"]*k, r.get("map_s", -1), r["read_s"], r["jit_s"])' "$j" "$NUM_WALKS" "$nw")
+            parts=$("$PY" -c 'import json,sys; r=json.loads(sys.argv[1]); k=int(sys.argv[2]) * int(r["nodes"]) / r["walks"]; print(r["walk_s"]*k, r["walks"]*k, r["steps"]*k, r["walk_cpu_s"]*k, r.get("map_s", -1), r["read_s"], r["jit_s"])' "$j" "$NUM_WALKS" "$nw")
             set -- $parts
             row "pecanpy SparseOTF$note | $p, $q | $NUM_WALKS | $WALL (read $(printf %.1f "$6"), JIT $(printf %.1f "$7"), id→str $(printf %.1f "$5")) | $(printf %.2f "$1") | $RSS_MB | $(awk -v w="$2" -v s="$1" 'BEGIN{printf "%.0f", w/s}') | $(awk -v w="$3" -v s="$1" 'BEGIN{printf "%.0f", w/s}') | $(awk -v w="$3" -v s="$4" 'BEGIN{printf "%.0f", w/s}')"
         else

@@ -1057,8 +1057,20 @@ pub fn run(dir: &Path, cfg: &DistortConfig) -> Result<Manifest> {
     manifest
         .timings
         .insert("total".into(), started.elapsed().as_secs_f64());
+    let diff = |a, b, centred| {
+        let d = crate::report::differences(&out.rows, a, b, centred);
+        let mean = (!d.is_empty()).then(|| d.iter().sum::<f64>() / d.len() as f64);
+        serde_json::json!({"n": d.len(), "mean": mean})
+    };
+    let differences = serde_json::json!({
+        "PSS-SS": diff(Strategy::PSS, Strategy::SS, false),
+        "POS-OS": diff(Strategy::POS, Strategy::OS, false),
+        "PSS-SS_centred": diff(Strategy::PSS, Strategy::SS, true),
+        "POS-OS_centred": diff(Strategy::POS, Strategy::OS, true),
+    });
     manifest.extra = serde_json::json!({
         "format_version": DISTORTIONS_FORMAT_VERSION,
+        "cosine_differences_per_original": differences,
         "sampling": out.sampling,
         "attempts_histogram": out.attempts_histogram.iter().map(|(k, v)| (k.to_string(), *v)).collect::<BTreeMap<_, _>>(),
         "transitive_bound": format!("breadth-first search expands at most {} nodes per check", cfg.transitive_max_visits),

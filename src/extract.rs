@@ -172,9 +172,10 @@ pub fn decode_only(dump: &Path, cfg: &Config) -> Result<(dump::ReadStats, f64)> 
         parallel_gzip: cfg.parallel_gzip,
         ..ReadOpts::default()
     };
+    // Touch every byte (count newlines) so a memory-mapped plain file is really read.
     let work = |bytes: &[u8], _: bool| ChunkOut {
         len: bytes.len() as u64,
-        newlines: 0,
+        newlines: bytes.iter().filter(|&&b| b == b'\n').count() as u64,
         head: None,
         has_newline: false,
         tail: Vec::new(),
@@ -488,6 +489,11 @@ pub fn handle_line(
     }
 }
 
+fn has_label(rules: &Rules, e: &Entity<'_>, i: usize) -> bool {
+    e.labels[i].as_deref().is_some_and(|t| !t.is_empty())
+        || (rules.mul_ok[i] && e.mul_label.as_deref().is_some_and(|m| !m.is_empty()))
+}
+
 fn label_of(rules: &Rules, e: &Entity<'_>, i: usize) -> Option<Label> {
     match e.labels[i].as_deref() {
         Some(t) if !t.is_empty() => Some(Label {
@@ -564,10 +570,14 @@ fn keep_entity(
             part.max_modified = Some(m.to_string());
         }
     }
-    let labels: Vec<Option<Label>> = (0..rules.langs.langs.len())
-        .map(|i| label_of(rules, &e, i))
-        .collect();
-    let labelled = labels.iter().all(Option::is_some);
+    // Decide without allocating (most entities are not labelled); build the strings only when kept.
+    let n_langs = rules.langs.langs.len();
+    let labelled = (0..n_langs).all(|i| has_label(rules, &e, i));
+    let labels: Vec<Option<Label>> = if labelled || matches!(id, EntityId::Property(_)) {
+        (0..n_langs).map(|i| label_of(rules, &e, i)).collect()
+    } else {
+        Vec::new()
+    };
     if labelled {
         c.add("labelled_entities", 1);
         let from_mul = labels.iter().flatten().filter(|l| l.from_mul).count() as u64;

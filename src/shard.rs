@@ -342,12 +342,12 @@ pub fn run_shard(dump: &Path, out: &Path, cfg: &Config, i: u32, n: u32) -> Resul
     let mut members = None;
     {
         let mut sink = |c: ChunkOut<Part>| acc.feed(c);
-        if !slice.is_empty() {
+        if let Some(map) = map.as_ref().filter(|_| !slice.is_empty()) {
             if format == Format::Plain {
-                dump::read_mapped(slice, &opts, &work, &mut sink, &progress)?;
+                dump::read_mapped(map, lo..hi, &opts, &work, &mut sink, &progress)?;
             } else {
                 let par = if opts.parallel_gzip {
-                    dump::gz_parallel(slice, &opts, &work, &mut sink, &progress, dump)?
+                    dump::gz_parallel(map, lo..hi, &opts, &work, &mut sink, &progress, dump)?
                 } else {
                     None
                 };

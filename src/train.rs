@@ -88,6 +88,9 @@ pub struct TrainConfig {
     pub seed: u64,
     /// σ evaluation: `exact` (default) or `table`.
     pub sigmoid: Sigmoid,
+    /// Input vectors start uniform in (−init/dim, init/dim): 0.5 is word2vec's C tool, 1.0 is gensim ≥ 4's.
+    /// Typical 0.5–1.0 (default 1.0: measured better link prediction, see BENCHMARKS.md "Training").
+    pub init: f32,
     /// Prefetch distance in pairs: the rows of pair `k + prefetch` are requested while pair `k` is trained;
     /// 0 = off. Typical 2–4 (default 3). Does not change results.
     pub prefetch: usize,
@@ -106,6 +109,7 @@ impl Default for TrainConfig {
             seed: 42,
             sigmoid: Sigmoid::Exact,
             prefetch: PREFETCH_AHEAD,
+            init: 1.0,
         }
     }
 }
@@ -119,6 +123,9 @@ impl TrainConfig {
         }
         if self.window == 0 {
             return bad("window must be at least 1");
+        }
+        if !(self.init >= 0.0 && self.init.is_finite()) {
+            return bad("init must be ≥ 0");
         }
         if self.epochs == 0 {
             return bad("epochs must be at least 1");
@@ -670,7 +677,7 @@ pub fn train(
                 let mut rng = chunk_rng(cfg.seed, INIT_STREAM, b as u64);
                 for x in block.iter_mut() {
                     let u = (rng.next_u32() >> 8) as f32 / (1u32 << 24) as f32;
-                    *x = (u - 0.5) / dim as f32;
+                    *x = (2.0 * u - 1.0) * cfg.init / dim as f32;
                 }
             });
     }
@@ -882,6 +889,9 @@ pub struct TrainOpts {
     /// Subsampling threshold, 0 = off [default 1e-3].
     #[arg(long)]
     pub sample: Option<f64>,
+    /// Initial input-vector half-width × dim [default 1.0 as gensim; word2vec uses 0.5].
+    #[arg(long)]
+    pub init: Option<f32>,
     /// σ: exact or table [default exact].
     #[arg(long, value_enum)]
     pub sigmoid: Option<Sigmoid>,
@@ -913,6 +923,9 @@ impl TrainOpts {
         }
         if let Some(v) = self.sample {
             cfg.sample = v;
+        }
+        if let Some(v) = self.init {
+            cfg.init = v;
         }
         if let Some(v) = self.sigmoid {
             cfg.sigmoid = v;

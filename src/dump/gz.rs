@@ -62,7 +62,9 @@ const READ_BUF: usize = 256 * 1024;
 /// `work` result plus `window` × 256 KiB of buffers.
 ///
 /// Returns `Ok(None)` without calling `work` when the scan finds fewer than two candidate members: the caller
-/// then reads the data as one sequential stream (`MultiGzDecoder`). Errors: the first error of an accepted
+/// then reads the data as one sequential stream (`MultiGzDecoder`). (For a single-member file that means one
+/// `memchr` pass over the compressed bytes first; in a multi-member file the scan only runs ahead of the
+/// window.) Errors: the first error of an accepted
 /// member (inflate errors as [`Error::BadInput`] with its byte offset, `work` and `sink` errors as they are);
 /// data that does not start with a gzip header, or that continues after the last member with something that is
 /// not a gzip member, is [`Error::BadInput`] as well.

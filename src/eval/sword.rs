@@ -8,7 +8,7 @@
 
 use super::parse::TrueFalse;
 use super::stats::{self, Interval};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// The eight languages, in the paper's order.
 pub const LANGUAGES: [&str; 8] = ["en", "fr", "de", "es", "it", "pt", "ko", "ja"];
@@ -39,47 +39,56 @@ impl SwordRow {
     }
 }
 
-fn acc<'a>(rows: impl Iterator<Item = &'a SwordRow>) -> Option<f64> {
-    let (mut n, mut c) = (0usize, 0usize);
-    for r in rows {
-        n += 1;
-        c += usize::from(r.correct());
-    }
-    (n > 0).then(|| c as f64 / n as f64)
-}
-
 /// Every named measure (fractions in [0, 1]) on a set of rows:
 /// `acc.<lang>.<strategy>`, `acc.<lang>.all`, `accept_true.<lang>`, `reject_false.<lang>`,
 /// `gap.<strategy|false>.abs` (max − min over languages) and `.rel` ((max − min)/max),
 /// `agree.<strategy>.<k>` (share of statements answered correctly in exactly k of the languages they appear
 /// in), `jaccard.<l1>.<l2>` (sets of correctly answered statements, over statements present in both).
 pub fn measures(rows: &[&SwordRow]) -> BTreeMap<String, f64> {
+    let tagged: Vec<(&SwordRow, u32)> = rows.iter().map(|r| (*r, 0)).collect();
+    measures_tagged(&tagged)
+}
+
+/// [`measures`] over rows tagged with a copy number: a bootstrap replicate that draws an original triple
+/// twice holds its statements twice, as distinct statements (copy 0, 1, …). One pass aggregates the counts.
+fn measures_tagged(rows: &[(&SwordRow, u32)]) -> BTreeMap<String, f64> {
     let mut m = BTreeMap::new();
-    let langs: BTreeSet<&str> = rows.iter().map(|r| r.language.as_str()).collect();
-    let strategies: BTreeSet<&str> = rows.iter().map(|r| r.strategy.as_str()).collect();
-    for l in &langs {
-        for s in &strategies {
-            if let Some(a) = acc(rows
-                .iter()
-                .copied()
-                .filter(|r| r.language == *l && r.strategy == *s))
-            {
-                m.insert(format!("acc.{l}.{s}"), a);
-            }
+    // (n, correct) per (language, strategy), per language, per (language, label).
+    let mut cell: BTreeMap<(&str, &str), (usize, usize)> = BTreeMap::new();
+    let mut per_lang: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+    let mut per_label: BTreeMap<(&str, bool), (usize, usize)> = BTreeMap::new();
+    // Per statement copy: strategy and the set of (language, correct).
+    type Answers<'a> = (&'a str, Vec<(&'a str, bool)>);
+    let mut stmt: HashMap<(&str, u32), Answers> = HashMap::new();
+    for &(r, copy) in rows {
+        let ok = usize::from(r.correct());
+        let l = r.language.as_str();
+        let s = r.strategy.as_str();
+        for e in [
+            cell.entry((l, s)).or_default(),
+            per_lang.entry(l).or_default(),
+            per_label.entry((l, r.label)).or_default(),
+        ] {
+            e.0 += 1;
+            e.1 += ok;
         }
-        if let Some(a) = acc(rows.iter().copied().filter(|r| r.language == *l)) {
-            m.insert(format!("acc.{l}.all"), a);
-        }
-        if let Some(a) = acc(rows.iter().copied().filter(|r| r.language == *l && r.label)) {
-            m.insert(format!("accept_true.{l}"), a);
-        }
-        if let Some(a) = acc(rows
-            .iter()
-            .copied()
-            .filter(|r| r.language == *l && !r.label))
-        {
-            m.insert(format!("reject_false.{l}"), a);
-        }
+        stmt.entry((r.statement.as_str(), copy))
+            .or_insert_with(|| (s, Vec::new()))
+            .1
+            .push((l, r.correct()));
+    }
+    let frac = |(n, c): (usize, usize)| c as f64 / n as f64;
+    let langs: Vec<&str> = per_lang.keys().copied().collect();
+    let strategies: BTreeSet<&str> = cell.keys().map(|(_, s)| *s).collect();
+    for (&(l, s), &v) in &cell {
+        m.insert(format!("acc.{l}.{s}"), frac(v));
+    }
+    for (&l, &v) in &per_lang {
+        m.insert(format!("acc.{l}.all"), frac(v));
+    }
+    for (&(l, label), &v) in &per_label {
+        let name = if label { "accept_true" } else { "reject_false" };
+        m.insert(format!("{name}.{l}"), frac(v));
     }
     let mut gap = |name: &str, vals: Vec<f64>| {
         if vals.len() >= 2 {
@@ -94,73 +103,56 @@ pub fn measures(rows: &[&SwordRow]) -> BTreeMap<String, f64> {
     for s in &strategies {
         let vals: Vec<f64> = langs
             .iter()
-            .filter_map(|l| {
-                acc(rows
-                    .iter()
-                    .copied()
-                    .filter(|r| r.language == *l && r.strategy == *s))
-            })
+            .filter_map(|l| cell.get(&(*l, *s)).map(|v| frac(*v)))
             .collect();
         gap(s, vals);
     }
     let vals: Vec<f64> = langs
         .iter()
-        .filter_map(|l| {
-            acc(rows
-                .iter()
-                .copied()
-                .filter(|r| r.language == *l && !r.label))
-        })
+        .filter_map(|l| per_label.get(&(*l, false)).map(|v| frac(*v)))
         .collect();
     gap("false", vals);
-    // Agreement buckets: per (statement occurrence) count languages answered correctly. A bootstrap
-    // replicate can hold the same statement several times; each copy counts.
-    let mut per_stmt: BTreeMap<(&str, &str), (usize, usize, &str)> = BTreeMap::new();
-    for r in rows {
-        let e = per_stmt
-            .entry((r.statement.as_str(), r.language.as_str()))
-            .or_insert((0, 0, r.strategy.as_str()));
-        e.0 += 1;
-        e.1 += usize::from(r.correct());
-    }
-    // Collapse languages: per statement, copies = rows per language (equal across languages by construction).
-    let mut stmt: BTreeMap<&str, (usize, usize, &str)> = BTreeMap::new(); // (copies, correct-language count·copies, strategy)
-    for ((s, _), (n, c, strat)) in &per_stmt {
-        let e = stmt.entry(s).or_insert((*n, 0, strat));
-        e.1 += c;
-    }
+    // Agreement buckets k/L: per statement copy, the number of languages answered correctly.
+    let n_lang = langs.len();
     let mut buckets: BTreeMap<(&str, usize), usize> = BTreeMap::new();
     let mut totals: BTreeMap<&str, usize> = BTreeMap::new();
-    for (copies, correct_sum, strat) in stmt.values() {
-        let k = correct_sum / copies.max(&1);
-        *buckets.entry((strat, k)).or_insert(0) += copies;
-        *totals.entry(strat).or_insert(0) += copies;
+    for (strat, answers) in stmt.values() {
+        let k = answers.iter().filter(|(_, ok)| *ok).count();
+        *buckets.entry((strat, k)).or_insert(0) += 1;
+        *totals.entry(strat).or_insert(0) += 1;
     }
-    let n_lang = langs.len();
     for (strat, total) in &totals {
         for k in 0..=n_lang {
             let c = buckets.get(&(strat, k)).copied().unwrap_or(0);
             m.insert(format!("agree.{strat}.{k}"), c as f64 / *total as f64);
         }
     }
-    // Jaccard between languages on the sets of correctly answered statements.
-    let correct_of = |l: &str| -> BTreeMap<&str, bool> {
-        rows.iter()
-            .filter(|r| r.language == l)
-            .map(|r| (r.statement.as_str(), r.correct()))
-            .collect()
-    };
-    let per_lang: Vec<(&str, BTreeMap<&str, bool>)> =
-        langs.iter().map(|l| (*l, correct_of(l))).collect();
-    for i in 0..per_lang.len() {
-        for j in i + 1..per_lang.len() {
-            let (la, a) = &per_lang[i];
-            let (lb, b) = &per_lang[j];
-            let common: Vec<&&str> = a.keys().filter(|k| b.contains_key(*k)).collect();
-            let va: Vec<bool> = common.iter().map(|k| a[**k]).collect();
-            let vb: Vec<bool> = common.iter().map(|k| b[**k]).collect();
-            if let Some(jv) = stats::jaccard(&va, &vb) {
-                m.insert(format!("jaccard.{la}.{lb}"), jv);
+    // Jaccard between languages on the sets of correctly answered statements (statements in both).
+    let li: HashMap<&str, usize> = langs.iter().enumerate().map(|(i, l)| (*l, i)).collect();
+    let nl = langs.len();
+    let mut inter = vec![0usize; nl * nl];
+    let mut union = vec![0usize; nl * nl];
+    for (_, answers) in stmt.values() {
+        let mut present = vec![None::<bool>; nl];
+        for (l, ok) in answers {
+            present[li[l]] = Some(*ok);
+        }
+        for i in 0..nl {
+            for j in i + 1..nl {
+                if let (Some(a), Some(b)) = (present[i], present[j]) {
+                    inter[i * nl + j] += usize::from(a && b);
+                    union[i * nl + j] += usize::from(a || b);
+                }
+            }
+        }
+    }
+    for i in 0..nl {
+        for j in i + 1..nl {
+            if union[i * nl + j] > 0 {
+                m.insert(
+                    format!("jaccard.{}.{}", langs[i], langs[j]),
+                    inter[i * nl + j] as f64 / union[i * nl + j] as f64,
+                );
             }
         }
     }
@@ -172,28 +164,24 @@ pub fn bootstrap_measures(rows: &[SwordRow], b: usize, seed: u64) -> BTreeMap<St
     let mut originals: Vec<&str> = rows.iter().map(|r| r.original.as_str()).collect();
     originals.sort_unstable();
     originals.dedup();
-    let by_unit: Vec<Vec<&SwordRow>> = originals
-        .iter()
-        .map(|o| rows.iter().filter(|r| r.original == *o).collect())
-        .collect();
+    let index: HashMap<&str, usize> = originals.iter().enumerate().map(|(i, o)| (*o, i)).collect();
+    let mut by_unit: Vec<Vec<&SwordRow>> = vec![Vec::new(); originals.len()];
+    for r in rows {
+        by_unit[index[r.original.as_str()]].push(r);
+    }
     let all: Vec<&SwordRow> = rows.iter().collect();
     let est = measures(&all);
     let reps: Vec<BTreeMap<String, f64>> = (0..b)
         .map(|i| {
             let idx = stats::bootstrap_indices(by_unit.len(), seed, i);
-            // Copies of a unit get distinct statement keys so agreement counts each copy.
-            let sample: Vec<SwordRow> = idx
-                .iter()
-                .enumerate()
-                .flat_map(|(copy, &u)| {
-                    by_unit[u].iter().map(move |r| SwordRow {
-                        statement: format!("{}#{copy}", r.statement),
-                        ..(*r).clone()
-                    })
-                })
-                .collect();
-            let refs: Vec<&SwordRow> = sample.iter().collect();
-            measures(&refs)
+            let mut copies = vec![0u32; by_unit.len()];
+            let mut sample: Vec<(&SwordRow, u32)> = Vec::with_capacity(rows.len());
+            for &u in &idx {
+                let c = copies[u];
+                copies[u] += 1;
+                sample.extend(by_unit[u].iter().map(|r| (*r, c)));
+            }
+            measures_tagged(&sample)
         })
         .collect();
     est.into_iter()

@@ -234,10 +234,12 @@ pub fn bootstrap_measures(
     let mut ids: Vec<&str> = qs.iter().map(|q| q.question.as_str()).collect();
     ids.sort_unstable();
     ids.dedup();
-    let by_unit: Vec<Vec<&QuestionStates>> = ids
-        .iter()
-        .map(|id| qs.iter().filter(|q| q.question == *id).collect())
-        .collect();
+    let index: std::collections::HashMap<&str, usize> =
+        ids.iter().enumerate().map(|(i, id)| (*id, i)).collect();
+    let mut by_unit: Vec<Vec<&QuestionStates>> = vec![Vec::new(); ids.len()];
+    for q in qs {
+        by_unit[index[q.question.as_str()]].push(q);
+    }
     let full: Vec<&QuestionStates> = qs.iter().collect();
     let est = measures(&full);
     let reps: Vec<BTreeMap<String, f64>> = (0..b)
