@@ -63,6 +63,10 @@ impl AtomicFile {
             .map_err(|e| Error::io(&self.tmp, e.into_error()))?;
         file.sync_all().at(&self.tmp)?;
         drop(file);
+        crash_point(&format!(
+            "before-rename:{}",
+            self.dest.file_name().unwrap_or_default().to_string_lossy()
+        ));
         fs::rename(&self.tmp, &self.dest).at(&self.dest)?;
         if let Some(dir) = self.dest.parent() {
             let dir = if dir.as_os_str().is_empty() {
@@ -105,6 +109,18 @@ pub fn write_atomic(
     let mut file = AtomicFile::create(dest.as_ref())?;
     f(&mut file).at(dest.as_ref())?;
     file.commit()
+}
+
+/// Crash-safety testing hook: when the environment variable `SWORD_CRASH_AT` equals `name`, the process
+/// aborts on the spot (no destructors, no cleanup — as `kill -9` would leave it). Points are named
+/// `before-rename:<file>` (inside every atomic write) and `after-stage:<stage>` (in `sword run`).
+pub fn crash_point(name: &str) {
+    if let Some(at) = std::env::var_os("SWORD_CRASH_AT") {
+        if at == name {
+            eprintln!("sword: SWORD_CRASH_AT={name}: aborting as if killed");
+            std::process::abort();
+        }
+    }
 }
 
 /// Remove temporary files (`.*.tmp.*`) left in `dir` by a run that was killed.
@@ -284,6 +300,66 @@ pub fn check_input(dir: &Path, stage: &str, name: &str, force: bool) -> Result<F
     Ok(actual)
 }
 
+/// True when `dir/<stage>.manifest.json` exists, was made with `config`, every input it lists still has the
+/// recorded size and hash, and every output it lists is present with its recorded size and hash. A stage
+/// that is fresh need not run again (`sword run` and the Makefile rely on this after a crash).
+pub fn is_fresh(dir: &Path, stage: &str, config: &serde_json::Value) -> bool {
+    let Ok(m) = Manifest::read(&Manifest::path_in(dir, stage)) else {
+        return false;
+    };
+    if &m.config != config || m.outputs.is_empty() {
+        return false;
+    }
+    let same = |r: &FileRef, path: &Path| match FileRef::of(path) {
+        Ok(now) => now.size == r.size && (r.xxh3.is_none() || now.xxh3 == r.xxh3),
+        Err(_) => false,
+    };
+    m.inputs.iter().all(|i| same(i, Path::new(&i.path)))
+        && m.outputs.iter().all(|o| same(o, &dir.join(&o.path)))
+}
+
+/// An exclusive lock on an output directory, held for the life of the value (released by the OS even on
+/// `kill -9`, since it is an advisory `flock` on an open file).
+pub struct DirLock {
+    _file: File,
+    path: PathBuf,
+}
+
+impl DirLock {
+    /// Take the lock on `dir` (created if needed) or fail at once with `Error::Locked`.
+    pub fn acquire(dir: &Path) -> Result<DirLock> {
+        ensure_dir(dir)?;
+        let path = dir.join(".sword.lock");
+        let mut file = fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .read(true)
+            .write(true)
+            .open(&path)
+            .at(&path)?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(fs::TryLockError::WouldBlock) => {
+                let mut holder = String::new();
+                let _ = file.read_to_string(&mut holder);
+                return Err(Error::Locked {
+                    path: dir.to_path_buf(),
+                    what: format!("held by {}", holder.trim()),
+                });
+            }
+            Err(fs::TryLockError::Error(e)) => return Err(Error::io(&path, e)),
+        }
+        file.set_len(0).at(&path)?;
+        writeln!(file, "pid {}", std::process::id()).at(&path)?;
+        Ok(DirLock { _file: file, path })
+    }
+
+    /// The lock file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
 /// Create a directory (and parents), naming it in the error.
 pub fn ensure_dir(dir: &Path) -> Result<()> {
     fs::create_dir_all(dir).at(dir)
@@ -306,6 +382,41 @@ mod tests {
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
         write_atomic(&dest, |w| w.write_all(b"done")).unwrap();
         assert_eq!(fs::read(&dest).unwrap(), b"done");
+    }
+
+    #[test]
+    fn dir_lock_is_exclusive_and_released_on_drop() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = DirLock::acquire(dir.path()).unwrap();
+        assert!(matches!(
+            DirLock::acquire(dir.path()),
+            Err(Error::Locked { .. })
+        ));
+        drop(a);
+        DirLock::acquire(dir.path()).unwrap();
+    }
+
+    #[test]
+    fn freshness_follows_inputs_outputs_and_config() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let input = d.join("in.txt");
+        fs::write(&input, b"abc").unwrap();
+        write_atomic(d.join("out.bin"), |w| w.write_all(b"xyz")).unwrap();
+        let cfg = serde_json::json!({"k": 1});
+        let mut m = Manifest::new("s");
+        m.config = cfg.clone();
+        m.inputs.push(FileRef::of(&input).unwrap());
+        m.add_outputs(d, &["out.bin"]).unwrap();
+        m.write(d).unwrap();
+        assert!(is_fresh(d, "s", &cfg));
+        assert!(!is_fresh(d, "s", &serde_json::json!({"k": 2})));
+        fs::write(&input, b"abd").unwrap();
+        assert!(!is_fresh(d, "s", &cfg));
+        fs::write(&input, b"abc").unwrap();
+        assert!(is_fresh(d, "s", &cfg));
+        fs::remove_file(d.join("out.bin")).unwrap();
+        assert!(!is_fresh(d, "s", &cfg));
     }
 
     #[test]

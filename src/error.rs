@@ -39,6 +39,9 @@ pub enum Error {
     /// An input artifact changed after the output that depends on it was made (or its manifest is missing).
     #[error("stale input {path}: {what} (rerun the stage that makes it, or pass --force)")]
     Stale { path: PathBuf, what: String },
+    /// Another run holds the lock on an output directory.
+    #[error("{path} is locked by another sword run ({what}); wait for it to finish or remove a stale lock")]
+    Locked { path: PathBuf, what: String },
     /// A remote service (model endpoint) failed after all retries.
     #[error("remote {url}: {what}")]
     Remote { url: String, what: String },
@@ -70,13 +73,15 @@ impl Error {
     }
 
     /// Process exit code for this error kind, so a scheduler can act on it:
-    /// 2 bad input or config, 3 stale or corrupt artifact, 4 I/O failure, 5 remote service failure.
+    /// 2 bad input or config, 3 stale or corrupt artifact, 4 I/O failure, 5 remote service failure,
+    /// 6 output directory locked by another run.
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::Json { .. } | Error::BadInput { .. } | Error::Config(_) => 2,
             Error::Corrupt { .. } | Error::Stale { .. } | Error::Parquet { .. } => 3,
             Error::Io { .. } => 4,
             Error::Remote { .. } => 5,
+            Error::Locked { .. } => 6,
         }
     }
 

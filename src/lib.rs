@@ -15,6 +15,7 @@
 //! (`artifact`). `main.rs` only parses arguments and dispatches to `<stage>::cli`.
 
 pub mod artifact;
+pub mod config;
 pub mod distort;
 pub mod dump;
 pub mod embed;
@@ -27,6 +28,7 @@ pub mod ids;
 pub mod model;
 pub mod pipeline;
 pub mod progress;
+pub mod report;
 pub mod synth;
 pub mod tables;
 pub mod train;

@@ -28,6 +28,7 @@ pub struct Progress {
     pos: AtomicU64,
     extra: AtomicU64,
     extra_name: Mutex<Option<&'static str>>,
+    message: Mutex<String>,
     start: Instant,
     last_log: Mutex<Instant>,
     interval: Duration,
@@ -72,6 +73,7 @@ impl Progress {
             pos: AtomicU64::new(0),
             extra: AtomicU64::new(0),
             extra_name: Mutex::new(None),
+            message: Mutex::new(String::new()),
             start: Instant::now(),
             last_log: Mutex::new(Instant::now()),
             interval,
@@ -99,6 +101,20 @@ impl Progress {
         self.extra.fetch_add(n, Ordering::Relaxed);
         if let Ok(mut g) = self.extra_name.try_lock() {
             *g = Some(name);
+        }
+    }
+
+    /// Set a free-form status message (e.g. `lr 0.0213 loss 2.41`) shown after the rate; cheap, call it
+    /// every few thousand items, not per item.
+    pub fn set_message(&self, msg: String) {
+        if self.quiet {
+            return;
+        }
+        if let Some(bar) = &self.bar {
+            bar.set_message(msg.clone());
+        }
+        if let Ok(mut g) = self.message.lock() {
+            *g = msg;
         }
     }
 
@@ -170,8 +186,12 @@ impl Progress {
         } else {
             format!(", {extra}")
         };
+        let message = match self.message.lock() {
+            Ok(m) if !m.is_empty() => format!(", {m}"),
+            _ => String::new(),
+        };
         format!(
-            "[{}] {amount}{pct}, {rate}{eta}{extra}, {secs:.1} s",
+            "[{}] {amount}{pct}, {rate}{eta}{extra}{message}, {secs:.1} s",
             self.what
         )
     }
