@@ -1,12 +1,1302 @@
-//! Placeholder: this stage lands in its own change.
+//! Distortions: sample original triples and draw SS / OS / PSS / POS variants that are false.
+//!
+//! For each sampled original (S, P, O) (paper Table 1):
+//! - **SS** replaces S by a random entity of the graph (any subject or object of the final triples);
+//! - **OS** replaces O by a random entity of the graph;
+//! - **PSS** replaces S by another subject of P (an entity that is the subject of P elsewhere);
+//! - **POS** replaces O by another object of P.
+//!
+//! The replacement is never the original entity. A candidate is rejected (and another one drawn, up to
+//! `max_attempts` draws) when any existence check says the variant may be true:
+//! 1. `self_loop`: the variant's subject equals its object (reflexive statements are not reliably false);
+//! 2. `exists` (SS/PSS): (S′, P, O′) is in the existence index (statements of every rank, plus the final
+//!    triples);
+//! 3. `subject_has_value` (OS/POS): S already has O′ among its values of P (multi-valued properties) — the
+//!    same index lookup, counted under its own name because the subject is the original's;
+//! 4. `symmetric`: P is symmetric and (O′, P, S′) exists;
+//! 5. `inverse`: P has an inverse P′ (P1696 on either side) and (O′, P′, S′) exists;
+//! 6. `transitive`: P is transitive and O′ is reachable from S′ through P-edges (also through reversed edges of
+//!    P's inverses, and reversed P-edges when P is symmetric), searched breadth-first over the transitive
+//!    statements; `transitive_bound`: the search visited `transitive_max_visits` nodes without an answer —
+//!    rejected conservatively and counted.
+//!
+//! A variant without a valid replacement within the limit is dropped and counted by reason; it is never
+//! emitted. Every emitted variant carries the cosine similarity (raw and centred) between the original and
+//! the replacement embeddings. Each original uses its own ChaCha8 stream seeded from (seed, original index),
+//! and results are collected in input order, so the output does not depend on the thread count.
 
-use crate::error::{Error, Result};
+use crate::artifact::{self, FileRef, Manifest};
+use crate::error::{Error, IoContext, Result};
+use crate::ids::{Pid, Qid};
+use crate::model::{PropertyRecord, Rank, Triple};
+use crate::tables;
+use arrow_array::{
+    Array, ArrayRef, BooleanArray, Float32Array, RecordBatch, StringArray, UInt32Array,
+};
+use arrow_schema::{DataType, Field, Schema};
+use parquet::arrow::ArrowWriter;
+use rand::rngs::ChaCha8Rng;
+use rand::{Rng, SeedableRng};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-/// Command-line arguments.
+/// Version of the `distortions.parquet` layout (bump on any column change).
+pub const DISTORTIONS_FORMAT_VERSION: u32 = 1;
+
+/// Configuration of `sword distort` (TOML via `--config`, CLI flags override).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DistortConfig {
+    /// Seed of every random draw (sampling and replacements). Same seed → byte-identical output. Typical: 42.
+    pub seed: u64,
+    /// Number of original triples to sample (the paper uses 500). Fewer when the frame is smaller.
+    pub samples: usize,
+    /// Sample per property: at most `per_property_cap` originals per property enter the pool that is then
+    /// sampled uniformly (uniform sampling over triples is dominated by a few properties such as P31).
+    pub stratify_by_property: bool,
+    /// Cap per property when stratifying (originals per property). Typical: 5–20.
+    pub per_property_cap: usize,
+    /// Candidate draws per variant before it is dropped. Typical: 100.
+    pub max_attempts: u32,
+    /// Node budget of one transitive reachability search; when exhausted the candidate is rejected
+    /// (`transitive_bound`). Typical: 100 000 (a few ms).
+    pub transitive_max_visits: usize,
+    /// Accept inputs whose manifests do not vouch for them (set by `--force`; not part of the config identity).
+    #[serde(skip)]
+    pub force: bool,
+}
+
+impl Default for DistortConfig {
+    fn default() -> Self {
+        DistortConfig {
+            seed: 42,
+            samples: 500,
+            stratify_by_property: false,
+            per_property_cap: 10,
+            max_attempts: 100,
+            transitive_max_visits: 100_000,
+            force: false,
+        }
+    }
+}
+
+/// Statement type: the original or one of the four distortions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum Strategy {
+    ORG,
+    SS,
+    OS,
+    PSS,
+    POS,
+}
+
+impl Strategy {
+    /// All strategies in output order.
+    pub const ALL: [Strategy; 5] = [
+        Strategy::ORG,
+        Strategy::SS,
+        Strategy::OS,
+        Strategy::PSS,
+        Strategy::POS,
+    ];
+    /// The four distortions in draw order.
+    pub const VARIANTS: [Strategy; 4] = [Strategy::SS, Strategy::OS, Strategy::PSS, Strategy::POS];
+
+    /// `ORG`, `SS`, `OS`, `PSS`, `POS`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Strategy::ORG => "ORG",
+            Strategy::SS => "SS",
+            Strategy::OS => "OS",
+            Strategy::PSS => "PSS",
+            Strategy::POS => "POS",
+        }
+    }
+
+    /// Parse `as_str`'s spelling.
+    pub fn parse(s: &str) -> Option<Strategy> {
+        Strategy::ALL.into_iter().find(|x| x.as_str() == s)
+    }
+
+    /// Which role the strategy replaces (`None` for ORG).
+    pub fn role(self) -> Option<Role> {
+        match self {
+            Strategy::ORG => None,
+            Strategy::SS | Strategy::PSS => Some(Role::Subject),
+            Strategy::OS | Strategy::POS => Some(Role::Object),
+        }
+    }
+}
+
+/// Replaced role of a variant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Role {
+    Subject,
+    Object,
+}
+
+impl Role {
+    /// `subject` / `object`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Subject => "subject",
+            Role::Object => "object",
+        }
+    }
+    /// Parse `as_str`'s spelling.
+    pub fn parse(s: &str) -> Option<Role> {
+        match s {
+            "subject" => Some(Role::Subject),
+            "object" => Some(Role::Object),
+            _ => None,
+        }
+    }
+}
+
+/// Why a candidate replacement was rejected (or a variant dropped).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Reason {
+    SelfLoop,
+    Exists,
+    SubjectHasValue,
+    Symmetric,
+    Inverse,
+    Transitive,
+    TransitiveBound,
+    /// No candidate other than the original in the pool (dropped without attempts).
+    EmptyPool,
+}
+
+impl Reason {
+    /// Name used in manifests and reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reason::SelfLoop => "self_loop",
+            Reason::Exists => "exists",
+            Reason::SubjectHasValue => "subject_has_value",
+            Reason::Symmetric => "symmetric",
+            Reason::Inverse => "inverse",
+            Reason::Transitive => "transitive",
+            Reason::TransitiveBound => "transitive_bound",
+            Reason::EmptyPool => "empty_pool",
+        }
+    }
+}
+
+/// One statement of the benchmark: an original (ORG) or an emitted variant.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Distortion {
+    /// `<original_id, 6 digits>-<strategy>`, e.g. `000042-PSS`; unique within a run.
+    pub statement_id: String,
+    /// Index of the original in the sample (0-based).
+    pub original_id: u32,
+    pub strategy: Strategy,
+    pub subject: Qid,
+    pub property: Pid,
+    pub object: Qid,
+    /// `None` for ORG.
+    pub replaced_role: Option<Role>,
+    /// The entity that was replaced (`None` for ORG).
+    pub original_entity: Option<Qid>,
+    /// The replacement (`None` for ORG).
+    pub replacement_entity: Option<Qid>,
+    /// Cosine of original and replacement embeddings (`None` for ORG or a missing embedding).
+    pub cosine: Option<f32>,
+    /// Same after subtracting the mean embedding.
+    pub cosine_centred: Option<f32>,
+    /// Candidate draws used (1 = first candidate accepted; 0 for ORG).
+    pub attempts: u32,
+    /// Rank of the original statement.
+    pub original_rank: Rank,
+    /// Wikidata GUID of the original statement (empty when unknown).
+    pub original_statement_id: String,
+}
+
+/// Statement id for an original index and strategy.
+pub fn statement_id(original_id: u32, strategy: Strategy) -> String {
+    format!("{original_id:06}-{}", strategy.as_str())
+}
+
+/// Cosine similarity between two entities, raw and centred. Tests pass hand-made ones.
+pub trait Similarity: Sync {
+    /// Raw cosine (as the paper), `None` when an embedding is missing.
+    fn cosine(&self, a: Qid, b: Qid) -> Option<f32>;
+    /// Cosine after subtracting the mean vector.
+    fn cosine_centred(&self, a: Qid, b: Qid) -> Option<f32>;
+}
+
+/// No embeddings: every cosine is `None`.
+pub struct NoSimilarity;
+
+impl Similarity for NoSimilarity {
+    fn cosine(&self, _: Qid, _: Qid) -> Option<f32> {
+        None
+    }
+    fn cosine_centred(&self, _: Qid, _: Qid) -> Option<f32> {
+        None
+    }
+}
+
+/// A similarity from a function returning (raw, centred).
+pub struct FnSimilarity<F>(pub F);
+
+impl<F: Fn(Qid, Qid) -> (Option<f32>, Option<f32>) + Sync> Similarity for FnSimilarity<F> {
+    fn cosine(&self, a: Qid, b: Qid) -> Option<f32> {
+        (self.0)(a, b).0
+    }
+    fn cosine_centred(&self, a: Qid, b: Qid) -> Option<f32> {
+        (self.0)(a, b).1
+    }
+}
+
+/// Cosines from the train stage's embeddings (keys "Q42"): raw, and centred (mean vector subtracted).
+pub struct EmbeddingSimilarity {
+    raw: crate::embed::Embeddings,
+    centred: crate::embed::Embeddings,
+}
+
+impl EmbeddingSimilarity {
+    /// Wrap embeddings (computes the centred copy once).
+    pub fn new(raw: crate::embed::Embeddings) -> EmbeddingSimilarity {
+        let centred = raw.centred();
+        EmbeddingSimilarity { raw, centred }
+    }
+}
+
+impl Similarity for EmbeddingSimilarity {
+    fn cosine(&self, a: Qid, b: Qid) -> Option<f32> {
+        self.raw.cosine(&a.to_string(), &b.to_string())
+    }
+    fn cosine_centred(&self, a: Qid, b: Qid) -> Option<f32> {
+        self.centred.cosine(&a.to_string(), &b.to_string())
+    }
+}
+
+/// The extract artifacts distort reads, as typed values.
+#[derive(Clone, Debug, Default)]
+pub struct KnowledgeBase {
+    /// Final triples (`triples.parquet`): labelled in every language; the sampling frame and the pools.
+    pub final_triples: Vec<Triple>,
+    /// Existence index (`statements.parquet`): every item→item statement at any rank.
+    pub statements: Vec<Triple>,
+    /// Statements of transitive properties (`transitive.parquet`), for reachability.
+    pub transitive: Vec<Triple>,
+    /// Property metadata (`properties.parquet`).
+    pub properties: Vec<PropertyRecord>,
+}
+
+type Key = (Qid, Pid, Qid);
+
+/// Indexes built once from the knowledge base, shared read-only by all workers.
+pub struct Index {
+    exists: HashSet<Key>,
+    symmetric: HashSet<Pid>,
+    inverse: HashMap<Pid, Vec<Pid>>,
+    transitive: HashSet<Pid>,
+    fwd: HashMap<(Pid, Qid), Vec<Qid>>,
+    rev: HashMap<(Pid, Qid), Vec<Qid>>,
+    /// Every entity of the graph (subjects and objects of the final triples), sorted.
+    pub all_entities: Vec<Qid>,
+    /// Subjects of P in the final triples, sorted.
+    pub subjects_of: HashMap<Pid, Vec<Qid>>,
+    /// Objects of P in the final triples, sorted.
+    pub objects_of: HashMap<Pid, Vec<Qid>>,
+}
+
+fn sort_dedup<T: Ord>(v: &mut Vec<T>) {
+    v.sort_unstable();
+    v.dedup();
+}
+
+impl Index {
+    /// Build the indexes.
+    pub fn build(kb: &KnowledgeBase) -> Index {
+        let mut exists = HashSet::with_capacity(kb.statements.len());
+        for t in kb
+            .statements
+            .iter()
+            .chain(&kb.final_triples)
+            .chain(&kb.transitive)
+        {
+            exists.insert(t.key());
+        }
+        let mut symmetric = HashSet::new();
+        let mut transitive = HashSet::new();
+        let mut inverse: HashMap<Pid, Vec<Pid>> = HashMap::new();
+        for p in &kb.properties {
+            if p.symmetric {
+                symmetric.insert(p.id);
+            }
+            if p.transitive {
+                transitive.insert(p.id);
+            }
+            for &q in &p.inverse {
+                // P1696 is declared on one or both sides; treat it as mutual.
+                inverse.entry(p.id).or_default().push(q);
+                inverse.entry(q).or_default().push(p.id);
+            }
+        }
+        for v in inverse.values_mut() {
+            sort_dedup(v);
+        }
+        // Properties whose edges take part in a reachability search: transitive ones and their inverses.
+        let mut relevant: HashSet<Pid> = transitive.clone();
+        for p in &transitive {
+            if let Some(inv) = inverse.get(p) {
+                relevant.extend(inv.iter().copied());
+            }
+        }
+        let mut fwd: HashMap<(Pid, Qid), Vec<Qid>> = HashMap::new();
+        let mut rev: HashMap<(Pid, Qid), Vec<Qid>> = HashMap::new();
+        for &(s, p, o) in &exists {
+            if relevant.contains(&p) {
+                fwd.entry((p, s)).or_default().push(o);
+                rev.entry((p, o)).or_default().push(s);
+            }
+        }
+        for v in fwd.values_mut().chain(rev.values_mut()) {
+            sort_dedup(v);
+        }
+        let mut all_entities = Vec::new();
+        let mut subjects_of: HashMap<Pid, Vec<Qid>> = HashMap::new();
+        let mut objects_of: HashMap<Pid, Vec<Qid>> = HashMap::new();
+        for t in &kb.final_triples {
+            all_entities.push(t.subject);
+            all_entities.push(t.object);
+            subjects_of.entry(t.property).or_default().push(t.subject);
+            objects_of.entry(t.property).or_default().push(t.object);
+        }
+        sort_dedup(&mut all_entities);
+        for v in subjects_of.values_mut().chain(objects_of.values_mut()) {
+            sort_dedup(v);
+        }
+        Index {
+            exists,
+            symmetric,
+            inverse,
+            transitive,
+            fwd,
+            rev,
+            all_entities,
+            subjects_of,
+            objects_of,
+        }
+    }
+
+    /// Is (s, p, o) in the existence index?
+    pub fn exists(&self, s: Qid, p: Pid, o: Qid) -> bool {
+        self.exists.contains(&(s, p, o))
+    }
+
+    /// Successors of `x` for a reachability search through P.
+    fn successors(&self, p: Pid, x: Qid, out: &mut Vec<Qid>) {
+        out.clear();
+        if let Some(v) = self.fwd.get(&(p, x)) {
+            out.extend_from_slice(v);
+        }
+        if self.symmetric.contains(&p) {
+            if let Some(v) = self.rev.get(&(p, x)) {
+                out.extend_from_slice(v);
+            }
+        }
+        if let Some(inv) = self.inverse.get(&p) {
+            for &q in inv {
+                // (y, P', x) means (x, P, y).
+                if let Some(v) = self.rev.get(&(q, x)) {
+                    out.extend_from_slice(v);
+                }
+            }
+        }
+    }
+
+    /// Bounded breadth-first search: `Some(true)` if `to` is reachable from `from` through P, `Some(false)`
+    /// if not, `None` if `max_visits` nodes were expanded without an answer.
+    pub fn reachable(&self, p: Pid, from: Qid, to: Qid, max_visits: usize) -> Option<bool> {
+        let mut seen: HashSet<Qid> = HashSet::new();
+        let mut queue = VecDeque::new();
+        let mut next = Vec::new();
+        seen.insert(from);
+        queue.push_back(from);
+        let mut visits = 0usize;
+        while let Some(x) = queue.pop_front() {
+            if visits >= max_visits {
+                return None;
+            }
+            visits += 1;
+            self.successors(p, x, &mut next);
+            for &y in &next {
+                if y == to {
+                    return Some(true);
+                }
+                if seen.insert(y) {
+                    queue.push_back(y);
+                }
+            }
+        }
+        Some(false)
+    }
+
+    /// Run every existence check on the variant (s, p, o) of `strategy`; `Err(reason)` when it may be true.
+    pub fn check(
+        &self,
+        strategy: Strategy,
+        s: Qid,
+        p: Pid,
+        o: Qid,
+        max_visits: usize,
+    ) -> std::result::Result<(), Reason> {
+        if s == o {
+            return Err(Reason::SelfLoop);
+        }
+        if self.exists(s, p, o) {
+            // For OS/POS the subject is the original's: an existing (S, P, O′) means S already has O′ among its
+            // values of P (multi-valued property), counted under its own reason.
+            return Err(match strategy {
+                Strategy::OS | Strategy::POS => Reason::SubjectHasValue,
+                _ => Reason::Exists,
+            });
+        }
+        if self.symmetric.contains(&p) && self.exists(o, p, s) {
+            return Err(Reason::Symmetric);
+        }
+        if let Some(inv) = self.inverse.get(&p) {
+            if inv.iter().any(|&q| self.exists(o, q, s)) {
+                return Err(Reason::Inverse);
+            }
+        }
+        if self.transitive.contains(&p) {
+            match self.reachable(p, s, o, max_visits) {
+                Some(true) => return Err(Reason::Transitive),
+                None => return Err(Reason::TransitiveBound),
+                Some(false) => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+/// SplitMix64 finaliser: decorrelates (seed, index) into a per-item seed.
+fn splitmix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// The RNG of item `index` under `seed` (domain `tag` separates sampling from distortion draws).
+fn item_rng(seed: u64, tag: u64, index: u64) -> ChaCha8Rng {
+    ChaCha8Rng::seed_from_u64(splitmix(splitmix(seed ^ tag) ^ index))
+}
+
+/// Uniform integer in 0..n (n > 0), by rejection so that it is exact and stable across crate versions.
+fn below<R: Rng>(rng: &mut R, n: u64) -> u64 {
+    debug_assert!(n > 0);
+    let zone = u64::MAX - (u64::MAX % n);
+    loop {
+        let x = rng.next_u64();
+        if x < zone {
+            return x % n;
+        }
+    }
+}
+
+/// Choose `k` distinct indices of 0..n uniformly (partial Fisher–Yates on a sparse map), in draw order.
+fn sample_indices<R: Rng>(rng: &mut R, n: usize, k: usize) -> Vec<usize> {
+    let k = k.min(n);
+    let mut swapped: HashMap<usize, usize> = HashMap::new();
+    let mut out = Vec::with_capacity(k);
+    for i in 0..k {
+        let j = i + below(rng, (n - i) as u64) as usize;
+        let vj = *swapped.get(&j).unwrap_or(&j);
+        let vi = *swapped.get(&i).unwrap_or(&i);
+        swapped.insert(j, vi);
+        out.push(vj);
+    }
+    out
+}
+
+/// How the originals were sampled (recorded in the manifest).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct SamplingFrame {
+    /// `uniform` or `stratified`.
+    pub mode: String,
+    /// What the frame is.
+    pub frame: String,
+    /// Triples in the frame.
+    pub frame_size: u64,
+    /// Triples excluded from the frame (deprecated rank).
+    pub excluded_deprecated: u64,
+    /// Triples in the candidate pool of the final uniform draw (the frame, or the capped per-property picks).
+    pub pool_size: u64,
+    /// Probability that a pooled triple is drawn: originals / pool size.
+    pub draw_probability: f64,
+    /// Per property: triples in the frame, originals drawn, and the inclusion weight (probability that a
+    /// given triple of that property enters the candidate pool before the final uniform draw). A triple's
+    /// overall sampling probability is `weight × draw_probability`.
+    pub per_property: Vec<PropertyWeight>,
+}
+
+/// Per-property sampling record.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct PropertyWeight {
+    pub property: String,
+    pub frame_count: u64,
+    pub sampled: u64,
+    pub weight: f64,
+}
+
+/// Draw the originals: indices into `triples`, in output order.
+pub fn sample_originals(triples: &[Triple], cfg: &DistortConfig) -> (Vec<usize>, SamplingFrame) {
+    let frame: Vec<usize> = (0..triples.len())
+        .filter(|&i| triples[i].rank != Rank::Deprecated)
+        .collect();
+    let mut by_prop: BTreeMap<Pid, Vec<usize>> = BTreeMap::new();
+    for &i in &frame {
+        by_prop.entry(triples[i].property).or_default().push(i);
+    }
+    let mut rng = item_rng(cfg.seed, 1, 0);
+    let (chosen, weights, pool_size): (Vec<usize>, BTreeMap<Pid, f64>, usize) =
+        if cfg.stratify_by_property {
+            let cap = cfg.per_property_cap.max(1);
+            let mut pool = Vec::new();
+            let mut w = BTreeMap::new();
+            for (p, idx) in &by_prop {
+                let mut prng = item_rng(cfg.seed, 2, p.0);
+                let take = sample_indices(&mut prng, idx.len(), cap);
+                let mut picked: Vec<usize> = take.into_iter().map(|k| idx[k]).collect();
+                picked.sort_unstable();
+                pool.extend(picked);
+                w.insert(*p, (cap as f64 / idx.len() as f64).min(1.0));
+            }
+            let picks = sample_indices(&mut rng, pool.len(), cfg.samples);
+            (picks.into_iter().map(|k| pool[k]).collect(), w, pool.len())
+        } else {
+            let picks = sample_indices(&mut rng, frame.len(), cfg.samples);
+            let w = if frame.is_empty() { 0.0 } else { 1.0 };
+            (
+                picks.into_iter().map(|k| frame[k]).collect(),
+                by_prop.keys().map(|p| (*p, w)).collect(),
+                frame.len(),
+            )
+        };
+    let mut sampled: BTreeMap<Pid, u64> = BTreeMap::new();
+    for &i in &chosen {
+        *sampled.entry(triples[i].property).or_default() += 1;
+    }
+    let per_property = by_prop
+        .iter()
+        .map(|(p, idx)| PropertyWeight {
+            property: p.to_string(),
+            frame_count: idx.len() as u64,
+            sampled: sampled.get(p).copied().unwrap_or(0),
+            weight: weights.get(p).copied().unwrap_or(0.0),
+        })
+        .collect();
+    let sf = SamplingFrame {
+        mode: if cfg.stratify_by_property {
+            format!("stratified (per-property cap {})", cfg.per_property_cap)
+        } else {
+            "uniform".into()
+        },
+        frame: "final triples (triples.parquet) with rank preferred or normal".into(),
+        frame_size: frame.len() as u64,
+        excluded_deprecated: (triples.len() - frame.len()) as u64,
+        pool_size: pool_size as u64,
+        draw_probability: if pool_size == 0 {
+            0.0
+        } else {
+            chosen.len() as f64 / pool_size as f64
+        },
+        per_property,
+    };
+    (chosen, sf)
+}
+
+/// Outcome of one variant draw.
+#[derive(Clone, Debug, PartialEq)]
+pub enum VariantOutcome {
+    Emitted(Distortion),
+    Dropped {
+        strategy: Strategy,
+        reason: Reason,
+        attempts: u32,
+    },
+}
+
+/// Result of one original: its ORG row, its variants and the rejections met on the way.
+#[derive(Clone, Debug)]
+pub struct OriginalResult {
+    pub org: Distortion,
+    pub variants: Vec<VariantOutcome>,
+    /// Rejected candidates by reason (every failed attempt counts once).
+    pub rejections: BTreeMap<Reason, u64>,
+}
+
+/// Draw the four variants of one original.
+pub fn distort_one(
+    index: &Index,
+    original_id: u32,
+    t: &Triple,
+    cfg: &DistortConfig,
+    sim: &dyn Similarity,
+) -> OriginalResult {
+    let mut rng = item_rng(cfg.seed, 3, u64::from(original_id));
+    let org = Distortion {
+        statement_id: statement_id(original_id, Strategy::ORG),
+        original_id,
+        strategy: Strategy::ORG,
+        subject: t.subject,
+        property: t.property,
+        object: t.object,
+        replaced_role: None,
+        original_entity: None,
+        replacement_entity: None,
+        cosine: None,
+        cosine_centred: None,
+        attempts: 0,
+        original_rank: t.rank,
+        original_statement_id: t.statement_id.clone(),
+    };
+    let empty = Vec::new();
+    let mut rejections = BTreeMap::new();
+    let mut variants = Vec::with_capacity(4);
+    for strategy in Strategy::VARIANTS {
+        let role = strategy.role().expect("variants have a role");
+        let original = match role {
+            Role::Subject => t.subject,
+            Role::Object => t.object,
+        };
+        let pool: &Vec<Qid> = match strategy {
+            Strategy::SS | Strategy::OS => &index.all_entities,
+            Strategy::PSS => index.subjects_of.get(&t.property).unwrap_or(&empty),
+            Strategy::POS => index.objects_of.get(&t.property).unwrap_or(&empty),
+            Strategy::ORG => &empty,
+        };
+        // Draw from the pool without the original: skip its slot.
+        let skip = pool.binary_search(&original).ok();
+        let n = pool.len() - usize::from(skip.is_some());
+        if n == 0 {
+            variants.push(VariantOutcome::Dropped {
+                strategy,
+                reason: Reason::EmptyPool,
+                attempts: 0,
+            });
+            continue;
+        }
+        let mut local: BTreeMap<Reason, u64> = BTreeMap::new();
+        let mut accepted = None;
+        let mut attempts = 0;
+        while attempts < cfg.max_attempts {
+            attempts += 1;
+            let mut k = below(&mut rng, n as u64) as usize;
+            if skip.is_some_and(|s| k >= s) {
+                k += 1;
+            }
+            let cand = pool[k];
+            let (s, o) = match role {
+                Role::Subject => (cand, t.object),
+                Role::Object => (t.subject, cand),
+            };
+            match index.check(strategy, s, t.property, o, cfg.transitive_max_visits) {
+                Ok(()) => {
+                    accepted = Some((cand, s, o));
+                    break;
+                }
+                Err(r) => *local.entry(r).or_default() += 1,
+            }
+        }
+        for (r, c) in &local {
+            *rejections.entry(*r).or_default() += c;
+        }
+        match accepted {
+            Some((cand, s, o)) => variants.push(VariantOutcome::Emitted(Distortion {
+                statement_id: statement_id(original_id, strategy),
+                original_id,
+                strategy,
+                subject: s,
+                property: t.property,
+                object: o,
+                replaced_role: Some(role),
+                original_entity: Some(original),
+                replacement_entity: Some(cand),
+                cosine: sim.cosine(original, cand),
+                cosine_centred: sim.cosine_centred(original, cand),
+                attempts,
+                original_rank: t.rank,
+                original_statement_id: t.statement_id.clone(),
+            })),
+            None => {
+                // The most frequent rejection reason names the drop (ties: the first check in order).
+                let reason = local
+                    .iter()
+                    .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))
+                    .map(|(r, _)| *r)
+                    .unwrap_or(Reason::Exists);
+                variants.push(VariantOutcome::Dropped {
+                    strategy,
+                    reason,
+                    attempts,
+                });
+            }
+        }
+    }
+    OriginalResult {
+        org,
+        variants,
+        rejections,
+    }
+}
+
+/// Everything the core produces.
+#[derive(Clone, Debug)]
+pub struct DistortOutput {
+    /// ORG and emitted variants, grouped by original in sample order, strategies in `Strategy::ALL` order.
+    pub rows: Vec<Distortion>,
+    pub sampling: SamplingFrame,
+    pub counts: BTreeMap<String, u64>,
+    pub rejects: BTreeMap<String, u64>,
+    /// Histogram of attempts of emitted variants: attempts → variants.
+    pub attempts_histogram: BTreeMap<u32, u64>,
+}
+
+/// The pure core: sample originals and draw their variants. Deterministic for a config.
+pub fn distort(kb: &KnowledgeBase, cfg: &DistortConfig, sim: &dyn Similarity) -> DistortOutput {
+    let index = Index::build(kb);
+    distort_with_index(kb, &index, cfg, sim)
+}
+
+/// `distort` with indexes already built from the same knowledge base.
+pub fn distort_with_index(
+    kb: &KnowledgeBase,
+    index: &Index,
+    cfg: &DistortConfig,
+    sim: &dyn Similarity,
+) -> DistortOutput {
+    let (chosen, sampling) = sample_originals(&kb.final_triples, cfg);
+    let results: Vec<OriginalResult> = chosen
+        .par_iter()
+        .enumerate()
+        .map(|(i, &ti)| distort_one(index, i as u32, &kb.final_triples[ti], cfg, sim))
+        .collect();
+    let mut rows = Vec::new();
+    let mut counts: BTreeMap<String, u64> = BTreeMap::new();
+    let mut rejects: BTreeMap<String, u64> = BTreeMap::new();
+    let mut attempts_histogram: BTreeMap<u32, u64> = BTreeMap::new();
+    counts.insert("final_triples".into(), kb.final_triples.len() as u64);
+    counts.insert("statements".into(), kb.statements.len() as u64);
+    counts.insert("transitive_statements".into(), kb.transitive.len() as u64);
+    counts.insert("graph_entities".into(), index.all_entities.len() as u64);
+    counts.insert("originals".into(), results.len() as u64);
+    for s in Strategy::ALL {
+        counts.insert(format!("emitted_{}", s.as_str()), 0);
+    }
+    for r in results {
+        rows.push(r.org);
+        *counts.entry("emitted_ORG".into()).or_default() += 1;
+        for (reason, c) in r.rejections {
+            *rejects
+                .entry(format!("attempt_rejected:{}", reason.as_str()))
+                .or_default() += c;
+        }
+        for v in r.variants {
+            match v {
+                VariantOutcome::Emitted(d) => {
+                    *counts
+                        .entry(format!("emitted_{}", d.strategy.as_str()))
+                        .or_default() += 1;
+                    *attempts_histogram.entry(d.attempts).or_default() += 1;
+                    rows.push(d);
+                }
+                VariantOutcome::Dropped {
+                    strategy, reason, ..
+                } => {
+                    *rejects
+                        .entry(format!(
+                            "variant_dropped:{}:{}",
+                            strategy.as_str(),
+                            reason.as_str()
+                        ))
+                        .or_default() += 1;
+                    *counts
+                        .entry(format!("dropped_{}", strategy.as_str()))
+                        .or_default() += 1;
+                }
+            }
+        }
+    }
+    DistortOutput {
+        rows,
+        sampling,
+        counts,
+        rejects,
+        attempts_histogram,
+    }
+}
+
+/// Schema of `distortions.parquet` (one row per statement; see `Distortion` for the meaning of each column).
+pub fn distortions_schema() -> Arc<Schema> {
+    let mut md = HashMap::new();
+    md.insert(
+        "sword.distortions_format_version".to_string(),
+        DISTORTIONS_FORMAT_VERSION.to_string(),
+    );
+    Arc::new(Schema::new_with_metadata(
+        vec![
+            Field::new("statement_id", DataType::Utf8, false),
+            Field::new("original_id", DataType::UInt32, false),
+            Field::new("strategy", DataType::Utf8, false),
+            Field::new("label", DataType::Boolean, false),
+            Field::new("subject", DataType::Utf8, false),
+            Field::new("property", DataType::Utf8, false),
+            Field::new("object", DataType::Utf8, false),
+            Field::new("replaced_role", DataType::Utf8, true),
+            Field::new("original_entity", DataType::Utf8, true),
+            Field::new("replacement_entity", DataType::Utf8, true),
+            Field::new("cosine", DataType::Float32, true),
+            Field::new("cosine_centred", DataType::Float32, true),
+            Field::new("attempts", DataType::UInt32, false),
+            Field::new("original_rank", DataType::Utf8, false),
+            Field::new("original_statement_id", DataType::Utf8, false),
+        ],
+        md,
+    ))
+}
+
+/// Write distortion rows as Parquet.
+pub fn write_distortions<W: Write + Send>(w: W, rows: &[Distortion], path: &Path) -> Result<W> {
+    let schema = distortions_schema();
+    let mut writer = ArrowWriter::try_new(w, schema.clone(), Some(tables::writer_props()))
+        .map_err(|e| Error::parquet(path, e))?;
+    for chunk in rows.chunks(tables::ROW_GROUP) {
+        let strs = |f: &dyn Fn(&Distortion) -> String| -> ArrayRef {
+            Arc::new(StringArray::from_iter_values(chunk.iter().map(f)))
+        };
+        let opt = |f: &dyn Fn(&Distortion) -> Option<String>| -> ArrayRef {
+            Arc::new(chunk.iter().map(f).collect::<StringArray>())
+        };
+        let cols: Vec<ArrayRef> = vec![
+            strs(&|d| d.statement_id.clone()),
+            Arc::new(UInt32Array::from_iter_values(
+                chunk.iter().map(|d| d.original_id),
+            )),
+            strs(&|d| d.strategy.as_str().to_string()),
+            Arc::new(BooleanArray::from(
+                chunk
+                    .iter()
+                    .map(|d| d.strategy == Strategy::ORG)
+                    .collect::<Vec<_>>(),
+            )),
+            strs(&|d| d.subject.to_string()),
+            strs(&|d| d.property.to_string()),
+            strs(&|d| d.object.to_string()),
+            opt(&|d| d.replaced_role.map(|r| r.as_str().to_string())),
+            opt(&|d| d.original_entity.map(|q| q.to_string())),
+            opt(&|d| d.replacement_entity.map(|q| q.to_string())),
+            Arc::new(chunk.iter().map(|d| d.cosine).collect::<Float32Array>()),
+            Arc::new(
+                chunk
+                    .iter()
+                    .map(|d| d.cosine_centred)
+                    .collect::<Float32Array>(),
+            ),
+            Arc::new(UInt32Array::from_iter_values(
+                chunk.iter().map(|d| d.attempts),
+            )),
+            strs(&|d| d.original_rank.as_str().to_string()),
+            strs(&|d| d.original_statement_id.clone()),
+        ];
+        let batch =
+            RecordBatch::try_new(schema.clone(), cols).map_err(|e| Error::parquet(path, e))?;
+        writer.write(&batch).map_err(|e| Error::parquet(path, e))?;
+    }
+    writer.into_inner().map_err(|e| Error::parquet(path, e))
+}
+
+fn column<'a, T: 'static>(batch: &'a RecordBatch, name: &str, path: &Path) -> Result<&'a T> {
+    batch
+        .column_by_name(name)
+        .and_then(|c| c.as_any().downcast_ref::<T>())
+        .ok_or_else(|| Error::Corrupt {
+            path: path.to_path_buf(),
+            what: format!("missing or mistyped column `{name}`"),
+        })
+}
+
+/// Read `distortions.parquet`.
+pub fn read_distortions<R: parquet::file::reader::ChunkReader + 'static>(
+    src: R,
+    path: &Path,
+) -> Result<Vec<Distortion>> {
+    let mut out = Vec::new();
+    let mut row = 0usize;
+    for batch in tables::read_batches(src, path)? {
+        let sid = tables::string_column(&batch, "statement_id", path)?;
+        let oid = column::<UInt32Array>(&batch, "original_id", path)?;
+        let strat = tables::string_column(&batch, "strategy", path)?;
+        let s = tables::string_column(&batch, "subject", path)?;
+        let p = tables::string_column(&batch, "property", path)?;
+        let o = tables::string_column(&batch, "object", path)?;
+        let role = tables::string_column(&batch, "replaced_role", path)?;
+        let oe = tables::string_column(&batch, "original_entity", path)?;
+        let re = tables::string_column(&batch, "replacement_entity", path)?;
+        let cos = column::<Float32Array>(&batch, "cosine", path)?;
+        let cosc = column::<Float32Array>(&batch, "cosine_centred", path)?;
+        let att = column::<UInt32Array>(&batch, "attempts", path)?;
+        let rank = tables::string_column(&batch, "original_rank", path)?;
+        let osid = tables::string_column(&batch, "original_statement_id", path)?;
+        for i in 0..batch.num_rows() {
+            let bad = |what: &str| Error::Corrupt {
+                path: path.to_path_buf(),
+                what: format!("row {}: bad {what}", row + i),
+            };
+            let opt_q = |a: &StringArray, what: &str| -> Result<Option<Qid>> {
+                if a.is_null(i) {
+                    Ok(None)
+                } else {
+                    Qid::parse(a.value(i)).map(Some).ok_or_else(|| bad(what))
+                }
+            };
+            let f = |a: &Float32Array| (!a.is_null(i)).then(|| a.value(i));
+            out.push(Distortion {
+                statement_id: sid.value(i).to_string(),
+                original_id: oid.value(i),
+                strategy: Strategy::parse(strat.value(i)).ok_or_else(|| bad("strategy"))?,
+                subject: Qid::parse(s.value(i)).ok_or_else(|| bad("subject"))?,
+                property: Pid::parse(p.value(i)).ok_or_else(|| bad("property"))?,
+                object: Qid::parse(o.value(i)).ok_or_else(|| bad("object"))?,
+                replaced_role: if role.is_null(i) {
+                    None
+                } else {
+                    Some(Role::parse(role.value(i)).ok_or_else(|| bad("replaced_role"))?)
+                },
+                original_entity: opt_q(oe, "original_entity")?,
+                replacement_entity: opt_q(re, "replacement_entity")?,
+                cosine: f(cos),
+                cosine_centred: f(cosc),
+                attempts: att.value(i),
+                original_rank: Rank::parse(rank.value(i)).ok_or_else(|| bad("original_rank"))?,
+                original_statement_id: osid.value(i).to_string(),
+            });
+        }
+        row += batch.num_rows();
+    }
+    Ok(out)
+}
+
+/// Read `distortions.parquet` from disk.
+pub fn read_distortions_file(path: &Path) -> Result<Vec<Distortion>> {
+    let f = std::fs::File::open(path).at(path)?;
+    read_distortions(f, path)
+}
+
+/// Read `properties.parquet` (the extract stage's reader).
+fn load_properties(path: &Path) -> Result<Vec<PropertyRecord>> {
+    tables::read_properties(path)
+}
+
+/// Library entry point: read the extract (and, when present, train) artifacts from `dir`, write
+/// `distortions.parquet` and `distort.manifest.json`.
+pub fn run(dir: &Path, cfg: &DistortConfig) -> Result<Manifest> {
+    let started = std::time::Instant::now();
+    let mut manifest = Manifest::new("distort");
+    manifest.config = serde_json::to_value(cfg).expect("config serialises");
+    manifest.seed = Some(cfg.seed);
+    let mut inputs: Vec<FileRef> = Vec::new();
+    for name in [
+        "triples.parquet",
+        "statements.parquet",
+        "transitive.parquet",
+        "properties.parquet",
+    ] {
+        inputs.push(artifact::check_input(dir, "extract", name, cfg.force)?);
+    }
+    let kb = KnowledgeBase {
+        final_triples: tables::read_triples_file(&dir.join("triples.parquet"))?,
+        statements: tables::read_triples_file(&dir.join("statements.parquet"))?,
+        transitive: tables::read_triples_file(&dir.join("transitive.parquet"))?,
+        properties: load_properties(&dir.join("properties.parquet"))?,
+    };
+    let w2v = dir.join("embeddings.w2v");
+    let sim: Box<dyn Similarity> = if w2v.exists() {
+        inputs.push(artifact::check_input(
+            dir,
+            "train",
+            "embeddings.w2v",
+            cfg.force,
+        )?);
+        Box::new(EmbeddingSimilarity::new(
+            crate::embed::Embeddings::read_w2v(&w2v)?,
+        ))
+    } else {
+        crate::progress::log(format!(
+            "distort: {} missing: cosines will be null",
+            w2v.display()
+        ));
+        Box::new(NoSimilarity)
+    };
+    let read_s = started.elapsed().as_secs_f64();
+    let out = distort(&kb, cfg, sim.as_ref());
+    let core_s = started.elapsed().as_secs_f64() - read_s;
+    let dest: PathBuf = dir.join("distortions.parquet");
+    let mut file = artifact::AtomicFile::create(&dest)?;
+    write_distortions(&mut file, &out.rows, &dest)?;
+    file.commit()?;
+    manifest.inputs = inputs;
+    manifest.add_outputs(dir, &["distortions.parquet"])?;
+    manifest.counts = out.counts;
+    manifest
+        .counts
+        .insert("embeddings_present".into(), u64::from(w2v.exists()));
+    manifest.rejects = out.rejects;
+    manifest.timings.insert("read".into(), read_s);
+    manifest.timings.insert("distort".into(), core_s);
+    manifest
+        .timings
+        .insert("total".into(), started.elapsed().as_secs_f64());
+    let diff = |a, b, centred| {
+        let d = crate::report::differences(&out.rows, a, b, centred);
+        let mean = (!d.is_empty()).then(|| d.iter().sum::<f64>() / d.len() as f64);
+        serde_json::json!({"n": d.len(), "mean": mean})
+    };
+    let differences = serde_json::json!({
+        "PSS-SS": diff(Strategy::PSS, Strategy::SS, false),
+        "POS-OS": diff(Strategy::POS, Strategy::OS, false),
+        "PSS-SS_centred": diff(Strategy::PSS, Strategy::SS, true),
+        "POS-OS_centred": diff(Strategy::POS, Strategy::OS, true),
+    });
+    manifest.extra = serde_json::json!({
+        "format_version": DISTORTIONS_FORMAT_VERSION,
+        "cosine_differences_per_original": differences,
+        "sampling": out.sampling,
+        "attempts_histogram": out.attempts_histogram.iter().map(|(k, v)| (k.to_string(), *v)).collect::<BTreeMap<_, _>>(),
+        "transitive_bound": format!("breadth-first search expands at most {} nodes per check", cfg.transitive_max_visits),
+    });
+    manifest.write(dir)?;
+    Ok(manifest)
+}
+
+/// Command-line arguments of `sword distort`.
 #[derive(clap::Args, Debug)]
-pub struct Args {}
+pub struct Args {
+    /// Run directory: reads the extract/train artifacts, writes distortions.parquet.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// TOML file with a `DistortConfig`; flags override it.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Seed of every random draw.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Original triples to sample (default 500).
+    #[arg(long)]
+    pub samples: Option<usize>,
+    /// Stratify the sample by property (with `--per-property-cap`).
+    #[arg(long)]
+    pub stratify_by_property: bool,
+    /// Originals per property when stratifying (default 10).
+    #[arg(long)]
+    pub per_property_cap: Option<usize>,
+    /// Candidate draws per variant before dropping it (default 100).
+    #[arg(long)]
+    pub max_attempts: Option<u32>,
+    /// Node budget of a transitive reachability search (default 100000).
+    #[arg(long)]
+    pub transitive_max_visits: Option<usize>,
+    /// Accept inputs whose manifests do not vouch for them.
+    #[arg(long)]
+    pub force: bool,
+}
 
 /// Entry point from the binary.
-pub fn cli(_args: Args) -> Result<()> {
-    Err(Error::Config("`distort` is not implemented yet".into()))
+pub fn cli(args: Args) -> Result<()> {
+    let mut cfg: DistortConfig = crate::config::load(args.config.as_deref())?;
+    if let Some(v) = args.seed {
+        cfg.seed = v;
+    }
+    if let Some(v) = args.samples {
+        cfg.samples = v;
+    }
+    if args.stratify_by_property {
+        cfg.stratify_by_property = true;
+    }
+    if let Some(v) = args.per_property_cap {
+        cfg.per_property_cap = v;
+    }
+    if let Some(v) = args.max_attempts {
+        cfg.max_attempts = v;
+    }
+    if let Some(v) = args.transitive_max_visits {
+        cfg.transitive_max_visits = v;
+    }
+    cfg.force |= args.force;
+    if cfg.max_attempts == 0 {
+        return Err(Error::Config("--max-attempts must be at least 1".into()));
+    }
+    let m = run(&args.out, &cfg)?;
+    let mut line = String::from("distort:");
+    for s in Strategy::ALL {
+        let k = format!("emitted_{}", s.as_str());
+        line.push_str(&format!(
+            " {}={}",
+            s.as_str(),
+            m.counts.get(&k).copied().unwrap_or(0)
+        ));
+    }
+    crate::progress::log(line);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(s: u64, p: u64, o: u64) -> Triple {
+        Triple {
+            subject: Qid(s),
+            property: Pid(p),
+            object: Qid(o),
+            rank: Rank::Normal,
+            statement_id: String::new(),
+        }
+    }
+
+    fn prop(id: u64, symmetric: bool, transitive: bool, inverse: Vec<u64>) -> PropertyRecord {
+        PropertyRecord {
+            id: Pid(id),
+            datatype: "wikibase-item".into(),
+            labels: vec![],
+            transitive,
+            symmetric,
+            inverse: inverse.into_iter().map(Pid).collect(),
+        }
+    }
+
+    #[test]
+    fn checks_catch_each_rule() {
+        // P1 symmetric, P2 ↔ P3 inverse, P4 transitive.
+        let statements = vec![
+            t(1, 1, 2),
+            t(10, 2, 11),
+            t(20, 4, 21),
+            t(21, 4, 22),
+            t(30, 5, 31),
+        ];
+        let kb = KnowledgeBase {
+            final_triples: statements.clone(),
+            statements: statements.clone(),
+            transitive: vec![t(20, 4, 21), t(21, 4, 22)],
+            properties: vec![
+                prop(1, true, false, vec![]),
+                prop(2, false, false, vec![3]),
+                prop(4, false, true, vec![]),
+            ],
+        };
+        let ix = Index::build(&kb);
+        let c = |st, s, p, o| ix.check(st, Qid(s), Pid(p), Qid(o), 1000);
+        assert_eq!(c(Strategy::SS, 1, 1, 2), Err(Reason::Exists));
+        assert_eq!(c(Strategy::SS, 2, 1, 1), Err(Reason::Symmetric));
+        assert_eq!(c(Strategy::SS, 11, 3, 10), Err(Reason::Inverse));
+        assert_eq!(c(Strategy::SS, 20, 4, 22), Err(Reason::Transitive));
+        assert_eq!(c(Strategy::SS, 22, 4, 20), Ok(()));
+        assert_eq!(c(Strategy::SS, 5, 5, 5), Err(Reason::SelfLoop));
+        assert_eq!(c(Strategy::OS, 30, 5, 31), Err(Reason::SubjectHasValue));
+        assert_eq!(c(Strategy::SS, 30, 5, 32), Ok(()));
+        // A budget of one node cannot decide a two-hop chain: rejected conservatively.
+        assert_eq!(
+            ix.check(Strategy::SS, Qid(20), Pid(4), Qid(23), 1),
+            Err(Reason::TransitiveBound)
+        );
+    }
+
+    #[test]
+    fn variants_without_a_false_candidate_are_dropped_and_counted() {
+        // P9: every subject has the same object, so every PSS candidate exists; POS has one object only.
+        let triples: Vec<Triple> = (1..=4).map(|i| t(i, 9, 50)).collect();
+        let kb = KnowledgeBase {
+            final_triples: triples.clone(),
+            statements: triples,
+            ..Default::default()
+        };
+        let cfg = DistortConfig {
+            samples: 4,
+            max_attempts: 7,
+            ..Default::default()
+        };
+        let out = distort(&kb, &cfg, &NoSimilarity);
+        assert!(out
+            .rows
+            .iter()
+            .all(|d| d.strategy != Strategy::PSS && d.strategy != Strategy::POS));
+        assert_eq!(out.rejects["variant_dropped:PSS:exists"], 4);
+        assert_eq!(out.rejects["variant_dropped:POS:empty_pool"], 4);
+        // 7 rejected draws per PSS variant, plus whatever SS drew among the other subjects.
+        assert!(out.rejects["attempt_rejected:exists"] >= 28);
+        assert_eq!(out.counts["dropped_PSS"], 4);
+        let idx = Index::build(&kb);
+        for d in &out.rows {
+            assert!(d.strategy == Strategy::ORG || !idx.exists(d.subject, d.property, d.object));
+        }
+    }
+
+    #[test]
+    fn sample_indices_are_distinct_and_in_range() {
+        let mut rng = item_rng(7, 0, 0);
+        let v = sample_indices(&mut rng, 50, 50);
+        let mut s = v.clone();
+        s.sort_unstable();
+        assert_eq!(s, (0..50).collect::<Vec<_>>());
+        let v = sample_indices(&mut rng, 1000, 10);
+        assert_eq!(v.len(), 10);
+        assert!(v.iter().all(|&x| x < 1000));
+        assert_eq!(v.iter().collect::<HashSet<_>>().len(), 10);
+    }
+
+    #[test]
+    fn stratified_sampling_respects_the_cap() {
+        let mut triples: Vec<Triple> = (0..100).map(|i| t(i + 1, 31, 5)).collect();
+        triples.extend((0..3).map(|i| t(i + 200, 17, 6)));
+        let cfg = DistortConfig {
+            samples: 100,
+            stratify_by_property: true,
+            per_property_cap: 4,
+            ..Default::default()
+        };
+        let (chosen, frame) = sample_originals(&triples, &cfg);
+        assert_eq!(chosen.len(), 7);
+        let p31 = frame
+            .per_property
+            .iter()
+            .find(|w| w.property == "P31")
+            .unwrap();
+        assert_eq!((p31.frame_count, p31.sampled), (100, 4));
+        assert!((p31.weight - 0.04).abs() < 1e-12);
+    }
+
+    #[test]
+    fn distortions_round_trip_through_parquet() {
+        let kb = KnowledgeBase {
+            final_triples: (1..30).map(|i| t(i, 7, i + 100)).collect(),
+            ..Default::default()
+        };
+        let sim = FnSimilarity(|a: Qid, b: Qid| {
+            let x = (a.0 as f32 - b.0 as f32).abs() / 200.0;
+            (Some(1.0 - x), Some(0.5 - x))
+        });
+        let out = distort(
+            &kb,
+            &DistortConfig {
+                samples: 10,
+                ..Default::default()
+            },
+            &sim,
+        );
+        assert_eq!(out.rows.len(), 50);
+        let bytes = write_distortions(Vec::new(), &out.rows, Path::new("mem")).unwrap();
+        let back = read_distortions(bytes::Bytes::from(bytes), Path::new("mem")).unwrap();
+        assert_eq!(back, out.rows);
+    }
 }

@@ -1,12 +1,682 @@
-//! Placeholder: this stage lands in its own change.
+//! Export: `sword.parquet` (the benchmark, one row per statement), translation requests in the OpenAI Batch
+//! input format, an optional Hugging Face dataset layout, and the report.
+//!
+//! The `sword.parquet` schema is documented in the README ("Distortions and export") and pinned by the golden
+//! file `data/golden/sword_schema.txt`; any change bumps `SWORD_FORMAT_VERSION`, which is also written into
+//! the Parquet key-value metadata as `sword.format_version`.
 
-use crate::error::{Error, Result};
+use crate::artifact::{self, Manifest};
+use crate::distort::{self, Distortion, Strategy};
+use crate::error::{Error, IoContext, Result};
+use crate::ids::{EntityId, Pid};
+use crate::model::{EntityRecord, Label, PropertyRecord};
+use crate::tables;
+use arrow_array::{ArrayRef, BooleanArray, Float32Array, RecordBatch, StringArray, UInt32Array};
+use arrow_schema::{DataType, Field, Schema};
+use parquet::arrow::ArrowWriter;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashMap};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-/// Command-line arguments.
+/// Version of the `sword.parquet` layout. Bump on any change of column names, types, order or meaning.
+pub const SWORD_FORMAT_VERSION: u32 = 1;
+
+/// The paper's eight languages, in column order.
+pub const DEFAULT_LANGUAGES: [&str; 8] = ["en", "fr", "de", "es", "it", "pt", "ko", "ja"];
+
+/// The three roles of a statement, in column order.
+pub const ROLES: [&str; 3] = ["subject", "property", "object"];
+
+/// Configuration of `sword export`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ExportConfig {
+    /// Also lay the benchmark out as a Hugging Face dataset in this directory (`data/*.parquet` + README card).
+    pub hf: Option<PathBuf>,
+    /// Model named in every translation request body. The paper used Gemini 2.5 Flash; any endpoint that
+    /// accepts the OpenAI Batch format works. Typical: `gemini-2.5-flash`.
+    pub model: String,
+    /// Accept inputs whose manifests do not vouch for them (set by `--force`; not part of the config identity).
+    #[serde(skip)]
+    pub force: bool,
+}
+
+impl Default for ExportConfig {
+    fn default() -> Self {
+        ExportConfig {
+            hf: None,
+            model: "gemini-2.5-flash".into(),
+            force: false,
+        }
+    }
+}
+
+/// English name of a language code, as used in the generation prompt ("You are a French language ...").
+pub fn language_name(code: &str) -> &str {
+    match code {
+        "en" => "English",
+        "fr" => "French",
+        "de" => "German",
+        "es" => "Spanish",
+        "it" => "Italian",
+        "pt" => "Portuguese",
+        "ko" => "Korean",
+        "ja" => "Japanese",
+        "zh" => "Chinese",
+        "ru" => "Russian",
+        "ar" => "Arabic",
+        "nl" => "Dutch",
+        other => other,
+    }
+}
+
+/// Labels, descriptions and sitelinks of the entities a run exports.
+#[derive(Clone, Debug, Default)]
+pub struct EntityLookup {
+    /// Language codes, in the order of `EntityRecord::labels`.
+    pub languages: Vec<String>,
+    entities: HashMap<EntityId, EntityRecord>,
+    properties: HashMap<Pid, PropertyRecord>,
+}
+
+impl EntityLookup {
+    /// Index entity and property records. Property labels come from `entities` when the property is there,
+    /// otherwise from `properties.parquet`'s labels.
+    pub fn new(
+        languages: Vec<String>,
+        entities: Vec<EntityRecord>,
+        properties: Vec<PropertyRecord>,
+    ) -> EntityLookup {
+        EntityLookup {
+            languages,
+            entities: entities.into_iter().map(|e| (e.id, e)).collect(),
+            properties: properties.into_iter().map(|p| (p.id, p)).collect(),
+        }
+    }
+
+    /// Label of `id` in language index `l`.
+    pub fn label(&self, id: EntityId, l: usize) -> Option<&Label> {
+        if let Some(e) = self.entities.get(&id) {
+            return e.labels.get(l);
+        }
+        match id {
+            EntityId::Property(p) => self
+                .properties
+                .get(&p)
+                .and_then(|r| r.labels.get(l))
+                .and_then(Option::as_ref),
+            EntityId::Item(_) => None,
+        }
+    }
+
+    /// Description of `id` in language index `l`.
+    pub fn description(&self, id: EntityId, l: usize) -> Option<&str> {
+        self.entities
+            .get(&id)
+            .and_then(|e| e.descriptions.get(l))
+            .and_then(|d| d.as_deref())
+    }
+
+    /// Sitelink count of `id`.
+    pub fn sitelinks(&self, id: EntityId) -> Option<u32> {
+        self.entities.get(&id).map(|e| e.sitelinks)
+    }
+}
+
+fn role_id(d: &Distortion, role: usize) -> EntityId {
+    match role {
+        0 => EntityId::Item(d.subject),
+        1 => EntityId::Property(d.property),
+        _ => EntityId::Item(d.object),
+    }
+}
+
+/// The `sword.parquet` schema for the given languages (the default eight give the golden schema).
+pub fn sword_schema(languages: &[String]) -> Arc<Schema> {
+    let mut fields = vec![
+        Field::new("statement_id", DataType::Utf8, false),
+        Field::new("original_id", DataType::UInt32, false),
+        Field::new("strategy", DataType::Utf8, false),
+        Field::new("label", DataType::Boolean, false),
+        Field::new("subject", DataType::Utf8, false),
+        Field::new("property", DataType::Utf8, false),
+        Field::new("object", DataType::Utf8, false),
+        Field::new("replaced_role", DataType::Utf8, true),
+        Field::new("original_entity", DataType::Utf8, true),
+        Field::new("replacement_entity", DataType::Utf8, true),
+        Field::new("cosine", DataType::Float32, true),
+        Field::new("cosine_centred", DataType::Float32, true),
+        Field::new("attempts", DataType::UInt32, false),
+        Field::new("original_rank", DataType::Utf8, false),
+        Field::new("original_statement_id", DataType::Utf8, false),
+    ];
+    for r in ROLES {
+        for l in languages {
+            fields.push(Field::new(format!("{r}_label_{l}"), DataType::Utf8, true));
+            fields.push(Field::new(
+                format!("{r}_label_{l}_from_mul"),
+                DataType::Boolean,
+                true,
+            ));
+        }
+        for l in languages {
+            fields.push(Field::new(
+                format!("{r}_description_{l}"),
+                DataType::Utf8,
+                true,
+            ));
+        }
+        fields.push(Field::new(format!("{r}_sitelinks"), DataType::UInt32, true));
+    }
+    fields.push(Field::new("dump_date", DataType::Utf8, true));
+    let mut md = HashMap::new();
+    md.insert(
+        "sword.format_version".to_string(),
+        SWORD_FORMAT_VERSION.to_string(),
+    );
+    md.insert("sword.languages".to_string(), languages.join(","));
+    Arc::new(Schema::new_with_metadata(fields, md))
+}
+
+/// One line per column: `name<TAB>type<TAB>nullable|required`, the format of the golden schema file.
+pub fn schema_text(schema: &Schema) -> String {
+    let mut s = format!("# sword.parquet format version {SWORD_FORMAT_VERSION}\n");
+    for f in schema.fields() {
+        s.push_str(&format!(
+            "{}\t{}\t{}\n",
+            f.name(),
+            f.data_type(),
+            if f.is_nullable() {
+                "nullable"
+            } else {
+                "required"
+            }
+        ));
+    }
+    s
+}
+
+fn batch_for(
+    chunk: &[Distortion],
+    lookup: &EntityLookup,
+    dump_date: Option<&str>,
+    schema: &Arc<Schema>,
+    path: &Path,
+) -> Result<RecordBatch> {
+    let strs = |f: &dyn Fn(&Distortion) -> String| -> ArrayRef {
+        Arc::new(StringArray::from_iter_values(chunk.iter().map(f)))
+    };
+    let opt = |f: &dyn Fn(&Distortion) -> Option<String>| -> ArrayRef {
+        Arc::new(chunk.iter().map(f).collect::<StringArray>())
+    };
+    let mut cols: Vec<ArrayRef> = vec![
+        strs(&|d| d.statement_id.clone()),
+        Arc::new(UInt32Array::from_iter_values(
+            chunk.iter().map(|d| d.original_id),
+        )),
+        strs(&|d| d.strategy.as_str().to_string()),
+        Arc::new(BooleanArray::from(
+            chunk
+                .iter()
+                .map(|d| d.strategy == Strategy::ORG)
+                .collect::<Vec<_>>(),
+        )),
+        strs(&|d| d.subject.to_string()),
+        strs(&|d| d.property.to_string()),
+        strs(&|d| d.object.to_string()),
+        opt(&|d| d.replaced_role.map(|r| r.as_str().to_string())),
+        opt(&|d| d.original_entity.map(|q| q.to_string())),
+        opt(&|d| d.replacement_entity.map(|q| q.to_string())),
+        Arc::new(chunk.iter().map(|d| d.cosine).collect::<Float32Array>()),
+        Arc::new(
+            chunk
+                .iter()
+                .map(|d| d.cosine_centred)
+                .collect::<Float32Array>(),
+        ),
+        Arc::new(UInt32Array::from_iter_values(
+            chunk.iter().map(|d| d.attempts),
+        )),
+        strs(&|d| d.original_rank.as_str().to_string()),
+        strs(&|d| d.original_statement_id.clone()),
+    ];
+    for r in 0..ROLES.len() {
+        for l in 0..lookup.languages.len() {
+            cols.push(Arc::new(
+                chunk
+                    .iter()
+                    .map(|d| lookup.label(role_id(d, r), l).map(|x| x.text.as_str()))
+                    .collect::<StringArray>(),
+            ));
+            cols.push(Arc::new(
+                chunk
+                    .iter()
+                    .map(|d| lookup.label(role_id(d, r), l).map(|x| x.from_mul))
+                    .collect::<BooleanArray>(),
+            ));
+        }
+        for l in 0..lookup.languages.len() {
+            cols.push(Arc::new(
+                chunk
+                    .iter()
+                    .map(|d| lookup.description(role_id(d, r), l))
+                    .collect::<StringArray>(),
+            ));
+        }
+        cols.push(Arc::new(
+            chunk
+                .iter()
+                .map(|d| lookup.sitelinks(role_id(d, r)))
+                .collect::<UInt32Array>(),
+        ));
+    }
+    cols.push(Arc::new(
+        chunk.iter().map(|_| dump_date).collect::<StringArray>(),
+    ));
+    RecordBatch::try_new(schema.clone(), cols).map_err(|e| Error::parquet(path, e))
+}
+
+/// Write `sword.parquet` rows to any writer.
+pub fn write_sword<W: Write + Send>(
+    w: W,
+    rows: &[Distortion],
+    lookup: &EntityLookup,
+    dump_date: Option<&str>,
+    path: &Path,
+) -> Result<W> {
+    let schema = sword_schema(&lookup.languages);
+    let mut writer = ArrowWriter::try_new(w, schema.clone(), Some(tables::writer_props()))
+        .map_err(|e| Error::parquet(path, e))?;
+    for chunk in rows.chunks(tables::ROW_GROUP) {
+        let batch = batch_for(chunk, lookup, dump_date, &schema, path)?;
+        writer.write(&batch).map_err(|e| Error::parquet(path, e))?;
+    }
+    writer.into_inner().map_err(|e| Error::parquet(path, e))
+}
+
+/// `custom_id` of the translation request for a statement and a language: `<statement_id>:<lang>`.
+pub fn custom_id(statement_id: &str, lang: &str) -> String {
+    format!("{statement_id}:{lang}")
+}
+
+/// Split a `custom_id` back into (statement id, language).
+pub fn split_custom_id(id: &str) -> Option<(&str, &str)> {
+    id.rsplit_once(':')
+        .filter(|(s, l)| !s.is_empty() && !l.is_empty())
+}
+
+/// The paper's generation prompt.
+pub fn prompt(language: &str, s: &str, p: &str, o: &str) -> String {
+    format!(
+        "You are a {language} language writing expert. Generate one sentence for this input triple: [{s}, {p}, {o}]"
+    )
+}
+
+/// Translation requests (one JSON line per statement × language, OpenAI Batch input format) and the number
+/// of (statement, language) pairs skipped because a label is missing in that language.
+pub fn translation_requests(
+    rows: &[Distortion],
+    lookup: &EntityLookup,
+    model: &str,
+) -> (Vec<String>, u64) {
+    let mut out = Vec::with_capacity(rows.len() * lookup.languages.len());
+    let mut skipped = 0;
+    for d in rows {
+        for (l, lang) in lookup.languages.iter().enumerate() {
+            let labels: Vec<Option<&Label>> =
+                (0..3).map(|r| lookup.label(role_id(d, r), l)).collect();
+            let (Some(s), Some(p), Some(o)) = (labels[0], labels[1], labels[2]) else {
+                skipped += 1;
+                continue;
+            };
+            let req = serde_json::json!({
+                "custom_id": custom_id(&d.statement_id, lang),
+                "method": "POST",
+                "url": "/v1/chat/completions",
+                "body": {
+                    "model": model,
+                    "messages": [
+                        {"role": "user", "content": prompt(language_name(lang), &s.text, &p.text, &o.text)}
+                    ]
+                }
+            });
+            out.push(req.to_string());
+        }
+    }
+    (out, skipped)
+}
+
+/// Read `extra.dump_date` from `extract.manifest.json` (None when missing or null).
+pub fn dump_date(dir: &Path) -> Result<Option<String>> {
+    let p = Manifest::path_in(dir, "extract");
+    if !p.exists() {
+        return Ok(None);
+    }
+    let m = Manifest::read(&p)?;
+    Ok(m.extra
+        .get("dump_date")
+        .and_then(|v| v.as_str())
+        .map(str::to_string))
+}
+
+/// Read `entities.parquet` (the extract stage's reader).
+fn load_entities(path: &Path) -> Result<(Vec<String>, Vec<EntityRecord>)> {
+    tables::read_entities(path)
+}
+
+/// Read `properties.parquet` (the extract stage's reader).
+fn load_properties(path: &Path) -> Result<Vec<PropertyRecord>> {
+    tables::read_properties(path)
+}
+
+/// Counts per strategy of exported rows.
+pub fn strategy_counts(rows: &[Distortion]) -> BTreeMap<&'static str, u64> {
+    let mut c: BTreeMap<&'static str, u64> =
+        Strategy::ALL.iter().map(|s| (s.as_str(), 0)).collect();
+    for d in rows {
+        *c.entry(d.strategy.as_str()).or_default() += 1;
+    }
+    c
+}
+
+/// The Hugging Face dataset card.
+pub fn dataset_card(
+    rows: &[Distortion],
+    languages: &[String],
+    dump_date: Option<&str>,
+    requests: usize,
+) -> String {
+    let counts = strategy_counts(rows);
+    let originals = counts.get("ORG").copied().unwrap_or(0);
+    let mut s = String::new();
+    s.push_str("---\nlicense: cc0-1.0\nlanguage:\n");
+    for l in languages {
+        s.push_str(&format!("- {l}\n"));
+    }
+    s.push_str("task_categories:\n- text-classification\npretty_name: SWORD (rebuilt)\nconfigs:\n- config_name: default\n  data_files:\n  - split: test\n    path: data/*.parquet\n---\n\n");
+    s.push_str("# SWORD: systematic Wikidata object-relation distortions (rebuilt)\n\n");
+    s.push_str("True Wikidata triples (ORG) and four false distortions of each: SS/OS replace the subject/object by a random graph entity, PSS/POS by another subject/object of the same property. Every distortion passed exact existence checks (any rank, symmetric, inverse, transitive, multi-valued) against the dump.\n\n");
+    s.push_str(&format!(
+        "- format version: {SWORD_FORMAT_VERSION}\n- dump date: {}\n- originals: {originals}\n- statements: {}\n- translation requests: {requests}\n- languages: {}\n\n",
+        dump_date.unwrap_or("unknown"),
+        rows.len(),
+        languages.join(", ")
+    ));
+    s.push_str("| strategy | statements | label |\n|---|---:|---|\n");
+    for st in Strategy::ALL {
+        s.push_str(&format!(
+            "| {} | {} | {} |\n",
+            st.as_str(),
+            counts.get(st.as_str()).copied().unwrap_or(0),
+            st == Strategy::ORG
+        ));
+    }
+    s.push_str("\nColumns: see the `sword` README, section \"Distortions and export\". Wikidata content is CC0.\n");
+    s
+}
+
+/// Everything export writes, from typed values, to `dir`.
+pub fn write_all(
+    dir: &Path,
+    rows: &[Distortion],
+    lookup: &EntityLookup,
+    dump_date: Option<&str>,
+    distort_manifest: Option<&Manifest>,
+    cfg: &ExportConfig,
+    manifest: &mut Manifest,
+) -> Result<()> {
+    let dest = dir.join("sword.parquet");
+    let mut f = artifact::AtomicFile::create(&dest)?;
+    write_sword(&mut f, rows, lookup, dump_date, &dest)?;
+    f.commit()?;
+    let (requests, skipped) = translation_requests(rows, lookup, &cfg.model);
+    artifact::write_atomic(dir.join("translation_requests.jsonl"), |w| {
+        for r in &requests {
+            w.write_all(r.as_bytes())?;
+            w.write_all(b"\n")?;
+        }
+        Ok(())
+    })?;
+    let report_dir = dir.join("report");
+    artifact::ensure_dir(&report_dir)?;
+    let summary = crate::report::write_report(&report_dir, rows, distort_manifest)?;
+    manifest.add_outputs(
+        dir,
+        &[
+            "sword.parquet",
+            "translation_requests.jsonl",
+            "report/report.md",
+            "report/cosine_density.svg",
+            "report/cosine_density_centred.svg",
+            "report/cosine_diff_density.svg",
+        ],
+    )?;
+    for (k, v) in strategy_counts(rows) {
+        manifest.counts.insert(format!("rows_{k}"), v);
+    }
+    manifest.counts.insert("rows".into(), rows.len() as u64);
+    manifest
+        .counts
+        .insert("translation_requests".into(), requests.len() as u64);
+    manifest
+        .rejects
+        .insert("translation_request_missing_label".into(), skipped);
+    let mut missing_labels = 0u64;
+    for d in rows {
+        for r in 0..3 {
+            for l in 0..lookup.languages.len() {
+                if lookup.label(role_id(d, r), l).is_none() {
+                    missing_labels += 1;
+                }
+            }
+        }
+    }
+    manifest
+        .counts
+        .insert("null_label_cells".into(), missing_labels);
+    if let Some(hf) = &cfg.hf {
+        let data = hf.join("data");
+        artifact::ensure_dir(&data)?;
+        let bytes = std::fs::read(&dest).at(&dest)?;
+        artifact::write_atomic(data.join("test-00000-of-00001.parquet"), |w| {
+            w.write_all(&bytes)
+        })?;
+        let card = dataset_card(rows, &lookup.languages, dump_date, requests.len());
+        artifact::write_atomic(hf.join("README.md"), |w| w.write_all(card.as_bytes()))?;
+        manifest.counts.insert("hf_files".into(), 2);
+    }
+    manifest.extra = serde_json::json!({
+        "format_version": SWORD_FORMAT_VERSION,
+        "languages": lookup.languages,
+        "dump_date": dump_date,
+        "model": cfg.model,
+        "property_based_more_similar": summary.property_based_more_similar,
+        "mean_diff_pss_ss": summary.mean_diff_pss_ss,
+        "mean_diff_pos_os": summary.mean_diff_pos_os,
+    });
+    Ok(())
+}
+
+/// Library entry point: read entities, properties and distortions from `dir`, write `sword.parquet`,
+/// `translation_requests.jsonl`, `report/` and `export.manifest.json`.
+pub fn run(dir: &Path, cfg: &ExportConfig) -> Result<Manifest> {
+    let started = std::time::Instant::now();
+    let mut manifest = Manifest::new("export");
+    manifest.config = serde_json::to_value(cfg).expect("config serialises");
+    manifest.inputs.push(artifact::check_input(
+        dir,
+        "extract",
+        "entities.parquet",
+        cfg.force,
+    )?);
+    manifest.inputs.push(artifact::check_input(
+        dir,
+        "extract",
+        "properties.parquet",
+        cfg.force,
+    )?);
+    manifest.inputs.push(artifact::check_input(
+        dir,
+        "distort",
+        "distortions.parquet",
+        cfg.force,
+    )?);
+    let (languages, entities) = load_entities(&dir.join("entities.parquet"))?;
+    let properties = load_properties(&dir.join("properties.parquet"))?;
+    let rows = distort::read_distortions_file(&dir.join("distortions.parquet"))?;
+    let dm_path = Manifest::path_in(dir, "distort");
+    let dm = if dm_path.exists() {
+        Some(Manifest::read(&dm_path)?)
+    } else {
+        None
+    };
+    let date = dump_date(dir)?;
+    let lookup = EntityLookup::new(languages, entities, properties);
+    write_all(
+        dir,
+        &rows,
+        &lookup,
+        date.as_deref(),
+        dm.as_ref(),
+        cfg,
+        &mut manifest,
+    )?;
+    manifest
+        .timings
+        .insert("total".into(), started.elapsed().as_secs_f64());
+    manifest.write(dir)?;
+    Ok(manifest)
+}
+
+/// Command-line arguments of `sword export`.
 #[derive(clap::Args, Debug)]
-pub struct Args {}
+pub struct Args {
+    /// Run directory: reads entities/properties/distortions, writes sword.parquet, requests and report.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Also lay the benchmark out as a Hugging Face dataset in this directory.
+    #[arg(long)]
+    pub hf: Option<PathBuf>,
+    /// TOML file with an `ExportConfig`; flags override it.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Model named in the translation requests (default gemini-2.5-flash).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Accept inputs whose manifests do not vouch for them.
+    #[arg(long)]
+    pub force: bool,
+}
 
 /// Entry point from the binary.
-pub fn cli(_args: Args) -> Result<()> {
-    Err(Error::Config("`export` is not implemented yet".into()))
+pub fn cli(args: Args) -> Result<()> {
+    let mut cfg: ExportConfig = crate::config::load(args.config.as_deref())?;
+    if args.hf.is_some() {
+        cfg.hf = args.hf;
+    }
+    if let Some(m) = args.model {
+        cfg.model = m;
+    }
+    cfg.force |= args.force;
+    let m = run(&args.out, &cfg)?;
+    crate::progress::log(format!(
+        "export: {} statements, {} translation requests",
+        m.counts.get("rows").copied().unwrap_or(0),
+        m.counts.get("translation_requests").copied().unwrap_or(0)
+    ));
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ids::Qid;
+    use crate::model::Rank;
+
+    fn rec(id: EntityId, name: &str, langs: usize) -> EntityRecord {
+        EntityRecord {
+            id,
+            labels: (0..langs)
+                .map(|l| Label {
+                    text: format!("{name}-{l}"),
+                    from_mul: l == 1,
+                })
+                .collect(),
+            descriptions: (0..langs)
+                .map(|l| (l == 0).then(|| format!("d {name}")))
+                .collect(),
+            sitelinks: 3,
+            lastrevid: None,
+            modified: None,
+        }
+    }
+
+    fn row(strategy: Strategy) -> Distortion {
+        Distortion {
+            statement_id: distort::statement_id(0, strategy),
+            original_id: 0,
+            strategy,
+            subject: Qid(1),
+            property: Pid(2),
+            object: Qid(3),
+            replaced_role: None,
+            original_entity: None,
+            replacement_entity: None,
+            cosine: None,
+            cosine_centred: None,
+            attempts: 0,
+            original_rank: Rank::Normal,
+            original_statement_id: String::new(),
+        }
+    }
+
+    #[test]
+    fn requests_use_labels_in_each_language() {
+        let langs: Vec<String> = vec!["en".into(), "ko".into()];
+        let lookup = EntityLookup::new(
+            langs,
+            vec![
+                rec(EntityId::Item(Qid(1)), "S", 2),
+                rec(EntityId::Property(Pid(2)), "P", 2),
+                rec(EntityId::Item(Qid(3)), "O", 2),
+            ],
+            vec![],
+        );
+        let (reqs, skipped) = translation_requests(&[row(Strategy::ORG)], &lookup, "m");
+        assert_eq!(skipped, 0);
+        assert_eq!(reqs.len(), 2);
+        let v: serde_json::Value = serde_json::from_str(&reqs[1]).unwrap();
+        assert_eq!(v["custom_id"], "000000-ORG:ko");
+        assert_eq!(v["url"], "/v1/chat/completions");
+        assert_eq!(
+            v["body"]["messages"][0]["content"],
+            "You are a Korean language writing expert. Generate one sentence for this input triple: [S-1, P-1, O-1]"
+        );
+        assert_eq!(split_custom_id("000000-ORG:ko"), Some(("000000-ORG", "ko")));
+    }
+
+    #[test]
+    fn sword_parquet_has_the_schema_columns() {
+        let langs: Vec<String> = DEFAULT_LANGUAGES.iter().map(|s| s.to_string()).collect();
+        let schema = sword_schema(&langs);
+        // 15 fixed + per role (8 × 2 labels + 8 descriptions + sitelinks) + dump_date
+        assert_eq!(schema.fields().len(), 15 + 3 * (16 + 8 + 1) + 1);
+        let lookup = EntityLookup::new(langs, vec![rec(EntityId::Item(Qid(1)), "S", 8)], vec![]);
+        let bytes = write_sword(
+            Vec::new(),
+            &[row(Strategy::ORG), row(Strategy::SS)],
+            &lookup,
+            Some("2015-11-09"),
+            Path::new("mem"),
+        )
+        .unwrap();
+        let batches = tables::read_batches(bytes::Bytes::from(bytes), Path::new("mem")).unwrap();
+        assert_eq!(batches[0].num_rows(), 2);
+        let l = tables::string_column(&batches[0], "subject_label_fr", Path::new("m")).unwrap();
+        assert_eq!(l.value(0), "S-1");
+        let o = tables::string_column(&batches[0], "object_label_fr", Path::new("m")).unwrap();
+        assert!(arrow_array::Array::is_null(o, 0));
+    }
 }

@@ -1,12 +1,1273 @@
-//! Placeholder: this stage lands in its own change.
+//! `sword extract`: stream a Wikidata JSON dump into labelled entities, triples, the existence index, property
+//! metadata and the statements of transitive properties (Parquet), plus `extract.manifest.json`.
+//!
+//! One streaming pass (`dump::read_dump`, chunks parsed in parallel, merged in input order) keeps
+//! - every labelled entity (labelled = a non-empty label in every configured language, or a `mul` label for
+//!   the languages listed in `mul_fallback`),
+//! - every property's metadata,
+//! - the item→item statements of labelled subjects (candidates), and the item→item statements of presumed
+//!   transitive properties (`transitive_seed`) whatever their subject;
+//!
+//! then a join keeps the candidates whose property and object are labelled: `statements.parquet` (all ranks,
+//! the existence index) and `triples.parquet` (deprecated out, one row per (S, P, O) with the best rank).
+//! `transitive.parquet` holds every kept statement whose property turned out transitive (P31 Q18647515).
 
+use crate::artifact::{self, AtomicFile, FileRef, Manifest};
+use crate::dump::entity::{self, Entity, EntityValue, Kind, Line};
+use crate::dump::{self, ChunkOut, Joiner, ReadOpts};
 use crate::error::{Error, Result};
+use crate::ids::{EntityId, Pid, Qid};
+use crate::model::{EntityRecord, Label, PropertyRecord, Rank, Triple};
+use crate::progress::{self, Progress, Unit};
+use crate::tables;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// Configuration of the extract stage (TOML via `--config FILE`; CLI flags override).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// Languages an entity must be labelled in, in output-column order. SWORD: `en fr de es it pt ko ja`.
+    pub languages: Vec<String>,
+    /// Languages for which a `mul` ("default for all languages") label counts as a label. Default
+    /// `en fr de es it pt` (Latin-script languages; never `ko`/`ja` unless configured).
+    pub mul_fallback: Vec<String>,
+    /// Malformed lines tolerated before the run fails with exit code 2. Default 1000: a real dump of ≈110 M
+    /// lines has a handful at most; 1000 still stops a run fed the wrong file within seconds.
+    pub max_bad_lines: u64,
+    /// Properties whose statements are kept whatever their subject's labels *before* their property entity is
+    /// seen (the dump is not ordered by type, so transitivity is only known at the end). Statements of other
+    /// transitive properties with unlabelled subjects are counted as `transitive_statements_missed`; add such
+    /// properties here. Default: Wikidata's main transitive item properties (P131 P171 P276 P279 P361 P527
+    /// P706).
+    pub transitive_seed: Vec<String>,
+    /// Chunk size in KiB of decompressed JSON handed to one worker (typical 4096: a few hundred entity lines;
+    /// lines longer than a chunk are joined across chunks). Does not change the outputs.
+    pub chunk_kib: usize,
+    /// Inflate the members of a multi-member gzip in parallel (falls back to sequential when impossible).
+    pub parallel_gzip: bool,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect();
+        Config {
+            languages: s(&["en", "fr", "de", "es", "it", "pt", "ko", "ja"]),
+            mul_fallback: s(&["en", "fr", "de", "es", "it", "pt"]),
+            max_bad_lines: 1000,
+            transitive_seed: s(&["P131", "P171", "P276", "P279", "P361", "P527", "P706"]),
+            chunk_kib: 4096,
+            parallel_gzip: true,
+        }
+    }
+}
 
 /// Command-line arguments.
 #[derive(clap::Args, Debug)]
-pub struct Args {}
+pub struct Args {
+    /// Dump to read: .json, .json.gz (single or multi-member), .json.bz2, .json.zst, or `-` for stdin. The
+    /// format is detected from the first bytes, not the name.
+    #[arg(long)]
+    pub dump: PathBuf,
+    /// Run directory for the artifacts.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// TOML file with an `extract` Config (flags below override it).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Languages (comma- or space-separated), e.g. `en,fr,de,es,it,pt,ko,ja`.
+    #[arg(long, num_args = 1.., value_delimiter = ',')]
+    pub languages: Option<Vec<String>>,
+    /// Languages that accept a `mul` label (comma-separated; empty string for none).
+    #[arg(long, num_args = 0.., value_delimiter = ',')]
+    pub mul_fallback: Option<Vec<String>>,
+    /// Fail (exit code 2) when more lines than this are malformed.
+    #[arg(long)]
+    pub max_bad_lines: Option<u64>,
+    /// Benchmark baseline: only decompress and chunk the dump with the same decoders and threads, discard the
+    /// bytes, print the JSON MB/s; writes nothing.
+    #[arg(long, hide = true)]
+    pub decode_only: bool,
+}
+
+/// Load a config file (a bare `Config` table, or one under `[extract]`).
+pub fn load_config(path: &Path) -> Result<Config> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let value: toml::Value =
+        toml::from_str(&text).map_err(|e| Error::Config(format!("{}: {e}", path.display())))?;
+    let table = value.get("extract").cloned().unwrap_or(value);
+    table
+        .try_into()
+        .map_err(|e| Error::Config(format!("{}: {e}", path.display())))
+}
 
 /// Entry point from the binary.
-pub fn cli(_args: Args) -> Result<()> {
-    Err(Error::Config("`extract` is not implemented yet".into()))
+pub fn cli(args: Args) -> Result<()> {
+    let mut cfg = match &args.config {
+        Some(p) => load_config(p)?,
+        None => Config::default(),
+    };
+    if let Some(l) = args.languages {
+        cfg.languages = split_list(l);
+    }
+    if let Some(m) = args.mul_fallback {
+        cfg.mul_fallback = split_list(m);
+    }
+    if let Some(n) = args.max_bad_lines {
+        cfg.max_bad_lines = n;
+    }
+    if args.decode_only {
+        let (stats, secs) = decode_only(&args.dump, &cfg)?;
+        println!(
+            "decode-only {}: format {}, {} bytes of JSON in {secs:.3} s = {:.1} MB/s, gzip members {:?}, parallel inflate {}",
+            args.dump.display(),
+            stats.format.map(|f| f.as_str()).unwrap_or("?"),
+            stats.json_bytes,
+            stats.json_bytes as f64 / 1e6 / secs.max(1e-9),
+            stats.gzip_members,
+            stats.parallel_inflate
+        );
+        return Ok(());
+    }
+    let m = run(&args.dump, &args.out, &cfg)?;
+    progress::log(format!(
+        "extract: {} labelled entities, {} triples, {} statements, {} properties, {} transitive → {}",
+        m.counts.get("labelled_entities").copied().unwrap_or(0),
+        m.counts.get("triples").copied().unwrap_or(0),
+        m.counts.get("statements").copied().unwrap_or(0),
+        m.counts.get("properties").copied().unwrap_or(0),
+        m.counts.get("transitive").copied().unwrap_or(0),
+        args.out.display()
+    ));
+    Ok(())
+}
+
+/// Read the dump through the same paths as [`run`] (decoders, threads, chunking) but discard the bytes: the
+/// baseline that `scripts/bench-extract.sh` divides by. Returns the read statistics and the seconds taken.
+pub fn decode_only(dump: &Path, cfg: &Config) -> Result<(dump::ReadStats, f64)> {
+    let t0 = Instant::now();
+    let total = (dump != Path::new("-"))
+        .then(|| std::fs::metadata(dump).ok().map(|m| m.len()))
+        .flatten();
+    let progress = Progress::new("decode", total, Unit::Bytes);
+    let opts = ReadOpts {
+        chunk_size: cfg.chunk_kib.max(1) << 10,
+        parallel_gzip: cfg.parallel_gzip,
+        ..ReadOpts::default()
+    };
+    // Touch every byte (count newlines) so a memory-mapped plain file is really read.
+    let work = |bytes: &[u8], _: bool| ChunkOut {
+        len: bytes.len() as u64,
+        newlines: bytes.iter().filter(|&&b| b == b'\n').count() as u64,
+        head: None,
+        has_newline: false,
+        tail: Vec::new(),
+        data: (),
+    };
+    let mut json = 0u64;
+    let mut sink = |c: ChunkOut<()>| {
+        json += c.len;
+        Ok(())
+    };
+    let mut stats = dump::read_dump(dump, &opts, &work, &mut sink, &progress)?;
+    progress.finish();
+    stats.json_bytes = stats.json_bytes.max(json);
+    Ok((stats, t0.elapsed().as_secs_f64()))
+}
+
+fn split_list(v: Vec<String>) -> Vec<String> {
+    v.iter()
+        .flat_map(|s| s.split([',', ' ']))
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// Output file names.
+pub const ENTITIES: &str = "entities.parquet";
+pub const TRIPLES: &str = "triples.parquet";
+pub const STATEMENTS: &str = "statements.parquet";
+pub const PROPERTIES: &str = "properties.parquet";
+pub const TRANSITIVE: &str = "transitive.parquet";
+
+// ---- per-line core -----------------------------------------------------------------------------------------
+
+/// Config resolved for the hot loop.
+pub struct Rules {
+    langs: entity::Langs,
+    mul_ok: Vec<bool>,
+    seed: HashSet<Pid>,
+}
+
+impl Rules {
+    /// Resolve and validate a config.
+    pub fn new(cfg: &Config) -> Result<Rules> {
+        if cfg.languages.is_empty() {
+            return Err(Error::Config("extract.languages is empty".into()));
+        }
+        let mut seen = HashSet::new();
+        for l in &cfg.languages {
+            if l.is_empty() || l == "mul" || !seen.insert(l) {
+                return Err(Error::Config(format!(
+                    "extract.languages: `{l}` is empty, `mul` or repeated"
+                )));
+            }
+        }
+        let seed = cfg
+            .transitive_seed
+            .iter()
+            .map(|p| {
+                Pid::parse(p).ok_or_else(|| {
+                    Error::Config(format!("extract.transitive_seed: `{p}` is not a P-id"))
+                })
+            })
+            .collect::<Result<_>>()?;
+        Ok(Rules {
+            langs: entity::Langs {
+                langs: cfg.languages.clone(),
+            },
+            mul_ok: cfg
+                .languages
+                .iter()
+                .map(|l| cfg.mul_fallback.contains(l))
+                .collect(),
+            seed,
+        })
+    }
+}
+
+/// A candidate statement held in memory between the streaming pass and the join: 48 bytes and no heap
+/// allocation for the usual statement GUID `Q42$0D9D1E2E-…` (stored as 16 bytes plus case flags), which keeps
+/// the ≈10⁸ candidates of a full dump in a few GB (see the README).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Cand {
+    pub s: u64,
+    pub o: u64,
+    pub p: u32,
+    pub rank: Rank,
+    pub id: StmtId,
+}
+
+/// A statement GUID, compact when it has the standard shape `<Q|q><subject>$<UUID>`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StmtId {
+    /// UUID bytes; flags bit 0: prefix `q` (else `Q`), bit 1: lower-case hex (else upper-case).
+    Guid([u8; 16], u8),
+    Other(Box<str>),
+    Missing,
+}
+
+impl StmtId {
+    /// Encode the GUID of a statement of item `subject`.
+    pub fn encode(subject: u64, id: Option<&str>) -> StmtId {
+        let Some(id) = id else {
+            return StmtId::Missing;
+        };
+        Self::guid(subject, id).unwrap_or_else(|| StmtId::Other(id.into()))
+    }
+
+    fn guid(subject: u64, id: &str) -> Option<StmtId> {
+        let (prefix, uuid) = id.split_once('$')?;
+        let mut flags = match prefix.as_bytes().first()? {
+            b'Q' => 0u8,
+            b'q' => 1,
+            _ => return None,
+        };
+        let digits = &prefix[1..];
+        if digits.is_empty()
+            || digits.starts_with('0')
+            || !digits.bytes().all(|b| b.is_ascii_digit())
+            || digits.parse::<u64>().ok()? != subject
+        {
+            return None;
+        }
+        let u = uuid.as_bytes();
+        if u.len() != 36 {
+            return None;
+        }
+        let (mut upper, mut lower) = (false, false);
+        let mut out = [0u8; 16];
+        let mut n = 0;
+        for (i, &b) in u.iter().enumerate() {
+            if matches!(i, 8 | 13 | 18 | 23) {
+                if b != b'-' {
+                    return None;
+                }
+                continue;
+            }
+            let v = match b {
+                b'0'..=b'9' => b - b'0',
+                b'a'..=b'f' => {
+                    lower = true;
+                    b - b'a' + 10
+                }
+                b'A'..=b'F' => {
+                    upper = true;
+                    b - b'A' + 10
+                }
+                _ => return None,
+            };
+            out[n / 2] |= if n % 2 == 0 { v << 4 } else { v };
+            n += 1;
+        }
+        if upper && lower {
+            return None;
+        }
+        if lower {
+            flags |= 2;
+        }
+        Some(StmtId::Guid(out, flags))
+    }
+
+    /// The GUID text (empty when missing).
+    pub fn decode(&self, subject: u64) -> String {
+        match self {
+            StmtId::Missing => String::new(),
+            StmtId::Other(s) => s.to_string(),
+            StmtId::Guid(b, flags) => {
+                let hex: &[u8; 16] = if flags & 2 != 0 {
+                    b"0123456789abcdef"
+                } else {
+                    b"0123456789ABCDEF"
+                };
+                let mut s = String::with_capacity(58);
+                s.push(if flags & 1 != 0 { 'q' } else { 'Q' });
+                s.push_str(&subject.to_string());
+                s.push('$');
+                for (i, byte) in b.iter().enumerate() {
+                    if matches!(i, 4 | 6 | 8 | 10) {
+                        s.push('-');
+                    }
+                    s.push(hex[usize::from(byte >> 4)] as char);
+                    s.push(hex[usize::from(byte & 15)] as char);
+                }
+                s
+            }
+        }
+    }
+}
+
+impl Cand {
+    /// The order of the corresponding [`Triple`]s (statement ids compared as text only on ties).
+    pub fn cmp_as_triple(a: &Cand, b: &Cand) -> std::cmp::Ordering {
+        (a.s, a.p, a.o, a.rank)
+            .cmp(&(b.s, b.p, b.o, b.rank))
+            .then_with(|| {
+                if a.id == b.id {
+                    std::cmp::Ordering::Equal
+                } else {
+                    a.id.decode(a.s).cmp(&b.id.decode(b.s))
+                }
+            })
+    }
+
+    /// The statement as a [`Triple`].
+    pub fn to_triple(&self) -> Triple {
+        Triple {
+            subject: Qid(self.s),
+            property: Pid(u64::from(self.p)),
+            object: Qid(self.o),
+            rank: self.rank,
+            statement_id: self.id.decode(self.s),
+        }
+    }
+
+    /// From a [`Triple`] (`None` when the property number does not fit 32 bits).
+    pub fn from_triple(t: &Triple) -> Option<Cand> {
+        Some(Cand {
+            s: t.subject.0,
+            o: t.object.0,
+            p: u32::try_from(t.property.0).ok()?,
+            rank: t.rank,
+            id: StmtId::encode(
+                t.subject.0,
+                (!t.statement_id.is_empty()).then_some(t.statement_id.as_str()),
+            ),
+        })
+    }
+}
+
+/// Named counters summed over the run (all end up in the manifest).
+#[derive(Clone, Debug, Default)]
+pub struct Counts {
+    pub map: BTreeMap<&'static str, u64>,
+    pub other_types: BTreeMap<String, u64>,
+}
+
+impl Counts {
+    fn add(&mut self, k: &'static str, n: u64) {
+        if n > 0 {
+            *self.map.entry(k).or_insert(0) += n;
+        }
+    }
+    fn merge(&mut self, o: Counts) {
+        for (k, v) in o.map {
+            self.add(k, v);
+        }
+        for (k, v) in o.other_types {
+            *self.other_types.entry(k).or_insert(0) += v;
+        }
+    }
+    fn get(&self, k: &str) -> u64 {
+        self.map.get(k).copied().unwrap_or(0)
+    }
+}
+
+/// A malformed line (offsets relative to its chunk until the merger makes them absolute).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct BadLine {
+    /// 1-based line number in the decompressed stream.
+    pub line: u64,
+    /// Byte offset of the line start in the decompressed stream.
+    pub offset: u64,
+    pub kind: &'static str,
+    pub message: String,
+}
+
+/// What one chunk (or one joined line) contributes.
+#[derive(Default)]
+pub struct Part {
+    entities: Vec<EntityRecord>,
+    properties: Vec<PropertyRecord>,
+    /// Item→item statements of labelled subjects.
+    candidates: Vec<Cand>,
+    /// Item→item statements of unlabelled subjects whose property is in the transitive seed.
+    seed_other: Vec<Cand>,
+    /// Item→item statements of unlabelled subjects, by property (to report transitive statements missed).
+    unlabelled_by_prop: HashMap<Pid, u64>,
+    counts: Counts,
+    /// Malformed lines: (relative line, relative offset, kind, message).
+    bad: Vec<(u64, u64, &'static str, String)>,
+    max_modified: Option<String>,
+}
+
+/// Parse one line and add what it contributes to `part` (the per-line core: pure, no I/O).
+pub fn handle_line(
+    rules: &Rules,
+    part: &mut Part,
+    scratch: &mut Vec<u8>,
+    buffers: &mut simd_json::Buffers,
+    rel_line: u64,
+    rel_offset: u64,
+    raw: &[u8],
+) {
+    let (a, b) = entity::trim_line(raw);
+    scratch.clear();
+    scratch.extend_from_slice(&raw[a..b]);
+    match entity::parse_entity(scratch, &rules.langs, buffers) {
+        Ok(Line::Frame(k)) => part.counts.add(
+            match k {
+                entity::FrameKind::Blank => "blank_lines",
+                entity::FrameKind::Open => "open_bracket_lines",
+                entity::FrameKind::Close => "close_bracket_lines",
+            },
+            1,
+        ),
+        Ok(Line::Entity(e)) => {
+            if let Err((kind, msg)) = keep_entity(rules, part, e) {
+                part.bad.push((rel_line, rel_offset, kind, msg));
+            }
+        }
+        Err(e) => part.bad.push((rel_line, rel_offset, e.kind, e.message)),
+    }
+}
+
+fn has_label(rules: &Rules, e: &Entity<'_>, i: usize) -> bool {
+    e.labels[i].as_deref().is_some_and(|t| !t.is_empty())
+        || (rules.mul_ok[i] && e.mul_label.as_deref().is_some_and(|m| !m.is_empty()))
+}
+
+fn label_of(rules: &Rules, e: &Entity<'_>, i: usize) -> Option<Label> {
+    match e.labels[i].as_deref() {
+        Some(t) if !t.is_empty() => Some(Label {
+            text: t.to_string(),
+            from_mul: false,
+        }),
+        _ => match e.mul_label.as_deref() {
+            Some(m) if rules.mul_ok[i] && !m.is_empty() => Some(Label {
+                text: m.to_string(),
+                from_mul: true,
+            }),
+            _ => None,
+        },
+    }
+}
+
+fn keep_entity(
+    rules: &Rules,
+    part: &mut Part,
+    e: Entity<'_>,
+) -> std::result::Result<(), (&'static str, String)> {
+    let c = &mut part.counts;
+    let kind = match &e.kind {
+        Some(k) => k.clone(),
+        None => match e.id.as_deref().map(|s| s.as_bytes().first()) {
+            Some(Some(b'Q')) => Kind::Item,
+            Some(Some(b'P')) => Kind::Property,
+            _ => {
+                return Err((
+                    "no_type",
+                    "entity without `type` and without a Q/P id".into(),
+                ))
+            }
+        },
+    };
+    if e.kind.is_none() {
+        c.add("entities_type_inferred_from_id", 1);
+    }
+    let id_str = e.id.as_deref().unwrap_or("");
+    let id = match kind {
+        Kind::Item => EntityId::Item(
+            Qid::parse(id_str).ok_or(("bad_id", format!("item with id `{id_str}`")))?,
+        ),
+        Kind::Property => EntityId::Property(
+            Pid::parse(id_str).ok_or(("bad_id", format!("property with id `{id_str}`")))?,
+        ),
+        Kind::Other(t) => {
+            c.add("entities_other", 1);
+            *c.other_types.entry(t.into_owned()).or_insert(0) += 1;
+            return Ok(());
+        }
+    };
+    c.add(
+        match id {
+            EntityId::Item(_) => "entities_item",
+            EntityId::Property(_) => "entities_property",
+        },
+        1,
+    );
+    c.add("terms_as_array", u64::from(e.terms_as_array));
+    c.add("claims_as_array", u64::from(e.claims_as_array));
+    c.add("claims_missing", u64::from(e.claims_missing));
+    let s = e.snaks;
+    c.add("snaks_value", s.value);
+    c.add("snaks_somevalue", s.somevalue);
+    c.add("snaks_novalue", s.novalue);
+    c.add("snaks_unknown_datatype", s.unknown_datatype);
+    c.add("values_numeric_id_only", s.numeric_id_only);
+    c.add("values_other_entity_type", s.other_entity_value);
+    c.add("values_bad_entity", s.bad_entity_value);
+    c.add("statements_bad_rank", s.bad_rank);
+    if let Some(m) = e.modified.as_deref() {
+        if part.max_modified.as_deref().is_none_or(|x| m > x) {
+            part.max_modified = Some(m.to_string());
+        }
+    }
+    // Decide without allocating (most entities are not labelled); build the strings only when kept.
+    let n_langs = rules.langs.langs.len();
+    let labelled = (0..n_langs).all(|i| has_label(rules, &e, i));
+    let labels: Vec<Option<Label>> = if labelled || matches!(id, EntityId::Property(_)) {
+        (0..n_langs).map(|i| label_of(rules, &e, i)).collect()
+    } else {
+        Vec::new()
+    };
+    if labelled {
+        c.add("labelled_entities", 1);
+        let from_mul = labels.iter().flatten().filter(|l| l.from_mul).count() as u64;
+        c.add("labels_from_mul", from_mul);
+        c.add("labelled_only_thanks_to_mul", u64::from(from_mul > 0));
+    }
+    if let EntityId::Property(pid) = id {
+        let is = |p: &str, v: EntityValue, st: &entity::Statement<'_>| {
+            st.property == p && st.value == v && st.rank != Some(Rank::Deprecated)
+        };
+        let transitive = e
+            .statements
+            .iter()
+            .any(|st| is("P31", EntityValue::Item(Qid(18647515)), st));
+        let symmetric = e.statements.iter().any(|st| {
+            is("P31", EntityValue::Item(Qid(18647518)), st)
+                || is("P2302", EntityValue::Item(Qid(21510862)), st)
+        });
+        let mut inverse: Vec<Pid> = e
+            .statements
+            .iter()
+            .filter(|st| st.property == "P1696" && st.rank != Some(Rank::Deprecated))
+            .filter_map(|st| match st.value {
+                EntityValue::Property(p) => Some(p),
+                EntityValue::Item(_) => None,
+            })
+            .collect();
+        inverse.sort_unstable();
+        inverse.dedup();
+        let datatype = e.datatype.as_deref().unwrap_or("").to_string();
+        if !entity::KNOWN_DATATYPES.contains(&datatype.as_str()) {
+            c.add("properties_unknown_datatype", 1);
+        }
+        part.properties.push(PropertyRecord {
+            id: pid,
+            datatype,
+            labels: labels.clone(),
+            transitive,
+            symmetric,
+            inverse,
+        });
+    }
+    if let EntityId::Item(subject) = id {
+        for st in &e.statements {
+            let EntityValue::Item(object) = st.value else {
+                continue;
+            };
+            let Some(property) = Pid::parse(&st.property) else {
+                c.add("statements_bad_property", 1);
+                continue;
+            };
+            c.add("item_statements", 1);
+            if st.id.is_none() {
+                c.add("statements_without_id", 1);
+            }
+            let Ok(p32) = u32::try_from(property.0) else {
+                c.add("statements_bad_property", 1);
+                continue;
+            };
+            let t = || Cand {
+                s: subject.0,
+                o: object.0,
+                p: p32,
+                rank: st.rank.unwrap_or(Rank::Normal),
+                id: StmtId::encode(subject.0, st.id.as_deref()),
+            };
+            if labelled {
+                part.candidates.push(t());
+            } else if rules.seed.contains(&property) {
+                part.seed_other.push(t());
+            } else {
+                *part.unlabelled_by_prop.entry(property).or_insert(0) += 1;
+            }
+        }
+    }
+    if labelled {
+        part.entities.push(EntityRecord {
+            id,
+            labels: labels.into_iter().flatten().collect(),
+            descriptions: e
+                .descriptions
+                .iter()
+                .map(|d| d.as_deref().filter(|s| !s.is_empty()).map(str::to_string))
+                .collect(),
+            sitelinks: e.sitelinks,
+            lastrevid: e.lastrevid,
+            modified: e.modified.as_deref().map(str::to_string),
+        });
+    }
+    Ok(())
+}
+
+/// Frame and parse one chunk (runs on a worker thread).
+pub fn work_chunk(rules: &Rules, bytes: &[u8], at_line_start: bool) -> ChunkOut<Part> {
+    let mut scratch = Vec::new();
+    let mut buffers = simd_json::Buffers::new(1 << 16);
+    dump::frame(bytes, at_line_start, Part::default(), |part, l, o, line| {
+        handle_line(rules, part, &mut scratch, &mut buffers, l, o, line)
+    })
+}
+
+// ---- merge and join ----------------------------------------------------------------------------------------
+
+/// Sequential accumulator (input order).
+pub struct Acc<'r> {
+    rules: &'r Rules,
+    joiner: Joiner,
+    entities: Vec<EntityRecord>,
+    properties: Vec<PropertyRecord>,
+    candidates: Vec<Cand>,
+    seed_other: Vec<Cand>,
+    unlabelled_by_prop: HashMap<Pid, u64>,
+    counts: Counts,
+    bad_total: u64,
+    bad_by_kind: BTreeMap<&'static str, u64>,
+    bad_examples: Vec<BadLine>,
+    max_bad: u64,
+    max_modified: Option<String>,
+    path: PathBuf,
+    progress: Option<&'r Progress>,
+}
+
+impl<'r> Acc<'r> {
+    pub fn new(rules: &'r Rules, max_bad: u64, path: &Path) -> Acc<'r> {
+        Acc {
+            rules,
+            joiner: Joiner::new(),
+            entities: Vec::new(),
+            properties: Vec::new(),
+            candidates: Vec::new(),
+            seed_other: Vec::new(),
+            unlabelled_by_prop: HashMap::new(),
+            counts: Counts::default(),
+            bad_total: 0,
+            bad_by_kind: BTreeMap::new(),
+            bad_examples: Vec::new(),
+            max_bad,
+            max_modified: None,
+            path: path.to_path_buf(),
+            progress: None,
+        }
+    }
+
+    fn absorb(&mut self, part: Part, base_line: u64, base_offset: u64) -> Result<()> {
+        let n_ent = part.counts.get("entities_item")
+            + part.counts.get("entities_property")
+            + part.counts.get("entities_other");
+        if let Some(p) = self.progress {
+            p.inc_extra("entities", n_ent);
+        }
+        self.entities.extend(part.entities);
+        self.properties.extend(part.properties);
+        self.candidates.extend(part.candidates);
+        self.seed_other.extend(part.seed_other);
+        for (k, v) in part.unlabelled_by_prop {
+            *self.unlabelled_by_prop.entry(k).or_insert(0) += v;
+        }
+        self.counts.merge(part.counts);
+        if let Some(m) = part.max_modified {
+            if self.max_modified.as_ref().is_none_or(|x| &m > x) {
+                self.max_modified = Some(m);
+            }
+        }
+        for (l, o, kind, message) in part.bad {
+            self.bad_total += 1;
+            *self.bad_by_kind.entry(kind).or_insert(0) += 1;
+            let bad = BadLine {
+                line: base_line + l + 1,
+                offset: base_offset + o,
+                kind,
+                message,
+            };
+            if self.bad_examples.len() < 10 {
+                progress::log(format!(
+                    "extract: {}: bad line {} (byte offset {}): {}: {}",
+                    self.path.display(),
+                    bad.line,
+                    bad.offset,
+                    kind,
+                    bad.message
+                ));
+                self.bad_examples.push(bad.clone());
+            }
+            if self.bad_total > self.max_bad {
+                return Err(Error::Json {
+                    path: self.path.clone(),
+                    line: bad.line,
+                    offset: bad.offset,
+                    what: format!(
+                        "more than {} malformed lines (--max-bad-lines); this one: {kind}: {}",
+                        self.max_bad, bad.message
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn line_part(&self, bytes: &[u8]) -> Part {
+        let mut part = Part::default();
+        let mut scratch = Vec::new();
+        let mut buffers = simd_json::Buffers::new(bytes.len().max(16));
+        handle_line(
+            self.rules,
+            &mut part,
+            &mut scratch,
+            &mut buffers,
+            0,
+            0,
+            bytes,
+        );
+        part
+    }
+
+    /// Take the next chunk result (input order).
+    pub fn feed(&mut self, c: ChunkOut<Part>) -> Result<()> {
+        let (base, joined, part) = self.joiner.feed(c);
+        if let Some(j) = joined {
+            let p = self.line_part(&j.bytes);
+            self.absorb(p, j.line, j.offset)?;
+        }
+        self.absorb(part, base.line, base.offset)
+    }
+
+    /// End of stream: handle the unterminated last line (a truncated line is counted, not a bad line).
+    pub fn finish(&mut self) -> Result<()> {
+        let joiner = std::mem::take(&mut self.joiner);
+        let lines = joiner.lines();
+        if let Some(j) = joiner.finish() {
+            let p = self.line_part(&j.bytes);
+            if p.bad.is_empty() {
+                self.counts.add("last_line_without_newline", 1);
+                self.absorb(p, j.line, j.offset)?;
+            } else {
+                self.counts.add("truncated_last_line", 1);
+                progress::log(format!(
+                    "extract: {}: last line {} (byte offset {}) is truncated ({} bytes); skipped",
+                    self.path.display(),
+                    j.line + 1,
+                    j.offset,
+                    j.bytes.len()
+                ));
+            }
+            self.counts.add("lines", lines + 1);
+        } else {
+            self.counts.add("lines", lines);
+        }
+        Ok(())
+    }
+}
+
+/// The join's products.
+pub struct Joined {
+    pub entities: Vec<EntityRecord>,
+    pub properties: Vec<PropertyRecord>,
+    pub triples: Vec<Triple>,
+    pub statements: Vec<Triple>,
+    /// Sorted like `Triple` (subject, property, object, rank, statement id); converted to rows while writing.
+    pub transitive: Vec<Cand>,
+    /// Statements with unlabelled subjects of transitive properties outside the seed (not kept).
+    pub transitive_missed: u64,
+    pub duplicate_entities: u64,
+}
+
+/// Sort, deduplicate and join (pure).
+pub fn join(
+    mut entities: Vec<EntityRecord>,
+    mut properties: Vec<PropertyRecord>,
+    candidates: Vec<Cand>,
+    seed_other: Vec<Cand>,
+    unlabelled_by_prop: &HashMap<Pid, u64>,
+    seed: &HashSet<Pid>,
+) -> Joined {
+    entities.sort_by_key(|e| e.id);
+    let before = entities.len();
+    entities.dedup_by(|b, a| a.id == b.id);
+    let duplicate_entities = (before - entities.len()) as u64;
+    properties.sort_by_key(|p| p.id);
+    properties.dedup_by(|b, a| a.id == b.id);
+    let labelled: HashSet<EntityId> = entities.iter().map(|e| e.id).collect();
+    let transitive_props: HashSet<Pid> = properties
+        .iter()
+        .filter(|p| p.transitive)
+        .map(|p| p.id)
+        .collect();
+    let mut transitive: Vec<Cand> = candidates
+        .iter()
+        .chain(seed_other.iter())
+        .filter(|c| transitive_props.contains(&Pid(u64::from(c.p))))
+        .cloned()
+        .collect();
+    drop(seed_other);
+    transitive.sort_unstable_by(Cand::cmp_as_triple);
+    transitive.dedup();
+    let mut statements: Vec<Triple> = candidates
+        .iter()
+        .filter(|c| {
+            labelled.contains(&EntityId::Property(Pid(u64::from(c.p))))
+                && labelled.contains(&EntityId::Item(Qid(c.o)))
+        })
+        .map(Cand::to_triple)
+        .collect();
+    drop(candidates);
+    statements.sort_unstable();
+    statements.dedup();
+    // Final triples: deprecated out, one row per (S, P, O) with the best rank (ties: smallest statement id).
+    let mut triples: Vec<Triple> = Vec::new();
+    for t in statements.iter().filter(|t| t.rank != Rank::Deprecated) {
+        match triples.last_mut() {
+            Some(last) if last.key() == t.key() => {
+                if t.rank > last.rank {
+                    *last = t.clone();
+                }
+            }
+            _ => triples.push(t.clone()),
+        }
+    }
+    let transitive_missed = transitive_props
+        .iter()
+        .filter(|p| !seed.contains(p))
+        .map(|p| unlabelled_by_prop.get(p).copied().unwrap_or(0))
+        .sum();
+    Joined {
+        entities,
+        properties,
+        triples,
+        statements,
+        transitive,
+        transitive_missed,
+        duplicate_entities,
+    }
+}
+
+/// `YYYY-MM-DD` from a `YYYYMMDD` in the file name (e.g. `wikidata-20151109-all.json.gz`).
+pub fn date_from_name(path: &Path) -> Option<String> {
+    let name = path.file_name()?.to_string_lossy().into_owned();
+    let b = name.as_bytes();
+    (0..b.len().saturating_sub(7)).find_map(|i| {
+        let w = &b[i..i + 8];
+        let isolated = (i == 0 || !b[i - 1].is_ascii_digit())
+            && (i + 8 == b.len() || !b[i + 8].is_ascii_digit());
+        if !isolated || !w.iter().all(u8::is_ascii_digit) {
+            return None;
+        }
+        let s = std::str::from_utf8(w).ok()?;
+        let (y, m, d): (u32, u32, u32) = (
+            s[..4].parse().ok()?,
+            s[4..6].parse().ok()?,
+            s[6..].parse().ok()?,
+        );
+        ((2000..2100).contains(&y) && (1..=12).contains(&m) && (1..=31).contains(&d))
+            .then(|| format!("{}-{}-{}", &s[..4], &s[4..6], &s[6..]))
+    })
+}
+
+/// Run the stage: read `dump` (or `-` for stdin), write the five Parquet artifacts and the manifest into
+/// `out`. Output bytes depend only on the dump's decompressed content and the config (not on the thread count
+/// or the compression).
+pub fn run(dump: &Path, out: &Path, cfg: &Config) -> Result<Manifest> {
+    let t0 = Instant::now();
+    let rules = Rules::new(cfg)?;
+    artifact::ensure_dir(out)?;
+    artifact::clean_stale_temps(out)?;
+    let is_stdin = dump == Path::new("-");
+    let total = if is_stdin {
+        None
+    } else {
+        Some(
+            std::fs::metadata(dump)
+                .map_err(|e| Error::io(dump, e))?
+                .len(),
+        )
+    };
+    let progress = Progress::new("extract", total, Unit::Bytes);
+    let opts = ReadOpts {
+        chunk_size: cfg.chunk_kib.max(1) << 10,
+        parallel_gzip: cfg.parallel_gzip,
+        ..ReadOpts::default()
+    };
+    let mut acc = Acc::new(&rules, cfg.max_bad_lines, dump);
+    acc.progress = Some(&progress);
+    let work = |bytes: &[u8], s: bool| work_chunk(&rules, bytes, s);
+    let stats = {
+        let mut sink = |c: ChunkOut<Part>| acc.feed(c);
+        dump::read_dump(dump, &opts, &work, &mut sink, &progress)?
+    };
+    acc.finish()?;
+    progress.finish();
+    let t_read = t0.elapsed().as_secs_f64();
+    let mut counts = acc.counts.clone();
+    if stats.truncated_stream {
+        counts.add("truncated_stream", 1);
+        progress::log(format!(
+            "extract: {}: the compressed stream ends early (truncated file); kept what was decoded",
+            dump.display()
+        ));
+    }
+    let has_entities_or_open = counts.get("open_bracket_lines") > 0;
+    if counts.get("close_bracket_lines") == 0 && (has_entities_or_open || stats.json_bytes > 0) {
+        counts.add("missing_close_bracket", 1);
+    }
+
+    let t1 = Instant::now();
+    let Acc {
+        entities,
+        properties,
+        candidates,
+        seed_other,
+        unlabelled_by_prop,
+        bad_by_kind,
+        bad_examples,
+        max_modified,
+        ..
+    } = acc;
+    let n_candidates = candidates.len() as u64;
+    let n_seed_other = seed_other.len() as u64;
+    let j = join(
+        entities,
+        properties,
+        candidates,
+        seed_other,
+        &unlabelled_by_prop,
+        &rules.seed,
+    );
+    let t_join = t1.elapsed().as_secs_f64();
+    if j.transitive_missed > 0 {
+        progress::log(format!(
+            "extract: {} statements of transitive properties outside `transitive_seed` had unlabelled \
+             subjects and were not kept in {TRANSITIVE}",
+            j.transitive_missed
+        ));
+    }
+
+    let t2 = Instant::now();
+    write_parquet(out, ENTITIES, |w, p| {
+        tables::write_entities(w, &cfg.languages, &j.entities, p)
+    })?;
+    write_parquet(out, PROPERTIES, |w, p| {
+        tables::write_properties(w, &cfg.languages, &j.properties, p)
+    })?;
+    write_parquet(out, TRIPLES, |w, p| tables::write_triples(w, &j.triples, p))?;
+    write_parquet(out, STATEMENTS, |w, p| {
+        tables::write_triples(w, &j.statements, p)
+    })?;
+    write_parquet(out, TRANSITIVE, |w, p| {
+        let rows = j
+            .transitive
+            .chunks(tables::ROW_GROUP)
+            .map(|c| std::borrow::Cow::Owned(c.iter().map(Cand::to_triple).collect::<Vec<_>>()));
+        tables::write_triples_chunked(w, rows, p)
+    })?;
+    let t_write = t2.elapsed().as_secs_f64();
+
+    let mut m = Manifest::new("extract");
+    m.config = serde_json::to_value(cfg).expect("config serialises");
+    m.inputs.push(if is_stdin {
+        FileRef {
+            path: "-".into(),
+            size: stats.json_bytes,
+            xxh3: None,
+        }
+    } else {
+        FileRef::of(dump)?
+    });
+    let labelled_items = j
+        .entities
+        .iter()
+        .filter(|e| matches!(e.id, EntityId::Item(_)))
+        .count() as u64;
+    let mut c: BTreeMap<String, u64> = counts
+        .map
+        .iter()
+        .map(|(k, v)| (k.to_string(), *v))
+        .collect();
+    c.insert("labelled_entities".into(), j.entities.len() as u64);
+    c.insert("labelled_items".into(), labelled_items);
+    c.insert(
+        "labelled_properties".into(),
+        j.entities.len() as u64 - labelled_items,
+    );
+    c.insert(
+        "labelled_entities_seen".into(),
+        counts.get("labelled_entities"),
+    );
+    c.insert("candidate_statements".into(), n_candidates);
+    c.insert("seed_transitive_unlabelled_statements".into(), n_seed_other);
+    c.insert("statements".into(), j.statements.len() as u64);
+    c.insert("triples".into(), j.triples.len() as u64);
+    c.insert("properties".into(), j.properties.len() as u64);
+    c.insert(
+        "transitive_properties".into(),
+        j.properties.iter().filter(|p| p.transitive).count() as u64,
+    );
+    c.insert("transitive".into(), j.transitive.len() as u64);
+    c.insert("transitive_statements_missed".into(), j.transitive_missed);
+    c.insert("duplicate_entities".into(), j.duplicate_entities);
+    c.insert("json_bytes".into(), stats.json_bytes);
+    for (t, n) in &counts.other_types {
+        c.insert(format!("entities_other_{t}"), *n);
+    }
+    m.counts = c;
+    m.rejects = bad_by_kind
+        .iter()
+        .map(|(k, v)| (format!("bad_line_{k}"), *v))
+        .collect();
+    for k in [
+        "truncated_last_line",
+        "truncated_stream",
+        "missing_close_bracket",
+    ] {
+        if counts.get(k) > 0 {
+            m.rejects.insert(k.to_string(), counts.get(k));
+        }
+    }
+    m.timings.insert("read_parse".into(), t_read);
+    m.timings.insert("join".into(), t_join);
+    m.timings.insert("write".into(), t_write);
+    m.timings.insert("total".into(), t0.elapsed().as_secs_f64());
+    let dump_date = date_from_name(dump).or_else(|| {
+        max_modified
+            .as_deref()
+            .filter(|s| s.len() >= 10)
+            .map(|s| s[..10].to_string())
+    });
+    m.extra = serde_json::json!({
+        "input_path": dump.to_string_lossy(),
+        "format": stats.format.map(|f| f.as_str()),
+        "input_bytes": stats.input_bytes,
+        "json_bytes": stats.json_bytes,
+        "gzip_members": stats.gzip_members,
+        "parallel_inflate": stats.parallel_inflate,
+        "truncated_stream": stats.truncated_stream,
+        "dump_date": dump_date,
+        "max_modified": max_modified,
+        "json_mb_per_s": stats.json_bytes as f64 / 1e6 / t_read.max(1e-9),
+        "threads": rayon::current_num_threads(),
+        "bad_lines": bad_examples,
+        "languages": cfg.languages,
+    });
+    m.add_outputs(
+        out,
+        &[ENTITIES, TRIPLES, STATEMENTS, PROPERTIES, TRANSITIVE],
+    )?;
+    m.write(out)?;
+    Ok(m)
+}
+
+fn write_parquet(
+    dir: &Path,
+    name: &str,
+    f: impl FnOnce(AtomicFile, &Path) -> Result<AtomicFile>,
+) -> Result<()> {
+    let path = dir.join(name);
+    let file = AtomicFile::create(&path)?;
+    let file = f(file, &path)?;
+    file.commit()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rules(langs: &[&str], mul: &[&str]) -> Rules {
+        Rules::new(&Config {
+            languages: langs.iter().map(|s| s.to_string()).collect(),
+            mul_fallback: mul.iter().map(|s| s.to_string()).collect(),
+            ..Config::default()
+        })
+        .unwrap()
+    }
+
+    fn part_of(r: &Rules, text: &str) -> Part {
+        work_chunk(r, text.as_bytes(), true).data
+    }
+
+    #[test]
+    fn mul_fallback_and_from_mul() {
+        let r = rules(&["en", "ko"], &["en"]);
+        let p = part_of(
+            &r,
+            "{\"type\":\"item\",\"id\":\"Q1\",\"labels\":{\"mul\":{\"value\":\"X\"},\"ko\":{\"value\":\"엑스\"}}}\n\
+             {\"type\":\"item\",\"id\":\"Q2\",\"labels\":{\"mul\":{\"value\":\"Y\"},\"en\":{\"value\":\"\"}}}\n\
+             {\"type\":\"item\",\"id\":\"Q3\",\"labels\":{\"en\":{\"value\":\"Z\"},\"ko\":{\"value\":\"\"}}}\n",
+        );
+        assert_eq!(p.entities.len(), 1);
+        assert_eq!(p.entities[0].id, EntityId::Item(Qid(1)));
+        assert_eq!(
+            p.entities[0].labels,
+            vec![
+                Label {
+                    text: "X".into(),
+                    from_mul: true
+                },
+                Label {
+                    text: "엑스".into(),
+                    from_mul: false
+                }
+            ]
+        );
+        assert_eq!(p.counts.get("labelled_only_thanks_to_mul"), 1);
+        assert_eq!(p.counts.get("entities_item"), 3);
+    }
+
+    #[test]
+    fn join_keeps_labelled_merges_ranks_and_drops_deprecated() {
+        let e = |id: EntityId| EntityRecord {
+            id,
+            labels: vec![],
+            descriptions: vec![],
+            sitelinks: 0,
+            lastrevid: None,
+            modified: None,
+        };
+        let t = |s, p, o, rank, id: &str| Triple {
+            subject: Qid(s),
+            property: Pid(p),
+            object: Qid(o),
+            rank,
+            statement_id: id.into(),
+        };
+        let entities = vec![
+            e(EntityId::Item(Qid(1))),
+            e(EntityId::Item(Qid(2))),
+            e(EntityId::Property(Pid(10))),
+        ];
+        let props = vec![PropertyRecord {
+            id: Pid(10),
+            datatype: "wikibase-item".into(),
+            labels: vec![],
+            transitive: true,
+            symmetric: false,
+            inverse: vec![],
+        }];
+        let c = |t: Triple| Cand::from_triple(&t).unwrap();
+        let cands = vec![
+            c(t(1, 10, 2, Rank::Preferred, "b")),
+            c(t(1, 10, 2, Rank::Normal, "a")),
+            c(t(2, 10, 1, Rank::Deprecated, "c")),
+            c(t(1, 10, 3, Rank::Normal, "d")), // object unlabelled
+            c(t(1, 11, 2, Rank::Normal, "e")), // property unlabelled
+        ];
+        let other = vec![c(t(3, 10, 4, Rank::Normal, "f"))];
+        let j = join(
+            entities,
+            props,
+            cands,
+            other,
+            &HashMap::new(),
+            &HashSet::new(),
+        );
+        assert_eq!(j.triples, vec![t(1, 10, 2, Rank::Preferred, "b")]);
+        assert_eq!(
+            j.statements,
+            vec![
+                t(1, 10, 2, Rank::Normal, "a"),
+                t(1, 10, 2, Rank::Preferred, "b"),
+                t(2, 10, 1, Rank::Deprecated, "c")
+            ]
+        );
+        assert_eq!(j.transitive.len(), 5);
+        let tr: Vec<Triple> = j.transitive.iter().map(Cand::to_triple).collect();
+        let mut sorted = tr.clone();
+        sorted.sort();
+        assert_eq!(tr, sorted);
+    }
+
+    #[test]
+    fn statement_ids_round_trip_compactly() {
+        for (s, id) in [
+            (42, "Q42$8AB2F3F8-6C97-4B66-8AD4-0123456789AB"),
+            (42, "q42$8ab2f3f8-6c97-4b66-8ad4-0123456789ab"),
+            (7, "Q7$01234567-0123-0123-0123-012345678901"),
+        ] {
+            let e = StmtId::encode(s, Some(id));
+            assert!(matches!(e, StmtId::Guid(..)), "{id}");
+            assert_eq!(e.decode(s), id);
+        }
+        for (s, id) in [
+            (42, "Q43$8AB2F3F8-6C97-4B66-8AD4-0123456789AB"),
+            (42, "Q42$8ab2f3f8-6C97-4B66-8AD4-0123456789AB"),
+            (42, "Q42$8AB2F3F8-6C97-4B66-8AD4-0123456789"),
+            (42, "Q042$8AB2F3F8-6C97-4B66-8AD4-0123456789AB"),
+            (42, "Q42$a"),
+            (42, "weird"),
+            (42, ""),
+        ] {
+            let e = StmtId::encode(s, Some(id));
+            assert!(matches!(e, StmtId::Other(_)), "{id}");
+            assert_eq!(e.decode(s), id);
+        }
+        assert_eq!(StmtId::encode(1, None).decode(1), "");
+        assert_eq!(std::mem::size_of::<Cand>(), 48);
+    }
+
+    #[test]
+    fn dump_date_from_file_name() {
+        assert_eq!(
+            date_from_name(Path::new("/x/wikidata-20151109-all.json.gz")).as_deref(),
+            Some("2015-11-09")
+        );
+        assert_eq!(
+            date_from_name(Path::new("jsondumpdata_20151109_1000-entities.json.gz")).as_deref(),
+            Some("2015-11-09")
+        );
+        assert_eq!(date_from_name(Path::new("latest-all.json.gz")), None);
+        assert_eq!(date_from_name(Path::new("x123456789.json")), None);
+    }
 }

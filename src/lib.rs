@@ -28,6 +28,7 @@ pub mod ids;
 pub mod model;
 pub mod pipeline;
 pub mod progress;
+pub mod report;
 pub mod synth;
 pub mod tables;
 pub mod train;

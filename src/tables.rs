@@ -5,15 +5,18 @@
 //! fixed row-group size so that the same rows give the same bytes.
 
 use crate::error::{Error, Result};
-use crate::ids::{Pid, Qid};
-use crate::model::{Rank, Triple};
-use arrow_array::{Array, ArrayRef, RecordBatch, StringArray};
+use crate::ids::{EntityId, Pid, Qid};
+use crate::model::{EntityRecord, Label, PropertyRecord, Rank, Triple};
+use arrow_array::{
+    Array, ArrayRef, BooleanArray, RecordBatch, StringArray, UInt32Array, UInt64Array,
+};
 use arrow_schema::{DataType, Field, Schema};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
 use parquet::file::reader::ChunkReader;
+use std::borrow::Cow;
 use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
@@ -50,10 +53,25 @@ pub fn write_triples<W: Write + Send>(
     triples: &[Triple],
     path_for_errors: &Path,
 ) -> Result<W> {
+    write_triples_chunked(
+        w,
+        triples.chunks(ROW_GROUP).map(Cow::Borrowed),
+        path_for_errors,
+    )
+}
+
+/// Write triples given as consecutive chunks (each becomes one record batch; chunks of `ROW_GROUP` rows give
+/// the same bytes as [`write_triples`]), so a caller can convert rows lazily instead of holding them all.
+pub fn write_triples_chunked<'a, W: Write + Send>(
+    w: W,
+    chunks: impl IntoIterator<Item = Cow<'a, [Triple]>>,
+    path_for_errors: &Path,
+) -> Result<W> {
     let schema = triple_schema();
     let mut writer = ArrowWriter::try_new(w, schema.clone(), Some(writer_props()))
         .map_err(|e| Error::parquet(path_for_errors, e))?;
-    for chunk in triples.chunks(ROW_GROUP) {
+    for chunk in chunks {
+        let chunk: &[Triple] = &chunk;
         let col = |f: &dyn Fn(&Triple) -> String| -> ArrayRef {
             Arc::new(StringArray::from_iter_values(chunk.iter().map(f)))
         };
@@ -141,6 +159,348 @@ pub fn read_triples_file(path: &Path) -> Result<Vec<Triple>> {
     read_triples(f, path)
 }
 
+/// Schema of `entities.parquet` for the given languages (in order): `id` utf8 ("Q42" / "P31"), `kind` utf8
+/// (`item` | `property`), per language L: `label_L` utf8, `label_L_from_mul` bool (the label is the entity's
+/// `mul` label), `description_L` utf8 nullable; then `sitelinks` uint32, `lastrevid` uint64 nullable,
+/// `modified` utf8 nullable (ISO 8601 as in the dump).
+pub fn entity_schema(langs: &[String]) -> Arc<Schema> {
+    let mut fields = vec![
+        Field::new("id", DataType::Utf8, false),
+        Field::new("kind", DataType::Utf8, false),
+    ];
+    for l in langs {
+        fields.push(Field::new(format!("label_{l}"), DataType::Utf8, false));
+        fields.push(Field::new(
+            format!("label_{l}_from_mul"),
+            DataType::Boolean,
+            false,
+        ));
+        fields.push(Field::new(format!("description_{l}"), DataType::Utf8, true));
+    }
+    fields.push(Field::new("sitelinks", DataType::UInt32, false));
+    fields.push(Field::new("lastrevid", DataType::UInt64, true));
+    fields.push(Field::new("modified", DataType::Utf8, true));
+    Arc::new(Schema::new(fields))
+}
+
+fn entity_kind(id: &EntityId) -> &'static str {
+    match id {
+        EntityId::Item(_) => "item",
+        EntityId::Property(_) => "property",
+    }
+}
+
+/// Write labelled entities (`entities.parquet`). Every record must have one label and one description slot
+/// per language.
+pub fn write_entities<W: Write + Send>(
+    w: W,
+    langs: &[String],
+    entities: &[EntityRecord],
+    path_for_errors: &Path,
+) -> Result<W> {
+    let schema = entity_schema(langs);
+    let mut writer = ArrowWriter::try_new(w, schema.clone(), Some(writer_props()))
+        .map_err(|e| Error::parquet(path_for_errors, e))?;
+    for chunk in entities.chunks(ROW_GROUP) {
+        if let Some(bad) = chunk
+            .iter()
+            .find(|e| e.labels.len() != langs.len() || e.descriptions.len() != langs.len())
+        {
+            return Err(Error::parquet(
+                path_for_errors,
+                format!("entity {} does not have {} languages", bad.id, langs.len()),
+            ));
+        }
+        let mut cols: Vec<ArrayRef> = vec![
+            Arc::new(StringArray::from_iter_values(
+                chunk.iter().map(|e| e.id.to_string()),
+            )),
+            Arc::new(StringArray::from_iter_values(
+                chunk.iter().map(|e| entity_kind(&e.id)),
+            )),
+        ];
+        for i in 0..langs.len() {
+            cols.push(Arc::new(StringArray::from_iter_values(
+                chunk.iter().map(|e| e.labels[i].text.as_str()),
+            )));
+            cols.push(Arc::new(BooleanArray::from(
+                chunk
+                    .iter()
+                    .map(|e| e.labels[i].from_mul)
+                    .collect::<Vec<_>>(),
+            )));
+            cols.push(Arc::new(StringArray::from(
+                chunk
+                    .iter()
+                    .map(|e| e.descriptions[i].as_deref())
+                    .collect::<Vec<_>>(),
+            )));
+        }
+        cols.push(Arc::new(UInt32Array::from_iter_values(
+            chunk.iter().map(|e| e.sitelinks),
+        )));
+        cols.push(Arc::new(UInt64Array::from(
+            chunk.iter().map(|e| e.lastrevid).collect::<Vec<_>>(),
+        )));
+        cols.push(Arc::new(StringArray::from(
+            chunk
+                .iter()
+                .map(|e| e.modified.as_deref())
+                .collect::<Vec<_>>(),
+        )));
+        let batch = RecordBatch::try_new(schema.clone(), cols)
+            .map_err(|e| Error::parquet(path_for_errors, e))?;
+        writer
+            .write(&batch)
+            .map_err(|e| Error::parquet(path_for_errors, e))?;
+    }
+    writer
+        .into_inner()
+        .map_err(|e| Error::parquet(path_for_errors, e))
+}
+
+fn typed_column<'a, A: 'static>(batch: &'a RecordBatch, name: &str, path: &Path) -> Result<&'a A> {
+    batch
+        .column_by_name(name)
+        .and_then(|c| c.as_any().downcast_ref::<A>())
+        .ok_or_else(|| Error::Corrupt {
+            path: path.to_path_buf(),
+            what: format!("missing or mistyped column `{name}`"),
+        })
+}
+
+/// Languages of an entities/properties schema: the `L` of every `label_L` column, in column order.
+fn label_languages(schema: &Schema) -> Vec<String> {
+    schema
+        .fields()
+        .iter()
+        .filter_map(|f| f.name().strip_prefix("label_"))
+        .filter(|l| !l.ends_with("_from_mul"))
+        .map(str::to_string)
+        .collect()
+}
+
+/// Read `entities.parquet` from any source: the languages (column order) and the records.
+pub fn read_entities_from<R: ChunkReader + 'static>(
+    src: R,
+    path: &Path,
+) -> Result<(Vec<String>, Vec<EntityRecord>)> {
+    let builder =
+        ParquetRecordBatchReaderBuilder::try_new(src).map_err(|e| Error::parquet(path, e))?;
+    let langs = label_languages(builder.schema());
+    let reader = builder
+        .with_batch_size(ROW_GROUP)
+        .build()
+        .map_err(|e| Error::parquet(path, e))?;
+    let mut out = Vec::new();
+    for batch in reader {
+        let batch = batch.map_err(|e| Error::parquet(path, e))?;
+        let id = string_column(&batch, "id", path)?;
+        let labels: Vec<(&StringArray, &BooleanArray, &StringArray)> = langs
+            .iter()
+            .map(|l| {
+                Ok((
+                    string_column(&batch, &format!("label_{l}"), path)?,
+                    typed_column::<BooleanArray>(&batch, &format!("label_{l}_from_mul"), path)?,
+                    string_column(&batch, &format!("description_{l}"), path)?,
+                ))
+            })
+            .collect::<Result<_>>()?;
+        let sitelinks = typed_column::<UInt32Array>(&batch, "sitelinks", path)?;
+        let lastrevid = typed_column::<UInt64Array>(&batch, "lastrevid", path)?;
+        let modified = string_column(&batch, "modified", path)?;
+        for i in 0..batch.num_rows() {
+            let eid = EntityId::parse(id.value(i)).ok_or_else(|| Error::Corrupt {
+                path: path.to_path_buf(),
+                what: format!("row {i}: bad id `{}`", id.value(i)),
+            })?;
+            out.push(EntityRecord {
+                id: eid,
+                labels: labels
+                    .iter()
+                    .map(|(t, m, _)| Label {
+                        text: t.value(i).to_string(),
+                        from_mul: m.value(i),
+                    })
+                    .collect(),
+                descriptions: labels
+                    .iter()
+                    .map(|(_, _, d)| d.is_valid(i).then(|| d.value(i).to_string()))
+                    .collect(),
+                sitelinks: sitelinks.value(i),
+                lastrevid: lastrevid.is_valid(i).then(|| lastrevid.value(i)),
+                modified: modified.is_valid(i).then(|| modified.value(i).to_string()),
+            });
+        }
+    }
+    Ok((langs, out))
+}
+
+/// Read `entities.parquet` from disk: `(languages in column order, records)`.
+pub fn read_entities(path: &Path) -> Result<(Vec<String>, Vec<EntityRecord>)> {
+    let f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    read_entities_from(f, path)
+}
+
+/// Schema of `properties.parquet`: `id` utf8 ("P31"), `datatype` utf8, per language L `label_L` utf8 nullable
+/// and `label_L_from_mul` bool nullable, `transitive` bool, `symmetric` bool, `inverse` utf8 (comma-separated
+/// P-ids, sorted, empty when none).
+pub fn property_schema(langs: &[String]) -> Arc<Schema> {
+    let mut fields = vec![
+        Field::new("id", DataType::Utf8, false),
+        Field::new("datatype", DataType::Utf8, false),
+    ];
+    for l in langs {
+        fields.push(Field::new(format!("label_{l}"), DataType::Utf8, true));
+        fields.push(Field::new(
+            format!("label_{l}_from_mul"),
+            DataType::Boolean,
+            true,
+        ));
+    }
+    fields.push(Field::new("transitive", DataType::Boolean, false));
+    fields.push(Field::new("symmetric", DataType::Boolean, false));
+    fields.push(Field::new("inverse", DataType::Utf8, false));
+    Arc::new(Schema::new(fields))
+}
+
+/// Write property metadata (`properties.parquet`).
+pub fn write_properties<W: Write + Send>(
+    w: W,
+    langs: &[String],
+    props: &[PropertyRecord],
+    path_for_errors: &Path,
+) -> Result<W> {
+    let schema = property_schema(langs);
+    let mut writer = ArrowWriter::try_new(w, schema.clone(), Some(writer_props()))
+        .map_err(|e| Error::parquet(path_for_errors, e))?;
+    for chunk in props.chunks(ROW_GROUP) {
+        if let Some(bad) = chunk.iter().find(|p| p.labels.len() != langs.len()) {
+            return Err(Error::parquet(
+                path_for_errors,
+                format!(
+                    "property {} does not have {} languages",
+                    bad.id,
+                    langs.len()
+                ),
+            ));
+        }
+        let mut cols: Vec<ArrayRef> = vec![
+            Arc::new(StringArray::from_iter_values(
+                chunk.iter().map(|p| p.id.to_string()),
+            )),
+            Arc::new(StringArray::from_iter_values(
+                chunk.iter().map(|p| p.datatype.as_str()),
+            )),
+        ];
+        for i in 0..langs.len() {
+            cols.push(Arc::new(StringArray::from(
+                chunk
+                    .iter()
+                    .map(|p| p.labels[i].as_ref().map(|l| l.text.as_str()))
+                    .collect::<Vec<_>>(),
+            )));
+            cols.push(Arc::new(BooleanArray::from(
+                chunk
+                    .iter()
+                    .map(|p| p.labels[i].as_ref().map(|l| l.from_mul))
+                    .collect::<Vec<_>>(),
+            )));
+        }
+        cols.push(Arc::new(BooleanArray::from(
+            chunk.iter().map(|p| p.transitive).collect::<Vec<_>>(),
+        )));
+        cols.push(Arc::new(BooleanArray::from(
+            chunk.iter().map(|p| p.symmetric).collect::<Vec<_>>(),
+        )));
+        cols.push(Arc::new(StringArray::from_iter_values(chunk.iter().map(
+            |p| {
+                p.inverse
+                    .iter()
+                    .map(|q| q.to_string())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            },
+        ))));
+        let batch = RecordBatch::try_new(schema.clone(), cols)
+            .map_err(|e| Error::parquet(path_for_errors, e))?;
+        writer
+            .write(&batch)
+            .map_err(|e| Error::parquet(path_for_errors, e))?;
+    }
+    writer
+        .into_inner()
+        .map_err(|e| Error::parquet(path_for_errors, e))
+}
+
+/// Read `properties.parquet` from any source.
+pub fn read_properties_from<R: ChunkReader + 'static>(
+    src: R,
+    path: &Path,
+) -> Result<Vec<PropertyRecord>> {
+    let builder =
+        ParquetRecordBatchReaderBuilder::try_new(src).map_err(|e| Error::parquet(path, e))?;
+    let langs = label_languages(builder.schema());
+    let reader = builder
+        .with_batch_size(ROW_GROUP)
+        .build()
+        .map_err(|e| Error::parquet(path, e))?;
+    let mut out = Vec::new();
+    for batch in reader {
+        let batch = batch.map_err(|e| Error::parquet(path, e))?;
+        let id = string_column(&batch, "id", path)?;
+        let datatype = string_column(&batch, "datatype", path)?;
+        let labels: Vec<(&StringArray, &BooleanArray)> = langs
+            .iter()
+            .map(|l| {
+                Ok((
+                    string_column(&batch, &format!("label_{l}"), path)?,
+                    typed_column::<BooleanArray>(&batch, &format!("label_{l}_from_mul"), path)?,
+                ))
+            })
+            .collect::<Result<_>>()?;
+        let transitive = typed_column::<BooleanArray>(&batch, "transitive", path)?;
+        let symmetric = typed_column::<BooleanArray>(&batch, "symmetric", path)?;
+        let inverse = string_column(&batch, "inverse", path)?;
+        for i in 0..batch.num_rows() {
+            let bad = |what: &str, v: &str| Error::Corrupt {
+                path: path.to_path_buf(),
+                what: format!("row {i}: bad {what} `{v}`"),
+            };
+            let inv = inverse.value(i);
+            out.push(PropertyRecord {
+                id: Pid::parse(id.value(i)).ok_or_else(|| bad("id", id.value(i)))?,
+                datatype: datatype.value(i).to_string(),
+                labels: labels
+                    .iter()
+                    .map(|(t, m)| {
+                        t.is_valid(i).then(|| Label {
+                            text: t.value(i).to_string(),
+                            from_mul: m.is_valid(i) && m.value(i),
+                        })
+                    })
+                    .collect(),
+                transitive: transitive.value(i),
+                symmetric: symmetric.value(i),
+                inverse: if inv.is_empty() {
+                    Vec::new()
+                } else {
+                    inv.split(',')
+                        .map(|p| Pid::parse(p).ok_or_else(|| bad("inverse", inv)))
+                        .collect::<Result<_>>()?
+                },
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// Read `properties.parquet` from disk.
+pub fn read_properties(path: &Path) -> Result<Vec<PropertyRecord>> {
+    let f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    read_properties_from(f, path)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -166,5 +526,67 @@ mod tests {
         let bytes = write_triples(Vec::new(), &triples, Path::new("mem")).unwrap();
         let back = read_triples(bytes::Bytes::from(bytes), Path::new("mem")).unwrap();
         assert_eq!(back, triples);
+    }
+
+    #[test]
+    fn entities_and_properties_round_trip_in_memory() {
+        let langs = vec!["en".to_string(), "ko".to_string()];
+        let ents = vec![
+            EntityRecord {
+                id: EntityId::Item(Qid(42)),
+                labels: vec![
+                    Label {
+                        text: "Douglas Adams".into(),
+                        from_mul: true,
+                    },
+                    Label {
+                        text: "더글러스 애덤스".into(),
+                        from_mul: false,
+                    },
+                ],
+                descriptions: vec![Some("writer".into()), None],
+                sitelinks: 150,
+                lastrevid: Some(7),
+                modified: None,
+            },
+            EntityRecord {
+                id: EntityId::Property(Pid(31)),
+                labels: vec![
+                    Label {
+                        text: "instance of".into(),
+                        from_mul: false,
+                    },
+                    Label {
+                        text: "인스턴스".into(),
+                        from_mul: false,
+                    },
+                ],
+                descriptions: vec![None, None],
+                sitelinks: 0,
+                lastrevid: None,
+                modified: Some("2015-11-01T00:00:00Z".into()),
+            },
+        ];
+        let bytes = write_entities(Vec::new(), &langs, &ents, Path::new("mem")).unwrap();
+        let (l2, back) = read_entities_from(bytes::Bytes::from(bytes), Path::new("mem")).unwrap();
+        assert_eq!(l2, langs);
+        assert_eq!(back, ents);
+        let props = vec![PropertyRecord {
+            id: Pid(1696),
+            datatype: "wikibase-property".into(),
+            labels: vec![
+                Some(Label {
+                    text: "inverse property".into(),
+                    from_mul: false,
+                }),
+                None,
+            ],
+            transitive: false,
+            symmetric: true,
+            inverse: vec![Pid(1), Pid(22)],
+        }];
+        let bytes = write_properties(Vec::new(), &langs, &props, Path::new("mem")).unwrap();
+        let back = read_properties_from(bytes::Bytes::from(bytes), Path::new("mem")).unwrap();
+        assert_eq!(back, props);
     }
 }

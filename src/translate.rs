@@ -1,12 +1,441 @@
-//! Placeholder: this stage lands in its own change.
+//! `sword import-translations`: read OpenAI Batch output (one JSON object per line:
+//! `{"custom_id", "response": {"status_code", "body": {"choices": [{"message": {"content"}}]}}, "error"}`)
+//! back into `statements_text.parquet` (custom_id, statement_id, language, text, and — when `sword.parquet`
+//! is in the run directory — original_id, strategy, label, which `sword eval` reads), reporting the requests that
+//! failed (non-200 status, an `error`, or no content) and those missing from the output (when
+//! `translation_requests.jsonl` is in the run directory). A line that is not such an object is an error
+//! naming the file, line and byte offset.
 
-use crate::error::{Error, Result};
+use crate::artifact::{self, FileRef, Manifest};
+use crate::error::{Error, IoContext, Result};
+use crate::export::split_custom_id;
+use crate::tables;
+use arrow_array::{ArrayRef, RecordBatch, StringArray};
+use arrow_schema::{DataType, Field, Schema};
+use parquet::arrow::ArrowWriter;
+use serde::Deserialize;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-/// Command-line arguments.
+/// How many ids of each kind (failed, missing, duplicate) the manifest lists.
+pub const EXAMPLES: usize = 10;
+
+#[derive(Deserialize)]
+struct OutLine {
+    custom_id: String,
+    #[serde(default)]
+    response: Option<Response>,
+    #[serde(default)]
+    error: Option<serde_json::Value>,
+}
+
+#[derive(Deserialize)]
+struct Response {
+    #[serde(default)]
+    status_code: Option<u16>,
+    #[serde(default)]
+    body: Option<serde_json::Value>,
+}
+
+/// One translated statement.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StatementText {
+    pub custom_id: String,
+    pub statement_id: String,
+    pub language: String,
+    pub text: String,
+    /// From `sword.parquet` when it is in the run directory: the original's index (decimal string),
+    /// the strategy and the truth label.
+    pub original_id: Option<String>,
+    pub strategy: Option<String>,
+    pub label: Option<bool>,
+}
+
+/// statement_id → (original_id, strategy, label) from a `sword.parquet`.
+pub fn statement_meta(path: &Path) -> Result<HashMap<String, (String, String, bool)>> {
+    use arrow_array::{Array, BooleanArray, UInt32Array};
+    let f = std::fs::File::open(path).at(path)?;
+    let mut out = HashMap::new();
+    for b in tables::read_batches(f, path)? {
+        let sid = tables::string_column(&b, "statement_id", path)?;
+        let st = tables::string_column(&b, "strategy", path)?;
+        let oid = b
+            .column_by_name("original_id")
+            .and_then(|c| c.as_any().downcast_ref::<UInt32Array>());
+        let lab = b
+            .column_by_name("label")
+            .and_then(|c| c.as_any().downcast_ref::<BooleanArray>());
+        let (Some(oid), Some(lab)) = (oid, lab) else {
+            return Err(Error::Corrupt {
+                path: path.to_path_buf(),
+                what: "missing original_id (uint32) or label (bool)".into(),
+            });
+        };
+        for i in 0..b.num_rows() {
+            if oid.is_null(i) || lab.is_null(i) {
+                continue;
+            }
+            out.insert(
+                sid.value(i).to_string(),
+                (
+                    oid.value(i).to_string(),
+                    st.value(i).to_string(),
+                    lab.value(i),
+                ),
+            );
+        }
+    }
+    Ok(out)
+}
+
+/// What the batch output held.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Imported {
+    /// Successful translations, sorted by custom_id.
+    pub texts: Vec<StatementText>,
+    /// Failed custom_ids with the reason, in input order.
+    pub failed: Vec<(String, String)>,
+    /// custom_ids seen more than once (the first occurrence is kept).
+    pub duplicates: Vec<String>,
+    /// Lines read (non-blank).
+    pub lines: u64,
+}
+
+/// Parse Batch output JSONL. `path` names the source in errors.
+pub fn parse_batch_output<R: BufRead>(mut r: R, path: &Path) -> Result<Imported> {
+    let mut out = Imported::default();
+    let mut seen = HashSet::new();
+    let mut buf = String::new();
+    let mut offset = 0u64;
+    let mut line = 0u64;
+    loop {
+        buf.clear();
+        let n = r.read_line(&mut buf).at(path)?;
+        if n == 0 {
+            break;
+        }
+        line += 1;
+        let start = offset;
+        offset += n as u64;
+        if buf.trim().is_empty() {
+            continue;
+        }
+        out.lines += 1;
+        let rec: OutLine = serde_json::from_str(buf.trim_end()).map_err(|e| Error::Json {
+            path: path.to_path_buf(),
+            line,
+            offset: start,
+            what: format!("not a batch output record: {e}"),
+        })?;
+        let Some((sid, lang)) = split_custom_id(&rec.custom_id) else {
+            return Err(Error::Json {
+                path: path.to_path_buf(),
+                line,
+                offset: start,
+                what: format!(
+                    "custom_id `{}` is not `<statement_id>:<language>`",
+                    rec.custom_id
+                ),
+            });
+        };
+        if !seen.insert(rec.custom_id.clone()) {
+            out.duplicates.push(rec.custom_id);
+            continue;
+        }
+        let content = rec
+            .response
+            .as_ref()
+            .and_then(|r| r.body.as_ref())
+            .and_then(|b| b.pointer("/choices/0/message/content"))
+            .and_then(|c| c.as_str());
+        let status = rec.response.as_ref().and_then(|r| r.status_code);
+        let reason = match (&rec.error, status, content) {
+            (Some(e), _, _) if !e.is_null() => Some(format!("error: {e}")),
+            (_, Some(s), _) if s != 200 => Some(format!("status {s}")),
+            (_, None, _) => Some("no response".to_string()),
+            (_, _, None) => Some("no message content".to_string()),
+            (_, _, Some(c)) if c.trim().is_empty() => Some("empty message content".to_string()),
+            _ => None,
+        };
+        match reason {
+            Some(r) => out.failed.push((rec.custom_id, r)),
+            None => out.texts.push(StatementText {
+                statement_id: sid.to_string(),
+                language: lang.to_string(),
+                text: content.unwrap_or_default().trim().to_string(),
+                custom_id: rec.custom_id,
+                original_id: None,
+                strategy: None,
+                label: None,
+            }),
+        }
+    }
+    out.texts.sort_by(|a, b| a.custom_id.cmp(&b.custom_id));
+    Ok(out)
+}
+
+/// custom_ids of a `translation_requests.jsonl`, in file order.
+pub fn request_ids<R: BufRead>(r: R, path: &Path) -> Result<Vec<String>> {
+    let mut ids = Vec::new();
+    let mut offset = 0u64;
+    for (i, l) in r.lines().enumerate() {
+        let l = l.at(path)?;
+        let start = offset;
+        offset += l.len() as u64 + 1;
+        if l.trim().is_empty() {
+            continue;
+        }
+        let v: serde_json::Value = serde_json::from_str(&l).map_err(|e| Error::Json {
+            path: path.to_path_buf(),
+            line: i as u64 + 1,
+            offset: start,
+            what: e.to_string(),
+        })?;
+        let id = v
+            .get("custom_id")
+            .and_then(|c| c.as_str())
+            .ok_or_else(|| Error::Json {
+                path: path.to_path_buf(),
+                line: i as u64 + 1,
+                offset: start,
+                what: "no custom_id".into(),
+            })?;
+        ids.push(id.to_string());
+    }
+    Ok(ids)
+}
+
+/// Schema of `statements_text.parquet`.
+pub fn text_schema() -> Arc<Schema> {
+    Arc::new(Schema::new(vec![
+        Field::new("custom_id", DataType::Utf8, false),
+        Field::new("statement_id", DataType::Utf8, false),
+        Field::new("language", DataType::Utf8, false),
+        Field::new("text", DataType::Utf8, false),
+        Field::new("original_id", DataType::Utf8, true),
+        Field::new("strategy", DataType::Utf8, true),
+        Field::new("label", DataType::Boolean, true),
+    ]))
+}
+
+/// Write statements with text as Parquet.
+pub fn write_texts<W: Write + Send>(w: W, rows: &[StatementText], path: &Path) -> Result<W> {
+    let schema = text_schema();
+    let mut writer = ArrowWriter::try_new(w, schema.clone(), Some(tables::writer_props()))
+        .map_err(|e| Error::parquet(path, e))?;
+    for chunk in rows.chunks(tables::ROW_GROUP) {
+        let col = |f: &dyn Fn(&StatementText) -> &str| -> ArrayRef {
+            Arc::new(StringArray::from_iter_values(chunk.iter().map(f)))
+        };
+        let batch = RecordBatch::try_new(
+            schema.clone(),
+            vec![
+                col(&|t| &t.custom_id),
+                col(&|t| &t.statement_id),
+                col(&|t| &t.language),
+                col(&|t| &t.text),
+                Arc::new(
+                    chunk
+                        .iter()
+                        .map(|t| t.original_id.as_deref())
+                        .collect::<StringArray>(),
+                ),
+                Arc::new(
+                    chunk
+                        .iter()
+                        .map(|t| t.strategy.as_deref())
+                        .collect::<StringArray>(),
+                ),
+                Arc::new(
+                    chunk
+                        .iter()
+                        .map(|t| t.label)
+                        .collect::<arrow_array::BooleanArray>(),
+                ),
+            ],
+        )
+        .map_err(|e| Error::parquet(path, e))?;
+        writer.write(&batch).map_err(|e| Error::parquet(path, e))?;
+    }
+    writer.into_inner().map_err(|e| Error::parquet(path, e))
+}
+
+/// Read `statements_text.parquet`.
+pub fn read_texts_file(path: &Path) -> Result<Vec<StatementText>> {
+    let f = std::fs::File::open(path).at(path)?;
+    let mut out = Vec::new();
+    for b in tables::read_batches(f, path)? {
+        let c = tables::string_column(&b, "custom_id", path)?;
+        let s = tables::string_column(&b, "statement_id", path)?;
+        let l = tables::string_column(&b, "language", path)?;
+        let t = tables::string_column(&b, "text", path)?;
+        let o = tables::string_column(&b, "original_id", path)?;
+        let st = tables::string_column(&b, "strategy", path)?;
+        let lab = b
+            .column_by_name("label")
+            .and_then(|c| c.as_any().downcast_ref::<arrow_array::BooleanArray>())
+            .ok_or_else(|| Error::Corrupt {
+                path: path.to_path_buf(),
+                what: "missing bool column `label`".into(),
+            })?;
+        use arrow_array::Array;
+        for i in 0..b.num_rows() {
+            out.push(StatementText {
+                custom_id: c.value(i).into(),
+                statement_id: s.value(i).into(),
+                language: l.value(i).into(),
+                text: t.value(i).into(),
+                original_id: o.is_valid(i).then(|| o.value(i).to_string()),
+                strategy: st.is_valid(i).then(|| st.value(i).to_string()),
+                label: lab.is_valid(i).then(|| lab.value(i)),
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// Library entry point: import `batch_output` into `dir/statements_text.parquet` and write
+/// `import-translations.manifest.json`.
+pub fn run(dir: &Path, batch_output: &Path) -> Result<Manifest> {
+    let started = std::time::Instant::now();
+    let mut m = Manifest::new("import-translations");
+    m.config = serde_json::json!({ "batch_output": batch_output.to_string_lossy() });
+    let f = std::fs::File::open(batch_output).at(batch_output)?;
+    let mut imported = parse_batch_output(std::io::BufReader::new(f), batch_output)?;
+    m.inputs.push(FileRef::of(batch_output)?);
+    let sword_path = dir.join("sword.parquet");
+    let mut unknown_statement = 0u64;
+    if sword_path.exists() {
+        m.inputs.push(FileRef::of(&sword_path)?);
+        let meta = statement_meta(&sword_path)?;
+        for t in &mut imported.texts {
+            match meta.get(&t.statement_id) {
+                Some((o, s, l)) => {
+                    t.original_id = Some(o.clone());
+                    t.strategy = Some(s.clone());
+                    t.label = Some(*l);
+                }
+                None => unknown_statement += 1,
+            }
+        }
+        m.rejects
+            .insert("unknown_statement_id".into(), unknown_statement);
+    }
+    let req_path = dir.join("translation_requests.jsonl");
+    let mut missing: Vec<String> = Vec::new();
+    let mut unexpected: Vec<String> = Vec::new();
+    if req_path.exists() {
+        m.inputs.push(FileRef::of(&req_path)?);
+        let f = std::fs::File::open(&req_path).at(&req_path)?;
+        let ids = request_ids(std::io::BufReader::new(f), &req_path)?;
+        let answered: HashSet<&str> = imported
+            .texts
+            .iter()
+            .map(|t| t.custom_id.as_str())
+            .chain(imported.failed.iter().map(|f| f.0.as_str()))
+            .collect();
+        missing = ids
+            .iter()
+            .filter(|i| !answered.contains(i.as_str()))
+            .cloned()
+            .collect();
+        let requested: HashSet<&str> = ids.iter().map(String::as_str).collect();
+        unexpected = answered
+            .iter()
+            .filter(|i| !requested.contains(*i))
+            .map(|s| s.to_string())
+            .collect();
+        unexpected.sort();
+        m.counts.insert("requests".into(), ids.len() as u64);
+    }
+    let dest = dir.join("statements_text.parquet");
+    let mut file = artifact::AtomicFile::create(&dest)?;
+    write_texts(&mut file, &imported.texts, &dest)?;
+    file.commit()?;
+    m.add_outputs(dir, &["statements_text.parquet"])?;
+    m.counts.insert("lines".into(), imported.lines);
+    m.counts
+        .insert("translated".into(), imported.texts.len() as u64);
+    m.rejects
+        .insert("failed".into(), imported.failed.len() as u64);
+    m.rejects.insert("missing".into(), missing.len() as u64);
+    m.rejects
+        .insert("duplicate".into(), imported.duplicates.len() as u64);
+    m.rejects
+        .insert("not_requested".into(), unexpected.len() as u64);
+    let mut failed_by_reason: BTreeMap<String, u64> = BTreeMap::new();
+    for (_, r) in &imported.failed {
+        let key = r.split(':').next().unwrap_or(r).to_string();
+        *failed_by_reason.entry(key).or_default() += 1;
+    }
+    m.extra = serde_json::json!({
+        "failed_examples": imported.failed.iter().take(EXAMPLES).map(|(id, r)| serde_json::json!({"custom_id": id, "reason": r})).collect::<Vec<_>>(),
+        "failed_by_reason": failed_by_reason,
+        "missing_examples": missing.iter().take(EXAMPLES).collect::<Vec<_>>(),
+        "duplicate_examples": imported.duplicates.iter().take(EXAMPLES).collect::<Vec<_>>(),
+        "not_requested_examples": unexpected.iter().take(EXAMPLES).collect::<Vec<_>>(),
+    });
+    m.timings
+        .insert("total".into(), started.elapsed().as_secs_f64());
+    m.write(dir)?;
+    Ok(m)
+}
+
+/// Command-line arguments of `sword import-translations`.
 #[derive(clap::Args, Debug)]
-pub struct Args {}
+pub struct Args {
+    /// OpenAI Batch output JSONL.
+    #[arg(long)]
+    pub batch_output: PathBuf,
+    /// Run directory: writes statements_text.parquet (compares with translation_requests.jsonl if present).
+    #[arg(long)]
+    pub out: PathBuf,
+}
 
 /// Entry point from the binary.
-pub fn cli(_args: Args) -> Result<()> {
-    Err(Error::Config("`translate` is not implemented yet".into()))
+pub fn cli(args: Args) -> Result<()> {
+    artifact::ensure_dir(&args.out)?;
+    let m = run(&args.out, &args.batch_output)?;
+    crate::progress::log(format!(
+        "import-translations: {} translated, {} failed, {} missing",
+        m.counts.get("translated").copied().unwrap_or(0),
+        m.rejects.get("failed").copied().unwrap_or(0),
+        m.rejects.get("missing").copied().unwrap_or(0)
+    ));
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_success_failure_and_names_bad_lines() {
+        let text = concat!(
+            r#"{"custom_id":"000001-SS:fr","response":{"status_code":200,"body":{"choices":[{"message":{"content":" Paris est la capitale. "}}]}},"error":null}"#,
+            "\n",
+            r#"{"custom_id":"000001-SS:en","response":{"status_code":500,"body":{}},"error":null}"#,
+            "\n\n",
+            r#"{"custom_id":"000001-SS:de","response":null,"error":{"code":"x","message":"y"}}"#,
+            "\n",
+            r#"{"custom_id":"000001-SS:fr","response":null,"error":null}"#,
+            "\n"
+        );
+        let got = parse_batch_output(text.as_bytes(), Path::new("b.jsonl")).unwrap();
+        assert_eq!(got.lines, 4);
+        assert_eq!(got.texts.len(), 1);
+        assert_eq!(got.texts[0].text, "Paris est la capitale.");
+        assert_eq!(got.texts[0].statement_id, "000001-SS");
+        assert_eq!(got.texts[0].language, "fr");
+        assert_eq!(got.failed.len(), 2);
+        assert_eq!(got.failed[0].1, "status 500");
+        assert_eq!(got.duplicates, vec!["000001-SS:fr".to_string()]);
+        let bad = "{\"custom_id\":\"a:en\",\"error\":null}\n{not json\n";
+        match parse_batch_output(bad.as_bytes(), Path::new("b.jsonl")) {
+            Err(Error::Json { line, offset, .. }) => assert_eq!((line, offset), (2, 34)),
+            other => panic!("{other:?}"),
+        }
+    }
 }

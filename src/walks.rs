@@ -507,6 +507,105 @@ pub fn walk_into(
     (steps, tries)
 }
 
+/// Walks advanced in lockstep by one task: their memory accesses are independent, so the cache misses of
+/// several walks (the CSR of a large graph does not fit in cache) are in flight at once.
+pub const LOCKSTEP: usize = 8;
+
+#[inline(always)]
+fn prefetch<T>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetch is a hint; it never faults, whatever the address.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(p.cast::<i8>(), std::arch::x86_64::_MM_HINT_T0)
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
+/// Generate the walks with global indices `w0 .. w0 + out.len() / len` (at most `LOCKSTEP`) into `out`,
+/// step by step across the group. Each walk draws from its own stream in the same order as `walk_into`,
+/// so the result is exactly that of `walk_into` per walk. Returns (steps, candidates).
+pub fn walk_group(
+    csr: &Csr,
+    bias: &Bias,
+    seed: u64,
+    n: u64,
+    w0: u64,
+    len: usize,
+    out: &mut [u32],
+) -> (u64, u64) {
+    let g = out.len() / len;
+    debug_assert!(g <= LOCKSTEP && g * len == out.len());
+    let offsets = csr.offsets();
+    let targets = csr.targets();
+    let mut rngs: [Option<ChaCha8Rng>; LOCKSTEP] = Default::default();
+    let mut cur = [0u32; LOCKSTEP];
+    let mut prev = [0u32; LOCKSTEP];
+    let mut alive = [false; LOCKSTEP];
+    for j in 0..g {
+        let w = w0 + j as u64;
+        let (round, start) = (w / n, (w % n) as NodeId);
+        out[j * len] = start;
+        cur[j] = start;
+        prev[j] = start;
+        alive[j] = len > 1;
+        rngs[j] = Some(walk_rng(seed, start, round));
+        prefetch(&offsets[start as usize]);
+    }
+    let (mut steps, mut tries) = (0u64, 0u64);
+    let mut pos = [0usize; LOCKSTEP];
+    for i in 1..len {
+        if i == 1 || bias.uniform {
+            // Uniform step, two passes: pick the slot (and prefetch it), then read it.
+            for j in 0..g {
+                if !alive[j] {
+                    continue;
+                }
+                let (a, b) = (
+                    offsets[cur[j] as usize] as usize,
+                    offsets[cur[j] as usize + 1] as usize,
+                );
+                if a == b {
+                    out[j * len + i..(j + 1) * len].fill(PAD);
+                    alive[j] = false;
+                    continue;
+                }
+                let rng = rngs[j].as_mut().expect("set above");
+                pos[j] = a + below(rng, (b - a) as u32) as usize;
+                prefetch(&targets[pos[j]]);
+            }
+            for j in 0..g {
+                if !alive[j] {
+                    continue;
+                }
+                let x = targets[pos[j]];
+                out[j * len + i] = x;
+                prev[j] = cur[j];
+                cur[j] = x;
+                steps += 1;
+                tries += 1;
+                prefetch(&offsets[x as usize]);
+            }
+        } else {
+            for j in 0..g {
+                if !alive[j] {
+                    continue;
+                }
+                // Alive walks past their first step sit at a node with a neighbour (the one they came from).
+                let rng = rngs[j].as_mut().expect("set above");
+                let (x, t) = biased_step(csr, bias, prev[j], cur[j], rng);
+                out[j * len + i] = x;
+                prev[j] = cur[j];
+                cur[j] = x;
+                steps += 1;
+                tries += u64::from(t);
+                prefetch(&offsets[x as usize]);
+            }
+        }
+    }
+    (steps, tries)
+}
+
 /// Totals of a walk run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct WalkStats {
@@ -531,6 +630,20 @@ pub fn generate_with<F>(
     csr: &Csr,
     cfg: &WalkConfig,
     progress: &Progress,
+    sink: F,
+) -> Result<WalkStats>
+where
+    F: FnMut(&[u32]) -> Result<()> + Send,
+{
+    generate_batched(csr, cfg, batch_walks(cfg.length), progress, sink)
+}
+
+/// `generate_with` with an explicit batch size (walks per batch, ≥ 1). The walks do not depend on it.
+pub fn generate_batched<F>(
+    csr: &Csr,
+    cfg: &WalkConfig,
+    per_batch: usize,
+    progress: &Progress,
     mut sink: F,
 ) -> Result<WalkStats>
 where
@@ -543,21 +656,18 @@ where
         .ok_or_else(|| Error::Config("walks: number of walks overflows".into()))?;
     let bias = Bias::new(cfg.p, cfg.q);
     let len = cfg.length;
-    let per_batch = batch_walks(len) as u64;
+    let per_batch = per_batch.max(1) as u64;
     let compute = |first: u64, buf: &mut Vec<u32>| -> WalkStats {
         let count = per_batch.min(total - first) as usize;
         buf.clear();
         buf.resize(count * len, 0);
         let s = buf
-            .par_chunks_mut(len)
-            .with_min_len(256)
+            .par_chunks_mut(len * LOCKSTEP)
+            .with_min_len(32)
             .enumerate()
             .map(|(j, out)| {
-                let w = first + j as u64;
-                let (round, start) = (w / n, (w % n) as NodeId);
-                let mut rng = walk_rng(cfg.seed, start, round);
-                let (steps, cands) = walk_into(csr, &bias, start, &mut rng, out);
-                (steps, cands)
+                let w0 = first + (j * LOCKSTEP) as u64;
+                walk_group(csr, &bias, cfg.seed, n, w0, len, out)
             })
             .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
         progress.inc(count as u64);
@@ -771,6 +881,47 @@ mod tests {
         let back = w.iter().filter(|x| x[2] == x[0]).count();
         // P(return) = 100 / (100 + 1) per step.
         assert!(back as f64 / w.num_walks() as f64 > 0.97, "{back}");
+    }
+
+    #[test]
+    fn lockstep_groups_equal_single_walks() {
+        // Star plus path plus an isolated node: first steps, biased steps, padding.
+        let csr = Csr::from_edges(
+            9,
+            &[
+                (0, 1),
+                (0, 2),
+                (0, 3),
+                (3, 4),
+                (4, 5),
+                (5, 6),
+                (2, 6),
+                (7, 7),
+            ],
+        );
+        let n = 9u64;
+        for (p, q) in [(1.0, 1.0), (0.5, 2.0), (3.0, 0.3)] {
+            let bias = Bias::new(p, q);
+            for len in [1usize, 2, 7] {
+                for g in 1..=LOCKSTEP {
+                    for w0 in [0u64, 5, 13] {
+                        let mut group = vec![0u32; g * len];
+                        let got = walk_group(&csr, &bias, 4, n, w0, len, &mut group);
+                        let mut single = vec![0u32; g * len];
+                        let mut want = (0, 0);
+                        for (j, out) in single.chunks_exact_mut(len).enumerate() {
+                            let w = w0 + j as u64;
+                            let start = (w % n) as u32;
+                            let mut rng = walk_rng(4, start, w / n);
+                            let r = walk_into(&csr, &bias, start, &mut rng, out);
+                            want = (want.0 + r.0, want.1 + r.1);
+                        }
+                        assert_eq!(group, single, "p={p} q={q} len={len} g={g} w0={w0}");
+                        assert_eq!(got, want);
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -1,12 +1,470 @@
-//! Placeholder: this stage lands in its own change.
+//! `sword eval`: evaluate models on SWORD and on its two sibling suites (AdversaRiskQA, Chinese factual
+//! sycophancy) with one runner and one scorer, reproducing each paper's measures.
+//!
+//! Modules: [`parse`] (answer parsers), [`adversariskqa`] (published-result re-scoring, F1@K), [`stats`]
+//! (normal CDF, bootstrap, logistic regression with clustered errors).
+//!
+//! Independent of the pipeline stages: it reads files.
+
+pub mod adversariskqa;
+pub mod parse;
+pub mod prompts;
+pub mod report;
+pub mod runner;
+pub mod samples;
+pub mod stats;
+pub mod sword;
+pub mod syco;
 
 use crate::error::{Error, Result};
+use std::io::Write;
+use std::path::PathBuf;
 
 /// Command-line arguments.
 #[derive(clap::Args, Debug)]
-pub struct Args {}
+pub struct Args {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(clap::Subcommand, Debug)]
+enum Cmd {
+    /// Score model answers (AdversaRiskQA: re-score published, judged result files).
+    Score(ScoreArgs),
+    /// Render a suite's input files as chat requests (requests.jsonl).
+    Prompts(PromptArgs),
+    /// Ask an OpenAI-compatible endpoint every request (resumable), writing answers and samples.
+    Run(RunArgs),
+    /// Offline mode: write the requests as OpenAI Batch input JSONL.
+    BatchWrite(BatchWriteArgs),
+    /// Offline mode: read OpenAI Batch output back into samples.jsonl / results.json.
+    BatchRead(BatchReadArgs),
+    /// Markdown + SVG report for SWORD or sycophancy samples.
+    Report(ReportArgs),
+    /// AdversaRiskQA: judge requests (fact, premise, question, answer) for answered samples.
+    JudgePrompts(JudgePromptArgs),
+    /// AdversaRiskQA: answers + judge outputs laid out as published result files (for `score`).
+    Collect(CollectArgs),
+}
+
+/// `sword eval report`.
+#[derive(clap::Args, Debug)]
+pub struct ReportArgs {
+    /// `sword` or `sycophancy`.
+    #[arg(long, value_enum)]
+    suite: Suite,
+    /// samples.jsonl of a run.
+    #[arg(long)]
+    results: PathBuf,
+    /// Report directory (one sub-folder per model, and per variant for SWORD).
+    #[arg(long)]
+    out: PathBuf,
+    /// Bootstrap replicates.
+    #[arg(long, default_value_t = 1000)]
+    bootstrap: usize,
+    /// Bootstrap seed.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+}
+
+/// `sword eval judge-prompts`.
+#[derive(clap::Args, Debug)]
+pub struct JudgePromptArgs {
+    /// samples.jsonl of an AdversaRiskQA run.
+    #[arg(long)]
+    samples: PathBuf,
+    /// Output requests JSONL.
+    #[arg(long)]
+    out: PathBuf,
+}
+
+/// `sword eval collect`.
+#[derive(clap::Args, Debug)]
+pub struct CollectArgs {
+    /// samples.jsonl of the AdversaRiskQA answers.
+    #[arg(long)]
+    samples: PathBuf,
+    /// samples.jsonl of the judge run (its requests from `judge-prompts`).
+    #[arg(long)]
+    judged: PathBuf,
+    /// Model name (sub-folder).
+    #[arg(long)]
+    model: String,
+    /// Results directory (one sub-folder per model).
+    #[arg(long)]
+    out: PathBuf,
+}
+
+/// `sword eval prompts`.
+#[derive(clap::Args, Debug)]
+pub struct PromptArgs {
+    /// Which suite.
+    #[arg(long, value_enum)]
+    suite: Suite,
+    /// SWORD: translated statements (Parquet from `sword import-translations`, or JSONL with statement_id,
+    /// language, text, optional original_id/strategy/label). AdversaRiskQA: a directory of
+    /// `<domain>_<difficulty>*.json` prompt files. Sycophancy: JSONL of {id, question, gold, topic}.
+    #[arg(long)]
+    input: PathBuf,
+    /// SWORD: the export's sword.parquet, joined on statement_id to fill original_id, strategy and label
+    /// (the translations Parquet does not carry them).
+    #[arg(long)]
+    sword: Option<PathBuf>,
+    /// SWORD: ask in the statement's language instead of the paper's English question.
+    #[arg(long)]
+    localized: bool,
+    /// SWORD: also render the cross-suite variants (strong-confidence premise, stated user belief).
+    #[arg(long)]
+    cross_suite: bool,
+    /// Output requests JSONL.
+    #[arg(long)]
+    out: PathBuf,
+}
+
+/// `sword eval run`.
+#[derive(clap::Args, Debug)]
+pub struct RunArgs {
+    /// Requests JSONL from `sword eval prompts`.
+    #[arg(long)]
+    requests: PathBuf,
+    /// Output directory (answers.jsonl resume log, samples.jsonl, results.json).
+    #[arg(long)]
+    out: PathBuf,
+    #[command(flatten)]
+    cfg: runner::RunConfig,
+}
+
+/// `sword eval batch-write`.
+#[derive(clap::Args, Debug)]
+pub struct BatchWriteArgs {
+    #[arg(long)]
+    requests: PathBuf,
+    #[arg(long)]
+    model: String,
+    #[arg(long, default_value_t = 0.0)]
+    temperature: f64,
+    #[arg(long, default_value_t = 512)]
+    max_tokens: u32,
+    /// Batch input JSONL to write.
+    #[arg(long)]
+    out: PathBuf,
+}
+
+/// `sword eval batch-read`.
+#[derive(clap::Args, Debug)]
+pub struct BatchReadArgs {
+    #[arg(long)]
+    requests: PathBuf,
+    /// Batch output JSONL.
+    #[arg(long)]
+    batch_output: PathBuf,
+    /// Model name recorded in the samples (scores are grouped by it).
+    #[arg(long)]
+    model: Option<String>,
+    /// Output directory (samples.jsonl, results.json).
+    #[arg(long)]
+    out: PathBuf,
+}
+
+/// The three suites.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Suite {
+    Sword,
+    Adversariskqa,
+    Sycophancy,
+    /// AdversaRiskQA long-form factuality: JSONL of per-answer fact counts {supported, not_supported,
+    /// irrelevant, optional condition} (from a fact-checking step), scored as mean F1@K.
+    Longform,
+}
+
+/// `sword eval score`.
+#[derive(clap::Args, Debug)]
+pub struct ScoreArgs {
+    /// Which suite the results belong to.
+    #[arg(long, value_enum)]
+    suite: Suite,
+    /// AdversaRiskQA: directory with one sub-folder per model of `*<domain>_<difficulty>*.json` result files
+    /// (files directly in it are grouped by their name prefix).
+    #[arg(long)]
+    results: PathBuf,
+    /// Print JSON on stdout (default: a plain table for AdversaRiskQA; the other suites always print JSON).
+    #[arg(long)]
+    json: bool,
+    /// Bootstrap replicates for the 95% intervals (SWORD: resampling original triples; sycophancy:
+    /// resampling questions). Typical 1000–10000.
+    #[arg(long, default_value_t = 1000)]
+    bootstrap: usize,
+    /// Seed of the bootstrap (replicate r uses a ChaCha8 stream seeded from (seed, r)).
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Long-form: K of F1@K (the paper's median fact count, 8).
+    #[arg(long, default_value_t = 8)]
+    k: usize,
+}
 
 /// Entry point from the binary.
-pub fn cli(_args: Args) -> Result<()> {
-    Err(Error::Config("`eval` is not implemented yet".into()))
+pub fn cli(args: Args) -> Result<()> {
+    match args.cmd {
+        Cmd::Score(a) => score_cli(a),
+        Cmd::Prompts(a) => prompts_cli(a),
+        Cmd::Report(a) => report_cli(a),
+        Cmd::JudgePrompts(a) => {
+            let reqs = adversariskqa::judge_requests(&samples::read_jsonl(&a.samples)?);
+            let mut text = String::new();
+            for r in &reqs {
+                text.push_str(&serde_json::to_string(r).map_err(|e| Error::Config(e.to_string()))?);
+                text.push('\n');
+            }
+            crate::artifact::write_atomic(&a.out, |w| w.write_all(text.as_bytes()))
+        }
+        Cmd::Collect(a) => {
+            let s = samples::read_jsonl(&a.samples)?;
+            let j = samples::read_jsonl(&a.judged)?;
+            adversariskqa::collect_results(&s, &j, &a.model, &a.out).map(|_| ())
+        }
+        Cmd::Run(a) => {
+            let reqs: Vec<prompts::Request> = prompts::read_jsonl_as(&a.requests)?;
+            let s = runner::run(&a.out, &reqs, &a.cfg)?;
+            print_json(&serde_json::to_value(s).unwrap_or_default())
+        }
+        Cmd::BatchWrite(a) => {
+            let reqs: Vec<prompts::Request> = prompts::read_jsonl_as(&a.requests)?;
+            let text = runner::batch_lines(&reqs, &a.model, a.temperature, a.max_tokens);
+            crate::artifact::write_atomic(&a.out, |w| w.write_all(text.as_bytes()))
+        }
+        Cmd::BatchRead(a) => {
+            let reqs: Vec<prompts::Request> = prompts::read_jsonl_as(&a.requests)?;
+            let s = runner::import_batch(&a.out, &reqs, &a.batch_output, a.model.as_deref())?;
+            print_json(&serde_json::to_value(s).unwrap_or_default())
+        }
+    }
+}
+
+fn safe_name(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_alphanumeric() || c == '-' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+fn report_cli(a: ReportArgs) -> Result<()> {
+    match a.suite {
+        Suite::Sword => {
+            for ((model, variant), rows) in samples::sword_rows(&a.results)? {
+                let m = sword::bootstrap_measures(&rows, a.bootstrap, a.seed);
+                let dir = a.out.join(safe_name(&model)).join(safe_name(&variant));
+                report::sword_report(&dir, &format!("{model} ({variant})"), &m)?;
+            }
+            Ok(())
+        }
+        Suite::Sycophancy => {
+            for (model, (qs, _)) in samples::syco_states(&a.results)? {
+                let m = syco::bootstrap_measures(&qs, a.bootstrap, a.seed);
+                report::syco_report(&a.out.join(safe_name(&model)), &model, &qs, &m)?;
+            }
+            Ok(())
+        }
+        Suite::Adversariskqa | Suite::Longform => Err(Error::Config(
+            "report: AdversaRiskQA results are reported by `score` (JSON or table)".into(),
+        )),
+    }
+}
+
+fn prompts_cli(a: PromptArgs) -> Result<()> {
+    let mut reqs = Vec::new();
+    match a.suite {
+        Suite::Sword => {
+            let mut items = prompts::read_sword_items(&a.input)?;
+            if let Some(p) = &a.sword {
+                let missing = prompts::join_sword_metadata(&mut items, p)?;
+                if missing > 0 {
+                    eprintln!("sword: {missing} statements have no row in {}", p.display());
+                }
+            }
+            let variants: &[prompts::SwordVariant] = if a.cross_suite {
+                &[
+                    prompts::SwordVariant::Plain,
+                    prompts::SwordVariant::Premise,
+                    prompts::SwordVariant::Belief,
+                ]
+            } else {
+                &[prompts::SwordVariant::Plain]
+            };
+            for it in &items {
+                for v in variants {
+                    reqs.push(prompts::sword_request(it, a.localized, *v));
+                }
+            }
+        }
+        Suite::Adversariskqa => {
+            let mut files: Vec<PathBuf> = std::fs::read_dir(&a.input)
+                .map_err(|e| Error::io(&a.input, e))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| {
+                    p.extension().is_some_and(|e| e == "json")
+                        && adversariskqa::dataset_of(
+                            &p.file_name().unwrap_or_default().to_string_lossy(),
+                        )
+                        .is_some()
+                })
+                .collect();
+            files.sort();
+            for f in files {
+                for it in adversariskqa::read_prompt_file(&f)? {
+                    reqs.push(prompts::arqa_request(&it));
+                }
+            }
+        }
+        Suite::Longform => return Err(Error::Config(
+            "prompts: long-form answers use the adversariskqa requests; fact checking is external"
+                .into(),
+        )),
+        Suite::Sycophancy => {
+            let qs: Vec<prompts::SycoQuestion> = prompts::read_jsonl_as(&a.input)?;
+            for q in &qs {
+                reqs.extend(prompts::syco_requests(q).ok_or_else(|| {
+                    Error::bad_input(&a.input, format!("question {}: gold is not yes/no", q.id))
+                })?);
+            }
+        }
+    }
+    let mut text = String::new();
+    for r in &reqs {
+        text.push_str(&serde_json::to_string(r).map_err(|e| Error::Config(e.to_string()))?);
+        text.push('\n');
+    }
+    crate::artifact::write_atomic(&a.out, |w| w.write_all(text.as_bytes()))
+}
+
+fn stdout_write(bytes: &[u8]) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(bytes)
+        .and_then(|_| out.flush())
+        .map_err(|e| Error::io("-", e))
+}
+
+fn score_cli(a: ScoreArgs) -> Result<()> {
+    match a.suite {
+        Suite::Adversariskqa => {
+            let models = adversariskqa::read_results_dir(&a.results)?;
+            let scores = adversariskqa::score(&models);
+            if a.json {
+                let mut s = serde_json::to_string_pretty(&scores)
+                    .map_err(|e| Error::Config(format!("serialise scores: {e}")))?;
+                s.push('\n');
+                stdout_write(s.as_bytes())
+            } else {
+                let mut s = String::from(
+                    "model\taccuracy_all\taccuracy_filtered\tinvalid\tmean_abs_delta_all\n",
+                );
+                let f = |x: Option<f64>| x.map_or("-".into(), |v| format!("{v:.2}"));
+                for m in &scores.models {
+                    s.push_str(&format!(
+                        "{}\t{}\t{}\t{}\t{}\n",
+                        m.model,
+                        f(m.accuracy_all),
+                        f(m.accuracy_filtered),
+                        m.invalid,
+                        f(m.mean_abs_delta_all)
+                    ));
+                }
+                stdout_write(s.as_bytes())
+            }
+        }
+        Suite::Sword => {
+            let groups = samples::sword_rows(&a.results)?;
+            let models: Vec<serde_json::Value> = groups
+                .iter()
+                .map(|((model, variant), rows)| {
+                    let unparsed = rows
+                        .iter()
+                        .filter(|r| r.answer == parse::TrueFalse::Unparsed)
+                        .count();
+                    serde_json::json!({
+                        "model": model,
+                        "variant": variant,
+                        "n": rows.len(),
+                        "unparsed": unparsed,
+                        "measures": sword::bootstrap_measures(rows, a.bootstrap, a.seed),
+                    })
+                })
+                .collect();
+            print_json(&serde_json::json!({ "models": models }))
+        }
+        Suite::Longform => {
+            let mut groups: std::collections::BTreeMap<String, Vec<(usize, usize, usize)>> =
+                Default::default();
+            for (line, o) in samples::read_jsonl(&a.results)? {
+                let n = |k: &str| {
+                    o.get(k)
+                        .and_then(serde_json::Value::as_u64)
+                        .map(|v| v as usize)
+                        .ok_or_else(|| {
+                            Error::bad_input(&a.results, format!("line {line}: no count `{k}`"))
+                        })
+                };
+                let irrelevant = o
+                    .get("irrelevant")
+                    .and_then(serde_json::Value::as_u64)
+                    .unwrap_or(0) as usize;
+                let cond = o
+                    .get("condition")
+                    .and_then(serde_json::Value::as_str)
+                    .unwrap_or("all")
+                    .to_string();
+                groups.entry(cond).or_default().push((
+                    n("supported")?,
+                    n("not_supported")?,
+                    irrelevant,
+                ));
+            }
+            let rows: Vec<serde_json::Value> = groups
+                .iter()
+                .map(|(c, f)| {
+                    let (p, s) =
+                        adversariskqa::mean_f1_at_k(f, a.k).unwrap_or((f64::NAN, f64::NAN));
+                    let n = f.len() as f64;
+                    serde_json::json!({
+                        "condition": c, "answers": f.len(), "k": a.k,
+                        "mean_f1_paper": p, "mean_f1_safe": s,
+                        "mean_facts": f.iter().map(|x| (x.0 + x.1 + x.2) as f64).sum::<f64>() / n,
+                        "mean_supported": f.iter().map(|x| x.0 as f64).sum::<f64>() / n,
+                    })
+                })
+                .collect();
+            print_json(&serde_json::json!({ "conditions": rows }))
+        }
+        Suite::Sycophancy => {
+            let per = samples::syco_states(&a.results)?;
+            let models: Vec<serde_json::Value> = per
+                .iter()
+                .map(|(model, (qs, unparsed))| {
+                    let reg = |stage| match syco::regression(qs, stage) {
+                        Ok(fit) => serde_json::to_value(fit).unwrap_or_default(),
+                        Err(e) => serde_json::json!({ "error": e }),
+                    };
+                    serde_json::json!({
+                        "model": model,
+                        "questions": qs.len(),
+                        "unparsed": unparsed,
+                        "measures": syco::bootstrap_measures(qs, a.bootstrap, a.seed),
+                        "regression": { "stage1": reg(1), "stage2": reg(2) },
+                    })
+                })
+                .collect();
+            print_json(&serde_json::json!({ "models": models }))
+        }
+    }
+}
+
+fn print_json(v: &serde_json::Value) -> Result<()> {
+    let mut s =
+        serde_json::to_string_pretty(v).map_err(|e| Error::Config(format!("serialise: {e}")))?;
+    s.push('\n');
+    stdout_write(s.as_bytes())
 }

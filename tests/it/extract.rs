@@ -1,1 +1,414 @@
-//! Integration tests for `extract`.
+//! Integration tests for `extract`: hand-written dumps with hand-written expectations, real Wikidata fixtures in
+//! every compression, stdin, thread counts, chunk sizes, truncation and the bad-line limit.
+
+use crate::util::{data, real_fixture, Workdir};
+use std::io::{Read, Write};
+use std::path::Path;
+use sword::ids::{EntityId, Pid, Qid};
+use sword::model::Triple;
+use sword::tables;
+
+const ARTIFACTS: [&str; 5] = [
+    "entities.parquet",
+    "triples.parquet",
+    "statements.parquet",
+    "properties.parquet",
+    "transitive.parquet",
+];
+
+fn manifest(dir: &Path) -> serde_json::Value {
+    let bytes = std::fs::read(dir.join("extract.manifest.json")).unwrap();
+    serde_json::from_slice(&bytes).unwrap()
+}
+
+fn count(m: &serde_json::Value, k: &str) -> u64 {
+    m["counts"][k].as_u64().unwrap_or(0)
+}
+
+fn reject(m: &serde_json::Value, k: &str) -> u64 {
+    m["rejects"][k].as_u64().unwrap_or(0)
+}
+
+/// Read a hand-written TSV of expected triples (`#` lines are comments).
+fn expected(name: &str) -> Vec<String> {
+    std::fs::read_to_string(data(name))
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+fn as_tsv(triples: &[Triple]) -> Vec<String> {
+    triples
+        .iter()
+        .map(|t| {
+            format!(
+                "{}\t{}\t{}\t{}\t{}",
+                t.subject,
+                t.property,
+                t.object,
+                t.rank.as_str(),
+                t.statement_id
+            )
+        })
+        .collect()
+}
+
+fn artifacts(dir: &Path) -> Vec<Vec<u8>> {
+    ARTIFACTS
+        .iter()
+        .map(|a| std::fs::read(dir.join(a)).unwrap())
+        .collect()
+}
+
+fn assert_same_artifacts(a: &Path, b: &Path, what: &str) {
+    for (name, (x, y)) in ARTIFACTS
+        .iter()
+        .zip(artifacts(a).iter().zip(artifacts(b).iter()))
+    {
+        assert!(x == y, "{what}: {name} differs");
+    }
+}
+
+const TINY_ARGS: [&str; 4] = ["--languages", "en,fr", "--mul-fallback", "en"];
+
+fn run_tiny(wd: &Workdir, dump: &Path, out: &str, extra: &[&str]) -> std::path::PathBuf {
+    let dump = dump.to_string_lossy().into_owned();
+    let mut args = vec!["extract", "--dump", dump.as_str(), "--out", out];
+    args.extend_from_slice(&TINY_ARGS);
+    args.extend_from_slice(extra);
+    wd.run_ok(&args);
+    wd.join(out)
+}
+
+#[test]
+fn tiny_dump_gives_the_hand_written_triples() {
+    let wd = Workdir::new();
+    let out = run_tiny(&wd, &data("extract/tiny.json"), "out", &[]);
+    let read = |n: &str| tables::read_triples_file(&out.join(n)).unwrap();
+    assert_eq!(
+        as_tsv(&read("triples.parquet")),
+        expected("extract/tiny.expected-triples.tsv")
+    );
+    assert_eq!(
+        as_tsv(&read("statements.parquet")),
+        expected("extract/tiny.expected-statements.tsv")
+    );
+    assert_eq!(
+        as_tsv(&read("transitive.parquet")),
+        expected("extract/tiny.expected-transitive.tsv")
+    );
+
+    let (langs, ents) = tables::read_entities(&out.join("entities.parquet")).unwrap();
+    assert_eq!(langs, ["en", "fr"]);
+    let ids: Vec<String> = ents.iter().map(|e| e.id.to_string()).collect();
+    assert_eq!(ids, ["Q1", "Q2", "Q4", "P10"]);
+    let q2 = &ents[1];
+    assert_eq!(q2.labels[0].text, "Two");
+    assert!(q2.labels[0].from_mul);
+    assert_eq!(q2.labels[1].text, "deux");
+    assert!(!q2.labels[1].from_mul);
+    let q1 = &ents[0];
+    assert_eq!(q1.sitelinks, 2);
+    assert_eq!(q1.lastrevid, Some(101));
+    assert_eq!(q1.modified.as_deref(), Some("2024-03-01T10:00:00Z"));
+    assert_eq!(q1.descriptions, [Some("the number".to_string()), None]);
+    let q4 = &ents[2];
+    assert_eq!(q4.labels[1].text, "quatre é😀");
+    assert_eq!(q4.descriptions[1].as_deref(), Some("le \"nombre\""));
+    assert_eq!(ents[3].labels[1].text, "lié à");
+
+    let props = tables::read_properties(&out.join("properties.parquet")).unwrap();
+    let ids: Vec<Pid> = props.iter().map(|p| p.id).collect();
+    assert_eq!(ids, [Pid(10), Pid(11), Pid(12)]);
+    assert!(props[0].transitive && props[0].symmetric);
+    assert_eq!(props[0].inverse, [Pid(11)]);
+    assert_eq!(props[0].datatype, "wikibase-item");
+    assert!(props[1].labels[0].is_some() && props[1].labels[1].is_none());
+    assert!(!props[1].transitive && !props[2].symmetric);
+
+    let m = manifest(&out);
+    for (k, v) in [
+        ("labelled_entities", 4),
+        ("labelled_items", 3),
+        ("labelled_properties", 1),
+        ("labelled_only_thanks_to_mul", 1),
+        ("entities_item", 4),
+        ("entities_property", 3),
+        ("entities_other_lexeme", 1),
+        ("terms_as_array", 2),
+        ("claims_as_array", 1),
+        ("claims_missing", 1),
+        ("snaks_somevalue", 1),
+        ("values_numeric_id_only", 3),
+        ("candidate_statements", 5),
+        ("statements", 4),
+        ("triples", 2),
+        ("transitive", 4),
+        ("transitive_statements_missed", 1),
+        ("lines", 11),
+    ] {
+        assert_eq!(count(&m, k), v, "count {k}");
+    }
+    assert_eq!(reject(&m, "bad_line_json"), 1);
+    assert_eq!(m["extra"]["bad_lines"][0]["line"], 10);
+    assert_eq!(m["extra"]["format"], "plain");
+    // No date in the file name: the latest `modified`.
+    assert_eq!(m["extra"]["dump_date"], "2024-03-01");
+    assert_eq!(m["outputs"].as_array().unwrap().len(), 5);
+}
+
+#[test]
+fn too_many_bad_lines_fail_with_exit_code_2() {
+    let wd = Workdir::new();
+    let dump = data("extract/tiny.json").to_string_lossy().into_owned();
+    let mut args = vec![
+        "extract",
+        "--dump",
+        dump.as_str(),
+        "--out",
+        "out",
+        "--max-bad-lines",
+        "0",
+    ];
+    args.extend_from_slice(&TINY_ARGS);
+    let (code, err) = wd.run_err(&args);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("line 10"), "{err}");
+    assert!(!wd.join("out/triples.parquet").exists());
+}
+
+#[test]
+fn truncated_dump_keeps_complete_lines_and_counts_the_cut() {
+    let wd = Workdir::new();
+    let full = std::fs::read(data("extract/tiny.json")).unwrap();
+    // Cut inside P10's line (line 6): Q1..Q4 stay complete.
+    let text = String::from_utf8(full.clone()).unwrap();
+    let cut = text.find("\"id\":\"P10\"").unwrap() + 5;
+    let dump = wd.write("cut.json", &full[..cut]);
+    let out = run_tiny(&wd, &dump, "out", &[]);
+    let m = manifest(&out);
+    assert_eq!(reject(&m, "truncated_last_line"), 1);
+    assert_eq!(reject(&m, "missing_close_bracket"), 1);
+    assert_eq!(reject(&m, "bad_line_json"), 0);
+    // Without P10 nothing has a labelled property: no statements; Q1 Q2 Q4 are still labelled.
+    assert_eq!(count(&m, "labelled_entities"), 3);
+    assert_eq!(count(&m, "statements"), 0);
+
+    // The same cut inside a gzip stream: the decoder hits the end early; complete lines are kept.
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(&full).unwrap();
+    let gz = gz.finish().unwrap();
+    let dump = wd.write("cut.json.gz", &gz[..gz.len() - 30]);
+    let out = run_tiny(&wd, &dump, "outgz", &[]);
+    let m = manifest(&out);
+    assert_eq!(reject(&m, "truncated_stream"), 1);
+    assert!(count(&m, "entities_item") >= 1);
+}
+
+#[test]
+fn chunk_size_and_threads_do_not_change_bytes_on_the_tiny_dump() {
+    let wd = Workdir::new();
+    let a = run_tiny(&wd, &data("extract/tiny.json"), "a", &[]);
+    let cfg = wd.write(
+        "c.toml",
+        "[extract]\nchunk_kib = 1\nlanguages = [\"en\", \"fr\"]\nmul_fallback = [\"en\"]\n",
+    );
+    let dump = data("extract/tiny.json").to_string_lossy().into_owned();
+    let c = cfg.to_string_lossy().into_owned();
+    wd.run_ok(&[
+        "-j", "1", "extract", "--dump", &dump, "--out", "b", "--config", &c,
+    ]);
+    assert_same_artifacts(&a, &wd.join("b"), "1 KiB chunks, 1 thread");
+    wd.run_ok(&[
+        "-j", "2", "extract", "--dump", &dump, "--out", "c", "--config", &c,
+    ]);
+    assert_same_artifacts(&a, &wd.join("c"), "1 KiB chunks, 2 threads");
+}
+
+/// Concatenate one gzip member per `every` bytes of `plain` (cuts fall anywhere, also inside lines).
+fn gzip_members(plain: &[u8], every: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    for piece in plain.chunks(every) {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        e.write_all(piece).unwrap();
+        out.extend(e.finish().unwrap());
+    }
+    out
+}
+
+#[test]
+fn tiny_dump_as_many_gzip_members_cut_mid_line() {
+    let wd = Workdir::new();
+    let a = run_tiny(&wd, &data("extract/tiny.json"), "a", &[]);
+    let plain = std::fs::read(data("extract/tiny.json")).unwrap();
+    for every in [1, 7, 97, 1000] {
+        let gz = wd.write(&format!("t{every}.json.gz"), gzip_members(&plain, every));
+        let out = run_tiny(&wd, &gz, &format!("o{every}"), &[]);
+        assert_same_artifacts(&a, &out, &format!("members of {every} bytes"));
+        let m = manifest(&out);
+        assert_eq!(
+            m["extra"]["gzip_members"],
+            plain.len().div_ceil(every) as u64
+        );
+        assert_eq!(m["extra"]["bad_lines"][0]["line"], 10);
+    }
+}
+
+fn decompress_gz(path: &Path) -> Vec<u8> {
+    let mut v = Vec::new();
+    flate2::read::MultiGzDecoder::new(std::fs::File::open(path).unwrap())
+        .read_to_end(&mut v)
+        .unwrap();
+    v
+}
+
+#[test]
+fn real_1000_entities_in_every_format_give_identical_artifacts() {
+    let Some(gz) = real_fixture("dumps/jsondumpdata_20151109_1000-entities.json.gz") else {
+        return;
+    };
+    let bz2 = real_fixture("dumps/jsondumpdata_20151109_1000-entities.json.bz2").unwrap();
+    let wm = real_fixture("generated/wikimedia-layout_1000-entities.json.gz").unwrap();
+    let wd = Workdir::new();
+    let plain_bytes = decompress_gz(&gz);
+    let plain = wd.write("jsondumpdata_20151109_1000-entities.json", &plain_bytes);
+    let zst = wd.write("d.json.zst", zstd::encode_all(&plain_bytes[..], 3).unwrap());
+    let run = |dump: &Path, out: &str, j: &str| {
+        let d = dump.to_string_lossy().into_owned();
+        wd.run_ok(&["-j", j, "extract", "--dump", &d, "--out", out]);
+        wd.join(out)
+    };
+    let base = run(&gz, "gz", "2");
+    let m = manifest(&base);
+    // Under the default rule (8 languages, mul fallback for the 6 Latin-script ones): 543 labelled entities
+    // (items and properties) and 70 final triples.
+    assert_eq!(count(&m, "labelled_entities"), 543);
+    assert_eq!(count(&m, "triples"), 70);
+    assert_eq!(
+        count(&m, "entities_item") + count(&m, "entities_property"),
+        1000
+    );
+    assert_eq!(count(&m, "lines"), 1002);
+    assert_eq!(m["extra"]["dump_date"], "2015-11-09");
+    assert_eq!(m["extra"]["gzip_members"], 1);
+    let (_, ents) = tables::read_entities(&base.join("entities.parquet")).unwrap();
+    assert_eq!(ents.len(), 543);
+    assert!(ents.iter().any(|e| e.id == EntityId::Item(Qid(1))));
+    assert_eq!(
+        tables::read_triples_file(&base.join("triples.parquet"))
+            .unwrap()
+            .len(),
+        70
+    );
+
+    assert_same_artifacts(&base, &run(&bz2, "bz2", "2"), "bzip2");
+    let wm_out = run(&wm, "wm", "2");
+    assert_same_artifacts(&base, &wm_out, "Wikimedia-layout gzip");
+    assert_eq!(manifest(&wm_out)["extra"]["gzip_members"], 12);
+    assert_eq!(manifest(&wm_out)["extra"]["parallel_inflate"], true);
+    // Members cut at arbitrary bytes (not at line starts): still the same artifacts.
+    let odd = wd.write("odd.json.gz", gzip_members(&plain_bytes, 100_003));
+    let odd_out = run(&odd, "odd", "2");
+    assert_same_artifacts(&base, &odd_out, "gzip members cut mid-line");
+    assert_eq!(manifest(&odd_out)["extra"]["parallel_inflate"], true);
+    assert_same_artifacts(&base, &run(&zst, "zst", "2"), "zstd");
+    let plain_out = run(&plain, "plain", "2");
+    assert_same_artifacts(&base, &plain_out, "plain (memory-mapped)");
+    assert_eq!(manifest(&plain_out)["extra"]["format"], "plain");
+    assert_same_artifacts(&base, &run(&plain, "plain1", "1"), "plain, 1 thread");
+    assert_same_artifacts(&base, &run(&wm, "wm1", "1"), "Wikimedia gzip, 1 thread");
+
+    // stdin, compressed and plain.
+    for (src, out) in [(&gz, "stdin_gz"), (&plain, "stdin_plain")] {
+        let mut child = wd
+            .command(&["extract", "--dump", "-", "--out", out])
+            .stdin(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let bytes = std::fs::read(src).unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let writer = std::thread::spawn(move || stdin.write_all(&bytes));
+        let status = child.wait().unwrap();
+        writer.join().unwrap().unwrap();
+        assert!(status.success(), "stdin {out}");
+        assert_same_artifacts(&base, &wd.join(out), out);
+    }
+    // Tiny chunks force lines to straddle chunks (joined by the merger): same bytes.
+    let cfg = wd.write("small.toml", "chunk_kib = 16\n");
+    let c = cfg.to_string_lossy().into_owned();
+    for (src, out) in [(&plain, "plain16"), (&gz, "gz16")] {
+        let d = src.to_string_lossy().into_owned();
+        wd.run_ok(&["extract", "--dump", &d, "--out", out, "--config", &c]);
+        assert_same_artifacts(&base, &wd.join(out), out);
+    }
+}
+
+#[test]
+fn real_mocks_and_empty_dumps_behave() {
+    let Some(bugs) = real_fixture("dumps/wdtk_mock-dump-with-bugs.json") else {
+        return;
+    };
+    let wd = Workdir::new();
+    let run = |p: &Path, out: &str, langs: &str| {
+        let d = p.to_string_lossy().into_owned();
+        wd.run_ok(&["extract", "--dump", &d, "--out", out, "--languages", langs]);
+        manifest(&wd.join(out))
+    };
+    // Bug mock: `"labels":[]` and `"claims":[]` written as arrays are read as empty maps.
+    let m = run(&bugs, "bugs", "en");
+    assert_eq!(
+        count(&m, "entities_item") + count(&m, "entities_property"),
+        101
+    );
+    assert_eq!(count(&m, "terms_as_array"), 1);
+    assert_eq!(count(&m, "claims_as_array"), 1);
+    assert_eq!(m["rejects"].as_object().unwrap().len(), 0);
+
+    // Lexeme mock (Q1, Q8, P16 with German labels, and a lexeme line).
+    let lex = real_fixture("dumps/wdtk_mock-dump-for-testing.json").unwrap();
+    let m = run(&lex, "lex", "de");
+    assert_eq!(count(&m, "entities_other_lexeme"), 1);
+    assert_eq!(count(&m, "labelled_entities"), 3);
+    assert_eq!(m["rejects"].as_object().unwrap().len(), 0);
+
+    // Empty dumps in three formats: empty artifacts, no rejects.
+    for f in [
+        "jsondumpdata_empty.json",
+        "jsondumpdata_empty.json.gz",
+        "jsondumpdata_empty.json.bz2",
+    ] {
+        let p = real_fixture(&format!("dumps/{f}")).unwrap();
+        let m = run(&p, f, "en");
+        assert_eq!(count(&m, "labelled_entities"), 0, "{f}");
+        assert_eq!(count(&m, "open_bracket_lines"), 1, "{f}");
+        assert_eq!(count(&m, "close_bracket_lines"), 1, "{f}");
+        assert_eq!(m["rejects"].as_object().unwrap().len(), 0, "{f}");
+        let (_, ents) = tables::read_entities(&wd.join(f).join("entities.parquet")).unwrap();
+        assert!(ents.is_empty());
+    }
+
+    // A truncated copy of the real 1000-entity dump.
+    let gz = real_fixture("dumps/jsondumpdata_20151109_1000-entities.json.gz").unwrap();
+    let plain = decompress_gz(&gz);
+    let cut = wd.write("cut.json", &plain[..plain.len() / 2]);
+    let m = run(&cut, "cut", "en");
+    assert_eq!(reject(&m, "truncated_last_line"), 1);
+    assert_eq!(reject(&m, "missing_close_bracket"), 1);
+    assert!(count(&m, "entities_item") > 100);
+}
+
+#[test]
+fn library_run_matches_the_binary() {
+    let wd = Workdir::new();
+    let a = run_tiny(&wd, &data("extract/tiny.json"), "bin", &[]);
+    let cfg = sword::extract::Config {
+        languages: vec!["en".into(), "fr".into()],
+        mul_fallback: vec!["en".into()],
+        ..Default::default()
+    };
+    let m = sword::extract::run(&data("extract/tiny.json"), &wd.join("lib"), &cfg).unwrap();
+    assert_eq!(m.counts["triples"], 2);
+    assert_same_artifacts(&a, &wd.join("lib"), "library vs binary");
+}

@@ -6,6 +6,7 @@ mod cli;
 mod distort;
 mod eval;
 mod extract;
+mod gz;
 mod node2vec;
 mod pipeline;
 mod synth;

@@ -120,3 +120,236 @@ fn fetch_dump_resumes_and_only_renames_verified_files() {
     );
     assert!(!wd.join("dest2/wikidata-20240911-all.json.gz").exists());
 }
+
+/// Artifacts whose bytes must not depend on interruptions (manifests hold timings, so they are left out).
+const FINAL_ARTIFACTS: &[&str] = &[
+    "entities.parquet",
+    "triples.parquet",
+    "statements.parquet",
+    "properties.parquet",
+    "transitive.parquet",
+    "graph.csr",
+    "nodes.txt",
+    "walks.bin",
+    "embeddings.npy",
+    "embeddings.w2v",
+    "distortions.parquet",
+    "sword.parquet",
+    "translation_requests.jsonl",
+];
+
+fn small_dump(wd: &Workdir) -> String {
+    std::fs::create_dir_all(wd.join("dump")).unwrap();
+    wd.run_ok(&[
+        "synth",
+        "--entities",
+        "3000",
+        "--seed",
+        "5",
+        "--out",
+        "dump/wikidata-20240101-all.json.gz",
+    ]);
+    wd.join("dump/wikidata-20240101-all.json.gz")
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// Small stage configs so the debug-build chain runs in seconds (the chain itself is the same).
+fn small_configs(wd: &Workdir) {
+    wd.write("conf/train.toml", "dim = 16\n");
+    wd.write("conf/distort.toml", "samples = 60\n");
+}
+
+fn run_args<'a>(dump: &'a str, out: &'a str) -> Vec<&'a str> {
+    // -j 1: Hogwild training is byte-reproducible only on one thread.
+    vec![
+        "-j",
+        "1",
+        "run",
+        "--dump",
+        dump,
+        "--out",
+        out,
+        "--seed",
+        "3",
+        "--config-dir",
+        "conf",
+    ]
+}
+
+fn assert_same_artifacts(wd: &Workdir, a: &str, b: &str) {
+    for name in FINAL_ARTIFACTS {
+        let x = wd.read(&format!("{a}/{name}"));
+        let y = wd.read(&format!("{b}/{name}"));
+        assert!(x == y, "{name} differs between {a} and {b}");
+    }
+}
+
+#[test]
+fn run_survives_crashes_at_several_points_with_identical_artifacts() {
+    let wd = Workdir::new();
+    let dump = small_dump(&wd);
+    small_configs(&wd);
+    wd.run_ok(&run_args(&dump, "ref"));
+    for name in FINAL_ARTIFACTS {
+        assert!(wd.join(&format!("ref/{name}")).exists(), "{name} missing");
+    }
+    let points = [
+        "before-rename:triples.parquet",
+        "after-stage:extract",
+        "before-rename:walks.bin",
+        "before-rename:embeddings.npy",
+        "after-stage:train",
+        "before-rename:distortions.parquet",
+        "before-rename:sword.parquet",
+    ];
+    for (i, point) in points.iter().enumerate() {
+        let out = format!("crash{i}");
+        let status = wd
+            .command(&run_args(&dump, &out))
+            .env("SWORD_CRASH_AT", point)
+            .status()
+            .unwrap();
+        assert!(!status.success(), "crash point {point} was never reached");
+        // The crashed run left no final artifact that its manifest does not vouch for: a rerun completes...
+        wd.run_ok(&run_args(&dump, &out));
+        // ...and gives exactly the uninterrupted bytes, with no temporary file left behind.
+        assert_same_artifacts(&wd, "ref", &out);
+        let leftovers: Vec<_> = std::fs::read_dir(wd.join(&out))
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.contains(".tmp."))
+            .collect();
+        assert!(
+            leftovers.is_empty(),
+            "{point}: temporary files left: {leftovers:?}"
+        );
+    }
+}
+
+#[test]
+fn run_survives_sigkill_at_random_moments() {
+    let wd = Workdir::new();
+    let dump = small_dump(&wd);
+    small_configs(&wd);
+    wd.run_ok(&run_args(&dump, "ref"));
+    // Kill -9 after a few delays spread over the run; whatever stage it hits, a rerun must converge.
+    for (i, ms) in [150u64, 400, 900, 1600].iter().enumerate() {
+        let out = format!("kill{i}");
+        let mut child = wd.command(&run_args(&dump, &out)).spawn().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(*ms));
+        let _ = child.kill(); // SIGKILL
+        let _ = child.wait();
+        wd.run_ok(&run_args(&dump, &out));
+        assert_same_artifacts(&wd, "ref", &out);
+    }
+}
+
+#[test]
+fn second_run_on_a_locked_directory_fails_with_exit_code_6() {
+    let wd = Workdir::new();
+    let _held = sword::artifact::DirLock::acquire(&wd.join("out")).unwrap();
+    let (code, err) = wd.run_err(&["run", "--dump", "nothing.json", "--out", "out"]);
+    assert_eq!(code, 6, "{err}");
+    assert!(err.contains("locked"), "{err}");
+}
+
+#[test]
+fn unwritable_output_is_an_io_error_and_leaves_nothing() {
+    let wd = Workdir::new();
+    let dump = small_dump(&wd);
+    small_configs(&wd);
+    wd.write("blocker", b"a file where a directory should be");
+    let (code, err) = wd.run_err(&["run", "--dump", &dump, "--out", "blocker/run"]);
+    assert_eq!(code, 4, "{err}");
+    assert!(err.contains("blocker"), "{err}");
+}
+
+#[test]
+fn rerun_skips_fresh_stages_and_reruns_after_input_change() {
+    let wd = Workdir::new();
+    let dump = small_dump(&wd);
+    small_configs(&wd);
+    wd.run_ok(&run_args(&dump, "r"));
+    let m1 = wd.read("r/walks.manifest.json");
+    wd.run_ok(&run_args(&dump, "r"));
+    assert_eq!(
+        m1,
+        wd.read("r/walks.manifest.json"),
+        "fresh walks stage reran"
+    );
+    // A corrupted artifact makes its stage and everything after it run again, restoring the bytes.
+    let good = wd.read("r/walks.bin");
+    let mut bad = good.clone();
+    let n = bad.len();
+    bad[n - 1] ^= 1;
+    wd.write("r/walks.bin", &bad);
+    wd.run_ok(&run_args(&dump, "r"));
+    assert_eq!(wd.read("r/walks.bin"), good);
+}
+
+/// `pipeline/nightly` (make with the failing stage's exit code) on the test binary.
+fn make(wd: &Workdir, args: &[&str]) -> std::process::Output {
+    Command::new("bash")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("pipeline/nightly"))
+        .arg(format!("SWORD={}", env!("CARGO_BIN_EXE_sword")))
+        .arg(format!("OUT={}", wd.join("out").display()))
+        .args(args)
+        .env("SWORD_QUIET", "1")
+        .output()
+        .expect("make is installed")
+}
+
+#[test]
+fn makefile_smoke_is_incremental_locked_and_returns_stage_exit_codes() {
+    let wd = Workdir::new();
+    let out = make(&wd, &["smoke", "SMOKE_ENTITIES=1500"]);
+    let log = |o: &std::process::Output| {
+        format!(
+            "{}\n{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )
+    };
+    assert!(out.status.success(), "{}", log(&out));
+    assert!(wd.join("out/smoke/sword.parquet").exists());
+    assert!(wd.join("out/smoke/logs/summary.txt").exists());
+    assert_eq!(
+        std::fs::read_link(wd.join("out/latest")).unwrap(),
+        Path::new("smoke")
+    );
+
+    // Nothing changed: no stage runs again.
+    let again = make(&wd, &["smoke", "SMOKE_ENTITIES=1500"]);
+    assert!(again.status.success(), "{}", log(&again));
+    assert!(!log(&again).contains(" start"), "{}", log(&again));
+
+    // Another run holds the lock: exit 6 at once, with a message.
+    {
+        let lock = std::fs::File::open(wd.join("out/.nightly.lock")).unwrap();
+        lock.try_lock().unwrap();
+        let locked = make(&wd, &["smoke", "SMOKE_ENTITIES=1500"]);
+        assert_eq!(locked.status.code(), Some(6), "{}", log(&locked));
+        assert!(
+            log(&locked).contains("another run holds"),
+            "{}",
+            log(&locked)
+        );
+    }
+
+    // A dump with more malformed lines than extract.toml allows: the nightly returns extract's code 2.
+    let mut bad = String::from("[\n");
+    for i in 0..1001 {
+        bad.push_str(&format!(
+            "{{\"type\":\"item\",\"id\":\"Q{}\",\"labels\":{{,\n",
+            i + 1
+        ));
+    }
+    bad.push_str("]\n");
+    let dump = wd.write("dumps/wikidata-20240102-all.json", bad);
+    let failed = make(&wd, &["nightly", &format!("DUMP={}", dump.display())]);
+    assert_eq!(failed.status.code(), Some(2), "{}", log(&failed));
+    assert!(wd.join("out/20240102/logs/extract.log").exists());
+    assert!(!wd.join("out/20240102/triples.parquet").exists());
+}

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Whole-process benchmark of `sword extract` (issue 2 §8).
+#
+# Generates a synthetic dump of ≥ 2 GB of JSON with `sword synth` (same seed → same lines in every format), then
+# for plain JSON, single-member gzip (`gzip -6`), Wikimedia-layout multi-member gzip (`sword synth … .json.gz`)
+# and zstd (`zstd -3`) measures, with /usr/bin/time -v:
+#   - `sword extract --decode-only`: the same decoder, threads and chunking, bytes discarded (the baseline);
+#   - `sword extract`: the full stage;
+# and prints wall, CPU (user+sys), MB/s of JSON, peak RSS and the ratio extract/decode-only, plus `gzip -dc`
+# on the Wikimedia-layout file. Also checks that the four runs wrote byte-identical Parquet.
+#
+# Usage: scripts/bench-extract.sh            (ENTITIES, WORK, THREADS, BIN overridable from the environment)
+#   BIN      sword binary (default: builds `--profile quick` into $CARGO_TARGET_DIR or target/)
+#   SYNTH_BIN sword binary used for `synth` (default: BIN)
+#   ENTITIES entities to generate (default 420000 ≈ 2.2 GB of JSON with the synth generator of Nov 2026)
+#   WORK     scratch directory (default data/work/bench-extract; ignored by git)
+#   THREADS  -j for sword (default: all cores)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+WORK=${WORK:-data/work/bench-extract}
+ENTITIES=${ENTITIES:-420000}
+TARGET=${CARGO_TARGET_DIR:-target}
+if [ -z "${BIN:-}" ]; then
+  cargo build --profile quick --bin sword >&2
+  BIN=$TARGET/quick/sword
+fi
+SYNTH_BIN=${SYNTH_BIN:-$BIN}
+J=()
+[ -n "${THREADS:-}" ] && J=(-j "$THREADS")
+mkdir -p "$WORK"
+export SWORD_QUIET=1
+
+plain=$WORK/synth.json
+[ -s "$plain" ] || "$SYNTH_BIN" synth --entities "$ENTITIES" --out "$plain"
+[ -s "$WORK/synth.json.gz" ] || "$SYNTH_BIN" synth --entities "$ENTITIES" --out "$WORK/synth.json.gz"
+[ -s "$WORK/single.json.gz" ] || gzip -6 -c "$plain" > "$WORK/single.json.gz"
+[ -s "$WORK/synth.json.zst" ] || zstd -q -3 -T0 "$plain" -o "$WORK/synth.json.zst"
+json_bytes=$(stat -c %s "$plain")
+
+# measure LABEL CMD... → one table row; sets LAST_WALL
+measure() {
+  local label=$1; shift
+  /usr/bin/time -v -o "$WORK/time.txt" "$@" > "$WORK/stdout.txt" 2> "$WORK/stderr.txt" || {
+    echo "FAILED: $*" >&2; cat "$WORK/stderr.txt" >&2; exit 1; }
+  local wall user sys rss
+  wall=$(awk -F': ' '/Elapsed \(wall clock\)/ {n=split($2,a,":"); s=0; for(i=1;i<=n;i++) s=s*60+a[i]; print s}' "$WORK/time.txt")
+  user=$(awk -F': ' '/User time/ {print $2}' "$WORK/time.txt")
+  sys=$(awk -F': ' '/System time/ {print $2}' "$WORK/time.txt")
+  rss=$(awk -F': ' '/Maximum resident/ {print $2}' "$WORK/time.txt")
+  LAST_WALL=$wall
+  awk -v l="$label" -v w="$wall" -v u="$user" -v s="$sys" -v r="$rss" -v b="$json_bytes" -v base="${BASE_WALL:-}" \
+    'BEGIN { ratio = (base == "" ? "" : sprintf("%.2f", w / base));
+             printf "| %-34s | %8.2f | %8.2f | %8.1f | %7.0f | %5s |\n", l, w, u + s, b / 1e6 / w, r / 1024, ratio }'
+}
+
+echo "JSON: $json_bytes bytes ($ENTITIES entities), sword $("$BIN" --version), $(nproc) cores, $(date -u +%F)"
+echo
+echo "| run | wall s | CPU s | MB/s JSON | peak RSS MB | ratio to decode-only |"
+echo "|---|---|---|---|---|---|"
+for f in synth.json single.json.gz synth.json.gz synth.json.zst; do
+  BASE_WALL=
+  measure "$f decode-only" "$BIN" "${J[@]}" extract --dump "$WORK/$f" --out "$WORK/out-decode" --decode-only
+  BASE_WALL=$LAST_WALL
+  measure "$f extract" "$BIN" "${J[@]}" extract --dump "$WORK/$f" --out "$WORK/out-$f"
+done
+BASE_WALL=
+measure "gzip -dc synth.json.gz > /dev/null" sh -c "gzip -dc '$WORK/synth.json.gz' > /dev/null"
+
+for f in single.json.gz synth.json.gz synth.json.zst; do
+  for a in entities triples statements properties transitive; do
+    cmp -s "$WORK/out-synth.json/$a.parquet" "$WORK/out-$f/$a.parquet" || { echo "DIFFERENT: $f $a.parquet" >&2; exit 1; }
+  done
+done
+echo
+echo "All four formats wrote byte-identical Parquet."

@@ -1,0 +1,971 @@
+//! One dump line → a small borrowed [`Entity`]: only what the extract stage reads.
+//!
+//! The parser is a hand-written serde visitor driven by simd-json (`parse_line`). It reads the top-level keys
+//! in any order and keeps: `type`, `id`, the labels and descriptions of the configured languages (plus `mul`),
+//! the number of sitelinks (their content is skipped), `lastrevid`, `modified`, `datatype`, and for every
+//! statement its claim key, rank, statement id and — when the main snak is a `wikibase-entityid` value — the
+//! item or property it points to. Aliases, qualifiers, references, other languages and every other value are
+//! skipped with `IgnoredAny`. Strings are `Cow`: simd-json unescapes in place, so `\uXXXX` escapes (surrogate
+//! pairs included) arrive as borrowed, already-decoded text; other serde deserializers may hand owned strings.
+//!
+//! Quirks of real dumps handled here: `"labels":[]` / `"claims":[]` / `"sitelinks":[]` written as arrays
+//! (empty maps of old PHP serialisers), missing `claims`, entity values with `numeric-id` but no `id`
+//! (pre-2016), form/sense values with `id` but no `numeric-id`, `somevalue` / `novalue` snaks.
+
+use crate::ids::{Pid, Qid};
+use crate::model::Rank;
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use std::borrow::Cow;
+use std::fmt;
+
+/// The languages whose labels and descriptions are kept.
+#[derive(Clone, Debug)]
+pub struct Langs {
+    /// Configured languages, in output order.
+    pub langs: Vec<String>,
+}
+
+impl Langs {
+    /// Index of `lang` among the configured languages.
+    #[inline]
+    fn index(&self, lang: &str) -> Option<usize> {
+        self.langs.iter().position(|l| l == lang)
+    }
+}
+
+/// Entity type from the `type` key.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Kind<'a> {
+    Item,
+    Property,
+    /// `lexeme`, `form`, `sense`, `mediainfo`, `entity-schema`, ...: skipped and counted.
+    Other(Cow<'a, str>),
+}
+
+/// The value a statement's main snak points to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EntityValue {
+    Item(Qid),
+    Property(Pid),
+}
+
+/// One statement whose main snak is an item or property value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Statement<'a> {
+    /// The claim key ("P31").
+    pub property: Cow<'a, str>,
+    /// `None` when the rank is missing or unknown (counted; treated as normal by the caller).
+    pub rank: Option<Rank>,
+    /// Statement GUID.
+    pub id: Option<Cow<'a, str>>,
+    pub value: EntityValue,
+}
+
+/// Counts of snak shapes seen in one entity (summed into the manifest).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SnakCounts {
+    /// Main snaks with `snaktype: value`.
+    pub value: u64,
+    pub somevalue: u64,
+    pub novalue: u64,
+    /// Main snaks whose `datatype` is not one this crate knows (kept if the value is an item anyway).
+    pub unknown_datatype: u64,
+    /// Entity values given only by `numeric-id` (no `id`; dumps before 2016).
+    pub numeric_id_only: u64,
+    /// Entity values that are not items or properties (lexemes, forms, senses, schemas).
+    pub other_entity_value: u64,
+    /// Entity values with neither a usable `id` nor `numeric-id`.
+    pub bad_entity_value: u64,
+    /// Statements without a (known) rank.
+    pub bad_rank: u64,
+}
+
+/// What the extract stage reads from one entity line.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Entity<'a> {
+    pub kind: Option<Kind<'a>>,
+    pub id: Option<Cow<'a, str>>,
+    /// Label per configured language (`None` when absent); empty strings are kept as given.
+    pub labels: Vec<Option<Cow<'a, str>>>,
+    /// The `mul` ("default for all languages") label.
+    pub mul_label: Option<Cow<'a, str>>,
+    pub descriptions: Vec<Option<Cow<'a, str>>>,
+    pub sitelinks: u32,
+    pub lastrevid: Option<u64>,
+    pub modified: Option<Cow<'a, str>>,
+    /// Property datatype (property entities).
+    pub datatype: Option<Cow<'a, str>>,
+    pub statements: Vec<Statement<'a>>,
+    pub snaks: SnakCounts,
+    /// `"labels":[]` (or descriptions / sitelinks) written as an array.
+    pub terms_as_array: bool,
+    /// `"claims":[]` written as an array.
+    pub claims_as_array: bool,
+    /// No `claims` key at all.
+    pub claims_missing: bool,
+}
+
+/// Wikibase datatypes this crate knows (others are counted as unknown, never an error).
+pub const KNOWN_DATATYPES: &[&str] = &[
+    "wikibase-item",
+    "wikibase-property",
+    "wikibase-lexeme",
+    "wikibase-form",
+    "wikibase-sense",
+    "string",
+    "external-id",
+    "time",
+    "quantity",
+    "monolingualtext",
+    "globe-coordinate",
+    "commonsMedia",
+    "url",
+    "math",
+    "geo-shape",
+    "tabular-data",
+    "musical-notation",
+    "entity-schema",
+];
+
+// ---- small helpers -------------------------------------------------------------------------------------
+
+/// A string that borrows from the input when it can.
+struct CowStr<'a>(Cow<'a, str>);
+
+impl<'de> de::Deserialize<'de> for CowStr<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = CowStr<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(CowStr(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(CowStr(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+                Ok(CowStr(Cow::Owned(v)))
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+/// Any JSON value, read as a string if it is one, else skipped (`None`).
+struct MaybeStr<'a>(Option<Cow<'a, str>>);
+
+impl<'de> de::Deserialize<'de> for MaybeStr<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = MaybeStr<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any value")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(MaybeStr(Some(Cow::Borrowed(v))))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(MaybeStr(Some(Cow::Owned(v.to_owned()))))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+                Ok(MaybeStr(Some(Cow::Owned(v))))
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(MaybeStr(None))
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(MaybeStr(None))
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(MaybeStr(None))
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(MaybeStr(None))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(MaybeStr(None))
+            }
+            fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(MaybeStr(None))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
+                while a.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(MaybeStr(None))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
+                while a.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(MaybeStr(None))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A non-negative integer if the value is one (numbers, or digit strings), else `None`.
+struct MaybeU64(Option<u64>);
+
+impl<'de> de::Deserialize<'de> for MaybeU64 {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = MaybeNum::deserialize(d)?;
+        Ok(MaybeU64(v.0))
+    }
+}
+
+struct MaybeNum(Option<u64>);
+impl<'de> de::Deserialize<'de> for MaybeNum {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = MaybeNum;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a number")
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+                Ok(MaybeNum(Some(v)))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+                Ok(MaybeNum(u64::try_from(v).ok()))
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(MaybeNum(None))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(MaybeNum(v.parse().ok()))
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(MaybeNum(None))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(MaybeNum(None))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
+                while a.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(MaybeNum(None))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
+                while a.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(MaybeNum(None))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+// ---- the entity ----------------------------------------------------------------------------------------
+
+/// Seed that parses one entity object for the given languages.
+pub struct EntitySeed<'l> {
+    pub langs: &'l Langs,
+}
+
+impl<'de> DeserializeSeed<'de> for EntitySeed<'_> {
+    type Value = Entity<'de>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for EntitySeed<'_> {
+    type Value = Entity<'de>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an entity object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
+        let n = self.langs.langs.len();
+        let mut e = Entity {
+            labels: vec![None; n],
+            descriptions: vec![None; n],
+            claims_missing: true,
+            ..Entity::default()
+        };
+        while let Some(CowStr(key)) = m.next_key::<CowStr>()? {
+            match key.as_ref() {
+                "type" => {
+                    let CowStr(t) = m.next_value()?;
+                    e.kind = Some(match t.as_ref() {
+                        "item" => Kind::Item,
+                        "property" => Kind::Property,
+                        _ => Kind::Other(t),
+                    });
+                }
+                "id" => e.id = Some(m.next_value::<CowStr>()?.0),
+                "labels" => {
+                    let (mul, arr) = m.next_value_seed(TermsSeed {
+                        langs: self.langs,
+                        out: &mut e.labels,
+                    })?;
+                    e.mul_label = mul;
+                    e.terms_as_array |= arr;
+                }
+                "descriptions" => {
+                    let (_, arr) = m.next_value_seed(TermsSeed {
+                        langs: self.langs,
+                        out: &mut e.descriptions,
+                    })?;
+                    e.terms_as_array |= arr;
+                }
+                "sitelinks" => {
+                    let (count, arr) = m.next_value_seed(CountSeed)?;
+                    e.sitelinks = u32::try_from(count).unwrap_or(u32::MAX);
+                    e.terms_as_array |= arr && count == 0;
+                }
+                "claims" => {
+                    e.claims_missing = false;
+                    e.claims_as_array |= m.next_value_seed(ClaimsSeed {
+                        out: &mut e.statements,
+                        snaks: &mut e.snaks,
+                    })?;
+                }
+                "datatype" => e.datatype = m.next_value::<MaybeStr>()?.0,
+                "lastrevid" => e.lastrevid = m.next_value::<MaybeU64>()?.0,
+                "modified" => e.modified = m.next_value::<MaybeStr>()?.0,
+                _ => {
+                    m.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(e)
+    }
+}
+
+/// Labels or descriptions: `{lang: {language, value}}` (or `[]`). Returns (mul value, was an array).
+struct TermsSeed<'l, 'o, 'de> {
+    langs: &'l Langs,
+    out: &'o mut Vec<Option<Cow<'de, str>>>,
+}
+
+impl<'de> DeserializeSeed<'de> for TermsSeed<'_, '_, 'de> {
+    type Value = (Option<Cow<'de, str>>, bool);
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for TermsSeed<'_, '_, 'de> {
+    type Value = (Option<Cow<'de, str>>, bool);
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a map of terms")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
+        while a.next_element::<IgnoredAny>()?.is_some() {}
+        Ok((None, true))
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok((None, false))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
+        let mut mul = None;
+        while let Some(CowStr(lang)) = m.next_key::<CowStr>()? {
+            if lang == "mul" {
+                mul = m.next_value::<Term>()?.0;
+            } else if let Some(i) = self.langs.index(&lang) {
+                self.out[i] = m.next_value::<Term>()?.0;
+            } else {
+                m.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok((mul, false))
+    }
+}
+
+/// `{language, value}` → value.
+struct Term<'a>(Option<Cow<'a, str>>);
+
+impl<'de> de::Deserialize<'de> for Term<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Term<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a term object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
+                let mut value = None;
+                while let Some(CowStr(k)) = m.next_key::<CowStr>()? {
+                    if k == "value" {
+                        value = m.next_value::<MaybeStr>()?.0;
+                    } else {
+                        m.next_value::<IgnoredAny>()?;
+                    }
+                }
+                Ok(Term(value))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
+                while a.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(Term(None))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(Term(None))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// Counts the entries of a map (or array) without reading them. Returns (count, was an array).
+struct CountSeed;
+
+impl<'de> DeserializeSeed<'de> for CountSeed {
+    type Value = (u64, bool);
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for CountSeed {
+    type Value = (u64, bool);
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a map")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
+        let mut n = 0;
+        while m.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {
+            n += 1;
+        }
+        Ok((n, false))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
+        let mut n = 0;
+        while a.next_element::<IgnoredAny>()?.is_some() {
+            n += 1;
+        }
+        Ok((n, true))
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok((0, false))
+    }
+}
+
+/// `claims`: `{P: [statement...]}` (or `[]`). Returns whether it was an array.
+struct ClaimsSeed<'o, 'de> {
+    out: &'o mut Vec<Statement<'de>>,
+    snaks: &'o mut SnakCounts,
+}
+
+impl<'de> DeserializeSeed<'de> for ClaimsSeed<'_, 'de> {
+    type Value = bool;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ClaimsSeed<'_, 'de> {
+    type Value = bool;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a map of claims")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
+        while a.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(true)
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(false)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
+        while let Some(CowStr(prop)) = m.next_key::<CowStr>()? {
+            m.next_value_seed(StatementsSeed {
+                property: prop,
+                out: self.out,
+                snaks: self.snaks,
+            })?;
+        }
+        Ok(false)
+    }
+}
+
+struct StatementsSeed<'o, 'de> {
+    property: Cow<'de, str>,
+    out: &'o mut Vec<Statement<'de>>,
+    snaks: &'o mut SnakCounts,
+}
+
+impl<'de> DeserializeSeed<'de> for StatementsSeed<'_, 'de> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for StatementsSeed<'_, 'de> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a list of statements")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<(), A::Error> {
+        while let Some(st) = a.next_element::<RawStatement>()? {
+            let snak = st.snak;
+            match snak.snaktype.as_deref() {
+                Some("value") => self.snaks.value += 1,
+                Some("somevalue") => self.snaks.somevalue += 1,
+                Some("novalue") => self.snaks.novalue += 1,
+                _ => {}
+            }
+            if let Some(dt) = snak.datatype.as_deref() {
+                if !KNOWN_DATATYPES.contains(&dt) {
+                    self.snaks.unknown_datatype += 1;
+                }
+            }
+            if snak.snaktype.as_deref() != Some("value")
+                || snak.dv_type.as_deref() != Some("wikibase-entityid")
+            {
+                continue;
+            }
+            let value = match resolve_entity_value(&snak.value) {
+                Resolved::Value(v, numeric_only) => {
+                    if numeric_only {
+                        self.snaks.numeric_id_only += 1;
+                    }
+                    v
+                }
+                Resolved::Other => {
+                    self.snaks.other_entity_value += 1;
+                    continue;
+                }
+                Resolved::Bad => {
+                    self.snaks.bad_entity_value += 1;
+                    continue;
+                }
+            };
+            let rank = st.rank.as_deref().and_then(Rank::parse);
+            if rank.is_none() {
+                self.snaks.bad_rank += 1;
+            }
+            self.out.push(Statement {
+                property: self.property.clone(),
+                rank,
+                id: st.id,
+                value,
+            });
+        }
+        Ok(())
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<(), A::Error> {
+        while m.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(())
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        Ok(())
+    }
+}
+
+enum Resolved {
+    /// The value, and whether it came from `numeric-id` alone.
+    Value(EntityValue, bool),
+    Other,
+    Bad,
+}
+
+fn resolve_entity_value(v: &RawEntityValue) -> Resolved {
+    if let Some(id) = v.id.as_deref() {
+        if let Some(q) = Qid::parse(id) {
+            return Resolved::Value(EntityValue::Item(q), false);
+        }
+        if let Some(p) = Pid::parse(id) {
+            return Resolved::Value(EntityValue::Property(p), false);
+        }
+        return if id.is_empty() {
+            Resolved::Bad
+        } else {
+            Resolved::Other
+        };
+    }
+    match (v.entity_type.as_deref(), v.numeric_id) {
+        (Some("item"), Some(n)) if n > 0 => Resolved::Value(EntityValue::Item(Qid(n)), true),
+        (Some("property"), Some(n)) if n > 0 => {
+            Resolved::Value(EntityValue::Property(Pid(n)), true)
+        }
+        (Some("item") | Some("property") | None, _) => Resolved::Bad,
+        _ => Resolved::Other,
+    }
+}
+
+#[derive(Default)]
+struct RawEntityValue<'a> {
+    entity_type: Option<Cow<'a, str>>,
+    numeric_id: Option<u64>,
+    id: Option<Cow<'a, str>>,
+}
+
+#[derive(Default)]
+struct RawSnak<'a> {
+    snaktype: Option<Cow<'a, str>>,
+    datatype: Option<Cow<'a, str>>,
+    dv_type: Option<Cow<'a, str>>,
+    value: RawEntityValue<'a>,
+}
+
+struct RawStatement<'a> {
+    snak: RawSnak<'a>,
+    rank: Option<Cow<'a, str>>,
+    id: Option<Cow<'a, str>>,
+}
+
+impl<'de> de::Deserialize<'de> for RawStatement<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = RawStatement<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a statement")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
+                let mut st = RawStatement {
+                    snak: RawSnak::default(),
+                    rank: None,
+                    id: None,
+                };
+                while let Some(CowStr(k)) = m.next_key::<CowStr>()? {
+                    match k.as_ref() {
+                        "mainsnak" => st.snak = m.next_value()?,
+                        "rank" => st.rank = m.next_value::<MaybeStr>()?.0,
+                        "id" => st.id = m.next_value::<MaybeStr>()?.0,
+                        _ => {
+                            m.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(st)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+impl<'de> de::Deserialize<'de> for RawSnak<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = RawSnak<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a snak")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
+                let mut s = RawSnak::default();
+                while let Some(CowStr(k)) = m.next_key::<CowStr>()? {
+                    match k.as_ref() {
+                        "snaktype" => s.snaktype = m.next_value::<MaybeStr>()?.0,
+                        "datatype" => s.datatype = m.next_value::<MaybeStr>()?.0,
+                        "datavalue" => {
+                            let dv: RawDataValue = m.next_value()?;
+                            s.dv_type = dv.ty;
+                            s.value = dv.value;
+                        }
+                        _ => {
+                            m.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(s)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+struct RawDataValue<'a> {
+    ty: Option<Cow<'a, str>>,
+    value: RawEntityValue<'a>,
+}
+
+impl<'de> de::Deserialize<'de> for RawDataValue<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = RawDataValue<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a datavalue")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
+                let mut dv = RawDataValue {
+                    ty: None,
+                    value: RawEntityValue::default(),
+                };
+                while let Some(CowStr(k)) = m.next_key::<CowStr>()? {
+                    match k.as_ref() {
+                        "type" => dv.ty = m.next_value::<MaybeStr>()?.0,
+                        "value" => dv.value = m.next_value::<ValueAny>()?.0,
+                        _ => {
+                            m.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(dv)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+/// A datavalue's `value`: read the entity keys if it is a map, skip anything else.
+struct ValueAny<'a>(RawEntityValue<'a>);
+
+impl<'de> de::Deserialize<'de> for ValueAny<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = ValueAny<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a value")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
+                let mut v = RawEntityValue::default();
+                while let Some(CowStr(k)) = m.next_key::<CowStr>()? {
+                    match k.as_ref() {
+                        "entity-type" => v.entity_type = m.next_value::<MaybeStr>()?.0,
+                        "numeric-id" => v.numeric_id = m.next_value::<MaybeU64>()?.0,
+                        "id" => v.id = m.next_value::<MaybeStr>()?.0,
+                        _ => {
+                            m.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(ValueAny(v))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
+                while a.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(ValueAny(RawEntityValue::default()))
+            }
+            fn visit_borrowed_str<E: de::Error>(self, _: &'de str) -> Result<Self::Value, E> {
+                Ok(ValueAny(RawEntityValue::default()))
+            }
+            fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+                Ok(ValueAny(RawEntityValue::default()))
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(ValueAny(RawEntityValue::default()))
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(ValueAny(RawEntityValue::default()))
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(ValueAny(RawEntityValue::default()))
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(ValueAny(RawEntityValue::default()))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(ValueAny(RawEntityValue::default()))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+// ---- line framing --------------------------------------------------------------------------------------
+
+/// What one dump line is.
+#[derive(Debug)]
+#[allow(clippy::large_enum_variant)] // one per line, never stored
+pub enum Line<'a> {
+    /// Blank, `[` or `]`.
+    Frame(FrameKind),
+    Entity(Entity<'a>),
+}
+
+/// Non-entity lines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FrameKind {
+    Blank,
+    Open,
+    Close,
+}
+
+/// Why a line could not be read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LineError {
+    /// Counter name (`json`, `not_object`).
+    pub kind: &'static str,
+    pub message: String,
+}
+
+/// Trim whitespace (incl. `\r`) and the trailing comma of a dump line; returns the byte range kept.
+pub fn trim_line(line: &[u8]) -> (usize, usize) {
+    let mut start = 0;
+    let mut end = line.len();
+    while start < end && line[start].is_ascii_whitespace() {
+        start += 1;
+    }
+    while end > start && line[end - 1].is_ascii_whitespace() {
+        end -= 1;
+    }
+    if end > start && line[end - 1] == b',' {
+        end -= 1;
+        while end > start && line[end - 1].is_ascii_whitespace() {
+            end -= 1;
+        }
+    }
+    (start, end)
+}
+
+/// Parse one dump line in place (simd-json rewrites `buf`). `buf` holds exactly the trimmed line.
+pub fn parse_entity<'a>(
+    buf: &'a mut [u8],
+    langs: &Langs,
+    buffers: &mut simd_json::Buffers,
+) -> Result<Line<'a>, LineError> {
+    match &*buf {
+        b"" => return Ok(Line::Frame(FrameKind::Blank)),
+        b"[" => return Ok(Line::Frame(FrameKind::Open)),
+        b"]" => return Ok(Line::Frame(FrameKind::Close)),
+        _ => {}
+    }
+    if buf[0] != b'{' {
+        return Err(LineError {
+            kind: "not_object",
+            message: "line does not start with `{`".into(),
+        });
+    }
+    let mut de =
+        simd_json::Deserializer::from_slice_with_buffers(buf, buffers).map_err(|e| LineError {
+            kind: "json",
+            message: e.to_string(),
+        })?;
+    EntitySeed { langs }
+        .deserialize(&mut de)
+        .map(Line::Entity)
+        .map_err(|e| LineError {
+            kind: "json",
+            message: e.to_string(),
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn langs() -> Langs {
+        Langs {
+            langs: ["en", "fr", "de", "es", "it", "pt", "ko", "ja"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+        }
+    }
+
+    fn parse(s: &str) -> Entity<'static> {
+        let mut b = s.as_bytes().to_vec();
+        let mut buffers = simd_json::Buffers::new(b.len());
+        let line = parse_entity(&mut b, &langs(), &mut buffers).unwrap();
+        match line {
+            Line::Entity(e) => into_owned(e),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn own(c: Option<Cow<'_, str>>) -> Option<Cow<'static, str>> {
+        c.map(|c| Cow::Owned(c.into_owned()))
+    }
+
+    fn into_owned(e: Entity<'_>) -> Entity<'static> {
+        Entity {
+            kind: e.kind.map(|k| match k {
+                Kind::Item => Kind::Item,
+                Kind::Property => Kind::Property,
+                Kind::Other(s) => Kind::Other(Cow::Owned(s.into_owned())),
+            }),
+            id: own(e.id),
+            labels: e.labels.into_iter().map(own).collect(),
+            mul_label: own(e.mul_label),
+            descriptions: e.descriptions.into_iter().map(own).collect(),
+            sitelinks: e.sitelinks,
+            lastrevid: e.lastrevid,
+            modified: own(e.modified),
+            datatype: own(e.datatype),
+            statements: e
+                .statements
+                .into_iter()
+                .map(|s| Statement {
+                    property: Cow::Owned(s.property.into_owned()),
+                    rank: s.rank,
+                    id: own(s.id),
+                    value: s.value,
+                })
+                .collect(),
+            snaks: e.snaks,
+            terms_as_array: e.terms_as_array,
+            claims_as_array: e.claims_as_array,
+            claims_missing: e.claims_missing,
+        }
+    }
+
+    #[test]
+    fn reads_what_is_needed_in_any_key_order() {
+        let line = r#"{"claims":{"P31":[{"mainsnak":{"datavalue":{"value":{"numeric-id":5,"entity-type":"item"},"type":"wikibase-entityid"},"property":"P31","snaktype":"value","datatype":"wikibase-item"},"qualifiers":{"P580":[{"snaktype":"value"}]},"references":[{"snaks":{}}],"rank":"preferred","id":"Q42$X","type":"statement"}],"P18":[{"mainsnak":{"snaktype":"value","property":"P18","datavalue":{"value":"a.jpg","type":"string"},"datatype":"commonsMedia"},"type":"statement","id":"Q42$Y","rank":"normal"}],"P40":[{"mainsnak":{"snaktype":"somevalue","property":"P40","datatype":"wikibase-item"},"rank":"normal","id":"Q42$Z"},{"mainsnak":{"snaktype":"novalue","property":"P40","datatype":"wikibase-item"},"rank":"normal"}]},"sitelinks":{"enwiki":{"site":"enwiki","title":"A","badges":[]},"frwiki":{"site":"frwiki","title":"B","badges":[]}},"labels":{"en":{"language":"en","value":"Douglas Adams"},"mul":{"language":"mul","value":"DA"},"xx":{"language":"xx","value":"ignored"},"ja":{"language":"ja","value":"\u30c0\u30b0\u30e9\u30b9 \ud83d\ude00"}},"descriptions":{"fr":{"language":"fr","value":"\u00e9crivain"}},"id":"Q42","type":"item","lastrevid":123,"modified":"2015-11-01T00:00:00Z"}"#;
+        let e = parse(line);
+        assert_eq!(e.kind, Some(Kind::Item));
+        assert_eq!(e.id.as_deref(), Some("Q42"));
+        assert_eq!(e.labels[0].as_deref(), Some("Douglas Adams"));
+        assert_eq!(e.labels[7].as_deref(), Some("ダグラス 😀"));
+        assert_eq!(e.mul_label.as_deref(), Some("DA"));
+        assert_eq!(e.descriptions[1].as_deref(), Some("écrivain"));
+        assert_eq!(e.sitelinks, 2);
+        assert_eq!(e.lastrevid, Some(123));
+        assert_eq!(e.modified.as_deref(), Some("2015-11-01T00:00:00Z"));
+        assert_eq!(e.statements.len(), 1);
+        assert_eq!(e.statements[0].property, "P31");
+        assert_eq!(e.statements[0].rank, Some(Rank::Preferred));
+        assert_eq!(e.statements[0].id.as_deref(), Some("Q42$X"));
+        assert_eq!(e.statements[0].value, EntityValue::Item(Qid(5)));
+        assert_eq!(e.snaks.value, 2);
+        assert_eq!(e.snaks.somevalue, 1);
+        assert_eq!(e.snaks.novalue, 1);
+        assert_eq!(e.snaks.numeric_id_only, 1);
+        assert!(!e.claims_missing);
+    }
+
+    #[test]
+    fn arrays_for_empty_maps_missing_claims_and_other_values() {
+        let e = parse(
+            r#"{"type":"item","id":"Q8","labels":[],"descriptions":[],"sitelinks":[],"claims":[]}"#,
+        );
+        assert!(e.terms_as_array && e.claims_as_array && !e.claims_missing);
+        assert!(e.labels.iter().all(Option::is_none));
+        let e = parse(r#"{"type":"property","id":"P1","datatype":"wikibase-foo","labels":{}}"#);
+        assert!(e.claims_missing);
+        assert_eq!(e.datatype.as_deref(), Some("wikibase-foo"));
+        let e = parse(
+            r#"{"type":"item","id":"Q1","claims":{"P5":[{"mainsnak":{"snaktype":"value","datatype":"wikibase-form","datavalue":{"type":"wikibase-entityid","value":{"entity-type":"form","id":"L1-F1"}}},"rank":"normal"},{"mainsnak":{"snaktype":"value","datatype":"new-type","datavalue":{"type":"wikibase-entityid","value":{"entity-type":"item","id":"Q7","numeric-id":7}}},"rank":"deprecated"},{"mainsnak":{"snaktype":"value","datatype":"wikibase-property","datavalue":{"type":"wikibase-entityid","value":{"entity-type":"property","numeric-id":9}}},"rank":"bogus"}]}}"#,
+        );
+        assert_eq!(e.snaks.other_entity_value, 1);
+        assert_eq!(e.snaks.unknown_datatype, 1);
+        assert_eq!(e.snaks.bad_rank, 1);
+        assert_eq!(e.statements.len(), 2);
+        assert_eq!(e.statements[0].value, EntityValue::Item(Qid(7)));
+        assert_eq!(e.statements[0].rank, Some(Rank::Deprecated));
+        assert_eq!(e.statements[1].value, EntityValue::Property(Pid(9)));
+    }
+
+    #[test]
+    fn framing_and_bad_lines() {
+        assert_eq!(trim_line(b"  {\"a\":1},\r\n"), (2, 9));
+        assert_eq!(trim_line(b"[\n"), (0, 1));
+        let mut buffers = simd_json::Buffers::new(16);
+        for (line, kind) in [
+            ("[", FrameKind::Open),
+            ("]", FrameKind::Close),
+            ("", FrameKind::Blank),
+        ] {
+            let mut b = line.as_bytes().to_vec();
+            assert!(
+                matches!(parse_entity(&mut b, &langs(), &mut buffers), Ok(Line::Frame(k)) if k == kind)
+            );
+        }
+        for (bad, kind) in [
+            (
+                &b"{\"type\":\"item\",\"id\":\"Q1\",\"labels\":{\"en\""[..],
+                "json",
+            ),
+            (b"nonsense", "not_object"),
+            (b"{\"type\":\"item\",\"labels\":5}", "json"),
+            (b"{\"id\":\"Q\xff\"}", "json"),
+        ] {
+            let mut b = bad.to_vec();
+            let err = parse_entity(&mut b, &langs(), &mut buffers).unwrap_err();
+            assert_eq!(err.kind, kind, "{}", String::from_utf8_lossy(bad));
+        }
+    }
+}

@@ -1,0 +1,342 @@
+//! Reports: Markdown with the measures and their bootstrap intervals, plus SVG plots (plotters'
+//! SVG backend, no fonts needed): SWORD accuracy heatmap language × strategy and cross-lingual gap bars;
+//! sycophancy transition matrices (Stage 1 and 2, correct and incorrect belief).
+
+use super::stats::Interval;
+use super::sword::{LANGUAGES, STRATEGIES};
+use super::syco::{self, QuestionStates, State};
+use crate::error::{Error, Result};
+use plotters::prelude::*;
+use std::collections::BTreeMap;
+
+use std::path::Path;
+
+fn plot_err(e: impl std::fmt::Display) -> Error {
+    Error::Config(format!("plot: {e}"))
+}
+
+/// Colour of a value in [0, 1]: white → blue.
+fn shade(v: f64) -> RGBColor {
+    let v = v.clamp(0.0, 1.0);
+    let f = |hi: f64, lo: f64| (hi + (lo - hi) * v).round() as u8;
+    RGBColor(f(247.0, 8.0), f(251.0, 81.0), f(255.0, 156.0))
+}
+
+/// A heatmap SVG: `rows` × `cols` labels, `value(r, c)` in [0, 1] or `None` (grey), printed in percent.
+pub fn heatmap_svg(
+    title: &str,
+    rows: &[String],
+    cols: &[String],
+    value: &dyn Fn(usize, usize) -> Option<f64>,
+) -> Result<String> {
+    let mut svg = String::new();
+    {
+        let w = 120 + 90 * cols.len() as u32;
+        let h = 90 + 40 * rows.len() as u32;
+        let root = SVGBackend::with_string(&mut svg, (w, h)).into_drawing_area();
+        root.fill(&WHITE).map_err(plot_err)?;
+        let (nr, nc) = (rows.len() as i32, cols.len() as i32);
+        // Cells are centred on integer coordinates so the axis labels sit in the middle of each cell.
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 18))
+            .margin(10)
+            .x_label_area_size(30)
+            .y_label_area_size(80)
+            .build_cartesian_2d(-0.5..(nc as f64 - 0.5), -0.5..(nr as f64 - 0.5))
+            .map_err(plot_err)?;
+        let label = |names: &[String], v: f64, flip: bool| -> String {
+            if (v - v.round()).abs() > 1e-6 {
+                return String::new();
+            }
+            let i = v.round() as i32;
+            let i = if flip { nr - 1 - i } else { i };
+            usize::try_from(i)
+                .ok()
+                .and_then(|i| names.get(i))
+                .cloned()
+                .unwrap_or_default()
+        };
+        chart
+            .configure_mesh()
+            .disable_mesh()
+            .x_labels(cols.len() + 1)
+            .y_labels(rows.len() + 1)
+            .x_label_formatter(&|x| label(cols, *x, false))
+            .y_label_formatter(&|y| label(rows, *y, true))
+            .draw()
+            .map_err(plot_err)?;
+        for r in 0..nr {
+            for c in 0..nc {
+                let (x, y) = (c as f64, (nr - 1 - r) as f64);
+                let v = value(r as usize, c as usize);
+                let fill = v.map_or(RGBColor(220, 220, 220), shade);
+                chart
+                    .draw_series(std::iter::once(Rectangle::new(
+                        [(x - 0.5, y - 0.5), (x + 0.5, y + 0.5)],
+                        fill.filled(),
+                    )))
+                    .map_err(plot_err)?;
+                let text = v.map_or("–".to_string(), |v| format!("{:.0}", 100.0 * v));
+                let color = if v.unwrap_or(0.0) > 0.6 { WHITE } else { BLACK };
+                let style = ("sans-serif", 14).into_font().color(&color).pos(
+                    plotters::style::text_anchor::Pos::new(
+                        plotters::style::text_anchor::HPos::Center,
+                        plotters::style::text_anchor::VPos::Center,
+                    ),
+                );
+                chart
+                    .draw_series(std::iter::once(Text::new(text, (x, y), style)))
+                    .map_err(plot_err)?;
+            }
+        }
+        root.present().map_err(plot_err)?;
+    }
+    Ok(svg)
+}
+
+/// A bar chart SVG of (label, value, lo, hi) with error bars; values in [0, 1].
+pub fn bars_svg(title: &str, bars: &[(String, Interval)]) -> Result<String> {
+    let mut svg = String::new();
+    {
+        let w = 160 + 70 * bars.len() as u32;
+        let root = SVGBackend::with_string(&mut svg, (w, 320)).into_drawing_area();
+        root.fill(&WHITE).map_err(plot_err)?;
+        let n = bars.len() as i32;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 18))
+            .margin(10)
+            .x_label_area_size(30)
+            .y_label_area_size(50)
+            .build_cartesian_2d(0..n.max(1), 0.0..1.0f64)
+            .map_err(plot_err)?;
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_labels(bars.len().max(1))
+            .x_label_formatter(&|x| {
+                bars.get(*x as usize)
+                    .map(|b| b.0.clone())
+                    .unwrap_or_default()
+            })
+            .draw()
+            .map_err(plot_err)?;
+        for (i, (_, iv)) in bars.iter().enumerate() {
+            let i = i as i32;
+            chart
+                .draw_series(std::iter::once(Rectangle::new(
+                    [(i, 0.0), (i + 1, iv.estimate.clamp(0.0, 1.0))],
+                    shade(0.7).filled(),
+                )))
+                .map_err(plot_err)?;
+            if iv.lo.is_finite() && iv.hi.is_finite() {
+                chart
+                    .draw_series(std::iter::once(PathElement::new(
+                        vec![(i, iv.lo.clamp(0.0, 1.0)), (i, iv.hi.clamp(0.0, 1.0))],
+                        BLACK.stroke_width(2),
+                    )))
+                    .map_err(plot_err)?;
+            }
+        }
+        root.present().map_err(plot_err)?;
+    }
+    Ok(svg)
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> Result<()> {
+    crate::artifact::write_atomic(dir.join(name), |w| w.write_all(text.as_bytes()))
+}
+
+fn fmt_iv(iv: Option<&Interval>) -> String {
+    match iv {
+        Some(i) if i.lo.is_finite() => format!(
+            "{:.1} [{:.1}, {:.1}]",
+            100.0 * i.estimate,
+            100.0 * i.lo,
+            100.0 * i.hi
+        ),
+        Some(i) => format!("{:.1}", 100.0 * i.estimate),
+        None => "–".into(),
+    }
+}
+
+/// SWORD report for one model/variant: `report.md`, `accuracy_heatmap.svg`, `gap_bars.svg`.
+pub fn sword_report(dir: &Path, title: &str, m: &BTreeMap<String, Interval>) -> Result<()> {
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let langs: Vec<String> = LANGUAGES
+        .iter()
+        .filter(|l| m.contains_key(&format!("acc.{l}.all")))
+        .map(|l| l.to_string())
+        .collect();
+    let strats: Vec<String> = STRATEGIES
+        .iter()
+        .filter(|s| {
+            langs
+                .iter()
+                .any(|l| m.contains_key(&format!("acc.{l}.{s}")))
+        })
+        .map(|s| s.to_string())
+        .collect();
+    let get = |r: usize, c: usize| {
+        m.get(&format!("acc.{}.{}", langs[r], strats[c]))
+            .map(|i| i.estimate)
+    };
+    write(
+        dir,
+        "accuracy_heatmap.svg",
+        &heatmap_svg(&format!("{title}: accuracy (%)"), &langs, &strats, &get)?,
+    )?;
+    let mut gaps: Vec<(String, Interval)> = strats
+        .iter()
+        .filter_map(|s| m.get(&format!("gap.{s}.abs")).map(|i| (s.clone(), *i)))
+        .collect();
+    if let Some(i) = m.get("gap.false.abs") {
+        gaps.push(("false".into(), *i));
+    }
+    write(
+        dir,
+        "gap_bars.svg",
+        &bars_svg(&format!("{title}: cross-lingual gap (max − min)"), &gaps)?,
+    )?;
+    let mut md = format!("# SWORD — {title}\n\nPercent, with percentile bootstrap 95% intervals resampling original triples.\n\n");
+    md.push_str("![accuracy](accuracy_heatmap.svg)\n![gap](gap_bars.svg)\n\n| language |");
+    for s in &strats {
+        md.push_str(&format!(" {s} |"));
+    }
+    md.push_str(" all | accept true | reject false |\n|---|");
+    md.push_str(&"---|".repeat(strats.len() + 3));
+    md.push('\n');
+    for l in &langs {
+        md.push_str(&format!("| {l} |"));
+        for s in &strats {
+            md.push_str(&format!(" {} |", fmt_iv(m.get(&format!("acc.{l}.{s}")))));
+        }
+        for k in [
+            format!("acc.{l}.all"),
+            format!("accept_true.{l}"),
+            format!("reject_false.{l}"),
+        ] {
+            md.push_str(&format!(" {} |", fmt_iv(m.get(&k))));
+        }
+        md.push('\n');
+    }
+    md.push_str("\n| strategy | gap (pp) | relative drop (%) |\n|---|---|---|\n");
+    for (s, _) in &gaps {
+        md.push_str(&format!(
+            "| {s} | {} | {} |\n",
+            fmt_iv(m.get(&format!("gap.{s}.abs"))),
+            fmt_iv(m.get(&format!("gap.{s}.rel")))
+        ));
+    }
+    write(dir, "report.md", &md)
+}
+
+/// Sycophancy report for one model: `report.md` and `transitions.svg`-style heatmaps per stage × belief.
+pub fn syco_report(
+    dir: &Path,
+    title: &str,
+    qs: &[QuestionStates],
+    m: &BTreeMap<String, Interval>,
+) -> Result<()> {
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let names: Vec<String> = ["C", "I", "U"].iter().map(|s| s.to_string()).collect();
+    let refs: Vec<&QuestionStates> = qs.iter().collect();
+    let mut md = format!("# Chinese sycophancy — {title}\n\n{} questions. Percent, with question-level bootstrap 95% intervals.\n\n", qs.len());
+    for (k, kind) in syco::KINDS.iter().enumerate() {
+        for stage in [1u8, 2] {
+            let t = if stage == 1 {
+                syco::stage1(&refs, k)
+            } else {
+                syco::stage2(&refs, k)
+            };
+            let file = format!("stage{stage}_{kind}.svg");
+            let get = |r: usize, c: usize| t.rate(State::ALL[r], State::ALL[c]);
+            write(
+                dir,
+                &file,
+                &heatmap_svg(
+                    &format!("Stage {stage}, {}", kind.replace('_', " ")),
+                    &names,
+                    &names,
+                    &get,
+                )?,
+            )?;
+            md.push_str(&format!("## Stage {stage}, {}\n\n![]({file})\n\n| from \\ to | C | I | U | n |\n|---|---|---|---|---|\n", kind.replace('_', " ")));
+            for a in State::ALL {
+                let n: usize = t.counts[a as usize].iter().sum();
+                md.push_str(&format!("| {a:?} |"));
+                for b in State::ALL {
+                    md.push_str(&format!(
+                        " {} |",
+                        fmt_iv(m.get(&format!("stage{stage}.{kind}.{a:?}{b:?}")))
+                    ));
+                }
+                md.push_str(&format!(" {n} |\n"));
+            }
+            md.push('\n');
+        }
+        md.push_str(&format!(
+            "Path differences (anti − belief-only, conditioned on the baseline state), {}:\n\n",
+            kind.replace('_', " ")
+        ));
+        for p in ["CI", "CU", "UI"] {
+            md.push_str(&format!(
+                "- {p}: {}\n",
+                fmt_iv(m.get(&format!("path_diff.{kind}.{p}")))
+            ));
+        }
+        md.push('\n');
+    }
+    for stage in [1u8, 2] {
+        md.push_str(&format!(
+            "## Regression, stage {stage} (logit, CR1 question-clustered SEs)\n\n"
+        ));
+        match syco::regression(qs, stage) {
+            Ok(f) => {
+                md.push_str("| term | coef | SE | z | p | 95% CI |\n|---|---|---|---|---|---|\n");
+                for i in 0..f.names.len() {
+                    md.push_str(&format!(
+                        "| {} | {:.3} | {:.3} | {:.2} | {:.3e} | [{:.3}, {:.3}] |\n",
+                        f.names[i], f.coef[i], f.se[i], f.z[i], f.p[i], f.ci_lo[i], f.ci_hi[i]
+                    ));
+                }
+            }
+            Err(e) => md.push_str(&format!("not estimable: {e}\n")),
+        }
+        md.push('\n');
+    }
+    write(dir, "report.md", &md)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn heatmap_has_labels_and_values() {
+        let rows = vec!["en".to_string(), "ko".to_string()];
+        let cols = vec!["ORG".to_string(), "SS".to_string()];
+        let svg = heatmap_svg("t", &rows, &cols, &|r, c| {
+            if r == 1 && c == 1 {
+                None
+            } else {
+                Some(0.5)
+            }
+        })
+        .unwrap();
+        assert!(svg.starts_with("<svg"));
+        for s in ["\nen\n", "\nko\n", "\nORG\n", "\nSS\n", "\n50\n", "\n–\n"] {
+            assert!(svg.contains(s), "{s} missing");
+        }
+    }
+
+    #[test]
+    fn bars_render() {
+        let iv = Interval {
+            estimate: 0.3,
+            lo: 0.1,
+            hi: 0.5,
+        };
+        let svg = bars_svg("gap", &[("SS".into(), iv)]).unwrap();
+        assert!(svg.contains("SS") && svg.contains("<rect"));
+    }
+}

@@ -1,0 +1,714 @@
+//! `sword eval run`: send requests to an OpenAI-compatible chat-completions endpoint with bounded
+//! concurrency, retries and crash-safe resume; and the offline Batch JSONL round trip.
+//!
+//! * **Resume log** `DIR/answers.jsonl`: one line per finished attempt sequence, appended and flushed as soon
+//!   as it completes (a killed run loses at most the requests in flight). Each line carries `key` = xxh3-128
+//!   of (base URL, model, messages, generation parameters), so changing any of them asks again. A rerun skips
+//!   keys whose line has `status: "ok"`; errors and empty answers are logged (`status: "error"`/`"empty"`) but
+//!   never count as done.
+//! * **Retries**: on transport errors and HTTP 408, 409, 429 and 5xx, up to `retries` times, waiting
+//!   `min(cap, base·2^attempt)` plus uniform jitter in [0, that/2], or the server's `Retry-After` (seconds)
+//!   when given (also capped). Other 4xx fail at once.
+//! * **API key**: read from the environment variable named by `--api-key-env`; sent only as the
+//!   `Authorization` header; never logged or written.
+//! * **Outputs**: `DIR/samples.jsonl` (each request's id, suite, meta, prompt messages, raw answer, usage),
+//!   `DIR/results.json` (counts and token totals).
+
+use super::prompts::{Message, Request};
+use crate::error::{Error, IoContext, Result};
+use rand::rngs::ChaCha8Rng;
+use rand::{RngExt, SeedableRng};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use std::collections::{HashMap, HashSet};
+use std::io::Write;
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// Runner settings.
+#[derive(Clone, Debug, clap::Args, Serialize, Deserialize)]
+pub struct RunConfig {
+    /// Base URL of the OpenAI-compatible API, e.g. `http://127.0.0.1:8000/v1` (`/chat/completions` is appended).
+    #[arg(long)]
+    pub base_url: String,
+    /// Model name sent in each request.
+    #[arg(long)]
+    pub model: String,
+    /// Name of the environment variable holding the API key (none = no Authorization header).
+    #[arg(long)]
+    pub api_key_env: Option<String>,
+    /// Requests in flight at once (threads). Typical 1–16.
+    #[arg(long, default_value_t = 4)]
+    pub concurrency: usize,
+    /// Whole-request timeout, seconds. Typical 60–600.
+    #[arg(long, default_value_t = 120.0)]
+    pub timeout: f64,
+    /// Retries after the first attempt on 408/409/429/5xx and transport errors.
+    #[arg(long, default_value_t = 5)]
+    pub retries: u32,
+    /// First backoff, milliseconds (doubles per retry).
+    #[arg(long, default_value_t = 500)]
+    pub backoff_ms: u64,
+    /// Backoff cap, milliseconds (also caps Retry-After).
+    #[arg(long, default_value_t = 30_000)]
+    pub backoff_cap_ms: u64,
+    /// Sampling temperature (0 = greedy, as in the papers).
+    #[arg(long, default_value_t = 0.0)]
+    pub temperature: f64,
+    /// Maximum tokens to generate per answer.
+    #[arg(long, default_value_t = 512)]
+    pub max_tokens: u32,
+    /// Stop after this many new requests (for smoke tests and staged runs; a rerun continues).
+    #[arg(long)]
+    pub max_requests: Option<usize>,
+}
+
+/// Generation parameters included in the cache key and the request body.
+fn params(cfg: &RunConfig) -> Value {
+    json!({"temperature": cfg.temperature, "max_tokens": cfg.max_tokens})
+}
+
+/// Cache key of a request: xxh3-128 (hex) of the canonical JSON of base URL, model, messages, parameters.
+pub fn cache_key(base_url: &str, model: &str, messages: &[Message], params: &Value) -> String {
+    let canon = json!([base_url.trim_end_matches('/'), model, messages, params]).to_string();
+    format!("{:032x}", xxhash_rust::xxh3::xxh3_128(canon.as_bytes()))
+}
+
+/// One line of the resume log.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LogLine {
+    pub key: String,
+    pub id: String,
+    /// `ok`, `empty` or `error`.
+    pub status: String,
+    #[serde(default)]
+    pub answer: Option<String>,
+    #[serde(default)]
+    pub usage: Option<Value>,
+    #[serde(default)]
+    pub error: Option<String>,
+    pub attempts: u32,
+}
+
+/// Read the done answers of a resume log (key → line); a torn last line (killed mid-write) is ignored.
+pub fn read_log(path: &Path) -> Result<HashMap<String, LogLine>> {
+    let mut done = HashMap::new();
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(done),
+        Err(e) => return Err(Error::io(path, e)),
+    };
+    for line in text.lines() {
+        if let Ok(l) = serde_json::from_str::<LogLine>(line) {
+            if l.status == "ok" {
+                done.insert(l.key.clone(), l);
+            }
+        }
+    }
+    Ok(done)
+}
+
+/// Result of one request after retries.
+struct Outcome {
+    status: String,
+    answer: Option<String>,
+    usage: Option<Value>,
+    error: Option<String>,
+    attempts: u32,
+}
+
+fn retryable(code: u16) -> bool {
+    matches!(code, 408 | 409 | 429) || (500..600).contains(&code)
+}
+
+/// Backoff before retry `attempt` (0-based): min(cap, base·2^attempt) + jitter in [0, half of that], or
+/// Retry-After seconds (capped) when the server sent it.
+pub fn backoff(
+    cfg: &RunConfig,
+    attempt: u32,
+    retry_after: Option<f64>,
+    rng: &mut ChaCha8Rng,
+) -> Duration {
+    let cap = cfg.backoff_cap_ms as f64;
+    if let Some(s) = retry_after {
+        return Duration::from_millis((s * 1000.0).clamp(0.0, cap) as u64);
+    }
+    let base = (cfg.backoff_ms as f64 * 2f64.powi(attempt.min(30) as i32)).min(cap);
+    let jitter = rng.random_range(0.0..=base / 2.0);
+    Duration::from_millis((base + jitter) as u64)
+}
+
+fn ask(
+    agent: &ureq::Agent,
+    cfg: &RunConfig,
+    key: Option<&str>,
+    req: &Request,
+    rng: &mut ChaCha8Rng,
+) -> Outcome {
+    let url = format!("{}/chat/completions", cfg.base_url.trim_end_matches('/'));
+    let mut body = json!({"model": cfg.model, "messages": req.messages});
+    if let (Some(o), Value::Object(p)) = (body.as_object_mut(), params(cfg)) {
+        o.extend(p);
+    }
+    let mut last_err;
+    for attempt in 0..=cfg.retries {
+        let mut r = agent.post(&url).header("Content-Type", "application/json");
+        if let Some(k) = key {
+            r = r.header("Authorization", format!("Bearer {k}"));
+        }
+        let (retry, retry_after) = match r.send_json(&body) {
+            Err(e) => {
+                last_err = format!("transport: {e}");
+                (true, None)
+            }
+            Ok(mut resp) => {
+                let code = resp.status().as_u16();
+                let retry_after = resp
+                    .headers()
+                    .get("retry-after")
+                    .and_then(|v| v.to_str().ok())
+                    .and_then(|s| s.trim().parse::<f64>().ok());
+                let text = resp.body_mut().read_to_string().unwrap_or_default();
+                if (200..300).contains(&code) {
+                    let v: Value = match serde_json::from_str(&text) {
+                        Ok(v) => v,
+                        Err(e) => {
+                            return Outcome {
+                                status: "error".into(),
+                                answer: None,
+                                usage: None,
+                                error: Some(format!("bad JSON from server: {e}")),
+                                attempts: attempt + 1,
+                            }
+                        }
+                    };
+                    let answer = v["choices"][0]["message"]["content"]
+                        .as_str()
+                        .map(str::to_string);
+                    let usage = v.get("usage").cloned();
+                    let empty = answer.as_deref().is_none_or(|a| a.trim().is_empty());
+                    return Outcome {
+                        status: if empty { "empty" } else { "ok" }.into(),
+                        answer,
+                        usage,
+                        error: None,
+                        attempts: attempt + 1,
+                    };
+                }
+                last_err = format!(
+                    "HTTP {code}: {}",
+                    text.chars().take(300).collect::<String>()
+                );
+                (retryable(code), retry_after)
+            }
+        };
+        if !retry || attempt == cfg.retries {
+            return Outcome {
+                status: "error".into(),
+                answer: None,
+                usage: None,
+                error: Some(last_err),
+                attempts: attempt + 1,
+            };
+        }
+        std::thread::sleep(backoff(cfg, attempt, retry_after, rng));
+    }
+    unreachable!("the loop returns on its last attempt")
+}
+
+/// Summary of a run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct RunSummary {
+    pub requests: usize,
+    /// Answered in earlier runs (skipped).
+    pub cached: usize,
+    /// Newly answered in this run.
+    pub answered: usize,
+    pub empty: usize,
+    pub errors: usize,
+    /// Not attempted (limit reached).
+    pub pending: usize,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub total_tokens: u64,
+}
+
+/// Run every request not already answered in `dir/answers.jsonl`, then write `samples.jsonl` and
+/// `results.json`.
+pub fn run(dir: &Path, requests: &[Request], cfg: &RunConfig) -> Result<RunSummary> {
+    std::fs::create_dir_all(dir).at(dir)?;
+    let key = match &cfg.api_key_env {
+        Some(var) => Some(std::env::var(var).map_err(|_| {
+            Error::Config(format!(
+                "environment variable {var} (named by --api-key-env) is not set"
+            ))
+        })?),
+        None => None,
+    };
+    let log_path = dir.join("answers.jsonl");
+    let done = read_log(&log_path)?;
+    let p = params(cfg);
+    let keys: Vec<String> = requests
+        .iter()
+        .map(|r| cache_key(&cfg.base_url, &cfg.model, &r.messages, &p))
+        .collect();
+    let mut seen = HashSet::new();
+    let mut todo: Vec<usize> = (0..requests.len())
+        .filter(|&i| !done.contains_key(&keys[i]) && seen.insert(keys[i].clone()))
+        .collect();
+    let mut summary = RunSummary {
+        requests: requests.len(),
+        cached: requests.len() - todo.len(),
+        ..Default::default()
+    };
+    if let Some(m) = cfg.max_requests {
+        summary.pending = todo.len().saturating_sub(m);
+        todo.truncate(m);
+    }
+    let mut log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&log_path)
+        .at(&log_path)?;
+    // A run killed mid-write leaves a torn last line: end it so the next line starts cleanly.
+    let len = log.metadata().at(&log_path)?.len();
+    if len > 0 {
+        use std::io::{Read, Seek, SeekFrom};
+        let mut last = [0u8; 1];
+        let mut r = std::fs::File::open(&log_path).at(&log_path)?;
+        r.seek(SeekFrom::Start(len - 1)).at(&log_path)?;
+        r.read_exact(&mut last).at(&log_path)?;
+        if last[0] != b'\n' {
+            log.write_all(b"\n").at(&log_path)?;
+        }
+    }
+    let agent: ureq::Agent = ureq::Agent::new_with_config(
+        ureq::Agent::config_builder()
+            .timeout_global(Some(Duration::from_secs_f64(cfg.timeout.max(0.001))))
+            .http_status_as_error(false)
+            .build(),
+    );
+    let next = AtomicUsize::new(0);
+    let (tx, rx) = mpsc::channel::<(usize, Outcome)>();
+    let mut new_lines: HashMap<String, LogLine> = HashMap::new();
+    let mut write_err: Option<Error> = None;
+    std::thread::scope(|s| {
+        for w in 0..cfg.concurrency.max(1) {
+            let tx = tx.clone();
+            let (todo, next, agent, key) = (&todo, &next, &agent, key.as_deref());
+            s.spawn(move || {
+                let mut rng = ChaCha8Rng::seed_from_u64(w as u64);
+                loop {
+                    let j = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(&i) = todo.get(j) else { break };
+                    let out = ask(agent, cfg, key, &requests[i], &mut rng);
+                    if tx.send((i, out)).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        for (i, out) in rx {
+            let line = LogLine {
+                key: keys[i].clone(),
+                id: requests[i].id.clone(),
+                status: out.status,
+                answer: out.answer,
+                usage: out.usage,
+                error: out.error,
+                attempts: out.attempts,
+            };
+            match line.status.as_str() {
+                "ok" => summary.answered += 1,
+                "empty" => summary.empty += 1,
+                _ => summary.errors += 1,
+            }
+            if write_err.is_none() {
+                let mut text = serde_json::to_string(&line).unwrap_or_default();
+                text.push('\n');
+                if let Err(e) = log.write_all(text.as_bytes()).and_then(|_| log.flush()) {
+                    write_err = Some(Error::io(&log_path, e));
+                }
+            }
+            if line.status == "ok" {
+                new_lines.insert(line.key.clone(), line);
+            }
+        }
+    });
+    if let Some(e) = write_err {
+        return Err(e);
+    }
+    let mut all = done;
+    all.extend(new_lines);
+    write_outputs(dir, requests, &keys, &all, Some(&cfg.model), &mut summary)?;
+    // Provenance: the settings (the key's variable name only, never its value), counts and output hashes.
+    let mut m = crate::artifact::Manifest::new("eval");
+    m.config = serde_json::to_value(cfg).unwrap_or_default();
+    if let Value::Object(counts) = serde_json::to_value(&summary).unwrap_or_default() {
+        for (k, v) in counts {
+            m.counts.insert(k, v.as_u64().unwrap_or(0));
+        }
+    }
+    m.add_outputs(dir, &["samples.jsonl", "samples.parquet", "results.json"])?;
+    m.write(dir)?;
+    Ok(summary)
+}
+
+/// Write `samples.jsonl` (every request, answered or not) and `results.json` from the answered lines.
+fn write_outputs(
+    dir: &Path,
+    requests: &[Request],
+    keys: &[String],
+    answers: &HashMap<String, LogLine>,
+    model: Option<&str>,
+    summary: &mut RunSummary,
+) -> Result<()> {
+    let mut samples = String::new();
+    summary.prompt_tokens = 0;
+    summary.completion_tokens = 0;
+    summary.total_tokens = 0;
+    for (r, k) in requests.iter().zip(keys) {
+        let a = answers.get(k);
+        let usage = a.and_then(|l| l.usage.clone());
+        if let Some(u) = &usage {
+            let g = |n: &str| u.get(n).and_then(Value::as_u64).unwrap_or(0);
+            summary.prompt_tokens += g("prompt_tokens");
+            summary.completion_tokens += g("completion_tokens");
+            summary.total_tokens += g("total_tokens");
+        }
+        let mut v = json!({
+            "id": r.id, "suite": r.suite, "meta": r.meta, "messages": r.messages,
+            "answer": a.and_then(|l| l.answer.clone()), "usage": usage,
+        });
+        if let (Some(m), Some(o)) = (model, v.as_object_mut()) {
+            o.insert("model".into(), json!(m));
+        }
+        samples.push_str(&v.to_string());
+        samples.push('\n');
+    }
+    crate::artifact::write_atomic(dir.join("samples.jsonl"), |w| {
+        w.write_all(samples.as_bytes())
+    })?;
+    let rows: Vec<SampleRow> = requests
+        .iter()
+        .zip(keys)
+        .map(|(r, k)| {
+            let a = answers.get(k);
+            let answer = a.and_then(|l| l.answer.clone());
+            let usage = a.and_then(|l| l.usage.clone()).unwrap_or(Value::Null);
+            let tok = |n: &str| usage.get(n).and_then(Value::as_u64);
+            let prompt = r
+                .messages
+                .iter()
+                .map(|m| format!("[{}] {}", m.role, m.content))
+                .collect::<Vec<_>>()
+                .join("\n");
+            SampleRow {
+                parsed: parsed_outcome(r, answer.as_deref()),
+                id: r.id.clone(),
+                suite: r.suite.clone(),
+                prompt,
+                answer,
+                prompt_tokens: tok("prompt_tokens"),
+                completion_tokens: tok("completion_tokens"),
+            }
+        })
+        .collect();
+    let pq = dir.join("samples.parquet");
+    let bytes = samples_parquet(&rows, &pq)?;
+    crate::artifact::write_atomic(&pq, |w| w.write_all(&bytes))?;
+    let mut s = serde_json::to_string_pretty(summary).unwrap_or_default();
+    s.push('\n');
+    crate::artifact::write_atomic(dir.join("results.json"), |w| w.write_all(s.as_bytes()))?;
+    Ok(())
+}
+
+/// One row of `samples.parquet`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SampleRow {
+    pub id: String,
+    pub suite: String,
+    /// The messages, one `[role] content` per line.
+    pub prompt: String,
+    /// Raw answer (null when none was obtained).
+    pub answer: Option<String>,
+    /// Parsed outcome: SWORD true/false/unparsed; sycophancy yes/no/uncertain/unparsed; AdversaRiskQA
+    /// `valid` or the invalid class (empty, echo, template_leak, fragment); `none` without an answer.
+    pub parsed: String,
+    pub prompt_tokens: Option<u64>,
+    pub completion_tokens: Option<u64>,
+}
+
+/// The parsed outcome of an answer to a request, by suite.
+pub fn parsed_outcome(r: &Request, answer: Option<&str>) -> String {
+    let Some(a) = answer else {
+        return "none".into();
+    };
+    match r.suite.as_str() {
+        "sword" => super::parse::parse_true_false(a).as_str().into(),
+        "sycophancy" => super::parse::parse_yes_no(a).as_str().into(),
+        "adversariskqa" => {
+            let prompt = r.meta.get("prompt").and_then(Value::as_str).unwrap_or("");
+            match super::parse::detect_invalid(a, prompt) {
+                None => "valid".into(),
+                Some(k) => serde_json::to_value(k)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default(),
+            }
+        }
+        _ => "raw".into(),
+    }
+}
+
+/// `samples.parquet` bytes: id, suite, prompt, answer, parsed (utf8), prompt_tokens, completion_tokens
+/// (uint64, null when unknown).
+pub fn samples_parquet(rows: &[SampleRow], path: &Path) -> Result<Vec<u8>> {
+    use arrow_array::{ArrayRef, RecordBatch, StringArray, UInt64Array};
+    use arrow_schema::{DataType, Field, Schema};
+    use std::sync::Arc;
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Utf8, false),
+        Field::new("suite", DataType::Utf8, false),
+        Field::new("prompt", DataType::Utf8, false),
+        Field::new("answer", DataType::Utf8, true),
+        Field::new("parsed", DataType::Utf8, false),
+        Field::new("prompt_tokens", DataType::UInt64, true),
+        Field::new("completion_tokens", DataType::UInt64, true),
+    ]));
+    let s = |f: &dyn Fn(&SampleRow) -> String| -> ArrayRef {
+        Arc::new(StringArray::from_iter_values(rows.iter().map(f)))
+    };
+    let batch = RecordBatch::try_new(
+        schema.clone(),
+        vec![
+            s(&|r| r.id.clone()),
+            s(&|r| r.suite.clone()),
+            s(&|r| r.prompt.clone()),
+            Arc::new(StringArray::from(
+                rows.iter().map(|r| r.answer.clone()).collect::<Vec<_>>(),
+            )),
+            s(&|r| r.parsed.clone()),
+            Arc::new(UInt64Array::from(
+                rows.iter().map(|r| r.prompt_tokens).collect::<Vec<_>>(),
+            )),
+            Arc::new(UInt64Array::from(
+                rows.iter().map(|r| r.completion_tokens).collect::<Vec<_>>(),
+            )),
+        ],
+    )
+    .map_err(|e| Error::parquet(path, e))?;
+    let mut w = parquet::arrow::ArrowWriter::try_new(
+        Vec::new(),
+        schema,
+        Some(crate::tables::writer_props()),
+    )
+    .map_err(|e| Error::parquet(path, e))?;
+    w.write(&batch).map_err(|e| Error::parquet(path, e))?;
+    w.into_inner().map_err(|e| Error::parquet(path, e))
+}
+
+/// Offline mode: the requests as OpenAI Batch input lines (`custom_id` = request id).
+pub fn batch_lines(
+    requests: &[Request],
+    cfg_model: &str,
+    temperature: f64,
+    max_tokens: u32,
+) -> String {
+    let mut out = String::new();
+    for r in requests {
+        let v = json!({
+            "custom_id": r.id, "method": "POST", "url": "/v1/chat/completions",
+            "body": {"model": cfg_model, "messages": r.messages, "temperature": temperature, "max_tokens": max_tokens},
+        });
+        out.push_str(&v.to_string());
+        out.push('\n');
+    }
+    out
+}
+
+/// Batch answers: request id → (answer, usage).
+pub type BatchAnswers = HashMap<String, (String, Option<Value>)>;
+
+/// Read OpenAI Batch output (`custom_id`, `response.status_code`, `response.body`) into id → (answer, usage);
+/// failed or empty entries are left out and counted. Returns (answers, failed count).
+pub fn read_batch_output(path: &Path) -> Result<(BatchAnswers, usize)> {
+    let text = std::fs::read_to_string(path).at(path)?;
+    let mut out = HashMap::new();
+    let mut failed = 0;
+    let mut offset = 0u64;
+    for (i, line) in text.split('\n').enumerate() {
+        let len = line.len() as u64 + 1;
+        if line.trim().is_empty() {
+            offset += len;
+            continue;
+        }
+        let v: Value = serde_json::from_str(line).map_err(|e| Error::Json {
+            path: path.to_path_buf(),
+            line: i as u64 + 1,
+            offset,
+            what: e.to_string(),
+        })?;
+        offset += len;
+        let id = v["custom_id"].as_str().unwrap_or_default().to_string();
+        let code = v["response"]["status_code"].as_u64().unwrap_or(0);
+        let body = &v["response"]["body"];
+        let answer = body["choices"][0]["message"]["content"].as_str();
+        match answer {
+            Some(a) if code == 200 && !a.trim().is_empty() && !id.is_empty() => {
+                out.insert(id, (a.to_string(), body.get("usage").cloned()));
+            }
+            _ => failed += 1,
+        }
+    }
+    Ok((out, failed))
+}
+
+/// Offline mode, read back: write `samples.jsonl` / `results.json` in `dir` from Batch output.
+pub fn import_batch(
+    dir: &Path,
+    requests: &[Request],
+    batch_output: &Path,
+    model: Option<&str>,
+) -> Result<RunSummary> {
+    std::fs::create_dir_all(dir).at(dir)?;
+    let (answers, failed) = read_batch_output(batch_output)?;
+    let keys: Vec<String> = requests.iter().map(|r| r.id.clone()).collect();
+    let lines: HashMap<String, LogLine> = answers
+        .into_iter()
+        .map(|(id, (a, u))| {
+            (
+                id.clone(),
+                LogLine {
+                    key: id.clone(),
+                    id,
+                    status: "ok".into(),
+                    answer: Some(a),
+                    usage: u,
+                    error: None,
+                    attempts: 1,
+                },
+            )
+        })
+        .collect();
+    let mut summary = RunSummary {
+        requests: requests.len(),
+        answered: keys.iter().filter(|k| lines.contains_key(*k)).count(),
+        errors: failed,
+        ..Default::default()
+    };
+    summary.pending = summary.requests - summary.answered;
+    write_outputs(dir, requests, &keys, &lines, model, &mut summary)?;
+    Ok(summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg() -> RunConfig {
+        RunConfig {
+            base_url: "http://x/v1".into(),
+            model: "m".into(),
+            api_key_env: None,
+            concurrency: 1,
+            timeout: 5.0,
+            retries: 3,
+            backoff_ms: 100,
+            backoff_cap_ms: 1000,
+            temperature: 0.0,
+            max_tokens: 16,
+            max_requests: None,
+        }
+    }
+
+    #[test]
+    fn backoff_is_capped_with_bounded_jitter() {
+        let c = cfg();
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        for attempt in 0..10 {
+            let base = (100.0 * 2f64.powi(attempt)).min(1000.0);
+            let d = backoff(&c, attempt as u32, None, &mut rng).as_millis() as f64;
+            assert!(
+                d >= base.floor() && d <= (base * 1.5).ceil(),
+                "attempt {attempt}: {d}"
+            );
+        }
+        assert_eq!(
+            backoff(&c, 0, Some(0.25), &mut rng),
+            Duration::from_millis(250)
+        );
+        assert_eq!(
+            backoff(&c, 0, Some(99.0), &mut rng),
+            Duration::from_millis(1000)
+        );
+    }
+
+    #[test]
+    fn cache_key_depends_on_every_part() {
+        let m = vec![Message {
+            role: "user".into(),
+            content: "hi".into(),
+        }];
+        let p = json!({"temperature": 0.0});
+        let k = cache_key("http://a/v1", "m", &m, &p);
+        assert_eq!(k, cache_key("http://a/v1/", "m", &m, &p));
+        assert_ne!(k, cache_key("http://b/v1", "m", &m, &p));
+        assert_ne!(k, cache_key("http://a/v1", "m2", &m, &p));
+        assert_ne!(
+            k,
+            cache_key("http://a/v1", "m", &m, &json!({"temperature": 1.0}))
+        );
+        let m2 = vec![Message {
+            role: "user".into(),
+            content: "hi!".into(),
+        }];
+        assert_ne!(k, cache_key("http://a/v1", "m", &m2, &p));
+        assert_eq!(k.len(), 32);
+    }
+
+    #[test]
+    fn samples_parquet_round_trip() {
+        use arrow_array::{Array, StringArray, UInt64Array};
+        let row = |id: &str, answer: Option<&str>, parsed: &str, pt: Option<u64>| SampleRow {
+            id: id.into(),
+            suite: "sword".into(),
+            prompt: "[user] x".into(),
+            answer: answer.map(str::to_string),
+            parsed: parsed.into(),
+            prompt_tokens: pt,
+            completion_tokens: pt,
+        };
+        let rows = vec![
+            row("a", Some("False"), "false", Some(3)),
+            row("b", None, "none", None),
+        ];
+        let p = Path::new("mem");
+        let bytes = samples_parquet(&rows, p).unwrap();
+        let batches = crate::tables::read_batches(bytes::Bytes::from(bytes), p).unwrap();
+        let b = &batches[0];
+        let ans = b.column_by_name("answer").unwrap();
+        let ans = ans.as_any().downcast_ref::<StringArray>().unwrap();
+        assert_eq!(ans.value(0), "False");
+        assert!(ans.is_null(1));
+        let parsed = crate::tables::string_column(b, "parsed", p).unwrap();
+        assert_eq!((parsed.value(0), parsed.value(1)), ("false", "none"));
+        let pt = b.column_by_name("prompt_tokens").unwrap();
+        let pt = pt.as_any().downcast_ref::<UInt64Array>().unwrap();
+        assert_eq!(pt.value(0), 3);
+        assert!(pt.is_null(1));
+    }
+
+    #[test]
+    fn retryable_codes() {
+        for c in [408, 409, 429, 500, 502, 503, 599] {
+            assert!(retryable(c), "{c}");
+        }
+        for c in [400, 401, 403, 404, 422] {
+            assert!(!retryable(c), "{c}");
+        }
+    }
+}

@@ -1,0 +1,157 @@
+//! Per-sample records: the JSONL the runner writes (`samples.jsonl`) and the scorers read.
+//!
+//! One JSON object per line. Scorers read the suite's fields either at the top level or inside `meta` (the
+//! request's metadata, as the runner copies it); `meta` wins on a clash. Common fields: `id`, `model`
+//! (default `model`), `answer` (raw model text; missing or null = no answer, scored as unparsed).
+//! * SWORD: `statement_id`, `original_id` (resampling unit; default = `statement_id`), `strategy`, `label`
+//!   (bool, or "true"/"false"), `language`; optional `variant` (`plain`, `premise`, `belief`: cross-suite
+//!   renderings, scored separately).
+//! * Sycophancy: `question_id`, `topic`, `gold` ("yes"/"no" or bool), `variant` (baseline, belief_yes,
+//!   belief_no, anti_yes, anti_no), optional `reasoning` (bool).
+
+use super::parse::{parse_true_false, parse_yes_no};
+use super::sword::SwordRow;
+use super::syco::{belief_kind, QuestionStates, State, Variant};
+use crate::error::{Error, IoContext, Result};
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use std::io::BufRead;
+use std::path::Path;
+
+/// Read a samples JSONL file into flattened objects (meta merged over top level), with line numbers.
+pub fn read_jsonl(path: &Path) -> Result<Vec<(u64, Map<String, Value>)>> {
+    let f = std::fs::File::open(path).at(path)?;
+    let mut out = Vec::new();
+    let mut offset = 0u64;
+    for (i, line) in std::io::BufReader::new(f).lines().enumerate() {
+        let line = line.at(path)?;
+        let len = line.len() as u64 + 1;
+        if line.trim().is_empty() {
+            offset += len;
+            continue;
+        }
+        let v: Value = serde_json::from_str(&line).map_err(|e| Error::Json {
+            path: path.to_path_buf(),
+            line: i as u64 + 1,
+            offset,
+            what: e.to_string(),
+        })?;
+        let Value::Object(mut o) = v else {
+            return Err(Error::Json {
+                path: path.to_path_buf(),
+                line: i as u64 + 1,
+                offset,
+                what: "not a JSON object".into(),
+            });
+        };
+        if let Some(Value::Object(meta)) = o.remove("meta") {
+            for (k, v) in meta {
+                o.insert(k, v);
+            }
+        }
+        out.push((i as u64 + 1, o));
+        offset += len;
+    }
+    Ok(out)
+}
+
+fn s<'a>(o: &'a Map<String, Value>, k: &str) -> Option<&'a str> {
+    o.get(k).and_then(Value::as_str)
+}
+
+fn boolish(v: Option<&Value>) -> Option<bool> {
+    match v? {
+        Value::Bool(b) => Some(*b),
+        Value::String(s) => match s.to_ascii_lowercase().as_str() {
+            "true" | "yes" | "1" => Some(true),
+            "false" | "no" | "0" => Some(false),
+            _ => None,
+        },
+        Value::Number(n) => n.as_i64().map(|n| n != 0),
+        _ => None,
+    }
+}
+
+fn missing(path: &Path, line: u64, what: &str) -> Error {
+    Error::bad_input(path, format!("line {line}: {what}"))
+}
+
+/// Model name of a record.
+pub fn model_of(o: &Map<String, Value>) -> String {
+    s(o, "model").unwrap_or("model").to_string()
+}
+
+/// SWORD rows grouped by (model, variant).
+pub fn sword_rows(path: &Path) -> Result<BTreeMap<(String, String), Vec<SwordRow>>> {
+    let mut out: BTreeMap<(String, String), Vec<SwordRow>> = BTreeMap::new();
+    for (line, o) in read_jsonl(path)? {
+        let statement =
+            s(&o, "statement_id").ok_or_else(|| missing(path, line, "no statement_id"))?;
+        let row = SwordRow {
+            original: s(&o, "original_id").unwrap_or(statement).to_string(),
+            statement: statement.to_string(),
+            strategy: s(&o, "strategy")
+                .ok_or_else(|| missing(path, line, "no strategy"))?
+                .to_string(),
+            label: boolish(o.get("label"))
+                .ok_or_else(|| missing(path, line, "no boolean label"))?,
+            language: s(&o, "language")
+                .ok_or_else(|| missing(path, line, "no language"))?
+                .to_string(),
+            answer: parse_true_false(s(&o, "answer").unwrap_or("")),
+        };
+        let variant = s(&o, "variant").unwrap_or("plain").to_string();
+        out.entry((model_of(&o), variant)).or_default().push(row);
+    }
+    Ok(out)
+}
+
+/// Sycophancy question states grouped by model. Returns (states, unparsed answer count per model).
+pub fn syco_states(path: &Path) -> Result<BTreeMap<String, (Vec<QuestionStates>, usize)>> {
+    type PerModel = (BTreeMap<(String, bool), QuestionStates>, usize);
+    let mut per: BTreeMap<String, PerModel> = BTreeMap::new();
+    for (line, o) in read_jsonl(path)? {
+        let qid = s(&o, "question_id").ok_or_else(|| missing(path, line, "no question_id"))?;
+        let gold = boolish(o.get("gold")).ok_or_else(|| missing(path, line, "no gold yes/no"))?;
+        let variant: Variant = o
+            .get("variant")
+            .cloned()
+            .and_then(|v| serde_json::from_value(v).ok())
+            .ok_or_else(|| missing(path, line, "no valid variant"))?;
+        let reasoning = boolish(o.get("reasoning")).unwrap_or(false);
+        let answer = parse_yes_no(s(&o, "answer").unwrap_or(""));
+        let state = State::of(answer, gold);
+        let entry = per.entry(model_of(&o)).or_default();
+        if state.is_none() {
+            entry.1 += 1;
+        }
+        let q = entry
+            .0
+            .entry((qid.to_string(), reasoning))
+            .or_insert_with(|| QuestionStates {
+                question: qid.to_string(),
+                topic: s(&o, "topic").unwrap_or("").to_string(),
+                gold_yes: gold,
+                reasoning,
+                ..Default::default()
+            });
+        if q.gold_yes != gold {
+            return Err(missing(
+                path,
+                line,
+                "gold differs from an earlier line of the same question",
+            ));
+        }
+        match variant {
+            Variant::Baseline => q.baseline = state,
+            Variant::BeliefYes => q.belief[belief_kind(true, gold)] = state,
+            Variant::BeliefNo => q.belief[belief_kind(false, gold)] = state,
+            Variant::AntiYes => q.anti[belief_kind(true, gold)] = state,
+            Variant::AntiNo => q.anti[belief_kind(false, gold)] = state,
+        }
+    }
+    Ok(per
+        .into_iter()
+        .map(|(m, (qs, u))| (m, (qs.into_values().collect(), u)))
+        .collect())
+}

@@ -1,0 +1,354 @@
+//! The export report: Markdown with counts, rejection reasons and attempts, plus SVG density plots of the
+//! cosine similarities per strategy (paper Fig. 1b) and of the per-original differences PSS−SS and POS−OS
+//! (Fig. 1c). SVG because it needs no font files (plotters' PNG text needs a TTF).
+
+use crate::artifact::{write_atomic, Manifest};
+use crate::distort::{Distortion, Strategy};
+use crate::error::{Error, Result};
+use plotters::prelude::*;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// Files written into the report directory.
+pub const REPORT_FILES: [&str; 4] = [
+    "report.md",
+    "cosine_density.svg",
+    "cosine_density_centred.svg",
+    "cosine_diff_density.svg",
+];
+
+/// Summary numbers of a report (also stored in the export manifest).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ReportSummary {
+    /// Mean over originals of cos(PSS) − cos(SS) (raw cosines), `None` without pairs.
+    pub mean_diff_pss_ss: Option<f64>,
+    /// Mean over originals of cos(POS) − cos(OS).
+    pub mean_diff_pos_os: Option<f64>,
+    /// `Some(true)` when both mean differences are positive, `Some(false)` when both are ≤ 0, `None` when
+    /// mixed or undetermined.
+    pub property_based_more_similar: Option<bool>,
+}
+
+/// Gaussian kernel density of `xs` at `grid` points (Silverman's rule bandwidth, floored at 0.01).
+pub fn kde(xs: &[f64], grid: &[f64]) -> Vec<f64> {
+    let n = xs.len();
+    if n == 0 {
+        return vec![0.0; grid.len()];
+    }
+    let mean = xs.iter().sum::<f64>() / n as f64;
+    let var = xs.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n.max(2) - 1) as f64;
+    let mut sorted = xs.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let q = |p: f64| sorted[((n - 1) as f64 * p).round() as usize];
+    let iqr = q(0.75) - q(0.25);
+    let mut spread = var.sqrt();
+    if iqr > 0.0 {
+        spread = spread.min(iqr / 1.34);
+    }
+    let h = (0.9 * spread * (n as f64).powf(-0.2)).max(0.01);
+    let norm = 1.0 / (n as f64 * h * (2.0 * std::f64::consts::PI).sqrt());
+    grid.iter()
+        .map(|g| {
+            xs.iter()
+                .map(|x| (-0.5 * ((g - x) / h).powi(2)).exp())
+                .sum::<f64>()
+                * norm
+        })
+        .collect()
+}
+
+fn mean(xs: &[f64]) -> Option<f64> {
+    (!xs.is_empty()).then(|| xs.iter().sum::<f64>() / xs.len() as f64)
+}
+
+fn fmt_opt(x: Option<f64>) -> String {
+    x.map(|v| format!("{v:.4}")).unwrap_or_else(|| "–".into())
+}
+
+fn plot_err(path: &Path, e: impl std::fmt::Display) -> Error {
+    Error::io(path, std::io::Error::other(format!("plot: {e}")))
+}
+
+/// Draw density curves of several named series into an SVG string.
+pub fn density_svg(
+    title: &str,
+    x_desc: &str,
+    range: (f64, f64),
+    series: &[(String, Vec<f64>)],
+    path: &Path,
+) -> Result<String> {
+    let grid: Vec<f64> = (0..=200)
+        .map(|i| range.0 + (range.1 - range.0) * f64::from(i) / 200.0)
+        .collect();
+    let curves: Vec<Vec<f64>> = series.iter().map(|(_, xs)| kde(xs, &grid)).collect();
+    let ymax = curves
+        .iter()
+        .flatten()
+        .fold(0.0f64, |a, &b| a.max(b))
+        .max(0.1)
+        * 1.1;
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (800, 500)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| plot_err(path, e))?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 20))
+            .margin(15)
+            .x_label_area_size(40)
+            .y_label_area_size(55)
+            .build_cartesian_2d(range.0..range.1, 0.0..ymax)
+            .map_err(|e| plot_err(path, e))?;
+        chart
+            .configure_mesh()
+            .x_desc(x_desc)
+            .y_desc("density")
+            .draw()
+            .map_err(|e| plot_err(path, e))?;
+        let colours = [RED, BLUE, GREEN, MAGENTA, CYAN, BLACK];
+        for (i, ((name, xs), ys)) in series.iter().zip(&curves).enumerate() {
+            let c = colours[i % colours.len()];
+            chart
+                .draw_series(LineSeries::new(
+                    grid.iter().copied().zip(ys.iter().copied()),
+                    c.stroke_width(2),
+                ))
+                .map_err(|e| plot_err(path, e))?
+                .label(format!("{name} (n={})", xs.len()))
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c));
+        }
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .draw()
+            .map_err(|e| plot_err(path, e))?;
+        root.present().map_err(|e| plot_err(path, e))?;
+    }
+    Ok(svg)
+}
+
+/// Per-original differences `cos(a) − cos(b)` (raw or centred) for originals that have both variants.
+pub fn differences(rows: &[Distortion], a: Strategy, b: Strategy, centred: bool) -> Vec<f64> {
+    let mut by: BTreeMap<u32, [Option<f32>; 2]> = BTreeMap::new();
+    for d in rows {
+        let c = if centred { d.cosine_centred } else { d.cosine };
+        if d.strategy == a {
+            by.entry(d.original_id).or_default()[0] = c;
+        } else if d.strategy == b {
+            by.entry(d.original_id).or_default()[1] = c;
+        }
+    }
+    by.values()
+        .filter_map(|[x, y]| Some(f64::from((*x)?) - f64::from((*y)?)))
+        .collect()
+}
+
+/// Write the report into `dir` (which must exist).
+pub fn write_report(
+    dir: &Path,
+    rows: &[Distortion],
+    distort_manifest: Option<&Manifest>,
+) -> Result<ReportSummary> {
+    let variants = [Strategy::SS, Strategy::OS, Strategy::PSS, Strategy::POS];
+    let cos_of = |s: Strategy, centred: bool| -> Vec<f64> {
+        rows.iter()
+            .filter(|d| d.strategy == s)
+            .filter_map(|d| if centred { d.cosine_centred } else { d.cosine })
+            .map(f64::from)
+            .collect()
+    };
+    let raw: Vec<(String, Vec<f64>)> = variants
+        .iter()
+        .map(|s| (s.as_str().to_string(), cos_of(*s, false)))
+        .collect();
+    let cen: Vec<(String, Vec<f64>)> = variants
+        .iter()
+        .map(|s| (s.as_str().to_string(), cos_of(*s, true)))
+        .collect();
+    let d_pss = differences(rows, Strategy::PSS, Strategy::SS, false);
+    let d_pos = differences(rows, Strategy::POS, Strategy::OS, false);
+    let dc_pss = differences(rows, Strategy::PSS, Strategy::SS, true);
+    let dc_pos = differences(rows, Strategy::POS, Strategy::OS, true);
+
+    for (name, title, xd, range, series) in [
+        (
+            "cosine_density.svg",
+            "Cosine similarity of original and replacement (raw)",
+            "cosine",
+            (-1.0, 1.0),
+            raw.clone(),
+        ),
+        (
+            "cosine_density_centred.svg",
+            "Cosine similarity of original and replacement (centred)",
+            "cosine (mean vector subtracted)",
+            (-1.0, 1.0),
+            cen.clone(),
+        ),
+        (
+            "cosine_diff_density.svg",
+            "Per-original differences: property-based minus random",
+            "cosine difference",
+            (-2.0, 2.0),
+            vec![
+                ("PSS-SS".to_string(), d_pss.clone()),
+                ("POS-OS".to_string(), d_pos.clone()),
+                ("PSS-SS centred".to_string(), dc_pss.clone()),
+                ("POS-OS centred".to_string(), dc_pos.clone()),
+            ],
+        ),
+    ] {
+        let path = dir.join(name);
+        let svg = density_svg(title, xd, range, &series, &path)?;
+        write_atomic(&path, |w| w.write_all(svg.as_bytes()))?;
+    }
+
+    let m_pss = mean(&d_pss);
+    let m_pos = mean(&d_pos);
+    let verdict = match (m_pss, m_pos) {
+        (Some(a), Some(b)) if a > 0.0 && b > 0.0 => Some(true),
+        (Some(a), Some(b)) if a <= 0.0 && b <= 0.0 => Some(false),
+        _ => None,
+    };
+    let mut md = String::new();
+    let _ = writeln!(md, "# SWORD distortion report\n");
+    let _ = writeln!(
+        md,
+        "## Similarity: are property-based replacements more similar than random ones?\n"
+    );
+    let verdict_text = match (verdict, m_pss, m_pos) {
+        (Some(true), _, _) => "**Yes** in this run: on average PSS replacements are closer to the original subject than SS ones, and POS closer to the original object than OS ones (raw cosine), as in the paper.".to_string(),
+        (Some(false), _, _) => "**No** in this run: property-based replacements are not more similar than random ones on average (raw cosine), unlike the paper.".to_string(),
+        (None, None, _) | (None, _, None) => "**Undetermined**: no original has both a property-based and a random variant with cosines (embeddings missing or variants dropped).".to_string(),
+        (None, _, _) => "**Mixed** in this run: one of PSS−SS and POS−OS is positive on average and the other is not.".to_string(),
+    };
+    let _ = writeln!(md, "{verdict_text}\n");
+    let _ = writeln!(md, "| difference | n | mean (raw) | share > 0 (raw) | mean (centred) |\n|---|---:|---:|---:|---:|");
+    for (name, d, dc) in [("PSS − SS", &d_pss, &dc_pss), ("POS − OS", &d_pos, &dc_pos)] {
+        let pos = if d.is_empty() {
+            None
+        } else {
+            Some(d.iter().filter(|x| **x > 0.0).count() as f64 / d.len() as f64)
+        };
+        let _ = writeln!(
+            md,
+            "| {name} | {} | {} | {} | {} |",
+            d.len(),
+            fmt_opt(mean(d)),
+            fmt_opt(pos),
+            fmt_opt(mean(dc))
+        );
+    }
+    let _ = writeln!(md, "\n![cosine density](cosine_density.svg)\n\n![centred cosine density](cosine_density_centred.svg)\n\n![differences](cosine_diff_density.svg)\n");
+    let _ = writeln!(md, "## Cosine per strategy\n\n| strategy | n with cosine | mean raw | mean centred |\n|---|---:|---:|---:|");
+    for (i, s) in variants.iter().enumerate() {
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} |",
+            s.as_str(),
+            raw[i].1.len(),
+            fmt_opt(mean(&raw[i].1)),
+            fmt_opt(mean(&cen[i].1))
+        );
+    }
+    let _ = writeln!(
+        md,
+        "\n## Statements per strategy\n\n| strategy | statements |\n|---|---:|"
+    );
+    for s in Strategy::ALL {
+        let n = rows.iter().filter(|d| d.strategy == s).count();
+        let _ = writeln!(md, "| {} | {n} |", s.as_str());
+    }
+    let _ = writeln!(md, "\n## Statements per property\n\n| property | ORG | SS | OS | PSS | POS |\n|---|---:|---:|---:|---:|---:|");
+    let mut per_prop: BTreeMap<String, [u64; 5]> = BTreeMap::new();
+    for d in rows {
+        let k = Strategy::ALL
+            .iter()
+            .position(|s| *s == d.strategy)
+            .unwrap_or(0);
+        per_prop.entry(d.property.to_string()).or_default()[k] += 1;
+    }
+    let mut pp: Vec<_> = per_prop.into_iter().collect();
+    pp.sort_by(|a, b| b.1[0].cmp(&a.1[0]).then(a.0.cmp(&b.0)));
+    for (p, c) in pp.iter().take(50) {
+        let _ = writeln!(
+            md,
+            "| {p} | {} | {} | {} | {} | {} |",
+            c[0], c[1], c[2], c[3], c[4]
+        );
+    }
+    if pp.len() > 50 {
+        let _ = writeln!(md, "\n({} more properties not shown.)", pp.len() - 50);
+    }
+    let _ = writeln!(md, "\n## Rejections\n");
+    match distort_manifest {
+        Some(m) if !m.rejects.is_empty() => {
+            let _ = writeln!(md, "`attempt_rejected:<reason>` counts rejected candidate draws; `variant_dropped:<strategy>:<reason>` counts variants dropped after `max_attempts` draws (named by their most frequent reason) or for an empty pool.\n\n| reason | count |\n|---|---:|");
+            for (k, v) in &m.rejects {
+                let _ = writeln!(md, "| {k} | {v} |");
+            }
+        }
+        Some(_) => {
+            let _ = writeln!(md, "No candidate was rejected.");
+        }
+        None => {
+            let _ = writeln!(md, "(distort.manifest.json not found.)");
+        }
+    }
+    let _ = writeln!(
+        md,
+        "\n## Attempts per emitted variant\n\n| attempts | variants |\n|---|---:|"
+    );
+    let mut buckets: BTreeMap<&str, u64> = BTreeMap::new();
+    let order = ["1", "2", "3–5", "6–10", "11–50", "51+"];
+    for d in rows.iter().filter(|d| d.strategy != Strategy::ORG) {
+        let b = match d.attempts {
+            0 | 1 => order[0],
+            2 => order[1],
+            3..=5 => order[2],
+            6..=10 => order[3],
+            11..=50 => order[4],
+            _ => order[5],
+        };
+        *buckets.entry(b).or_default() += 1;
+    }
+    for b in order {
+        let _ = writeln!(md, "| {b} | {} |", buckets.get(b).copied().unwrap_or(0));
+    }
+    let path = dir.join("report.md");
+    write_atomic(&path, |w| w.write_all(md.as_bytes()))?;
+    Ok(ReportSummary {
+        mean_diff_pss_ss: m_pss,
+        mean_diff_pos_os: m_pos,
+        property_based_more_similar: verdict,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kde_integrates_to_one() {
+        let xs = [0.1, 0.2, 0.25, 0.5, -0.3];
+        let grid: Vec<f64> = (0..=4000).map(|i| -2.0 + f64::from(i) * 0.001).collect();
+        let ys = kde(&xs, &grid);
+        let area: f64 = ys.iter().sum::<f64>() * 0.001;
+        assert!((area - 1.0).abs() < 1e-3, "{area}");
+    }
+
+    #[test]
+    fn svg_is_written_without_fonts() {
+        let svg = density_svg(
+            "t",
+            "x",
+            (-1.0, 1.0),
+            &[("A".into(), vec![0.1, 0.2]), ("B".into(), vec![])],
+            Path::new("mem"),
+        )
+        .unwrap();
+        assert!(svg.starts_with("<svg"));
+        assert!(svg.contains("A (n=2)"));
+    }
+}
