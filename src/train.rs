@@ -515,8 +515,26 @@ impl Ctx<'_> {
         }
     }
 
-    /// Train on chunk `c` of epoch `epoch`.
+    /// Train on chunk `c` of epoch `epoch`: the AVX2 build of the loop when the CPU has it (same lanes and
+    /// summation order as the baseline build, so the numbers are identical), else the baseline SSE2 build.
     fn chunk(&self, w: &mut Worker, epoch: usize, c: usize) {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2 (checked just above).
+            unsafe { self.chunk_avx2(w, epoch, c) };
+            return;
+        }
+        self.chunk_body(w, epoch, c)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn chunk_avx2(&self, w: &mut Worker, epoch: usize, c: usize) {
+        self.chunk_body(w, epoch, c)
+    }
+
+    #[inline(always)]
+    fn chunk_body(&self, w: &mut Worker, epoch: usize, c: usize) {
         let mut rng = chunk_rng(self.cfg.seed, EPOCH_STREAM + epoch as u64, c as u64);
         let n_walks = self.data.len() / self.walk_len.max(1);
         let first = c * CHUNK_WALKS;
