@@ -295,7 +295,16 @@ pub fn run_shard(dump: &Path, out: &Path, cfg: &Config, i: u32, n: u32) -> Resul
     let rules = Rules::new(cfg)?;
     let dir = parts_dir(out);
     artifact::ensure_dir(&dir)?;
-    artifact::clean_stale_temps(&dir)?;
+    // Only this shard's leftovers: other shards may be writing into the same (shared) directory right now, from
+    // other machines whose process ids mean nothing here.
+    let own = format!(".extract-part-{i}-of-{n}.");
+    for e in std::fs::read_dir(&dir).at(&dir)? {
+        let e = e.at(&dir)?;
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.starts_with(&own) && name.contains(".tmp.") {
+            std::fs::remove_file(e.path()).at(e.path())?;
+        }
+    }
     let file = std::fs::File::open(dump).at(dump)?;
     let len = file.metadata().at(dump)?.len();
     let mut first = [0u8; 4];

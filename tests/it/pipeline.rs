@@ -373,16 +373,23 @@ fn assert_shards_match_unsharded(wd: &Workdir, dump: &Path, label: &str, n: u32)
     if !wd.join(&full).join("extract.manifest.json").exists() {
         wd.run_ok(&["extract", "--dump", d, "--out", &full]);
     }
-    for k in 0..n {
-        wd.run_ok(&[
-            "extract",
-            "--dump",
-            d,
-            "--out",
-            &sharded,
-            "--shard",
-            &format!("{k}/{n}"),
-        ]);
+    // The shards run as concurrent local processes writing into the same parts directory.
+    let children: Vec<_> = (0..n)
+        .map(|k| {
+            let spec = format!("{k}/{n}");
+            wd.command(&["extract", "--dump", d, "--out", &sharded, "--shard", &spec])
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for (k, c) in children.into_iter().enumerate() {
+        let o = c.wait_with_output().unwrap();
+        assert!(
+            o.status.success(),
+            "shard {k}/{n}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
         assert!(wd
             .join(&sharded)
             .join(format!("parts/extract-part-{k}-of-{n}.manifest.json"))
