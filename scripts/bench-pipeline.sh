@@ -14,9 +14,9 @@ WORK=${2:-/tmp/sword-bench-pipeline}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 PROFILE=${PROFILE:-release}
 cd "$ROOT"
-cargo build --profile "$PROFILE" --locked >&2
+[ -n "${SWORD_BIN:-}" ] || cargo build --profile "$PROFILE" --locked >&2
 PDIR=$PROFILE; [ "$PROFILE" = dev ] && PDIR=debug
-BIN="$ROOT/target/$PDIR/sword"
+BIN="${SWORD_BIN:-$ROOT/target/$PDIR/sword}"
 mkdir -p "$WORK"
 DUMP="$WORK/wikidata-00000000-synth-$ENTITIES.json.gz"
 RUN="$WORK/run"
