@@ -123,7 +123,17 @@ pub fn crash_point(name: &str) {
     }
 }
 
-/// Remove temporary files (`.*.tmp.*`) left in `dir` by a run that was killed.
+/// True when `pid` (decimal text) names a running process. Where that cannot be known (no `/proc`), a
+/// temporary file is treated as stale only if its pid is not a number.
+fn pid_alive(pid: &str) -> bool {
+    match pid.parse::<u32>() {
+        Ok(p) if p == std::process::id() => false,
+        Ok(p) => Path::new("/proc").join(p.to_string()).exists(),
+        Err(_) => false,
+    }
+}
+
+/// Remove temporary files (`.*.tmp.<pid>`) left in `dir` by a run that was killed (whose process is gone).
 pub fn clean_stale_temps(dir: &Path) -> Result<usize> {
     let mut n = 0;
     let entries = match fs::read_dir(dir) {
@@ -134,10 +144,20 @@ pub fn clean_stale_temps(dir: &Path) -> Result<usize> {
     for entry in entries {
         let entry = entry.at(dir)?;
         let name = entry.file_name().to_string_lossy().into_owned();
-        if name.starts_with('.') && name.contains(".tmp.") {
-            fs::remove_file(entry.path()).at(entry.path())?;
-            n += 1;
+        let Some(pid) = name
+            .strip_prefix('.')
+            .and_then(|rest| rest.rsplit_once(".tmp."))
+            .map(|(_, pid)| pid)
+        else {
+            continue;
+        };
+        // A temporary file of a process that is still alive (another stage writing into the same directory)
+        // is not stale; only those of dead processes (killed runs) are removed.
+        if pid_alive(pid) {
+            continue;
         }
+        fs::remove_file(entry.path()).at(entry.path())?;
+        n += 1;
     }
     Ok(n)
 }
@@ -417,6 +437,20 @@ mod tests {
         assert!(is_fresh(d, "s", &cfg));
         fs::remove_file(d.join("out.bin")).unwrap();
         assert!(!is_fresh(d, "s", &cfg));
+    }
+
+    #[test]
+    fn stale_temps_of_dead_processes_go_and_live_ones_stay() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        // pid 1 is always alive; a pid above the kernel's maximum (4194304) never is.
+        fs::write(d.join(".a.bin.tmp.1"), b"x").unwrap();
+        fs::write(d.join(".b.bin.tmp.999999999"), b"x").unwrap();
+        fs::write(d.join("c.bin"), b"x").unwrap();
+        assert_eq!(clean_stale_temps(d).unwrap(), 1);
+        assert!(d.join(".a.bin.tmp.1").exists());
+        assert!(!d.join(".b.bin.tmp.999999999").exists());
+        assert!(d.join("c.bin").exists());
     }
 
     #[test]

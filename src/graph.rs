@@ -52,6 +52,7 @@ pub const TRIPLES_FILE: &str = "triples.parquet";
 pub struct GraphConfig {
     /// Accept `triples.parquet` even when its manifest is missing or does not vouch for it (`--force`).
     /// Typical: false.
+    #[serde(skip)]
     pub force: bool,
 }
 

@@ -79,6 +79,7 @@ pub struct WalkConfig {
     /// Also write `walks.txt` (node keys, one walk per line) for gensim and other tools.
     pub text: bool,
     /// Accept `graph.csr` (and `nodes.txt`) even when `graph.manifest.json` does not vouch for them.
+    #[serde(skip)]
     pub force: bool,
 }
 
