@@ -90,6 +90,13 @@ pub struct Args {
     /// bytes, print the JSON MB/s; writes nothing.
     #[arg(long, hide = true)]
     pub decode_only: bool,
+    /// Process only share `i` of `n` (`0 ≤ i < n`) of a plain JSON or multi-member gzip dump and write
+    /// `OUT/parts/extract-part-<i>-of-<n>.*` instead of the artifacts (see `--join-shards`).
+    #[arg(long, value_name = "I/N", conflicts_with = "join_shards")]
+    pub shard: Option<String>,
+    /// Join the `n` parts written by `--shard i/n` into the five artifacts (byte-identical to an unsharded run).
+    #[arg(long, value_name = "N")]
+    pub join_shards: Option<u32>,
 }
 
 /// Load a config file (a bare `Config` table, or one under `[extract]`).
@@ -131,7 +138,15 @@ pub fn cli(args: Args) -> Result<()> {
         );
         return Ok(());
     }
-    let m = run(&args.dump, &args.out, &cfg)?;
+    if let Some(spec) = &args.shard {
+        let (i, n) = crate::shard::parse_spec(spec)?;
+        crate::shard::run_shard(&args.dump, &args.out, &cfg, i, n)?;
+        return Ok(());
+    }
+    let m = match args.join_shards {
+        Some(n) => crate::shard::join_shards(&args.dump, &args.out, &cfg, n)?,
+        None => run(&args.dump, &args.out, &cfg)?,
+    };
     progress::log(format!(
         "extract: {} labelled entities, {} triples, {} statements, {} properties, {} transitive → {}",
         m.counts.get("labelled_entities").copied().unwrap_or(0),
@@ -241,7 +256,7 @@ impl Rules {
 /// A candidate statement held in memory between the streaming pass and the join: 48 bytes and no heap
 /// allocation for the usual statement GUID `Q42$0D9D1E2E-…` (stored as 16 bytes plus case flags), which keeps
 /// the ≈10⁸ candidates of a full dump in a few GB (see the README).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Cand {
     pub s: u64,
     pub o: u64,
@@ -251,7 +266,7 @@ pub struct Cand {
 }
 
 /// A statement GUID, compact when it has the standard shape `<Q|q><subject>$<UUID>`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum StmtId {
     /// UUID bytes; flags bit 0: prefix `q` (else `Q`), bit 1: lower-case hex (else upper-case).
     Guid([u8; 16], u8),
@@ -397,12 +412,12 @@ pub struct Counts {
 }
 
 impl Counts {
-    fn add(&mut self, k: &'static str, n: u64) {
+    pub(crate) fn add(&mut self, k: &'static str, n: u64) {
         if n > 0 {
             *self.map.entry(k).or_insert(0) += n;
         }
     }
-    fn merge(&mut self, o: Counts) {
+    pub(crate) fn merge(&mut self, o: Counts) {
         for (k, v) in o.map {
             self.add(k, v);
         }
@@ -410,7 +425,7 @@ impl Counts {
             *self.other_types.entry(k).or_insert(0) += v;
         }
     }
-    fn get(&self, k: &str) -> u64 {
+    pub(crate) fn get(&self, k: &str) -> u64 {
         self.map.get(k).copied().unwrap_or(0)
     }
 }
@@ -429,18 +444,18 @@ pub struct BadLine {
 /// What one chunk (or one joined line) contributes.
 #[derive(Default)]
 pub struct Part {
-    entities: Vec<EntityRecord>,
-    properties: Vec<PropertyRecord>,
+    pub(crate) entities: Vec<EntityRecord>,
+    pub(crate) properties: Vec<PropertyRecord>,
     /// Item→item statements of labelled subjects.
-    candidates: Vec<Cand>,
+    pub(crate) candidates: Vec<Cand>,
     /// Item→item statements of unlabelled subjects whose property is in the transitive seed.
-    seed_other: Vec<Cand>,
+    pub(crate) seed_other: Vec<Cand>,
     /// Item→item statements of unlabelled subjects, by property (to report transitive statements missed).
-    unlabelled_by_prop: HashMap<Pid, u64>,
-    counts: Counts,
+    pub(crate) unlabelled_by_prop: HashMap<Pid, u64>,
+    pub(crate) counts: Counts,
     /// Malformed lines: (relative line, relative offset, kind, message).
-    bad: Vec<(u64, u64, &'static str, String)>,
-    max_modified: Option<String>,
+    pub(crate) bad: Vec<(u64, u64, &'static str, String)>,
+    pub(crate) max_modified: Option<String>,
 }
 
 /// Parse one line and add what it contributes to `part` (the per-line core: pure, no I/O).
@@ -922,6 +937,22 @@ pub fn date_from_name(path: &Path) -> Option<String> {
 /// `out`. Output bytes depend only on the dump's decompressed content and the config (not on the thread count
 /// or the compression).
 pub fn run(dump: &Path, out: &Path, cfg: &Config) -> Result<Manifest> {
+    run_with(dump, out, cfg, |rules, acc, opts, progress| {
+        let work = |bytes: &[u8], s: bool| work_chunk(rules, bytes, s);
+        let mut sink = |c: ChunkOut<Part>| acc.feed(c);
+        dump::read_dump(dump, opts, &work, &mut sink, progress)
+    })
+}
+
+/// [`run`] with the reading step supplied by the caller (`crate::shard` replays shard parts through it): `read`
+/// feeds the accumulator in input order and returns the read statistics; everything after (the end of the
+/// stream, the join, the writers, the manifest) is the same as an unsharded run.
+pub fn run_with(
+    dump: &Path,
+    out: &Path,
+    cfg: &Config,
+    read: impl for<'a> FnOnce(&'a Rules, &mut Acc<'a>, &ReadOpts, &Progress) -> Result<dump::ReadStats>,
+) -> Result<Manifest> {
     let t0 = Instant::now();
     let rules = Rules::new(cfg)?;
     artifact::ensure_dir(out)?;
@@ -944,11 +975,7 @@ pub fn run(dump: &Path, out: &Path, cfg: &Config) -> Result<Manifest> {
     };
     let mut acc = Acc::new(&rules, cfg.max_bad_lines, dump);
     acc.progress = Some(&progress);
-    let work = |bytes: &[u8], s: bool| work_chunk(&rules, bytes, s);
-    let stats = {
-        let mut sink = |c: ChunkOut<Part>| acc.feed(c);
-        dump::read_dump(dump, &opts, &work, &mut sink, &progress)?
-    };
+    let stats = read(&rules, &mut acc, &opts, &progress)?;
     acc.finish()?;
     progress.finish();
     let t_read = t0.elapsed().as_secs_f64();

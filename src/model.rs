@@ -54,7 +54,7 @@ impl Triple {
 }
 
 /// A label in one language, and whether it came from the entity's `mul` ("default for all languages") label.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Label {
     pub text: String,
     pub from_mul: bool,
@@ -63,7 +63,7 @@ pub struct Label {
 /// One labelled entity of `entities.parquet` (an item or a property labelled in every configured language).
 /// `labels[i]` and `descriptions[i]` belong to the i-th configured language (the languages are recorded in the
 /// column names `label_<lang>` and in the extract manifest).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct EntityRecord {
     pub id: crate::ids::EntityId,
     pub labels: Vec<Label>,
@@ -76,7 +76,7 @@ pub struct EntityRecord {
 }
 
 /// Metadata of a property entity (`properties.parquet`), kept for every property in the dump.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct PropertyRecord {
     pub id: Pid,
     /// Wikibase datatype (`wikibase-item`, `string`, `time`, ...).

@@ -323,14 +323,14 @@ pub fn read_dump<T: Send>(
         // bad lines (never UB in safe code that copies each line before parsing), which is the usual mmap caveat.
         let map = unsafe { memmap2::Mmap::map(&file) }.at(path)?;
         advise_sequential(&map);
-        read_mapped(&map, opts, work, sink, progress)?;
+        read_mapped(&map, 0..map.len(), opts, work, sink, progress)?;
         return Ok(stats);
     }
     if format == Format::Gzip && opts.parallel_gzip {
         // SAFETY: as above.
         let map = unsafe { memmap2::Mmap::map(&file) }.at(path)?;
         advise_sequential(&map);
-        if let Some(members) = gz_parallel(&map, opts, work, sink, progress, path)? {
+        if let Some(members) = gz_parallel(&map, 0..map.len(), opts, work, sink, progress, path)? {
             stats.gzip_members = Some(members.0);
             stats.json_bytes = members.1;
             stats.parallel_inflate = true;
@@ -368,15 +368,19 @@ fn read_up_to(mut f: &std::fs::File, buf: &mut [u8]) -> std::io::Result<usize> {
 /// file cannot be split (fewer than two members: the caller then decodes it sequentially). Each member is cut
 /// into chunks on its worker; a member's first chunk is framed as if it started inside a line, so the layout
 /// does not have to put member starts at line starts.
-fn gz_parallel<T: Send>(
+///
+/// `range` is the byte range of the file to read (the whole file, or the whole members of one shard, see
+/// `crate::shard`); the range must start at a member start.
+pub(crate) fn gz_parallel<T: Send>(
     map: &memmap2::Mmap,
+    range: std::ops::Range<usize>,
     opts: &ReadOpts,
     work: &Work<'_, T>,
     sink: &mut dyn FnMut(ChunkOut<T>) -> Result<()>,
     progress: &Progress,
     path: &Path,
 ) -> Result<Option<(u64, u64)>> {
-    let data: &[u8] = map;
+    let data: &[u8] = &map[range.clone()];
     let window = rayon::current_num_threads().max(1) * opts.chunks_per_thread.max(1);
     let chunk_size = opts.chunk_size;
     let mut json = 0u64;
@@ -397,7 +401,7 @@ fn gz_parallel<T: Send>(
     let member_sink = |(start, outs): (usize, Vec<ChunkOut<T>>)| -> Result<()> {
         progress.inc(start.saturating_sub(last_start) as u64);
         // Members before this one are done: drop their pages from our resident set.
-        release(map, last_start, start - last_start.min(start));
+        release(map, range.start + last_start, start - last_start.min(start));
         last_start = start;
         for o in outs {
             json += o.len;
@@ -440,22 +444,26 @@ fn release(map: &memmap2::Mmap, offset: usize, len: usize) {
     let _ = (map, offset, len);
 }
 
-fn read_mapped<T: Send>(
+/// Read the bytes `range` of a mapped plain file (the whole file, or one shard's share, which must start at
+/// a line start) in parallel chunks cut at newlines.
+pub(crate) fn read_mapped<T: Send>(
     map: &memmap2::Mmap,
+    range: std::ops::Range<usize>,
     opts: &ReadOpts,
     work: &Work<'_, T>,
     sink: &mut dyn FnMut(ChunkOut<T>) -> Result<()>,
     progress: &Progress,
 ) -> Result<()> {
     let batch = rayon::current_num_threads().max(1) * opts.chunks_per_thread.max(1);
-    let mut start = 0usize;
-    while start < map.len() {
+    let data: &[u8] = &map[..range.end];
+    let mut start = range.start;
+    while start < data.len() {
         let mut ranges = Vec::with_capacity(batch);
-        while ranges.len() < batch && start < map.len() {
-            let target = (start + opts.chunk_size.max(1)).min(map.len());
-            let end = match memchr_nl(map, target.saturating_sub(1).max(start)) {
+        while ranges.len() < batch && start < data.len() {
+            let target = (start + opts.chunk_size.max(1)).min(data.len());
+            let end = match memchr_nl(data, target.saturating_sub(1).max(start)) {
                 Some(nl) => nl + 1,
-                None => map.len(),
+                None => data.len(),
             };
             ranges.push(start..end);
             start = end;
@@ -463,7 +471,7 @@ fn read_mapped<T: Send>(
         let outs: Vec<ChunkOut<T>> = ranges
             .par_iter()
             .map(|r| {
-                let out = work(&map[r.clone()], true);
+                let out = work(&data[r.clone()], true);
                 progress.inc(r.len() as u64);
                 out
             })

@@ -353,3 +353,291 @@ fn makefile_smoke_is_incremental_locked_and_returns_stage_exit_codes() {
     assert!(wd.join("out/20240102/logs/extract.log").exists());
     assert!(!wd.join("out/20240102/triples.parquet").exists());
 }
+
+// ---- `sword extract --shard i/n` and `--join-shards n` (helper "shard") -----------------------------------
+
+const EXTRACT_ARTIFACTS: [&str; 5] = [
+    "entities.parquet",
+    "triples.parquet",
+    "statements.parquet",
+    "properties.parquet",
+    "transitive.parquet",
+];
+
+/// Run `n` shards as separate processes into `OUT-sharded`, join them, and assert that the five artifacts are
+/// byte-identical to one unsharded run into `OUT-full` (and that the manifests agree on counts and bad lines).
+fn assert_shards_match_unsharded(wd: &Workdir, dump: &Path, label: &str, n: u32) {
+    let d = dump.to_str().unwrap();
+    let full = format!("{label}-full");
+    let sharded = format!("{label}-sharded-{n}");
+    if !wd.join(&full).join("extract.manifest.json").exists() {
+        wd.run_ok(&["extract", "--dump", d, "--out", &full]);
+    }
+    // The shards run as concurrent local processes writing into the same parts directory.
+    let children: Vec<_> = (0..n)
+        .map(|k| {
+            let spec = format!("{k}/{n}");
+            wd.command(&["extract", "--dump", d, "--out", &sharded, "--shard", &spec])
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for (k, c) in children.into_iter().enumerate() {
+        let o = c.wait_with_output().unwrap();
+        assert!(
+            o.status.success(),
+            "shard {k}/{n}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(wd
+            .join(&sharded)
+            .join(format!("parts/extract-part-{k}-of-{n}.manifest.json"))
+            .exists());
+    }
+    assert!(!wd.join(&sharded).join("triples.parquet").exists());
+    wd.run_ok(&[
+        "extract",
+        "--dump",
+        d,
+        "--out",
+        &sharded,
+        "--join-shards",
+        &n.to_string(),
+    ]);
+    for a in EXTRACT_ARTIFACTS {
+        let x = wd.read(&format!("{full}/{a}"));
+        let y = wd.read(&format!("{sharded}/{a}"));
+        assert!(
+            x == y,
+            "{label}, {n} shards: {a} differs from the unsharded run"
+        );
+    }
+    let m = |dir: &str| -> serde_json::Value {
+        serde_json::from_slice(&wd.read(&format!("{dir}/extract.manifest.json"))).unwrap()
+    };
+    let (a, b) = (m(&full), m(&sharded));
+    assert_eq!(a["counts"], b["counts"], "{label}, {n} shards: counts");
+    assert_eq!(a["rejects"], b["rejects"], "{label}, {n} shards: rejects");
+    assert_eq!(
+        a["extra"]["bad_lines"], b["extra"]["bad_lines"],
+        "{label}, {n} shards: bad lines (absolute line numbers and offsets)"
+    );
+    assert!(a["counts"]["triples"].as_u64().unwrap() > 0 || label.contains("tiny"));
+    // The parts are listed as inputs of the joined manifest.
+    assert_eq!(b["inputs"].as_array().unwrap().len(), 1 + 2 * n as usize);
+}
+
+#[test]
+fn shards_plain_json_match_unsharded_run_byte_for_byte() {
+    let wd = Workdir::new();
+    wd.run_ok(&["synth", "--entities", "3000", "--out", "d.json"]);
+    // A few malformed lines (so bad-line positions must become absolute in the join) and a long line.
+    let text = String::from_utf8(wd.read("d.json")).unwrap();
+    let mut out = String::new();
+    for (i, line) in text.split_inclusive('\n').enumerate() {
+        out.push_str(line);
+        if i % 701 == 350 {
+            out.push_str("{\"type\":\"item\",\"id\":\"Q1\",\"labels\":{,\n");
+        }
+    }
+    let dump = wd.write("d.json", out);
+    for n in [1, 4, 7] {
+        assert_shards_match_unsharded(&wd, &dump, "plain", n);
+    }
+    let m: serde_json::Value =
+        serde_json::from_slice(&wd.read("plain-sharded-7/extract.manifest.json")).unwrap();
+    let bad = m["extra"]["bad_lines"].as_array().unwrap();
+    assert_eq!(bad.len(), 4, "{bad:?}");
+    // Independent oracle: each reported offset / line number points at an inserted line.
+    let bytes = wd.read("d.json");
+    for b in bad {
+        let off = b["offset"].as_u64().unwrap() as usize;
+        assert!(bytes[off..].starts_with(b"{\"type\":\"item\",\"id\":\"Q1\",\"labels\":{,\n"));
+        let line = b["line"].as_u64().unwrap() as usize;
+        assert_eq!(
+            bytes[..off].iter().filter(|&&c| c == b'\n').count() + 1,
+            line
+        );
+    }
+}
+
+#[test]
+fn shards_multi_member_gzip_match_unsharded_run_byte_for_byte() {
+    let wd = Workdir::new();
+    wd.run_ok(&[
+        "synth",
+        "--entities",
+        "3000",
+        "--member-lines",
+        "100",
+        "--out",
+        "d.json.gz",
+    ]);
+    let dump = wd.join("d.json.gz");
+    assert_shards_match_unsharded(&wd, &dump, "gz", 4);
+    // More shards than members: some shards are empty.
+    assert_shards_match_unsharded(&wd, &dump, "gz", 45);
+    let p: serde_json::Value =
+        serde_json::from_slice(&wd.read("gz-sharded-45/parts/extract-part-1-of-45.manifest.json"))
+            .unwrap();
+    assert!(p["members"].as_u64().is_some());
+}
+
+#[test]
+fn shards_real_fixture_gzip_and_plain_match_unsharded_run() {
+    let Some(gz) = crate::util::real_fixture("generated/wikimedia-layout_1000-entities.json.gz")
+    else {
+        return;
+    };
+    let wd = Workdir::new();
+    // 12 members: 4 shards, and 20 shards (empty ones included).
+    assert_shards_match_unsharded(&wd, &gz, "real-gz", 4);
+    assert_shards_match_unsharded(&wd, &gz, "real-gz", 20);
+    // The same dump decompressed (plain JSON).
+    let mut plain = Vec::new();
+    std::io::Read::read_to_end(
+        &mut flate2::read::MultiGzDecoder::new(std::fs::File::open(&gz).unwrap()),
+        &mut plain,
+    )
+    .unwrap();
+    let dump = wd.write("jsondumpdata_20151109_1000-entities.json", plain);
+    assert_shards_match_unsharded(&wd, &dump, "real-plain", 4);
+    assert_shards_match_unsharded(&wd, &dump, "real-plain", 13);
+}
+
+#[test]
+fn shards_refuse_unsplittable_dumps_and_join_names_missing_or_bad_parts() {
+    let wd = Workdir::new();
+    wd.run_ok(&["synth", "--entities", "300", "--out", "d.json.bz2"]);
+    let (code, err) = wd.run_err(&[
+        "extract",
+        "--dump",
+        "d.json.bz2",
+        "--out",
+        "o",
+        "--shard",
+        "0/2",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("cannot be split") && err.contains("without --shard"),
+        "{err}"
+    );
+
+    // Single-member gzip: cannot be split either.
+    wd.run_ok(&["synth", "--entities", "300", "--out", "d.json"]);
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    std::io::Write::write_all(&mut e, &wd.read("d.json")).unwrap();
+    wd.write("single.json.gz", e.finish().unwrap());
+    let (code, err) = wd.run_err(&[
+        "extract",
+        "--dump",
+        "single.json.gz",
+        "--out",
+        "o",
+        "--shard",
+        "1/2",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("single-member gzip"), "{err}");
+
+    // Bad specs.
+    let (code, _) = wd.run_err(&[
+        "extract", "--dump", "d.json", "--out", "o", "--shard", "2/2",
+    ]);
+    assert_eq!(code, 2);
+
+    // A missing part: a clear error naming it, no artifacts written.
+    wd.run_ok(&[
+        "extract", "--dump", "d.json", "--out", "o", "--shard", "0/2",
+    ]);
+    let (code, err) = wd.run_err(&[
+        "extract",
+        "--dump",
+        "d.json",
+        "--out",
+        "o",
+        "--join-shards",
+        "2",
+    ]);
+    assert_eq!(code, 3, "{err}");
+    assert!(
+        err.contains("extract-part-1-of-2") && err.contains("missing"),
+        "{err}"
+    );
+    assert!(!wd.join("o/triples.parquet").exists());
+
+    // A part made with another config is refused.
+    wd.run_ok(&[
+        "extract",
+        "--dump",
+        "d.json",
+        "--out",
+        "o",
+        "--shard",
+        "1/2",
+        "--languages",
+        "en",
+    ]);
+    let (code, err) = wd.run_err(&[
+        "extract",
+        "--dump",
+        "d.json",
+        "--out",
+        "o",
+        "--join-shards",
+        "2",
+    ]);
+    assert_eq!(code, 3, "{err}");
+    assert!(err.contains("different extract config"), "{err}");
+
+    // A corrupt part (one byte changed) is refused.
+    wd.run_ok(&[
+        "extract", "--dump", "d.json", "--out", "o", "--shard", "1/2",
+    ]);
+    let p = "o/parts/extract-part-1-of-2.json.zst";
+    let mut bytes = wd.read(p);
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0x55;
+    wd.write(p, bytes);
+    let (code, err) = wd.run_err(&[
+        "extract",
+        "--dump",
+        "d.json",
+        "--out",
+        "o",
+        "--join-shards",
+        "2",
+    ]);
+    assert_eq!(code, 3, "{err}");
+    assert!(err.contains("extract-part-1-of-2.json.zst"), "{err}");
+
+    // Parts of another dump are refused.
+    wd.run_ok(&[
+        "extract", "--dump", "d.json", "--out", "o", "--shard", "1/2",
+    ]);
+    wd.run_ok(&["synth", "--entities", "301", "--out", "other.json"]);
+    let (code, err) = wd.run_err(&[
+        "extract",
+        "--dump",
+        "other.json",
+        "--out",
+        "o",
+        "--join-shards",
+        "2",
+    ]);
+    assert_eq!(code, 3, "{err}");
+    assert!(err.contains("different dump"), "{err}");
+    // And the right dump joins.
+    wd.run_ok(&[
+        "extract",
+        "--dump",
+        "d.json",
+        "--out",
+        "o",
+        "--join-shards",
+        "2",
+    ]);
+    assert!(wd.join("o/triples.parquet").exists());
+}
