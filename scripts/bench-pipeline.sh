@@ -4,12 +4,12 @@
 #
 #   scripts/bench-pipeline.sh [ENTITIES] [WORKDIR]
 #
-# ENTITIES defaults to 3,900,000: the synthetic generator keeps ≈ 0.55 final triples per entity line at its
-# defaults (30 k entities → 16 354 triples), so 3.9 M lines give ≈ 2.1 M triples (≈ 22 GB of JSON, ≈ 3.3 GB
-# gzipped). WORKDIR (default /tmp/sword-bench-pipeline) must have that much free space.
+# ENTITIES defaults to 10,000,000: at its defaults the synthetic generator yields ≈ 0.21 final triples per
+# entity line (400 k entities → 85 476 triples, 332 MB gzipped), so 10 M lines give ≈ 2.1 M triples
+# (≈ 8.3 GB gzipped). WORKDIR (default /tmp/sword-bench-pipeline) must have that much free space.
 # Prints a Markdown table (stage, wall s, CPU s, peak RSS MB, counts) for BENCHMARKS.md.
 set -euo pipefail
-ENTITIES=${1:-3900000}
+ENTITIES=${1:-10000000}
 WORK=${2:-/tmp/sword-bench-pipeline}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 PROFILE=${PROFILE:-release}
