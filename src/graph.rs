@@ -76,7 +76,7 @@ pub struct Args {
 
 /// Entry point from the binary.
 pub fn cli(args: Args) -> Result<()> {
-    let mut cfg: GraphConfig = load_config(args.config.as_deref())?;
+    let mut cfg: GraphConfig = crate::config::load(args.config.as_deref())?;
     cfg.force |= args.force;
     let m = run(&args.out, &cfg, args.edges.as_deref())?;
     progress::log(format!(
@@ -88,19 +88,6 @@ pub fn cli(args: Args) -> Result<()> {
         args.out.join(GRAPH_FILE).display()
     ));
     Ok(())
-}
-
-/// Load a stage config from an optional TOML file (missing fields take their defaults).
-pub(crate) fn load_config<T: Default + serde::de::DeserializeOwned>(
-    path: Option<&Path>,
-) -> Result<T> {
-    match path {
-        None => Ok(T::default()),
-        Some(p) => {
-            let text = std::fs::read_to_string(p).at(p)?;
-            toml::from_str(&text).map_err(|e| Error::Config(format!("{}: {e}", p.display())))
-        }
-    }
 }
 
 // ---------------------------------------------------------------------------------------------------------

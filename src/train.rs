@@ -33,7 +33,7 @@
 
 use crate::artifact::{self, Manifest};
 use crate::embed::Embeddings;
-use crate::error::{Error, IoContext, Result};
+use crate::error::{Error, Result};
 use crate::progress::{Progress, Unit};
 use ndarray::Array2;
 use rand::rngs::ChaCha8Rng;
@@ -954,18 +954,9 @@ impl TrainOpts {
     }
 }
 
-/// Load a `TrainConfig` from TOML.
-pub fn load_config(path: &Path) -> Result<TrainConfig> {
-    let text = std::fs::read_to_string(path).at(path)?;
-    toml::from_str(&text).map_err(|e| Error::bad_input(path, e.to_string()))
-}
-
 /// Entry point from the binary.
 pub fn cli(args: Args) -> Result<()> {
-    let mut cfg = match &args.config {
-        Some(p) => load_config(p)?,
-        None => TrainConfig::default(),
-    };
+    let mut cfg: TrainConfig = crate::config::load(args.config.as_deref())?;
     args.opts.apply(&mut cfg);
     let m = run_with(&args.out, &cfg, args.force)?;
     crate::progress::log(format!(

@@ -154,7 +154,7 @@ pub struct Args {
 
 /// Entry point from the binary.
 pub fn cli(args: Args) -> Result<()> {
-    let mut cfg: WalkConfig = graph::load_config(args.config.as_deref())?;
+    let mut cfg: WalkConfig = crate::config::load(args.config.as_deref())?;
     if let Some(v) = args.p {
         cfg.p = v;
     }
