@@ -866,49 +866,55 @@ pub fn distortions_schema() -> Arc<Schema> {
     ))
 }
 
+/// The columns that `distortions.parquet` and `sword.parquet` share, in schema order (statement id through
+/// original statement id), for one chunk of rows.
+pub fn distortion_columns(chunk: &[Distortion]) -> Vec<ArrayRef> {
+    let strs = |f: &dyn Fn(&Distortion) -> String| -> ArrayRef {
+        Arc::new(StringArray::from_iter_values(chunk.iter().map(f)))
+    };
+    let opt = |f: &dyn Fn(&Distortion) -> Option<String>| -> ArrayRef {
+        Arc::new(chunk.iter().map(f).collect::<StringArray>())
+    };
+    vec![
+        strs(&|d| d.statement_id.clone()),
+        Arc::new(UInt32Array::from_iter_values(
+            chunk.iter().map(|d| d.original_id),
+        )),
+        strs(&|d| d.strategy.as_str().to_string()),
+        Arc::new(BooleanArray::from(
+            chunk
+                .iter()
+                .map(|d| d.strategy == Strategy::ORG)
+                .collect::<Vec<_>>(),
+        )),
+        strs(&|d| d.subject.to_string()),
+        strs(&|d| d.property.to_string()),
+        strs(&|d| d.object.to_string()),
+        opt(&|d| d.replaced_role.map(|r| r.as_str().to_string())),
+        opt(&|d| d.original_entity.map(|q| q.to_string())),
+        opt(&|d| d.replacement_entity.map(|q| q.to_string())),
+        Arc::new(chunk.iter().map(|d| d.cosine).collect::<Float32Array>()),
+        Arc::new(
+            chunk
+                .iter()
+                .map(|d| d.cosine_centred)
+                .collect::<Float32Array>(),
+        ),
+        Arc::new(UInt32Array::from_iter_values(
+            chunk.iter().map(|d| d.attempts),
+        )),
+        strs(&|d| d.original_rank.as_str().to_string()),
+        strs(&|d| d.original_statement_id.clone()),
+    ]
+}
+
 /// Write distortion rows as Parquet.
 pub fn write_distortions<W: Write + Send>(w: W, rows: &[Distortion], path: &Path) -> Result<W> {
     let schema = distortions_schema();
     let mut writer = ArrowWriter::try_new(w, schema.clone(), Some(tables::writer_props()))
         .map_err(|e| Error::parquet(path, e))?;
     for chunk in rows.chunks(tables::ROW_GROUP) {
-        let strs = |f: &dyn Fn(&Distortion) -> String| -> ArrayRef {
-            Arc::new(StringArray::from_iter_values(chunk.iter().map(f)))
-        };
-        let opt = |f: &dyn Fn(&Distortion) -> Option<String>| -> ArrayRef {
-            Arc::new(chunk.iter().map(f).collect::<StringArray>())
-        };
-        let cols: Vec<ArrayRef> = vec![
-            strs(&|d| d.statement_id.clone()),
-            Arc::new(UInt32Array::from_iter_values(
-                chunk.iter().map(|d| d.original_id),
-            )),
-            strs(&|d| d.strategy.as_str().to_string()),
-            Arc::new(BooleanArray::from(
-                chunk
-                    .iter()
-                    .map(|d| d.strategy == Strategy::ORG)
-                    .collect::<Vec<_>>(),
-            )),
-            strs(&|d| d.subject.to_string()),
-            strs(&|d| d.property.to_string()),
-            strs(&|d| d.object.to_string()),
-            opt(&|d| d.replaced_role.map(|r| r.as_str().to_string())),
-            opt(&|d| d.original_entity.map(|q| q.to_string())),
-            opt(&|d| d.replacement_entity.map(|q| q.to_string())),
-            Arc::new(chunk.iter().map(|d| d.cosine).collect::<Float32Array>()),
-            Arc::new(
-                chunk
-                    .iter()
-                    .map(|d| d.cosine_centred)
-                    .collect::<Float32Array>(),
-            ),
-            Arc::new(UInt32Array::from_iter_values(
-                chunk.iter().map(|d| d.attempts),
-            )),
-            strs(&|d| d.original_rank.as_str().to_string()),
-            strs(&|d| d.original_statement_id.clone()),
-        ];
+        let cols: Vec<ArrayRef> = distortion_columns(chunk);
         let batch =
             RecordBatch::try_new(schema.clone(), cols).map_err(|e| Error::parquet(path, e))?;
         writer.write(&batch).map_err(|e| Error::parquet(path, e))?;

@@ -11,7 +11,7 @@ use crate::error::{Error, IoContext, Result};
 use crate::ids::{EntityId, Pid};
 use crate::model::{EntityRecord, Label, PropertyRecord};
 use crate::tables;
-use arrow_array::{ArrayRef, BooleanArray, Float32Array, RecordBatch, StringArray, UInt32Array};
+use arrow_array::{ArrayRef, BooleanArray, RecordBatch, StringArray, UInt32Array};
 use arrow_schema::{DataType, Field, Schema};
 use parquet::arrow::ArrowWriter;
 use serde::{Deserialize, Serialize};
@@ -205,43 +205,7 @@ fn batch_for(
     schema: &Arc<Schema>,
     path: &Path,
 ) -> Result<RecordBatch> {
-    let strs = |f: &dyn Fn(&Distortion) -> String| -> ArrayRef {
-        Arc::new(StringArray::from_iter_values(chunk.iter().map(f)))
-    };
-    let opt = |f: &dyn Fn(&Distortion) -> Option<String>| -> ArrayRef {
-        Arc::new(chunk.iter().map(f).collect::<StringArray>())
-    };
-    let mut cols: Vec<ArrayRef> = vec![
-        strs(&|d| d.statement_id.clone()),
-        Arc::new(UInt32Array::from_iter_values(
-            chunk.iter().map(|d| d.original_id),
-        )),
-        strs(&|d| d.strategy.as_str().to_string()),
-        Arc::new(BooleanArray::from(
-            chunk
-                .iter()
-                .map(|d| d.strategy == Strategy::ORG)
-                .collect::<Vec<_>>(),
-        )),
-        strs(&|d| d.subject.to_string()),
-        strs(&|d| d.property.to_string()),
-        strs(&|d| d.object.to_string()),
-        opt(&|d| d.replaced_role.map(|r| r.as_str().to_string())),
-        opt(&|d| d.original_entity.map(|q| q.to_string())),
-        opt(&|d| d.replacement_entity.map(|q| q.to_string())),
-        Arc::new(chunk.iter().map(|d| d.cosine).collect::<Float32Array>()),
-        Arc::new(
-            chunk
-                .iter()
-                .map(|d| d.cosine_centred)
-                .collect::<Float32Array>(),
-        ),
-        Arc::new(UInt32Array::from_iter_values(
-            chunk.iter().map(|d| d.attempts),
-        )),
-        strs(&|d| d.original_rank.as_str().to_string()),
-        strs(&|d| d.original_statement_id.clone()),
-    ];
+    let mut cols: Vec<ArrayRef> = crate::distort::distortion_columns(chunk);
     for r in 0..ROLES.len() {
         for l in 0..lookup.languages.len() {
             cols.push(Arc::new(
