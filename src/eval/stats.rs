@@ -82,6 +82,27 @@ pub struct Interval {
     pub hi: f64,
 }
 
+/// 95% percentile intervals: for every measure of `est`, the 2.5% and 97.5% quantiles of its values over
+/// the bootstrap replicates `reps` (a replicate may lack a measure, e.g. an empty cell); NaN bounds when no
+/// replicate has it.
+pub fn percentile_intervals(
+    est: std::collections::BTreeMap<String, f64>,
+    reps: &[std::collections::BTreeMap<String, f64>],
+) -> std::collections::BTreeMap<String, Interval> {
+    est.into_iter()
+        .map(|(name, estimate)| {
+            let mut v: Vec<f64> = reps.iter().filter_map(|r| r.get(&name).copied()).collect();
+            v.sort_by(f64::total_cmp);
+            let (lo, hi) = if v.is_empty() {
+                (f64::NAN, f64::NAN)
+            } else {
+                (quantile_sorted(&v, 0.025), quantile_sorted(&v, 0.975))
+            };
+            (name, Interval { estimate, lo, hi })
+        })
+        .collect()
+}
+
 /// The resampled unit indices of replicate `b` (seeded from (seed, b), so replicates do not depend on the
 /// order or number of threads they are computed in).
 pub fn bootstrap_indices(n_units: usize, seed: u64, b: usize) -> Vec<usize> {

@@ -184,21 +184,7 @@ pub fn bootstrap_measures(rows: &[SwordRow], b: usize, seed: u64) -> BTreeMap<St
             measures_tagged(&sample)
         })
         .collect();
-    est.into_iter()
-        .map(|(name, estimate)| {
-            let mut v: Vec<f64> = reps.iter().filter_map(|r| r.get(&name).copied()).collect();
-            v.sort_by(f64::total_cmp);
-            let (lo, hi) = if v.is_empty() {
-                (f64::NAN, f64::NAN)
-            } else {
-                (
-                    stats::quantile_sorted(&v, 0.025),
-                    stats::quantile_sorted(&v, 0.975),
-                )
-            };
-            (name, Interval { estimate, lo, hi })
-        })
-        .collect()
+    stats::percentile_intervals(est, &reps)
 }
 
 #[cfg(test)]
