@@ -8,8 +8,9 @@
 //! - the item→item statements of labelled subjects (candidates), and the item→item statements of presumed
 //!   transitive properties (`transitive_seed`) whatever their subject;
 //!
-//! then a join keeps the candidates whose property and object are labelled: `statements.parquet` (all ranks,
-//! the existence index) and `triples.parquet` (deprecated out, one row per (S, P, O) with the best rank).
+//! then a join keeps the candidates whose object is labelled: `statements.parquet` (all ranks, the existence
+//! index; property labelled or an inverse partner of a labelled property, see [`index_properties`]) and
+//! `triples.parquet` (property labelled, deprecated out, one row per (S, P, O) with the best rank).
 //! `transitive.parquet` holds every kept statement whose property turned out transitive (P31 Q18647515).
 
 use crate::artifact::{self, AtomicFile, FileRef, Manifest};
@@ -842,6 +843,39 @@ pub struct Joined {
     pub duplicate_entities: u64,
 }
 
+/// Properties whose statements between labelled items go to the existence index: the labelled properties,
+/// and every inverse partner of a labelled property (P1696 stated on either side) even when the partner itself
+/// is not labelled in every language.
+///
+/// Why the partners: a distortion (S′, P, O′) of a labelled P is true when (O′, P′, S′) is stated for an inverse
+/// P′ of P, and Wikidata often states such a fact on one side only. An index restricted to labelled properties
+/// would be blind to it whenever P′ lacks a Korean or Japanese label, and the distortion stage would label a
+/// true statement false. Partners add few rows (there are a few hundred inverse pairs in Wikidata).
+pub fn index_properties(
+    properties: &[PropertyRecord],
+    labelled: &HashSet<EntityId>,
+) -> HashSet<Pid> {
+    let is_labelled = |p: Pid| labelled.contains(&EntityId::Property(p));
+    let mut out: HashSet<Pid> = labelled
+        .iter()
+        .filter_map(|e| match e {
+            EntityId::Property(p) => Some(*p),
+            EntityId::Item(_) => None,
+        })
+        .collect();
+    for p in properties {
+        for &q in &p.inverse {
+            if is_labelled(p.id) {
+                out.insert(q);
+            }
+            if is_labelled(q) {
+                out.insert(p.id);
+            }
+        }
+    }
+    out
+}
+
 /// Sort, deduplicate and join (pure).
 pub fn join(
     mut entities: Vec<EntityRecord>,
@@ -872,10 +906,11 @@ pub fn join(
     drop(seed_other);
     transitive.sort_unstable_by(Cand::cmp_as_triple);
     transitive.dedup();
+    let index_props = index_properties(&properties, &labelled);
     let mut statements: Vec<Triple> = candidates
         .iter()
         .filter(|c| {
-            labelled.contains(&EntityId::Property(Pid(u64::from(c.p))))
+            index_props.contains(&Pid(u64::from(c.p)))
                 && labelled.contains(&EntityId::Item(Qid(c.o)))
         })
         .map(Cand::to_triple)
@@ -883,9 +918,14 @@ pub fn join(
     drop(candidates);
     statements.sort_unstable();
     statements.dedup();
-    // Final triples: deprecated out, one row per (S, P, O) with the best rank (ties: smallest statement id).
+    // Final triples: P labelled, deprecated out, one row per (S, P, O) with the best rank (ties: smallest
+    // statement id).
     let mut triples: Vec<Triple> = Vec::new();
-    for t in statements.iter().filter(|t| t.rank != Rank::Deprecated) {
+    for t in statements
+        .iter()
+        .filter(|t| t.rank != Rank::Deprecated)
+        .filter(|t| labelled.contains(&EntityId::Property(t.property)))
+    {
         match triples.last_mut() {
             Some(last) if last.key() == t.key() => {
                 if t.rank > last.rank {
@@ -1151,6 +1191,41 @@ fn write_parquet(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn index_keeps_labelled_properties_and_inverse_partners_of_labelled_ones() {
+        let prop = |id: u64, inverse: &[u64]| PropertyRecord {
+            id: Pid(id),
+            datatype: "wikibase-item".into(),
+            labels: vec![],
+            transitive: false,
+            symmetric: false,
+            inverse: inverse.iter().map(|&q| Pid(q)).collect(),
+        };
+        // P1 labelled, declares P2 (unlabelled); P3 unlabelled, declares P4 (labelled); P5 and P6 unlabelled
+        // partners of each other; P7 unlabelled, no inverse; P8 labelled, no inverse.
+        let props = [
+            prop(1, &[2]),
+            prop(2, &[]),
+            prop(3, &[4]),
+            prop(4, &[]),
+            prop(5, &[6]),
+            prop(6, &[5]),
+            prop(7, &[]),
+            prop(8, &[]),
+        ];
+        let labelled: HashSet<EntityId> = [1, 4, 8]
+            .into_iter()
+            .map(|p| EntityId::Property(Pid(p)))
+            .chain([EntityId::Item(Qid(1))])
+            .collect();
+        let mut got: Vec<u64> = index_properties(&props, &labelled)
+            .into_iter()
+            .map(|p| p.0)
+            .collect();
+        got.sort_unstable();
+        assert_eq!(got, [1, 2, 3, 4, 8]);
+    }
 
     fn rules(langs: &[&str], mul: &[&str]) -> Rules {
         Rules::new(&Config {

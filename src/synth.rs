@@ -172,7 +172,8 @@ pub struct Truth {
     /// Final triples: subject item, property and object item all labelled, statement not deprecated; one entry
     /// per (S, P, O) with the best rank of its statements.
     pub triples: BTreeMap<(Qid, Pid, Qid), Rank>,
-    /// Existence index: every item → item statement of any rank whose three parts are labelled.
+    /// Existence index: every item → item statement of any rank whose subject and object are labelled and
+    /// whose property is labelled or is the inverse of a labelled property.
     pub statements: BTreeSet<(Qid, Pid, Qid)>,
     /// Every item → item statement of a transitive property, whatever the labels, with its best rank over all
     /// its statements (deprecated included).
@@ -1616,9 +1617,17 @@ fn record(
         t.transitive.push((key, rk));
     }
     let o_labelled = oi.is_some_and(|r| m.labelled(EntityIndex::Item(r)));
-    if s_labelled && o_labelled && m.labelled(EntityIndex::Prop(pi)) {
+    let p_labelled = m.labelled(EntityIndex::Prop(pi));
+    // The existence index also keeps the statements of an unlabelled inverse partner of a labelled property.
+    let partner_labelled = p.inverse.is_some_and(|q| {
+        m.props
+            .iter()
+            .position(|d| d.id == q)
+            .is_some_and(|j| m.labelled(EntityIndex::Prop(j)))
+    });
+    if s_labelled && o_labelled && (p_labelled || partner_labelled) {
         t.statements.push(key);
-        if rk != Rank::Deprecated {
+        if p_labelled && rk != Rank::Deprecated {
             t.triples.push((key, rk));
         }
     }

@@ -826,3 +826,109 @@ fn cli_distort_and_export_on_the_kb_emit_only_false_statements() {
     assert_eq!(code, 3, "{err}");
     assert!(err.contains("distortions.parquet"), "{err}");
 }
+
+/// One dump line for the inverse-property regression test: an entity labelled in all eight languages (or only
+/// in English when `all_langs` is false) with item → item claims.
+fn family_line(id: &str, all_langs: bool, extra: &str, claims: &[(&str, &str)]) -> String {
+    let langs: &[&str] = if all_langs { &LANGS } else { &LANGS[..1] };
+    let labels: Vec<String> = langs
+        .iter()
+        .map(|l| format!(r#""{l}":{{"language":"{l}","value":"{id} {l}"}}"#))
+        .collect();
+    let mut by_prop: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    for (i, (p, o)) in claims.iter().enumerate() {
+        let value = if o.starts_with('P') {
+            format!(r#"{{"entity-type":"property","id":"{o}"}}"#)
+        } else {
+            format!(r#"{{"entity-type":"item","id":"{o}"}}"#)
+        };
+        by_prop.entry(p).or_default().push(format!(
+            r#"{{"mainsnak":{{"snaktype":"value","property":"{p}","datavalue":{{"value":{value},"type":"wikibase-entityid"}}}},"type":"statement","id":"{id}${i}","rank":"normal"}}"#
+        ));
+    }
+    let claims: Vec<String> = by_prop
+        .iter()
+        .map(|(p, v)| format!(r#""{p}":[{}]"#, v.join(",")))
+        .collect();
+    let kind = if id.starts_with('P') {
+        "property"
+    } else {
+        "item"
+    };
+    format!(
+        r#"{{"type":"{kind}","id":"{id}"{extra},"labels":{{{}}},"claims":{{{}}}}}"#,
+        labels.join(","),
+        claims.join(",")
+    )
+}
+
+/// Regression: P40 "child" is labelled in all eight languages, its inverse P22 "father" only in English. Alice's
+/// father is stated once, as (Alice, P22, Dave), so the object swap (Dave, P40, Alice) of the original
+/// (Dave, P40, Carol) is true. The existence index must keep the P22 statement although P22 is not labelled,
+/// and no seed may export (Dave, P40, Alice) as false.
+#[test]
+fn an_unlabelled_inverse_property_still_blocks_true_variants() {
+    let wd = Workdir::new();
+    let lines = [
+        family_line("Q11", true, "", &[("P40", "Q12")]), // Dave: child Carol
+        family_line("Q12", true, "", &[]),               // Carol
+        family_line("Q13", true, "", &[("P22", "Q11"), ("P40", "Q16")]), // Alice: father Dave
+        family_line("Q14", true, "", &[("P40", "Q15")]), // Bob: child Erin
+        family_line("Q15", true, "", &[]),
+        family_line("Q16", true, "", &[]),
+        family_line(
+            "P40",
+            true,
+            r#","datatype":"wikibase-item""#,
+            &[("P1696", "P22")],
+        ),
+        family_line("P22", false, r#","datatype":"wikibase-item""#, &[]),
+    ];
+    wd.write("family.json", format!("[\n{}\n]\n", lines.join(",\n")));
+    wd.run_ok(&["extract", "--dump", "family.json", "--out", "run"]);
+    let stated: Vec<(String, String, String)> =
+        sword::tables::read_triples_file(&wd.join("run/statements.parquet"))
+            .unwrap()
+            .iter()
+            .map(|t| {
+                (
+                    t.subject.to_string(),
+                    t.property.to_string(),
+                    t.object.to_string(),
+                )
+            })
+            .collect();
+    assert!(
+        stated.contains(&("Q13".into(), "P22".into(), "Q11".into())),
+        "{stated:?}"
+    );
+    let triples = sword::tables::read_triples_file(&wd.join("run/triples.parquet")).unwrap();
+    assert!(triples.iter().all(|t| t.property == Pid(40)), "{triples:?}");
+    wd.run_ok(&["graph", "--out", "run"]);
+    wd.run_ok(&["walks", "--out", "run"]);
+    wd.run_ok(&["-j", "1", "train", "--out", "run"]);
+    let mut inverse_rejections = 0;
+    for seed in 1..=12 {
+        let seed = seed.to_string();
+        wd.run_ok(&["distort", "--out", "run", "--seed", &seed, "--force"]);
+        for b in batches(wd.read("run/distortions.parquet")) {
+            let (s, pp, o) = (
+                strings(&b, "subject"),
+                strings(&b, "property"),
+                strings(&b, "object"),
+            );
+            for i in 0..b.num_rows() {
+                let row = (s.value(i), pp.value(i), o.value(i));
+                assert_ne!(row, ("Q11", "P40", "Q13"), "seed {seed}: a true variant");
+            }
+        }
+        let m = sword::artifact::Manifest::read(&wd.join("run/distort.manifest.json")).unwrap();
+        inverse_rejections += m
+            .rejects
+            .iter()
+            .filter(|(k, _)| k.contains("inverse"))
+            .map(|(_, v)| *v)
+            .sum::<u64>();
+    }
+    assert!(inverse_rejections > 0, "the inverse rule never fired");
+}
