@@ -449,7 +449,7 @@ pub fn biased_step<R: Rng>(
             y < bias.inv_p
         } else if y < bias.floor {
             true
-        } else if csr.has_edge(prev, x) {
+        } else if adjacent(csr, prev, x) {
             y < 1.0
         } else {
             y < bias.inv_q
@@ -457,6 +457,18 @@ pub fn biased_step<R: Rng>(
         if accept {
             return (x, tries);
         }
+    }
+}
+
+/// `u ∈ N(v)` on an undirected CSR, by searching the shorter of the two lists (as `Csr::has_edge`, with a
+/// linear scan for short lists).
+#[inline]
+fn adjacent(csr: &Csr, u: NodeId, v: NodeId) -> bool {
+    let (a, b) = (csr.neighbours(u), csr.neighbours(v));
+    if a.len() <= b.len() {
+        sorted_contains(a, v)
+    } else {
+        sorted_contains(b, u)
     }
 }
 
@@ -510,7 +522,7 @@ pub fn walk_into(
 
 /// Walks advanced in lockstep by one task: their memory accesses are independent, so the cache misses of
 /// several walks (the CSR of a large graph does not fit in cache) are in flight at once.
-pub const LOCKSTEP: usize = 8;
+pub const LOCKSTEP: usize = 32;
 
 #[inline(always)]
 fn prefetch<T>(p: *const T) {
@@ -541,66 +553,258 @@ pub fn walk_group(
     let targets = csr.targets();
     let mut rngs: [Option<ChaCha8Rng>; LOCKSTEP] = Default::default();
     let mut cur = [0u32; LOCKSTEP];
-    let mut prev = [0u32; LOCKSTEP];
     let mut alive = [false; LOCKSTEP];
     for j in 0..g {
         let w = w0 + j as u64;
         let (round, start) = (w / n, (w % n) as NodeId);
         out[j * len] = start;
         cur[j] = start;
-        prev[j] = start;
         alive[j] = len > 1;
         rngs[j] = Some(walk_rng(seed, start, round));
         prefetch(&offsets[start as usize]);
     }
+    if !bias.uniform && len > 2 {
+        return biased_group(csr, bias, len, g, out, &mut rngs, cur);
+    }
     let (mut steps, mut tries) = (0u64, 0u64);
     let mut pos = [0usize; LOCKSTEP];
     for i in 1..len {
-        if i == 1 || bias.uniform {
-            // Uniform step, two passes: pick the slot (and prefetch it), then read it.
-            for j in 0..g {
-                if !alive[j] {
+        // Uniform step (p = q = 1, or the first step of any walk), two passes: pick the slot (and prefetch
+        // it), then read it.
+        for j in 0..g {
+            if !alive[j] {
+                continue;
+            }
+            let (a, b) = (
+                offsets[cur[j] as usize] as usize,
+                offsets[cur[j] as usize + 1] as usize,
+            );
+            if a == b {
+                out[j * len + i..(j + 1) * len].fill(PAD);
+                alive[j] = false;
+                continue;
+            }
+            let rng = rngs[j].as_mut().expect("set above");
+            pos[j] = a + below(rng, (b - a) as u32) as usize;
+            prefetch(&targets[pos[j]]);
+        }
+        for j in 0..g {
+            if !alive[j] {
+                continue;
+            }
+            let x = targets[pos[j]];
+            out[j * len + i] = x;
+            cur[j] = x;
+            steps += 1;
+            tries += 1;
+            prefetch(&offsets[x as usize]);
+        }
+    }
+    (steps, tries)
+}
+
+/// Lists up to this length are searched by a linear scan (two cache lines of ids), longer ones by binary
+/// search.
+const LINEAR_SEARCH_MAX: usize = 32;
+
+/// Whether the sorted list `nb` contains `key`.
+#[inline]
+fn sorted_contains(nb: &[u32], key: u32) -> bool {
+    if nb.len() <= LINEAR_SEARCH_MAX {
+        nb.iter().fold(false, |acc, &v| acc | (v == key))
+    } else {
+        nb.binary_search(&key).is_ok()
+    }
+}
+
+/// What a walk of a biased group does in the current round.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    /// Finished (all `len` ids written).
+    Done,
+    /// The candidate at `pos` is taken whatever it is (first step: uniform).
+    Take,
+    /// The candidate at `pos` is read and judged at height `y`.
+    Judge,
+    /// The candidate `x` needs the adjacency test `x ∈ N(prev)`.
+    Edge,
+    /// The candidate `x` is the next node.
+    Accept,
+    /// The candidate was rejected; draw again next round.
+    Reject,
+}
+
+/// The biased steps of a lockstep group (`len > 2`, not uniform): every round, every unfinished walk makes
+/// one try (one random number), in passes over the group so that the cache misses of all walks overlap:
+/// draw the candidate and prefetch its slot; read it and decide when no lookup is needed, otherwise
+/// prefetch its offsets; pick the shorter of the two neighbour lists and prefetch it; search it and decide.
+/// Walks do not wait for each other between steps. Each walk consumes its own stream exactly as
+/// `walk_into` does (one `below` for the first step, then one `unit` per try of `biased_step`), and
+/// `x ∈ N(prev)` is a symmetric question on an undirected CSR, so the ids are those of `walk_into`.
+fn biased_group(
+    csr: &Csr,
+    bias: &Bias,
+    len: usize,
+    g: usize,
+    out: &mut [u32],
+    rngs: &mut [Option<ChaCha8Rng>; LOCKSTEP],
+    mut cur: [u32; LOCKSTEP],
+) -> (u64, u64) {
+    let offsets = csr.offsets();
+    let targets = csr.targets();
+    let mut stage = [Stage::Done; LOCKSTEP];
+    // Next index to fill (1..len).
+    let mut step = [1usize; LOCKSTEP];
+    let mut prev = cur;
+    // Offsets of the current and previous node's lists and their degrees; `fresh` = `cur` just changed.
+    let (mut a, mut d) = ([0usize; LOCKSTEP], [0usize; LOCKSTEP]);
+    let (mut pa, mut pd) = ([0usize; LOCKSTEP], [0usize; LOCKSTEP]);
+    let mut fresh = [true; LOCKSTEP];
+    let mut pos = [0usize; LOCKSTEP];
+    let mut y = [0f64; LOCKSTEP];
+    let mut x = [0u32; LOCKSTEP];
+    // Adjacency test: the list to search (start, length) and the key.
+    let (mut ls, mut ll, mut key) = ([0usize; LOCKSTEP], [0usize; LOCKSTEP], [0u32; LOCKSTEP]);
+    let (mut steps, mut tries) = (0u64, 0u64);
+    let mut left = g;
+    for s in stage.iter_mut().take(g) {
+        *s = Stage::Reject;
+    }
+    while left > 0 {
+        // Pass 1: draw a candidate, prefetch its slot.
+        for j in 0..g {
+            if stage[j] == Stage::Done {
+                continue;
+            }
+            if fresh[j] {
+                fresh[j] = false;
+                let c = cur[j] as usize;
+                a[j] = offsets[c] as usize;
+                d[j] = offsets[c + 1] as usize - a[j];
+                if d[j] == 0 {
+                    // Only a start node can have no neighbours.
+                    out[j * len + step[j]..(j + 1) * len].fill(PAD);
+                    stage[j] = Stage::Done;
+                    left -= 1;
                     continue;
                 }
-                let (a, b) = (
-                    offsets[cur[j] as usize] as usize,
-                    offsets[cur[j] as usize + 1] as usize,
-                );
-                if a == b {
-                    out[j * len + i..(j + 1) * len].fill(PAD);
-                    alive[j] = false;
-                    continue;
-                }
-                let rng = rngs[j].as_mut().expect("set above");
-                pos[j] = a + below(rng, (b - a) as u32) as usize;
+            }
+            let rng = rngs[j].as_mut().expect("set by walk_group");
+            tries += 1;
+            if step[j] == 1 {
+                pos[j] = a[j] + below(rng, d[j] as u32) as usize;
                 prefetch(&targets[pos[j]]);
+                stage[j] = Stage::Take;
+                continue;
             }
+            let cols = d[j] as f64 * bias.m;
+            let r = unit(rng) * (cols + bias.extra);
+            if r >= cols {
+                x[j] = prev[j];
+                stage[j] = Stage::Accept;
+                continue;
+            }
+            let i = ((r / bias.m) as usize).min(d[j] - 1);
+            y[j] = r - i as f64 * bias.m;
+            pos[j] = a[j] + i;
+            prefetch(&targets[pos[j]]);
+            stage[j] = Stage::Judge;
+        }
+        // Pass 2: read the candidate; decide without lookup when possible, else prefetch its offsets.
+        let mut edges = false;
+        for j in 0..g {
+            match stage[j] {
+                Stage::Take => {
+                    x[j] = targets[pos[j]];
+                    stage[j] = Stage::Accept;
+                }
+                Stage::Judge => {
+                    let c = targets[pos[j]];
+                    x[j] = c;
+                    stage[j] = if c == prev[j] {
+                        if y[j] < bias.inv_p {
+                            Stage::Accept
+                        } else {
+                            Stage::Reject
+                        }
+                    } else if y[j] < bias.floor {
+                        Stage::Accept
+                    } else if pd[j] <= LINEAR_SEARCH_MAX {
+                        // N(prev) is short (and was read last step): scan it now, whatever deg(x) is.
+                        let near = sorted_contains(&targets[pa[j]..pa[j] + pd[j]], c);
+                        if y[j] < if near { 1.0 } else { bias.inv_q } {
+                            Stage::Accept
+                        } else {
+                            Stage::Reject
+                        }
+                    } else {
+                        prefetch(&offsets[c as usize]);
+                        edges = true;
+                        Stage::Edge
+                    };
+                }
+                _ => {}
+            }
+        }
+        if edges {
+            // Pass 3: search the shorter list: N(prev) for x, or N(x) for prev. Prefetch where the search
+            // starts.
             for j in 0..g {
-                if !alive[j] {
+                if stage[j] != Stage::Edge {
                     continue;
                 }
-                let x = targets[pos[j]];
-                out[j * len + i] = x;
-                prev[j] = cur[j];
-                cur[j] = x;
-                steps += 1;
-                tries += 1;
-                prefetch(&offsets[x as usize]);
+                let c = x[j] as usize;
+                let xa = offsets[c] as usize;
+                let xd = offsets[c + 1] as usize - xa;
+                (ls[j], ll[j], key[j]) = if pd[j] <= xd {
+                    (pa[j], pd[j], x[j])
+                } else {
+                    (xa, xd, prev[j])
+                };
+                let probe = if ll[j] <= LINEAR_SEARCH_MAX {
+                    ls[j]
+                } else {
+                    ls[j] + ll[j] / 2
+                };
+                prefetch(targets.as_ptr().wrapping_add(probe));
             }
-        } else {
+            // Pass 4: decide.
             for j in 0..g {
-                if !alive[j] {
+                if stage[j] != Stage::Edge {
                     continue;
                 }
-                // Alive walks past their first step sit at a node with a neighbour (the one they came from).
-                let rng = rngs[j].as_mut().expect("set above");
-                let (x, t) = biased_step(csr, bias, prev[j], cur[j], rng);
-                out[j * len + i] = x;
-                prev[j] = cur[j];
-                cur[j] = x;
-                steps += 1;
-                tries += u64::from(t);
-                prefetch(&offsets[x as usize]);
+                let near = sorted_contains(&targets[ls[j]..ls[j] + ll[j]], key[j]);
+                let w = if near { 1.0 } else { bias.inv_q };
+                stage[j] = if y[j] < w {
+                    Stage::Accept
+                } else {
+                    Stage::Reject
+                };
+            }
+        }
+        // Pass 5: take the accepted steps, prefetch the next node's offsets.
+        for j in 0..g {
+            if stage[j] != Stage::Accept {
+                continue;
+            }
+            let k = step[j];
+            out[j * len + k] = x[j];
+            steps += 1;
+            prev[j] = cur[j];
+            (pa[j], pd[j]) = (a[j], d[j]);
+            cur[j] = x[j];
+            step[j] = k + 1;
+            if k + 1 == len {
+                stage[j] = Stage::Done;
+                left -= 1;
+            } else {
+                fresh[j] = true;
+                prefetch(&offsets[x[j] as usize]);
+                if pd[j] <= LINEAR_SEARCH_MAX {
+                    // The next step may scan N(prev) = this list: fetch its ends.
+                    prefetch(&targets[pa[j]]);
+                    prefetch(&targets[pa[j] + pd[j] - 1]);
+                }
             }
         }
     }
@@ -901,7 +1105,7 @@ mod tests {
             ],
         );
         let n = 9u64;
-        for (p, q) in [(1.0, 1.0), (0.5, 2.0), (3.0, 0.3)] {
+        for (p, q) in [(1.0, 1.0), (0.5, 2.0), (3.0, 0.3), (2.0, 0.5), (0.25, 4.0)] {
             let bias = Bias::new(p, q);
             for len in [1usize, 2, 7] {
                 for g in 1..=LOCKSTEP {
@@ -922,6 +1126,109 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    /// A graph with hubs (degrees far above `LINEAR_SEARCH_MAX`, hub-hub edges), low-degree nodes, a path
+    /// and an isolated node, from a fixed LCG.
+    fn hubby() -> Csr {
+        let n = 400u32;
+        let mut e = Vec::new();
+        let mut s = 12345u64;
+        let mut next = |m: u32| {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((s >> 33) % u64::from(m)) as u32
+        };
+        for v in 3..n - 1 {
+            e.push((v, 0)); // hub 0: everyone
+            if v % 2 == 0 {
+                e.push((v, 1)); // hub 1: half
+            }
+            if v % 7 == 0 {
+                e.push((v, 2)); // hub 2: a seventh
+            }
+            e.push((v, 3 + next(n - 4)));
+        }
+        e.extend([(0, 1), (1, 2), (n - 1, n - 1)]);
+        Csr::from_edges(n as usize, &e)
+    }
+
+    #[test]
+    fn sorted_contains_agrees_with_binary_search() {
+        for len in [0usize, 1, 5, 31, 32, 33, 100] {
+            let list: Vec<u32> = (0..len as u32).map(|i| i * 3 + 1).collect();
+            for key in 0..(len as u32 * 3 + 3) {
+                assert_eq!(
+                    sorted_contains(&list, key),
+                    list.binary_search(&key).is_ok(),
+                    "len {len} key {key}"
+                );
+            }
+        }
+        let csr = hubby();
+        for u in 0..csr.n_nodes() as u32 {
+            for v in [0, 1, 2, 3, 57, 398, 399] {
+                assert_eq!(adjacent(&csr, u, v), csr.has_edge(u, v), "{u} {v}");
+            }
+        }
+    }
+
+    #[test]
+    fn lockstep_groups_equal_single_walks_on_a_graph_with_hubs() {
+        let csr = hubby();
+        let n = csr.n_nodes() as u64;
+        assert!(csr.degree(0) > 300 && csr.degree(1) > 150 && csr.degree(399) == 0);
+        for (p, q) in [
+            (1.0, 1.0),
+            (0.5, 2.0),
+            (2.0, 0.5),
+            (3.0, 0.3),
+            (0.25, 4.0),
+            (1.0, 0.5),
+            (0.5, 1.0),
+            (4.0, 4.0),
+            (1.0, 3.0),
+        ] {
+            let bias = Bias::new(p, q);
+            for len in [2usize, 3, 11] {
+                for g in [1, 3, LOCKSTEP] {
+                    for w0 in [0u64, 1, 395, 1203] {
+                        let mut group = vec![0u32; g * len];
+                        let got = walk_group(&csr, &bias, 9, n, w0, len, &mut group);
+                        let mut single = vec![0u32; g * len];
+                        let mut want = (0, 0);
+                        for (j, out) in single.chunks_exact_mut(len).enumerate() {
+                            let w = w0 + j as u64;
+                            let start = (w % n) as u32;
+                            let mut rng = walk_rng(9, start, w / n);
+                            let r = walk_into(&csr, &bias, start, &mut rng, out);
+                            want = (want.0 + r.0, want.1 + r.1);
+                        }
+                        assert_eq!(group, single, "p={p} q={q} len={len} g={g} w0={w0}");
+                        assert_eq!(got, want, "p={p} q={q} len={len} g={g} w0={w0}");
+                    }
+                }
+            }
+        }
+        // The whole generator too (all groups, batches), against walk_into walk by walk.
+        let cfg = WalkConfig {
+            p: 0.5,
+            q: 2.0,
+            length: 11,
+            walks_per_node: 2,
+            seed: 3,
+            ..WalkConfig::default()
+        };
+        let all = generate(&csr, &cfg);
+        let bias = Bias::new(cfg.p, cfg.q);
+        for (w, walk) in all.iter().enumerate() {
+            let w = w as u64;
+            let start = (w % n) as u32;
+            let mut out = vec![0u32; cfg.length];
+            walk_into(&csr, &bias, start, &mut walk_rng(3, start, w / n), &mut out);
+            assert_eq!(walk, &out[..], "walk {w}");
         }
     }
 
