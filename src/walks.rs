@@ -520,9 +520,14 @@ pub fn walk_into(
     (steps, tries)
 }
 
-/// Walks advanced in lockstep by one task: their memory accesses are independent, so the cache misses of
-/// several walks (the CSR of a large graph does not fit in cache) are in flight at once.
+/// Walks in flight at once in one task: their memory accesses are independent, so the cache misses of
+/// many walks (the CSR of a large graph does not fit in cache) overlap. 32 measured faster than 8 and 16
+/// on the 1m bench graph (BENCHMARKS.md, "Graph and walks").
 pub const LOCKSTEP: usize = 32;
+
+/// Walks per task of the generator: a biased task keeps `LOCKSTEP` of them in flight and starts the next
+/// one as soon as a walk ends, so the tail of slow walks is short.
+pub const TASK_WALKS: usize = 8 * LOCKSTEP;
 
 #[inline(always)]
 fn prefetch<T>(p: *const T) {
@@ -535,9 +540,9 @@ fn prefetch<T>(p: *const T) {
     let _ = p;
 }
 
-/// Generate the walks with global indices `w0 .. w0 + out.len() / len` (at most `LOCKSTEP`) into `out`,
-/// step by step across the group. Each walk draws from its own stream in the same order as `walk_into`,
-/// so the result is exactly that of `walk_into` per walk. Returns (steps, candidates).
+/// Generate the walks with global indices `w0 .. w0 + out.len() / len` into `out` (any number of walks),
+/// many at a time. Each walk draws from its own stream in the same order as `walk_into`, so the result is
+/// exactly that of `walk_into` per walk. Returns (steps, candidates).
 pub fn walk_group(
     csr: &Csr,
     bias: &Bias,
@@ -547,11 +552,30 @@ pub fn walk_group(
     len: usize,
     out: &mut [u32],
 ) -> (u64, u64) {
+    if len == 0 {
+        return (0, 0);
+    }
+    let count = out.len() / len;
+    debug_assert!(count * len == out.len());
+    if !bias.uniform && len > 2 {
+        return biased_pool(csr, bias, seed, n, w0, len, &mut out[..count * len]);
+    }
+    let (mut steps, mut tries) = (0, 0);
+    for (k, chunk) in out[..count * len].chunks_mut(len * LOCKSTEP).enumerate() {
+        let r = uniform_group(csr, seed, n, w0 + (k * LOCKSTEP) as u64, len, chunk);
+        steps += r.0;
+        tries += r.1;
+    }
+    (steps, tries)
+}
+
+/// Uniform walks (p = q = 1, or walks of at most one step), at most `LOCKSTEP` of them, step by step
+/// across the group in two passes per step: pick the slot (and prefetch it), then read it.
+fn uniform_group(csr: &Csr, seed: u64, n: u64, w0: u64, len: usize, out: &mut [u32]) -> (u64, u64) {
     let g = out.len() / len;
-    debug_assert!(g <= LOCKSTEP && g * len == out.len());
     let offsets = csr.offsets();
     let targets = csr.targets();
-    let mut rngs: [Option<ChaCha8Rng>; LOCKSTEP] = Default::default();
+    let mut rngs: [Option<ChaCha8Rng>; LOCKSTEP] = std::array::from_fn(|_| None);
     let mut cur = [0u32; LOCKSTEP];
     let mut alive = [false; LOCKSTEP];
     for j in 0..g {
@@ -563,14 +587,9 @@ pub fn walk_group(
         rngs[j] = Some(walk_rng(seed, start, round));
         prefetch(&offsets[start as usize]);
     }
-    if !bias.uniform && len > 2 {
-        return biased_group(csr, bias, len, g, out, &mut rngs, cur);
-    }
     let (mut steps, mut tries) = (0u64, 0u64);
     let mut pos = [0usize; LOCKSTEP];
     for i in 1..len {
-        // Uniform step (p = q = 1, or the first step of any walk), two passes: pick the slot (and prefetch
-        // it), then read it.
         for j in 0..g {
             if !alive[j] {
                 continue;
@@ -617,194 +636,257 @@ fn sorted_contains(nb: &[u32], key: u32) -> bool {
     }
 }
 
-/// What a walk of a biased group does in the current round.
+/// What the walk in a slot of a biased pool does in the current round.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Stage {
-    /// Finished (all `len` ids written).
+    /// Empty slot (no walk left to start).
     Done,
+    /// Draw a candidate this round.
+    Draw,
     /// The candidate at `pos` is taken whatever it is (first step: uniform).
     Take,
     /// The candidate at `pos` is read and judged at height `y`.
     Judge,
-    /// The candidate `x` needs the adjacency test `x ∈ N(prev)`.
+    /// The candidate `x` needs the adjacency test `x ∈ N(prev)` in the long-list passes.
     Edge,
     /// The candidate `x` is the next node.
     Accept,
-    /// The candidate was rejected; draw again next round.
-    Reject,
 }
 
-/// The biased steps of a lockstep group (`len > 2`, not uniform): every round, every unfinished walk makes
-/// one try (one random number), in passes over the group so that the cache misses of all walks overlap:
-/// draw the candidate and prefetch its slot; read it and decide when no lookup is needed, otherwise
-/// prefetch its offsets; pick the shorter of the two neighbour lists and prefetch it; search it and decide.
-/// Walks do not wait for each other between steps. Each walk consumes its own stream exactly as
+/// Per-slot state of a biased pool (`LOCKSTEP` walks in flight).
+struct Pool {
+    rng: [Option<ChaCha8Rng>; LOCKSTEP],
+    /// Index of the slot's walk in the task's output.
+    walk: [usize; LOCKSTEP],
+    stage: [Stage; LOCKSTEP],
+    /// Next index of the walk to fill (1..len).
+    step: [usize; LOCKSTEP],
+    cur: [u32; LOCKSTEP],
+    prev: [u32; LOCKSTEP],
+    /// `cur` changed: its offsets are still to be read.
+    fresh: [bool; LOCKSTEP],
+    /// Start and degree of N(cur) and N(prev) in `targets`.
+    a: [usize; LOCKSTEP],
+    d: [usize; LOCKSTEP],
+    pa: [usize; LOCKSTEP],
+    pd: [usize; LOCKSTEP],
+    /// The candidate's slot in `targets`, its height, the candidate.
+    pos: [usize; LOCKSTEP],
+    y: [f64; LOCKSTEP],
+    x: [u32; LOCKSTEP],
+    /// Adjacency test in a long list: the list (start, length) and the key searched.
+    ls: [usize; LOCKSTEP],
+    ll: [usize; LOCKSTEP],
+    key: [u32; LOCKSTEP],
+}
+
+/// The walks of one task on the biased path (`len > 2`, not uniform), `LOCKSTEP` in flight. Every round,
+/// every walk in flight makes one try (one random number) in passes over the slots, so that the cache
+/// misses of all walks overlap: (1) draw the candidate and prefetch its slot; (2) read it and decide when
+/// no lookup is needed (the return area, `x = prev`, height below the floor, or a short N(prev), scanned
+/// at once), otherwise prefetch x's offsets; (3) pick the shorter of N(prev) and N(x) and prefetch it;
+/// (4) search it and decide; (5) take the accepted steps and prefetch the next node's offsets. A finished
+/// walk's slot starts the next walk of the task at once. Each walk consumes its own stream exactly as
 /// `walk_into` does (one `below` for the first step, then one `unit` per try of `biased_step`), and
 /// `x ∈ N(prev)` is a symmetric question on an undirected CSR, so the ids are those of `walk_into`.
-fn biased_group(
+fn biased_pool(
     csr: &Csr,
     bias: &Bias,
+    seed: u64,
+    n: u64,
+    w0: u64,
     len: usize,
-    g: usize,
     out: &mut [u32],
-    rngs: &mut [Option<ChaCha8Rng>; LOCKSTEP],
-    mut cur: [u32; LOCKSTEP],
 ) -> (u64, u64) {
     let offsets = csr.offsets();
     let targets = csr.targets();
-    let mut stage = [Stage::Done; LOCKSTEP];
-    // Next index to fill (1..len).
-    let mut step = [1usize; LOCKSTEP];
-    let mut prev = cur;
-    // Offsets of the current and previous node's lists and their degrees; `fresh` = `cur` just changed.
-    let (mut a, mut d) = ([0usize; LOCKSTEP], [0usize; LOCKSTEP]);
-    let (mut pa, mut pd) = ([0usize; LOCKSTEP], [0usize; LOCKSTEP]);
-    let mut fresh = [true; LOCKSTEP];
-    let mut pos = [0usize; LOCKSTEP];
-    let mut y = [0f64; LOCKSTEP];
-    let mut x = [0u32; LOCKSTEP];
-    // Adjacency test: the list to search (start, length) and the key.
-    let (mut ls, mut ll, mut key) = ([0usize; LOCKSTEP], [0usize; LOCKSTEP], [0u32; LOCKSTEP]);
-    let (mut steps, mut tries) = (0u64, 0u64);
-    let mut left = g;
-    for s in stage.iter_mut().take(g) {
-        *s = Stage::Reject;
+    let count = out.len() / len;
+    let mut s = Pool {
+        rng: std::array::from_fn(|_| None),
+        walk: [0; LOCKSTEP],
+        stage: [Stage::Done; LOCKSTEP],
+        step: [1; LOCKSTEP],
+        cur: [0; LOCKSTEP],
+        prev: [0; LOCKSTEP],
+        fresh: [true; LOCKSTEP],
+        a: [0; LOCKSTEP],
+        d: [0; LOCKSTEP],
+        pa: [0; LOCKSTEP],
+        pd: [0; LOCKSTEP],
+        pos: [0; LOCKSTEP],
+        y: [0.0; LOCKSTEP],
+        x: [0; LOCKSTEP],
+        ls: [0; LOCKSTEP],
+        ll: [0; LOCKSTEP],
+        key: [0; LOCKSTEP],
+    };
+    let mut next = 0usize;
+    // Start walk `next` of the task in slot j, or leave the slot empty.
+    let load = |s: &mut Pool, j: usize, next: &mut usize, out: &mut [u32]| -> bool {
+        if *next >= count {
+            s.stage[j] = Stage::Done;
+            return false;
+        }
+        let k = *next;
+        *next += 1;
+        let w = w0 + k as u64;
+        let (round, start) = (w / n, (w % n) as NodeId);
+        out[k * len] = start;
+        s.walk[j] = k;
+        s.cur[j] = start;
+        s.prev[j] = start;
+        s.step[j] = 1;
+        s.fresh[j] = true;
+        s.rng[j] = Some(walk_rng(seed, start, round));
+        s.stage[j] = Stage::Draw;
+        prefetch(&offsets[start as usize]);
+        true
+    };
+    let mut live = 0usize;
+    for j in 0..LOCKSTEP {
+        live += usize::from(load(&mut s, j, &mut next, out));
     }
-    while left > 0 {
+    let (mut steps, mut tries) = (0u64, 0u64);
+    while live > 0 {
         // Pass 1: draw a candidate, prefetch its slot.
-        for j in 0..g {
-            if stage[j] == Stage::Done {
+        for j in 0..LOCKSTEP {
+            if s.stage[j] != Stage::Draw {
                 continue;
             }
-            if fresh[j] {
-                fresh[j] = false;
-                let c = cur[j] as usize;
-                a[j] = offsets[c] as usize;
-                d[j] = offsets[c + 1] as usize - a[j];
-                if d[j] == 0 {
+            if s.fresh[j] {
+                s.fresh[j] = false;
+                let c = s.cur[j] as usize;
+                s.a[j] = offsets[c] as usize;
+                s.d[j] = offsets[c + 1] as usize - s.a[j];
+                if s.d[j] == 0 {
                     // Only a start node can have no neighbours.
-                    out[j * len + step[j]..(j + 1) * len].fill(PAD);
-                    stage[j] = Stage::Done;
-                    left -= 1;
+                    let k = s.walk[j];
+                    out[k * len + s.step[j]..(k + 1) * len].fill(PAD);
+                    if !load(&mut s, j, &mut next, out) {
+                        live -= 1;
+                    }
                     continue;
                 }
             }
-            let rng = rngs[j].as_mut().expect("set by walk_group");
+            let rng = s.rng[j].as_mut().expect("set by load");
             tries += 1;
-            if step[j] == 1 {
-                pos[j] = a[j] + below(rng, d[j] as u32) as usize;
-                prefetch(&targets[pos[j]]);
-                stage[j] = Stage::Take;
+            if s.step[j] == 1 {
+                s.pos[j] = s.a[j] + below(rng, s.d[j] as u32) as usize;
+                prefetch(&targets[s.pos[j]]);
+                s.stage[j] = Stage::Take;
                 continue;
             }
-            let cols = d[j] as f64 * bias.m;
+            let cols = s.d[j] as f64 * bias.m;
             let r = unit(rng) * (cols + bias.extra);
             if r >= cols {
-                x[j] = prev[j];
-                stage[j] = Stage::Accept;
+                s.x[j] = s.prev[j];
+                s.stage[j] = Stage::Accept;
                 continue;
             }
-            let i = ((r / bias.m) as usize).min(d[j] - 1);
-            y[j] = r - i as f64 * bias.m;
-            pos[j] = a[j] + i;
-            prefetch(&targets[pos[j]]);
-            stage[j] = Stage::Judge;
+            let i = ((r / bias.m) as usize).min(s.d[j] - 1);
+            s.y[j] = r - i as f64 * bias.m;
+            s.pos[j] = s.a[j] + i;
+            prefetch(&targets[s.pos[j]]);
+            s.stage[j] = Stage::Judge;
         }
         // Pass 2: read the candidate; decide without lookup when possible, else prefetch its offsets.
         let mut edges = false;
-        for j in 0..g {
-            match stage[j] {
+        for j in 0..LOCKSTEP {
+            match s.stage[j] {
                 Stage::Take => {
-                    x[j] = targets[pos[j]];
-                    stage[j] = Stage::Accept;
+                    s.x[j] = targets[s.pos[j]];
+                    s.stage[j] = Stage::Accept;
                 }
                 Stage::Judge => {
-                    let c = targets[pos[j]];
-                    x[j] = c;
-                    stage[j] = if c == prev[j] {
-                        if y[j] < bias.inv_p {
-                            Stage::Accept
-                        } else {
-                            Stage::Reject
-                        }
-                    } else if y[j] < bias.floor {
-                        Stage::Accept
-                    } else if pd[j] <= LINEAR_SEARCH_MAX {
+                    let c = targets[s.pos[j]];
+                    let y = s.y[j];
+                    s.x[j] = c;
+                    let accept = if c == s.prev[j] {
+                        Some(y < bias.inv_p)
+                    } else if y < bias.floor {
+                        Some(true)
+                    } else if s.pd[j] <= LINEAR_SEARCH_MAX {
                         // N(prev) is short (and was read last step): scan it now, whatever deg(x) is.
-                        let near = sorted_contains(&targets[pa[j]..pa[j] + pd[j]], c);
-                        if y[j] < if near { 1.0 } else { bias.inv_q } {
-                            Stage::Accept
-                        } else {
-                            Stage::Reject
-                        }
+                        let near = sorted_contains(&targets[s.pa[j]..s.pa[j] + s.pd[j]], c);
+                        Some(y < if near { 1.0 } else { bias.inv_q })
                     } else {
                         prefetch(&offsets[c as usize]);
-                        edges = true;
-                        Stage::Edge
+                        None
+                    };
+                    s.stage[j] = match accept {
+                        Some(true) => Stage::Accept,
+                        Some(false) => Stage::Draw,
+                        None => {
+                            edges = true;
+                            Stage::Edge
+                        }
                     };
                 }
                 _ => {}
             }
         }
         if edges {
-            // Pass 3: search the shorter list: N(prev) for x, or N(x) for prev. Prefetch where the search
+            // Pass 3: search the shorter list, N(prev) for x or N(x) for prev; prefetch where the search
             // starts.
-            for j in 0..g {
-                if stage[j] != Stage::Edge {
+            for j in 0..LOCKSTEP {
+                if s.stage[j] != Stage::Edge {
                     continue;
                 }
-                let c = x[j] as usize;
+                let c = s.x[j] as usize;
                 let xa = offsets[c] as usize;
                 let xd = offsets[c + 1] as usize - xa;
-                (ls[j], ll[j], key[j]) = if pd[j] <= xd {
-                    (pa[j], pd[j], x[j])
+                (s.ls[j], s.ll[j], s.key[j]) = if s.pd[j] <= xd {
+                    (s.pa[j], s.pd[j], s.x[j])
                 } else {
-                    (xa, xd, prev[j])
+                    (xa, xd, s.prev[j])
                 };
-                let probe = if ll[j] <= LINEAR_SEARCH_MAX {
-                    ls[j]
+                let probe = if s.ll[j] <= LINEAR_SEARCH_MAX {
+                    s.ls[j]
                 } else {
-                    ls[j] + ll[j] / 2
+                    s.ls[j] + s.ll[j] / 2
                 };
                 prefetch(targets.as_ptr().wrapping_add(probe));
             }
             // Pass 4: decide.
-            for j in 0..g {
-                if stage[j] != Stage::Edge {
+            for j in 0..LOCKSTEP {
+                if s.stage[j] != Stage::Edge {
                     continue;
                 }
-                let near = sorted_contains(&targets[ls[j]..ls[j] + ll[j]], key[j]);
+                let near = sorted_contains(&targets[s.ls[j]..s.ls[j] + s.ll[j]], s.key[j]);
                 let w = if near { 1.0 } else { bias.inv_q };
-                stage[j] = if y[j] < w {
+                s.stage[j] = if s.y[j] < w {
                     Stage::Accept
                 } else {
-                    Stage::Reject
+                    Stage::Draw
                 };
             }
         }
-        // Pass 5: take the accepted steps, prefetch the next node's offsets.
-        for j in 0..g {
-            if stage[j] != Stage::Accept {
+        // Pass 5: take the accepted steps, prefetch the next node's offsets; start the next walk in the
+        // slot of a finished one.
+        for j in 0..LOCKSTEP {
+            if s.stage[j] != Stage::Accept {
                 continue;
             }
-            let k = step[j];
-            out[j * len + k] = x[j];
+            let (k, i, x) = (s.walk[j], s.step[j], s.x[j]);
+            out[k * len + i] = x;
             steps += 1;
-            prev[j] = cur[j];
-            (pa[j], pd[j]) = (a[j], d[j]);
-            cur[j] = x[j];
-            step[j] = k + 1;
-            if k + 1 == len {
-                stage[j] = Stage::Done;
-                left -= 1;
-            } else {
-                fresh[j] = true;
-                prefetch(&offsets[x[j] as usize]);
-                if pd[j] <= LINEAR_SEARCH_MAX {
-                    // The next step may scan N(prev) = this list: fetch its ends.
-                    prefetch(&targets[pa[j]]);
-                    prefetch(&targets[pa[j] + pd[j] - 1]);
+            if i + 1 == len {
+                if !load(&mut s, j, &mut next, out) {
+                    live -= 1;
                 }
+                continue;
+            }
+            s.prev[j] = s.cur[j];
+            (s.pa[j], s.pd[j]) = (s.a[j], s.d[j]);
+            s.cur[j] = x;
+            s.step[j] = i + 1;
+            s.fresh[j] = true;
+            s.stage[j] = Stage::Draw;
+            prefetch(&offsets[x as usize]);
+            // The next step may scan N(prev) = this list: fetch its ends.
+            if s.pd[j] <= LINEAR_SEARCH_MAX {
+                prefetch(&targets[s.pa[j]]);
+                prefetch(&targets[s.pa[j] + s.pd[j] - 1]);
             }
         }
     }
@@ -867,11 +949,10 @@ where
         buf.clear();
         buf.resize(count * len, 0);
         let s = buf
-            .par_chunks_mut(len * LOCKSTEP)
-            .with_min_len(32)
+            .par_chunks_mut(len * TASK_WALKS)
             .enumerate()
             .map(|(j, out)| {
-                let w0 = first + (j * LOCKSTEP) as u64;
+                let w0 = first + (j * TASK_WALKS) as u64;
                 walk_group(csr, &bias, cfg.seed, n, w0, len, out)
             })
             .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
@@ -1193,7 +1274,7 @@ mod tests {
         ] {
             let bias = Bias::new(p, q);
             for len in [2usize, 3, 11] {
-                for g in [1, 3, LOCKSTEP] {
+                for g in [1, 3, LOCKSTEP, LOCKSTEP + 5, 3 * LOCKSTEP + 1] {
                     for w0 in [0u64, 1, 395, 1203] {
                         let mut group = vec![0u32; g * len];
                         let got = walk_group(&csr, &bias, 9, n, w0, len, &mut group);
