@@ -1,6 +1,7 @@
 //! node2vec walk step: uniform (p = q = 1) and biased (rejection sampling) steps per second on a generated
 //! heavy-tailed graph (preferential attachment, 100,000 nodes, ~200,000 edges, seeded), one thread, plus the
-//! parallel generator (`walks::generate`) on all threads.
+//! parallel generator (`walks::generate`) on all threads, on that graph and on the same graph with 20
+//! Wikidata-like hubs taking ~30% of the edge ends (`with_hubs`).
 //!
 //! `cargo bench --bench node2vec`
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
@@ -21,6 +22,27 @@ fn heavy_tailed(n: u32, seed: u64) -> Csr {
             edges.push((v, t));
             ends.push(v);
             ends.push(t);
+        }
+    }
+    Csr::from_edges(n as usize, &edges)
+}
+
+/// `heavy_tailed` plus 20 Wikidata-like hubs ("human", "male", countries …) with Zipf(0.8) sizes: 1.5 hub
+/// edges per base edge, so ~30% of all edge ends are at a hub (as `scripts/bench-node2vec.sh` 1m-hubs; the
+/// top hub is linked to ~60% of the nodes).
+fn with_hubs(n: u32, seed: u64) -> Csr {
+    let base = heavy_tailed(n, seed);
+    let mut edges: Vec<(u32, u32)> = base.edges().collect();
+    let norm: f64 = (1..=20).map(|k| 1.0 / f64::from(k).powf(0.8)).sum();
+    let hub_ends = 1.5 * edges.len() as f64;
+    let mut rng = ChaCha8Rng::seed_from_u64(seed + 1);
+    for k in 1..=20u32 {
+        let share = hub_ends / norm / f64::from(k).powf(0.8) / f64::from(n);
+        let hub = n - k;
+        for v in 0..n - 20 {
+            if (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64 <= share {
+                edges.push((v, hub));
+            }
         }
     }
     Csr::from_edges(n as usize, &edges)
@@ -65,6 +87,7 @@ fn walk_step(c: &mut Criterion) {
     g.throughput(Throughput::Elements(
         csr.n_nodes() as u64 * (length as u64 - 1),
     ));
+    let hubs = with_hubs(100_000, 7);
     for (name, p, q) in [("uniform", 1.0, 1.0), ("biased p=0.5 q=2", 0.5, 2.0)] {
         let cfg = WalkConfig {
             p,
@@ -73,6 +96,9 @@ fn walk_step(c: &mut Criterion) {
         };
         g.bench_function(BenchmarkId::new("all threads, steps", name), |b| {
             b.iter(|| std::hint::black_box(walks::generate(&csr, &cfg).data.len()))
+        });
+        g.bench_function(BenchmarkId::new("all threads, steps, 20 hubs", name), |b| {
+            b.iter(|| std::hint::black_box(walks::generate(&hubs, &cfg).data.len()))
         });
     }
     g.finish();

@@ -13,10 +13,18 @@
 //! belongs to the return candidate `t` alone ("outlier folding"): a uniform point in the envelope is drawn
 //! with one random number; it lands in column `i` (candidate `x = N(v)[i]`) at height `y`, and `x` is kept
 //! iff `y < w(x)`. The point below `min(1/p, 1, 1/q)` is accepted without looking anything up; otherwise
-//! `x ∈ N(t)` is decided by a binary search in the shorter of the two sorted neighbour lists. Cost per step:
-//! O(1) expected tries (≤ `M / min(1, 1/q)`, e.g. ≤ 2 for q = 0.5, and 1/p never inflates it) × O(log deg)
-//! per lookup, no memory beyond the CSR. For `p = q = 1` every weight is 1 and the step is a single uniform
-//! draw (the "uniform path").
+//! `x ∈ N(t)` is decided by searching the shorter of the two sorted neighbour lists (a linear scan up to 32
+//! entries, else binary search). Cost per step: O(1) expected tries (≤ `M / min(1, 1/q)`, e.g. ≤ 2 for
+//! q = 0.5, and 1/p never inflates it) × O(log min(deg t, deg x)) per lookup, no memory beyond the CSR.
+//! For `p = q = 1` every weight is 1 and the step is a single uniform draw (the "uniform path").
+//!
+//! ## Many walks in flight
+//! On a graph whose CSR does not fit in cache every step is a chain of dependent cache misses (offsets of
+//! the current node → the candidate → its offsets → the list searched). One task therefore keeps
+//! `LOCKSTEP` walks in flight and advances them in passes, each pass issuing the prefetches the next one
+//! reads (`walk_group`; on the biased path a finished walk's slot starts the next walk at once). Each walk
+//! consumes its own random stream in exactly the order `walk_into` does, so the ids are those of
+//! `walk_into` walk by walk (tests `lockstep_groups_equal_single_walks*`).
 //!
 //! ## Artifact `walks.bin`
 //! ```text
@@ -649,8 +657,6 @@ enum Stage {
     Judge,
     /// The candidate `x` needs the adjacency test `x ∈ N(prev)` in the long-list passes.
     Edge,
-    /// The candidate `x` is the next node.
-    Accept,
 }
 
 /// Per-slot state of a biased pool (`LOCKSTEP` walks in flight).
@@ -685,8 +691,8 @@ struct Pool {
 /// misses of all walks overlap: (1) draw the candidate and prefetch its slot; (2) read it and decide when
 /// no lookup is needed (the return area, `x = prev`, height below the floor, or a short N(prev), scanned
 /// at once), otherwise prefetch x's offsets; (3) pick the shorter of N(prev) and N(x) and prefetch it;
-/// (4) search it and decide; (5) take the accepted steps and prefetch the next node's offsets. A finished
-/// walk's slot starts the next walk of the task at once. Each walk consumes its own stream exactly as
+/// (4) search it and decide. An accepted step is taken at once (and the next node's offsets prefetched);
+/// a finished walk's slot starts the next walk of the task at once. Each walk consumes its own stream exactly as
 /// `walk_into` does (one `below` for the first step, then one `unit` per try of `biased_step`), and
 /// `x ∈ N(prev)` is a symmetric question on an undirected CSR, so the ids are those of `walk_into`.
 fn biased_pool(
@@ -742,6 +748,28 @@ fn biased_pool(
         prefetch(&offsets[start as usize]);
         true
     };
+    // Step the walk in slot j to x: write it, then either move on (prefetching what the next try reads) or,
+    // at the walk's end, start the next walk in the slot. Returns whether the slot is still in use.
+    let take = |s: &mut Pool, j: usize, x: u32, next: &mut usize, out: &mut [u32]| -> bool {
+        let (k, i) = (s.walk[j], s.step[j]);
+        out[k * len + i] = x;
+        if i + 1 == len {
+            return load(s, j, next, out);
+        }
+        s.prev[j] = s.cur[j];
+        (s.pa[j], s.pd[j]) = (s.a[j], s.d[j]);
+        s.cur[j] = x;
+        s.step[j] = i + 1;
+        s.fresh[j] = true;
+        s.stage[j] = Stage::Draw;
+        prefetch(&offsets[x as usize]);
+        // The next step may scan N(prev) = this list: fetch its ends.
+        if s.pd[j] <= LINEAR_SEARCH_MAX {
+            prefetch(&targets[s.pa[j]]);
+            prefetch(&targets[s.pa[j] + s.pd[j] - 1]);
+        }
+        true
+    };
     let mut live = 0usize;
     for j in 0..LOCKSTEP {
         live += usize::from(load(&mut s, j, &mut next, out));
@@ -779,8 +807,12 @@ fn biased_pool(
             let cols = s.d[j] as f64 * bias.m;
             let r = unit(rng) * (cols + bias.extra);
             if r >= cols {
-                s.x[j] = s.prev[j];
-                s.stage[j] = Stage::Accept;
+                // The return area: back to prev.
+                steps += 1;
+                let back = s.prev[j];
+                if !take(&mut s, j, back, &mut next, out) {
+                    live -= 1;
+                }
                 continue;
             }
             let i = ((r / bias.m) as usize).min(s.d[j] - 1);
@@ -794,8 +826,11 @@ fn biased_pool(
         for j in 0..LOCKSTEP {
             match s.stage[j] {
                 Stage::Take => {
-                    s.x[j] = targets[s.pos[j]];
-                    s.stage[j] = Stage::Accept;
+                    steps += 1;
+                    let x = targets[s.pos[j]];
+                    if !take(&mut s, j, x, &mut next, out) {
+                        live -= 1;
+                    }
                 }
                 Stage::Judge => {
                     let c = targets[s.pos[j]];
@@ -813,14 +848,19 @@ fn biased_pool(
                         prefetch(&offsets[c as usize]);
                         None
                     };
-                    s.stage[j] = match accept {
-                        Some(true) => Stage::Accept,
-                        Some(false) => Stage::Draw,
+                    match accept {
+                        Some(true) => {
+                            steps += 1;
+                            if !take(&mut s, j, c, &mut next, out) {
+                                live -= 1;
+                            }
+                        }
+                        Some(false) => s.stage[j] = Stage::Draw,
                         None => {
                             edges = true;
-                            Stage::Edge
+                            s.stage[j] = Stage::Edge;
                         }
-                    };
+                    }
                 }
                 _ => {}
             }
@@ -854,39 +894,15 @@ fn biased_pool(
                 }
                 let near = sorted_contains(&targets[s.ls[j]..s.ls[j] + s.ll[j]], s.key[j]);
                 let w = if near { 1.0 } else { bias.inv_q };
-                s.stage[j] = if s.y[j] < w {
-                    Stage::Accept
+                if s.y[j] < w {
+                    steps += 1;
+                    let x = s.x[j];
+                    if !take(&mut s, j, x, &mut next, out) {
+                        live -= 1;
+                    }
                 } else {
-                    Stage::Draw
-                };
-            }
-        }
-        // Pass 5: take the accepted steps, prefetch the next node's offsets; start the next walk in the
-        // slot of a finished one.
-        for j in 0..LOCKSTEP {
-            if s.stage[j] != Stage::Accept {
-                continue;
-            }
-            let (k, i, x) = (s.walk[j], s.step[j], s.x[j]);
-            out[k * len + i] = x;
-            steps += 1;
-            if i + 1 == len {
-                if !load(&mut s, j, &mut next, out) {
-                    live -= 1;
+                    s.stage[j] = Stage::Draw;
                 }
-                continue;
-            }
-            s.prev[j] = s.cur[j];
-            (s.pa[j], s.pd[j]) = (s.a[j], s.d[j]);
-            s.cur[j] = x;
-            s.step[j] = i + 1;
-            s.fresh[j] = true;
-            s.stage[j] = Stage::Draw;
-            prefetch(&offsets[x as usize]);
-            // The next step may scan N(prev) = this list: fetch its ends.
-            if s.pd[j] <= LINEAR_SEARCH_MAX {
-                prefetch(&targets[s.pa[j]]);
-                prefetch(&targets[s.pa[j] + s.pd[j] - 1]);
             }
         }
     }
