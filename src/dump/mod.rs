@@ -22,6 +22,7 @@
 
 pub mod entity;
 pub mod gz;
+pub mod skim;
 
 use crate::error::{Error, IoContext, Result};
 use crate::progress::Progress;
