@@ -111,6 +111,16 @@ fn parse(c: &mut Criterion) {
     }
     synth_text.extend_from_slice(b"\n]\n");
     group(c, "parse_synth", &synth_text);
+    // ... the real 2015 dump extract when `SWORD_REAL_FIXTURES` points at the fixtures (21 MB of JSON) ...
+    if let Ok(root) = std::env::var("SWORD_REAL_FIXTURES") {
+        let path =
+            std::path::Path::new(&root).join("dumps/jsondumpdata_20151109_1000-entities.json.gz");
+        let mut real = Vec::new();
+        flate2::read::MultiGzDecoder::new(std::fs::File::open(&path).expect("real fixture"))
+            .read_to_end(&mut real)
+            .expect("real fixture inflates");
+        group(c, "parse_real_2015", &real);
+    }
     // ... and heavier hand-built lines (50 languages of terms, more references and sitelinks).
     group(c, "parse", &dump_text(8 << 20));
 }

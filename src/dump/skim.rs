@@ -54,6 +54,7 @@ const STOP: [bool; 256] = {
     t[b'}' as usize] = true;
     t[b'[' as usize] = true;
     t[b']' as usize] = true;
+    t[b'\\' as usize] = true;
     t
 };
 
@@ -90,30 +91,13 @@ impl<'a> Cur<'a> {
         let start = self.i + 1;
         let mut j = start;
         let mut escaped = false;
-        // Most strings of a dump line are short (keys, ids, snak types): a plain loop finds their end faster
-        // than a call into memchr; long ones (descriptions, URLs) go to memchr2.
-        let short_end = (start + 24).min(self.s.len());
-        while j < short_end {
-            match self.s[j] {
-                b'"' => {
-                    self.i = j + 1;
-                    return Ok((start, j, escaped));
-                }
-                b'\\' => {
-                    escaped = true;
-                    j += 2;
-                }
-                _ => j += 1,
-            }
-        }
         loop {
-            match memchr::memchr2(b'"', b'\\', &self.s[j.min(self.s.len())..]) {
+            match find_quote_or_backslash(self.s, j) {
                 None => {
                     self.i = self.s.len();
                     return self.err("unterminated string");
                 }
-                Some(k) => {
-                    let p = j + k;
+                Some(p) => {
                     if self.s[p] == b'"' {
                         self.i = p + 1;
                         return Ok((start, p, escaped));
@@ -155,6 +139,8 @@ impl<'a> Cur<'a> {
                     self.string()?;
                     continue;
                 }
+                // Outside strings (invalid JSON) a backslash still escapes the next byte, as in the block scan.
+                b'\\' => self.i += 1,
                 b'{' | b'[' => depth += 1,
                 _ => {
                     depth -= 1;
@@ -274,12 +260,16 @@ struct ScanState {
 /// the depth back to zero.
 fn scan_scalar(block: &[u8], base: usize, st: &mut ScanState) -> Option<usize> {
     for (k, &b) in block.iter().enumerate() {
+        if st.escaped {
+            st.escaped = false;
+            continue;
+        }
+        if b == b'\\' {
+            st.escaped = true;
+            continue;
+        }
         if st.in_string {
-            if st.escaped {
-                st.escaped = false;
-            } else if b == b'\\' {
-                st.escaped = true;
-            } else if b == b'"' {
+            if b == b'"' {
                 st.in_string = false;
             }
             continue;
@@ -343,6 +333,26 @@ fn block_masks(block: &[u8; 64]) -> (u64, u64, u64, u64) {
     (q, bs, op, cl)
 }
 
+/// The bytes of a block that follow an odd-length run of backslashes (escaped bytes), with the run parity
+/// carried across blocks in `carry` (1 when the block's first byte is escaped). Runs are found with carries:
+/// adding a run's start bit to the backslash mask ripples through the run and lands on the byte after it;
+/// runs starting on even and odd positions are added separately so that the landing bit's parity tells the
+/// run's length parity (the method of Langdale and Lemire's simdjson).
+#[inline(always)]
+fn escaped_mask(bs: u64, carry: &mut u64) -> u64 {
+    const EVEN: u64 = 0x5555_5555_5555_5555;
+    const ODD: u64 = !EVEN;
+    let starts = bs & !(bs << 1);
+    let even_start_mask = EVEN ^ *carry;
+    let even_starts = starts & even_start_mask;
+    let odd_starts = starts & !even_start_mask;
+    let even_carries = bs.wrapping_add(even_starts);
+    let (mut odd_carries, overflow) = bs.overflowing_add(odd_starts);
+    odd_carries |= *carry;
+    *carry = u64::from(overflow);
+    ((even_carries & !bs) & ODD) | ((odd_carries & !bs) & EVEN)
+}
+
 /// Inclusive prefix XOR: bit k = XOR of bits 0..=k (marks the bytes from an opening quote up to, not
 /// including, its closing quote).
 #[inline(always)]
@@ -357,20 +367,22 @@ fn prefix_xor(mut x: u64) -> u64 {
 }
 
 /// From `s[start]` (an `{` or `[`), the offset just past the matching close bracket, or `None` when the line
-/// ends first. 64 bytes at a time: quote and bracket masks, strings by prefix XOR, then only the brackets
-/// outside strings are visited. A block with a backslash (or right after one) is scanned byte by byte.
+/// ends first. 64 bytes at a time: quote, backslash and bracket masks, escaped bytes removed
+/// ([`escaped_mask`]), strings by prefix XOR, then only the brackets outside strings are visited. The last
+/// partial block is scanned byte by byte with the same rules.
 fn skip_nested(s: &[u8], start: usize) -> Option<usize> {
     let mut st = ScanState::default();
     let mut pos = start;
     while let Some(block) = s.get(pos..pos + 64) {
         let block: &[u8; 64] = block.try_into().ok()?;
-        let (q, bs, op, cl) = block_masks(block);
+        let (mut q, bs, mut op, mut cl) = block_masks(block);
         if bs != 0 || st.escaped {
-            if let Some(end) = scan_scalar(block, pos, &mut st) {
-                return Some(end);
-            }
-            pos += 64;
-            continue;
+            let mut carry = u64::from(st.escaped);
+            let escaped = escaped_mask(bs, &mut carry);
+            st.escaped = carry == 1;
+            q &= !escaped;
+            op &= !escaped;
+            cl &= !escaped;
         }
         let inside = prefix_xor(q) ^ if st.in_string { u64::MAX } else { 0 };
         let mut m = (op | cl) & !inside;
@@ -390,6 +402,30 @@ fn skip_nested(s: &[u8], start: usize) -> Option<usize> {
         pos += 64;
     }
     scan_scalar(&s[pos..], pos, &mut st)
+}
+
+/// The first `"` or `\\` at or after `from`. Most strings of a dump line are short (keys, ids, snak types):
+/// 16-byte compares find their end without the call overhead of a general search.
+#[inline(always)]
+fn find_quote_or_backslash(s: &[u8], from: usize) -> Option<usize> {
+    let mut j = from;
+    #[cfg(target_arch = "x86_64")]
+    while let Some(chunk) = s.get(j..j + 16) {
+        use std::arch::x86_64::*;
+        // SAFETY: SSE2 is part of the x86_64 baseline; the load reads the 16 bytes of `chunk`.
+        let m = unsafe {
+            let v = _mm_loadu_si128(chunk.as_ptr().cast::<__m128i>());
+            _mm_movemask_epi8(_mm_or_si128(
+                _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8)),
+                _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8)),
+            ))
+        };
+        if m != 0 {
+            return Some(j + m.trailing_zeros() as usize);
+        }
+        j += 16;
+    }
+    memchr::memchr2(b'"', b'\\', s.get(j..)?).map(|k| j + k)
 }
 
 /// Comma bookkeeping for one output object or array.
