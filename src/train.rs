@@ -1149,6 +1149,88 @@ mod tests {
         }
     }
 
+    /// Hogwild on several chunks: 8 communities of 25 nodes, 10 000 walks (10 chunks of `CHUNK_WALKS`), so two
+    /// threads really train concurrently. Two threads are not byte-identical to one, but within tolerance: the
+    /// same node's vectors point the same way, and the community structure is as clear.
+    #[test]
+    fn two_threads_on_many_chunks_stay_within_tolerance_of_one() {
+        let (k, size) = (8u32, 25u32);
+        let n = k * size;
+        let mut rng = chunk_rng(9, 5, 5);
+        let mut below = |m: usize| ((rng.next_u32() as u64 * m as u64) >> 32) as usize;
+        let mut data = Vec::new();
+        for _ in 0..50 {
+            for s in 0..n {
+                let mut v = s;
+                data.push(v);
+                for _ in 1..10 {
+                    // Mostly inside the community, one step in twenty to the next community.
+                    v = if below(20) == 0 {
+                        (v / size * size + size) % n + below(size as usize) as u32
+                    } else {
+                        v / size * size + below(size as usize) as u32
+                    };
+                    data.push(v);
+                }
+            }
+        }
+        assert!(data.len() / 10 >= 9 * CHUNK_WALKS);
+        let cfg = TrainConfig {
+            dim: 32,
+            ..TrainConfig::default()
+        };
+        let one =
+            pool(1).install(|| train(&data, 10, n as usize, &cfg, &Progress::hidden()).unwrap());
+        let two =
+            pool(2).install(|| train(&data, 10, n as usize, &cfg, &Progress::hidden()).unwrap());
+        assert_eq!(two.stats.threads, 2);
+        let cos = |v: &Array2<f32>, a: usize, b: &Array2<f32>, c: usize| {
+            crate::embed::cosine_rows(&v.row(a).to_vec(), &b.row(c).to_vec())
+        };
+        let same_node: f32 = (0..n as usize)
+            .map(|i| cos(&one.vectors, i, &two.vectors, i))
+            .sum::<f32>()
+            / n as f32;
+        // The yardstick: the same data and thread count with another seed (another initialisation and other
+        // draws) gives unrelated vectors.
+        let other = pool(1).install(|| {
+            let cfg = TrainConfig {
+                seed: cfg.seed + 1,
+                ..cfg.clone()
+            };
+            train(&data, 10, n as usize, &cfg, &Progress::hidden()).unwrap()
+        });
+        let other_seed: f32 = (0..n as usize)
+            .map(|i| cos(&one.vectors, i, &other.vectors, i))
+            .sum::<f32>()
+            / n as f32;
+        assert!(
+            same_node > 0.85 && other_seed < 0.3,
+            "mean cosine of a node's vectors: 1 vs 2 threads {same_node}, other seed {other_seed}"
+        );
+        let separation = |v: &Array2<f32>| {
+            let (mut same, mut ns, mut cross, mut nc) = (0f32, 0, 0f32, 0);
+            for a in 0..n as usize {
+                for b in a + 1..n as usize {
+                    if a / size as usize == b / size as usize {
+                        same += cos(v, a, v, b);
+                        ns += 1;
+                    } else {
+                        cross += cos(v, a, v, b);
+                        nc += 1;
+                    }
+                }
+            }
+            same / ns as f32 - cross / nc as f32
+        };
+        let (s1, s2) = (separation(&one.vectors), separation(&two.vectors));
+        assert!(s1 > 0.3, "one thread separates the communities: {s1}");
+        assert!(
+            (s1 - s2).abs() < 0.05,
+            "separation {s1} (1 thread) vs {s2} (2 threads)"
+        );
+    }
+
     #[test]
     fn rejects_out_of_range_ids() {
         let err = train(
