@@ -324,34 +324,42 @@ impl StmtId {
         if u.len() != 36 {
             return None;
         }
-        let (mut upper, mut lower) = (false, false);
+        if u[8] != b'-' || u[13] != b'-' || u[18] != b'-' || u[23] != b'-' {
+            return None;
+        }
+        // HEX[b]: the digit's value, | 0x10 for a-f, | 0x20 for A-F, 0xFF for a non-digit.
+        const HEX: [u8; 256] = {
+            let mut t = [0xFFu8; 256];
+            let mut i = 0;
+            while i < 10 {
+                t[b'0' as usize + i] = i as u8;
+                i += 1;
+            }
+            let mut i = 0;
+            while i < 6 {
+                t[b'a' as usize + i] = (10 + i as u8) | 0x10;
+                t[b'A' as usize + i] = (10 + i as u8) | 0x20;
+                i += 1;
+            }
+            t
+        };
         let mut out = [0u8; 16];
+        let mut seen = 0u8;
         let mut n = 0;
         for (i, &b) in u.iter().enumerate() {
             if matches!(i, 8 | 13 | 18 | 23) {
-                if b != b'-' {
-                    return None;
-                }
                 continue;
             }
-            let v = match b {
-                b'0'..=b'9' => b - b'0',
-                b'a'..=b'f' => {
-                    lower = true;
-                    b - b'a' + 10
-                }
-                b'A'..=b'F' => {
-                    upper = true;
-                    b - b'A' + 10
-                }
-                _ => return None,
-            };
-            out[n / 2] |= if n % 2 == 0 { v << 4 } else { v };
+            let v = HEX[b as usize];
+            seen |= v;
+            out[n / 2] |= (v & 0x0F) << if n % 2 == 0 { 4 } else { 0 };
             n += 1;
         }
-        if upper && lower {
+        // A non-digit sets every bit; mixed case sets both case bits.
+        if seen & 0x30 == 0x30 {
             return None;
         }
+        let lower = seen & 0x10 != 0;
         if lower {
             flags |= 2;
         }
@@ -1379,6 +1387,9 @@ mod tests {
             (42, "Q43$8AB2F3F8-6C97-4B66-8AD4-0123456789AB"),
             (42, "Q42$8ab2f3f8-6C97-4B66-8AD4-0123456789AB"),
             (42, "Q42$8AB2F3F8-6C97-4B66-8AD4-0123456789"),
+            (42, "Q42$8AB2F3F8-6C97-4B66-8AD4-0123456789AG"),
+            (42, "Q42$8AB2F3F8x6C97-4B66-8AD4-0123456789AB"),
+            (42, "Q42$8AB2F3F8-6C97-4B66-8AD4-01234567-9AB"),
             (42, "Q042$8AB2F3F8-6C97-4B66-8AD4-0123456789AB"),
             (42, "Q42$a"),
             (42, "weird"),
