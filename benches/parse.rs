@@ -2,7 +2,8 @@
 //! languages of labels/descriptions/aliases, sitelinks, claims with item, string, time and quantity values,
 //! qualifiers and references. Compares the extract worker (framing + entity parser + keep rules), the entity
 //! parser alone, simd-json's tape alone, a full simd-json DOM, and zlib-rs inflate of the same bytes (the
-//! target: parsing costs no more CPU per MB than inflating).
+//! target: parsing costs no more CPU per MB than inflating). The worker runs with the skim (the default) and
+//! without it (`skim = false`), and the skim alone is timed too.
 //!
 //! `cargo bench --bench parse` (single-threaded: one chunk at a time on the bench thread).
 
@@ -110,6 +111,16 @@ fn parse(c: &mut Criterion) {
     }
     synth_text.extend_from_slice(b"\n]\n");
     group(c, "parse_synth", &synth_text);
+    // ... the real 2015 dump extract when `SWORD_REAL_FIXTURES` points at the fixtures (21 MB of JSON) ...
+    if let Ok(root) = std::env::var("SWORD_REAL_FIXTURES") {
+        let path =
+            std::path::Path::new(&root).join("dumps/jsondumpdata_20151109_1000-entities.json.gz");
+        let mut real = Vec::new();
+        flate2::read::MultiGzDecoder::new(std::fs::File::open(&path).expect("real fixture"))
+            .read_to_end(&mut real)
+            .expect("real fixture inflates");
+        group(c, "parse_real_2015", &real);
+    }
     // ... and heavier hand-built lines (50 languages of terms, more references and sitelinks).
     group(c, "parse", &dump_text(8 << 20));
 }
@@ -129,6 +140,27 @@ fn group(c: &mut Criterion, name: &str, text: &[u8]) {
     g.bench_function("extract_worker_chunk", |b| {
         b.iter(|| black_box(sword::extract::work_chunk(&rules, black_box(text), true)).len)
     });
+    let whole = sword::extract::Rules::new(&sword::extract::Config {
+        skim: false,
+        ..sword::extract::Config::default()
+    })
+    .unwrap();
+    g.bench_function("extract_worker_chunk_no_skim", |b| {
+        b.iter(|| black_box(sword::extract::work_chunk(&whole, black_box(text), true)).len)
+    });
+    g.bench_function("skim_only", |b| {
+        let mut out = Vec::new();
+        b.iter(|| {
+            let mut n = 0usize;
+            for l in &lines {
+                let (s, e) = sword::dump::entity::trim_line(l);
+                if sword::dump::skim::skim(&l[s..e], &langs, &mut out).is_ok() {
+                    n += out.len();
+                }
+            }
+            n
+        })
+    });
     g.bench_function("entity_parser", |b| {
         let mut buf = Vec::new();
         let mut buffers = simd_json::Buffers::new(1 << 16);
@@ -138,6 +170,39 @@ fn group(c: &mut Criterion, name: &str, text: &[u8]) {
                 let (s, e) = sword::dump::entity::trim_line(l);
                 buf.clear();
                 buf.extend_from_slice(&l[s..e]);
+                if let Ok(sword::dump::entity::Line::Entity(ent)) =
+                    sword::dump::entity::parse_entity(&mut buf, &langs, &mut buffers)
+                {
+                    n += ent.statements.len();
+                }
+            }
+            n
+        })
+    });
+    let skimmed: Vec<Vec<u8>> = lines
+        .iter()
+        .map(|l| {
+            let (s, e) = sword::dump::entity::trim_line(l);
+            let mut out = Vec::new();
+            if sword::dump::skim::skim(&l[s..e], &langs, &mut out).is_err() {
+                out = l[s..e].to_vec();
+            }
+            out
+        })
+        .collect();
+    eprintln!(
+        "{name}: {} lines, skimmed to {:.1}% of the bytes",
+        lines.len(),
+        100.0 * skimmed.iter().map(|l| l.len()).sum::<usize>() as f64 / text.len() as f64
+    );
+    g.bench_function("entity_parser_on_skimmed_lines", |b| {
+        let mut buf = Vec::new();
+        let mut buffers = simd_json::Buffers::new(1 << 16);
+        b.iter(|| {
+            let mut n = 0usize;
+            for l in &skimmed {
+                buf.clear();
+                buf.extend_from_slice(l);
                 if let Ok(sword::dump::entity::Line::Entity(ent)) =
                     sword::dump::entity::parse_entity(&mut buf, &langs, &mut buffers)
                 {

@@ -15,6 +15,8 @@
 #   ENTITIES entities to generate (default 420000 ≈ 2.2 GB of JSON with the synth generator of Nov 2026)
 #   WORK     scratch directory (default data/work/bench-extract; ignored by git)
 #   THREADS  -j for sword (default: all cores)
+#   FORMATS  which of synth.json single.json.gz synth.json.gz synth.json.zst to run (default: all four)
+#   NO_SKIM  when 1, also run `sword extract --no-skim` (whole-line parsing) for each format
 set -euo pipefail
 cd "$(dirname "$0")/.."
 WORK=${WORK:-data/work/bench-extract}
@@ -30,12 +32,18 @@ J=()
 mkdir -p "$WORK"
 export SWORD_QUIET=1
 
+FORMATS=${FORMATS:-synth.json single.json.gz synth.json.gz synth.json.zst}
+want() { case " $FORMATS " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 plain=$WORK/synth.json
-[ -s "$plain" ] || "$SYNTH_BIN" synth --entities "$ENTITIES" --out "$plain"
+# The plain file is needed for itself and to make the single-member gzip and the zstd file.
+if want synth.json || want single.json.gz || want synth.json.zst; then
+  [ -s "$plain" ] || "$SYNTH_BIN" synth --entities "$ENTITIES" --out "$plain"
+fi
 [ -s "$WORK/synth.json.gz" ] || "$SYNTH_BIN" synth --entities "$ENTITIES" --out "$WORK/synth.json.gz"
-[ -s "$WORK/single.json.gz" ] || gzip -6 -c "$plain" > "$WORK/single.json.gz"
-[ -s "$WORK/synth.json.zst" ] || zstd -q -3 -T0 "$plain" -o "$WORK/synth.json.zst"
-json_bytes=$(stat -c %s "$plain")
+if want single.json.gz; then [ -s "$WORK/single.json.gz" ] || gzip -6 -c "$plain" > "$WORK/single.json.gz"; fi
+if want synth.json.zst; then [ -s "$WORK/synth.json.zst" ] || zstd -q -3 -T0 "$plain" -o "$WORK/synth.json.zst"; fi
+# JSON bytes: the plain file's size, or the Wikimedia-layout file's uncompressed size.
+if [ -s "$plain" ]; then json_bytes=$(stat -c %s "$plain"); else json_bytes=$(gzip -dc "$WORK/synth.json.gz" | wc -c); fi
 
 # measure LABEL CMD... → one table row; sets LAST_WALL
 measure() {
@@ -57,19 +65,26 @@ echo "JSON: $json_bytes bytes ($ENTITIES entities), sword $("$BIN" --version), $
 echo
 echo "| run | wall s | CPU s | MB/s JSON | peak RSS MB | ratio to decode-only |"
 echo "|---|---|---|---|---|---|"
-for f in synth.json single.json.gz synth.json.gz synth.json.zst; do
+for f in $FORMATS; do
   BASE_WALL=
   measure "$f decode-only" "$BIN" "${J[@]}" extract --dump "$WORK/$f" --out "$WORK/out-decode" --decode-only
   BASE_WALL=$LAST_WALL
   measure "$f extract" "$BIN" "${J[@]}" extract --dump "$WORK/$f" --out "$WORK/out-$f"
+  if [ "${NO_SKIM:-0}" = 1 ]; then
+    measure "$f extract --no-skim" "$BIN" "${J[@]}" extract --dump "$WORK/$f" --out "$WORK/out-noskim-$f" --no-skim
+    for a in entities triples statements properties transitive; do
+      cmp -s "$WORK/out-$f/$a.parquet" "$WORK/out-noskim-$f/$a.parquet" || { echo "DIFFERENT (skim): $f $a.parquet" >&2; exit 1; }
+    done
+  fi
 done
 BASE_WALL=
 measure "gzip -dc synth.json.gz > /dev/null" sh -c "gzip -dc '$WORK/synth.json.gz' > /dev/null"
 
-for f in single.json.gz synth.json.gz synth.json.zst; do
+for f in $FORMATS; do
+  [ "$f" = synth.json ] || [ -d "$WORK/out-synth.json" ] || continue
   for a in entities triples statements properties transitive; do
     cmp -s "$WORK/out-synth.json/$a.parquet" "$WORK/out-$f/$a.parquet" || { echo "DIFFERENT: $f $a.parquet" >&2; exit 1; }
   done
 done
 echo
-echo "All four formats wrote byte-identical Parquet."
+echo "All formats run wrote byte-identical Parquet${NO_SKIM:+ (with and without the skim)}."

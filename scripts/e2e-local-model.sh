@@ -50,7 +50,7 @@ if ! have_wheel; then
     CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" "$VENV/bin/pip" wheel --no-deps --no-binary llama-cpp-python \
         -w "$WHEELS" llama-cpp-python
 fi
-if ! "$PY" -c 'import llama_cpp.server' 2>/dev/null; then
+if ! "$PY" -c 'import llama_cpp.server, uvicorn, fastapi, sse_starlette' 2>/dev/null; then
     WHEEL="$(ls "$WHEELS"/llama_cpp_python-*.whl | sort -V | tail -n 1)"
     log "installing $WHEEL with the [server] extra"
     "$VENV/bin/pip" install -q "${WHEEL}[server]"

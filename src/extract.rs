@@ -15,7 +15,7 @@
 
 use crate::artifact::{self, AtomicFile, FileRef, Manifest};
 use crate::dump::entity::{self, Entity, EntityValue, Kind, Line};
-use crate::dump::{self, ChunkOut, Joiner, ReadOpts};
+use crate::dump::{self, skim, ChunkOut, Joiner, ReadOpts};
 use crate::error::{Error, Result};
 use crate::ids::{EntityId, Pid, Qid};
 use crate::model::{EntityRecord, Label, PropertyRecord, Rank, Triple};
@@ -49,6 +49,11 @@ pub struct Config {
     pub chunk_kib: usize,
     /// Inflate the members of a multi-member gzip in parallel (falls back to sequential when impossible).
     pub parallel_gzip: bool,
+    /// Skim each line before parsing it: copy only the keys the stage reads (dropping sitelinks, aliases,
+    /// qualifiers, references and unconfigured languages) so that simd-json never tapes the rest (see
+    /// `dump::skim`). Does not change the outputs of valid lines; `false` parses whole lines (slower; for
+    /// comparison and as a fallback should a dump ever need it).
+    pub skim: bool,
 }
 
 impl Default for Config {
@@ -61,6 +66,7 @@ impl Default for Config {
             transitive_seed: s(&["P131", "P171", "P276", "P279", "P361", "P527", "P706"]),
             chunk_kib: 4096,
             parallel_gzip: true,
+            skim: true,
         }
     }
 }
@@ -91,6 +97,9 @@ pub struct Args {
     /// bytes, print the JSON MB/s; writes nothing.
     #[arg(long, hide = true)]
     pub decode_only: bool,
+    /// Parse whole lines instead of skimming them first (sets `skim = false`; for comparison).
+    #[arg(long)]
+    pub no_skim: bool,
     /// Process only share `i` of `n` (`0 ≤ i < n`) of a plain JSON or multi-member gzip dump and write
     /// `OUT/parts/extract-part-<i>-of-<n>.*` instead of the artifacts (see `--join-shards`).
     #[arg(long, value_name = "I/N", conflicts_with = "join_shards")]
@@ -125,6 +134,9 @@ pub fn cli(args: Args) -> Result<()> {
     }
     if let Some(n) = args.max_bad_lines {
         cfg.max_bad_lines = n;
+    }
+    if args.no_skim {
+        cfg.skim = false;
     }
     if args.decode_only {
         let (stats, secs) = decode_only(&args.dump, &cfg)?;
@@ -215,6 +227,9 @@ pub struct Rules {
     langs: entity::Langs,
     mul_ok: Vec<bool>,
     seed: HashSet<Pid>,
+    /// The same few properties as a list: a linear scan beats hashing on the per-statement path.
+    seed_list: Vec<Pid>,
+    skim: bool,
 }
 
 impl Rules {
@@ -231,7 +246,7 @@ impl Rules {
                 )));
             }
         }
-        let seed = cfg
+        let seed: HashSet<Pid> = cfg
             .transitive_seed
             .iter()
             .map(|p| {
@@ -249,7 +264,13 @@ impl Rules {
                 .iter()
                 .map(|l| cfg.mul_fallback.contains(l))
                 .collect(),
+            seed_list: {
+                let mut v: Vec<Pid> = seed.iter().copied().collect();
+                v.sort_unstable();
+                v
+            },
             seed,
+            skim: cfg.skim,
         })
     }
 }
@@ -303,34 +324,42 @@ impl StmtId {
         if u.len() != 36 {
             return None;
         }
-        let (mut upper, mut lower) = (false, false);
+        if u[8] != b'-' || u[13] != b'-' || u[18] != b'-' || u[23] != b'-' {
+            return None;
+        }
+        // HEX[b]: the digit's value, | 0x10 for a-f, | 0x20 for A-F, 0xFF for a non-digit.
+        const HEX: [u8; 256] = {
+            let mut t = [0xFFu8; 256];
+            let mut i = 0;
+            while i < 10 {
+                t[b'0' as usize + i] = i as u8;
+                i += 1;
+            }
+            let mut i = 0;
+            while i < 6 {
+                t[b'a' as usize + i] = (10 + i as u8) | 0x10;
+                t[b'A' as usize + i] = (10 + i as u8) | 0x20;
+                i += 1;
+            }
+            t
+        };
         let mut out = [0u8; 16];
+        let mut seen = 0u8;
         let mut n = 0;
         for (i, &b) in u.iter().enumerate() {
             if matches!(i, 8 | 13 | 18 | 23) {
-                if b != b'-' {
-                    return None;
-                }
                 continue;
             }
-            let v = match b {
-                b'0'..=b'9' => b - b'0',
-                b'a'..=b'f' => {
-                    lower = true;
-                    b - b'a' + 10
-                }
-                b'A'..=b'F' => {
-                    upper = true;
-                    b - b'A' + 10
-                }
-                _ => return None,
-            };
-            out[n / 2] |= if n % 2 == 0 { v << 4 } else { v };
+            let v = HEX[b as usize];
+            seen |= v;
+            out[n / 2] |= (v & 0x0F) << if n % 2 == 0 { 4 } else { 0 };
             n += 1;
         }
-        if upper && lower {
+        // A non-digit sets every bit; mixed case sets both case bits.
+        if seen & 0x30 == 0x30 {
             return None;
         }
+        let lower = seen & 0x10 != 0;
         if lower {
             flags |= 2;
         }
@@ -470,8 +499,16 @@ pub fn handle_line(
     raw: &[u8],
 ) {
     let (a, b) = entity::trim_line(raw);
-    scratch.clear();
-    scratch.extend_from_slice(&raw[a..b]);
+    let line = &raw[a..b];
+    // Skimmed bytes when the line is an entity object the skim understands; otherwise the whole line, so
+    // frames and malformed lines take exactly the path (and get exactly the errors) they get without it.
+    let skimmed = rules.skim
+        && line.first() == Some(&b'{')
+        && skim::skim(line, &rules.langs, scratch).is_ok();
+    if !skimmed {
+        scratch.clear();
+        scratch.extend_from_slice(line);
+    }
     match entity::parse_entity(scratch, &rules.langs, buffers) {
         Ok(Line::Frame(k)) => part.counts.add(
             match k {
@@ -622,20 +659,20 @@ fn keep_entity(
         });
     }
     if let EntityId::Item(subject) = id {
+        // Per-entity tallies, added to the named counters once (a counter lookup per statement is measurable).
+        let (mut item_statements, mut without_id, mut bad_property) = (0u64, 0u64, 0u64);
         for st in &e.statements {
             let EntityValue::Item(object) = st.value else {
                 continue;
             };
             let Some(property) = Pid::parse(&st.property) else {
-                c.add("statements_bad_property", 1);
+                bad_property += 1;
                 continue;
             };
-            c.add("item_statements", 1);
-            if st.id.is_none() {
-                c.add("statements_without_id", 1);
-            }
+            item_statements += 1;
+            without_id += u64::from(st.id.is_none());
             let Ok(p32) = u32::try_from(property.0) else {
-                c.add("statements_bad_property", 1);
+                bad_property += 1;
                 continue;
             };
             let t = || Cand {
@@ -647,12 +684,16 @@ fn keep_entity(
             };
             if labelled {
                 part.candidates.push(t());
-            } else if rules.seed.contains(&property) {
+            } else if rules.seed_list.contains(&property) {
                 part.seed_other.push(t());
             } else {
                 *part.unlabelled_by_prop.entry(property).or_insert(0) += 1;
             }
         }
+        let c = &mut part.counts;
+        c.add("item_statements", item_statements);
+        c.add("statements_without_id", without_id);
+        c.add("statements_bad_property", bad_property);
     }
     if labelled {
         part.entities.push(EntityRecord {
@@ -1346,6 +1387,9 @@ mod tests {
             (42, "Q43$8AB2F3F8-6C97-4B66-8AD4-0123456789AB"),
             (42, "Q42$8ab2f3f8-6C97-4B66-8AD4-0123456789AB"),
             (42, "Q42$8AB2F3F8-6C97-4B66-8AD4-0123456789"),
+            (42, "Q42$8AB2F3F8-6C97-4B66-8AD4-0123456789AG"),
+            (42, "Q42$8AB2F3F8x6C97-4B66-8AD4-0123456789AB"),
+            (42, "Q42$8AB2F3F8-6C97-4B66-8AD4-01234567-9AB"),
             (42, "Q042$8AB2F3F8-6C97-4B66-8AD4-0123456789AB"),
             (42, "Q42$a"),
             (42, "weird"),

@@ -468,7 +468,98 @@ const EPOCH_STREAM: u64 = 1;
 const INIT_BLOCK_ROWS: usize = 4096;
 
 /// Per-worker reusable buffers.
+/// Where training reads its walks from: memory (`[u32]`), or `walks.bin` one chunk at a time ([`WalkFile`]),
+/// so that the walks (40 bytes per walk of 10 nodes: 400 MB for a million nodes × 10 walks) never sit in memory
+/// beside the two embedding matrices.
+pub trait WalkSource: Sync {
+    /// Number of ids (walks × walk length).
+    fn len_ids(&self) -> usize;
+    /// Fill `out` with the ids starting at id `from`.
+    fn read_ids(&self, from: usize, out: &mut [u32]) -> Result<()>;
+}
+
+impl WalkSource for &[u32] {
+    fn len_ids(&self) -> usize {
+        self.len()
+    }
+    fn read_ids(&self, from: usize, out: &mut [u32]) -> Result<()> {
+        out.copy_from_slice(&self[from..from + out.len()]);
+        Ok(())
+    }
+}
+
+/// `walks.bin` read chunk by chunk (header and size checked when opened).
+pub struct WalkFile {
+    file: std::sync::Mutex<std::fs::File>,
+    path: PathBuf,
+    /// Nodes per walk.
+    pub length: usize,
+    n_ids: usize,
+}
+
+impl WalkFile {
+    /// Open `path` and check its header and that its size matches it.
+    pub fn open(path: &Path) -> Result<WalkFile> {
+        use std::io::Read;
+        let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+        let mut head = [0u8; crate::walks::WALKS_HEADER_LEN];
+        file.read_exact(&mut head).map_err(|e| match e.kind() {
+            std::io::ErrorKind::UnexpectedEof => Error::Corrupt {
+                path: path.to_path_buf(),
+                what: "shorter than the walks header".into(),
+            },
+            _ => Error::io(path, e),
+        })?;
+        let h = crate::walks::WalkHeader::parse(&head, path)?;
+        let size = file.metadata().map_err(|e| Error::io(path, e))?.len();
+        let n_ids = h.num_walks.checked_mul(u64::from(h.length));
+        let expected = n_ids
+            .and_then(|n| n.checked_mul(4))
+            .and_then(|b| b.checked_add(head.len() as u64));
+        match (n_ids, expected) {
+            (Some(n), Some(e)) if e == size && usize::try_from(n).is_ok() => Ok(WalkFile {
+                file: std::sync::Mutex::new(file),
+                path: path.to_path_buf(),
+                length: h.length as usize,
+                n_ids: n as usize,
+            }),
+            _ => Err(Error::Corrupt {
+                path: path.to_path_buf(),
+                what: format!(
+                    "{size} bytes, but the header ({} walks × {}) implies {}",
+                    h.num_walks,
+                    h.length,
+                    expected.map_or("more than 2^64".to_string(), |e| e.to_string())
+                ),
+            }),
+        }
+    }
+}
+
+impl WalkSource for WalkFile {
+    fn len_ids(&self) -> usize {
+        self.n_ids
+    }
+    fn read_ids(&self, from: usize, out: &mut [u32]) -> Result<()> {
+        use std::io::{Read, Seek, SeekFrom};
+        let mut bytes = vec![0u8; out.len() * 4];
+        {
+            let mut f = self.file.lock().unwrap_or_else(|p| p.into_inner());
+            let at = (crate::walks::WALKS_HEADER_LEN + from * 4) as u64;
+            f.seek(SeekFrom::Start(at))
+                .and_then(|_| f.read_exact(&mut bytes))
+                .map_err(|e| Error::io(&self.path, e))?;
+        }
+        for (o, c) in out.iter_mut().zip(bytes.chunks_exact(4)) {
+            *o = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+        }
+        Ok(())
+    }
+}
+
 struct Worker {
+    /// The ids of the chunk being trained.
+    chunk: Vec<u32>,
     sentence: Vec<u32>,
     pairs: Vec<(u32, u32)>,
     negs: Vec<u32>,
@@ -481,7 +572,9 @@ struct Worker {
 }
 
 struct Ctx<'a> {
-    data: &'a [u32],
+    data: &'a dyn WalkSource,
+    /// The first error of a chunk read (training stops taking chunks and returns it).
+    error: &'a std::sync::Mutex<Option<Error>>,
     walk_len: usize,
     dim: usize,
     cfg: &'a TrainConfig,
@@ -536,17 +629,26 @@ impl Ctx<'_> {
     #[inline(always)]
     fn chunk_body(&self, w: &mut Worker, epoch: usize, c: usize) {
         let mut rng = chunk_rng(self.cfg.seed, EPOCH_STREAM + epoch as u64, c as u64);
-        let n_walks = self.data.len() / self.walk_len.max(1);
+        let n_walks = self.data.len_ids() / self.walk_len.max(1);
         let first = c * CHUNK_WALKS;
         let last = (first + CHUNK_WALKS).min(n_walks);
+        let mut chunk = std::mem::take(&mut w.chunk);
+        chunk.resize((last - first) * self.walk_len, 0);
+        if let Err(e) = self.data.read_ids(first * self.walk_len, &mut chunk) {
+            self.error
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .get_or_insert(e);
+            w.chunk = chunk;
+            return;
+        }
         let dim = self.dim;
         let neg = self.cfg.negative;
         let window = self.cfg.window as u64;
         let subsample = self.cfg.sample > 0.0;
         let mut lr = self.lr();
         let mut since_refresh = 0u64;
-        for wi in first..last {
-            let walk = &self.data[wi * self.walk_len..(wi + 1) * self.walk_len];
+        for walk in chunk.chunks_exact(self.walk_len.max(1)) {
             // 1. Sentence: drop padding, subsample.
             w.sentence.clear();
             let mut raw = 0u64;
@@ -640,6 +742,7 @@ impl Ctx<'_> {
             }
         }
         self.flush(w, lr);
+        w.chunk = chunk;
     }
 }
 
@@ -652,38 +755,58 @@ pub fn train(
     cfg: &TrainConfig,
     progress: &Progress,
 ) -> Result<Trained> {
+    train_from(&data, walk_len, n_nodes, cfg, progress)
+}
+
+/// [`train`] reading the walks from any [`WalkSource`] (`walks.bin` chunk by chunk in the train stage). The
+/// same walks give the same vectors whatever the source.
+pub fn train_from(
+    data: &dyn WalkSource,
+    walk_len: usize,
+    n_nodes: usize,
+    cfg: &TrainConfig,
+    progress: &Progress,
+) -> Result<Trained> {
     cfg.validate()?;
-    if walk_len == 0 && !data.is_empty() {
+    let n_ids = data.len_ids();
+    if walk_len == 0 && n_ids > 0 {
         return Err(Error::Config("train: walk length 0".into()));
     }
-    if data.len().checked_rem(walk_len).is_some_and(|r| r != 0) {
+    if n_ids.checked_rem(walk_len).is_some_and(|r| r != 0) {
         return Err(Error::Config(format!(
-            "train: {} ids is not a multiple of the walk length {walk_len}",
-            data.len()
+            "train: {n_ids} ids is not a multiple of the walk length {walk_len}"
         )));
     }
     if n_nodes > u32::MAX as usize {
         return Err(Error::Config("train: more than 2^32-1 nodes".into()));
     }
     let dim = cfg.dim;
-    // Counts.
+    // Counts, reading the walks a block at a time.
     let mut counts = vec![0u64; n_nodes];
     let mut words = 0u64;
-    for (pos, &id) in data.iter().enumerate() {
-        if id == PAD {
-            continue;
-        }
-        match counts.get_mut(id as usize) {
-            Some(c) => *c += 1,
-            None => {
-                return Err(Error::Config(format!(
-                    "train: walk {} holds node id {id}, but there are only {n_nodes} nodes",
-                    pos / walk_len.max(1)
-                )))
+    let mut block = vec![0u32; (1 << 20).min(n_ids)];
+    let mut from = 0;
+    while from < n_ids {
+        let n = block.len().min(n_ids - from);
+        data.read_ids(from, &mut block[..n])?;
+        for (k, &id) in block[..n].iter().enumerate() {
+            if id == PAD {
+                continue;
             }
+            match counts.get_mut(id as usize) {
+                Some(c) => *c += 1,
+                None => {
+                    return Err(Error::Config(format!(
+                        "train: walk {} holds node id {id}, but there are only {n_nodes} nodes",
+                        (from + k) / walk_len.max(1)
+                    )))
+                }
+            }
+            words += 1;
         }
-        words += 1;
+        from += n;
     }
+    drop(block);
     let vocab = counts.iter().filter(|c| **c > 0).count() as u64;
     // Initialisation: input uniform (−0.5/dim, 0.5/dim), output zero; blocks of rows seeded independently.
     let mut syn0 = vec![0f32; n_nodes * dim];
@@ -730,8 +853,10 @@ pub fn train(
     let syn1 = Shared::new(syn1);
     let done = AtomicU64::new(0);
     let total_words = words * cfg.epochs as u64;
+    let error = std::sync::Mutex::new(None);
     let ctx = Ctx {
         data,
+        error: &error,
         walk_len,
         dim,
         cfg,
@@ -744,9 +869,10 @@ pub fn train(
         total_words,
         progress,
     };
-    let n_walks = data.len() / walk_len;
+    let n_walks = n_ids / walk_len;
     let n_chunks = n_walks.div_ceil(CHUNK_WALKS);
     let new_worker = || Worker {
+        chunk: Vec::with_capacity(CHUNK_WALKS * walk_len),
         sentence: Vec::with_capacity(walk_len),
         pairs: Vec::with_capacity(walk_len * 2 * cfg.window),
         negs: Vec::with_capacity(walk_len * 2 * cfg.window * cfg.negative),
@@ -791,6 +917,9 @@ pub fn train(
             finished.extend(rx.iter());
         }
     }
+    if let Some(e) = error.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        return Err(e);
+    }
     let seconds = start.elapsed().as_secs_f64();
     let (mut loss, mut loss_n) = (0f64, 0u64);
     for w in &finished {
@@ -829,15 +958,17 @@ pub fn run_with(dir: &Path, cfg: &TrainConfig, force: bool) -> Result<Manifest> 
     let t0 = Instant::now();
     let walks_ref = artifact::check_input(dir, "walks", "walks.bin", force)?;
     let nodes_ref = artifact::check_input(dir, "graph", "nodes.txt", force)?;
-    let walks = crate::walks::Walks::read(&dir.join("walks.bin"))?;
-    let (walk_len, data) = (walks.length, walks.data);
+    // Streamed chunk by chunk: the walks never sit in memory beside the two matrices.
+    let walks = WalkFile::open(&dir.join("walks.bin"))?;
+    let walk_len = walks.length;
     let keys = crate::graph::read_nodes(&dir.join("nodes.txt"))?;
     let t_read = t0.elapsed().as_secs_f64();
-    let n_words = data.iter().filter(|&&x| x != PAD).count() as u64 * cfg.epochs as u64;
+    // Progress total: ids × epochs (padding, rare, is counted too: an upper bound).
+    let n_words = walks.len_ids() as u64 * cfg.epochs as u64;
     let progress = Progress::new("train", Some(n_words), Unit::Items("words"));
-    let trained = train(&data, walk_len, keys.len(), cfg, &progress)?;
+    let trained = train_from(&walks, walk_len, keys.len(), cfg, &progress)?;
     progress.finish();
-    drop(data);
+    drop(walks);
     let t1 = Instant::now();
     let emb = Embeddings::new(keys, trained.vectors)
         .map_err(|e| Error::bad_input(dir.join("nodes.txt"), e.to_string()))?;
@@ -1147,6 +1278,120 @@ mod tests {
                 "{threads} threads: same {same}, cross {cross}"
             );
         }
+    }
+
+    /// Hogwild on several chunks: 8 communities of 25 nodes, 10 000 walks (10 chunks of `CHUNK_WALKS`), so two
+    /// threads really train concurrently. Two threads are not byte-identical to one, but within tolerance: the
+    /// same node's vectors point the same way, and the community structure is as clear.
+    #[test]
+    fn two_threads_on_many_chunks_stay_within_tolerance_of_one() {
+        let (k, size) = (8u32, 25u32);
+        let n = k * size;
+        let mut rng = chunk_rng(9, 5, 5);
+        let mut below = |m: usize| ((rng.next_u32() as u64 * m as u64) >> 32) as usize;
+        let mut data = Vec::new();
+        for _ in 0..50 {
+            for s in 0..n {
+                let mut v = s;
+                data.push(v);
+                for _ in 1..10 {
+                    // Mostly inside the community, one step in twenty to the next community.
+                    v = if below(20) == 0 {
+                        (v / size * size + size) % n + below(size as usize) as u32
+                    } else {
+                        v / size * size + below(size as usize) as u32
+                    };
+                    data.push(v);
+                }
+            }
+        }
+        assert!(data.len() / 10 >= 9 * CHUNK_WALKS);
+        let cfg = TrainConfig {
+            dim: 32,
+            ..TrainConfig::default()
+        };
+        let one =
+            pool(1).install(|| train(&data, 10, n as usize, &cfg, &Progress::hidden()).unwrap());
+        let two =
+            pool(2).install(|| train(&data, 10, n as usize, &cfg, &Progress::hidden()).unwrap());
+        assert_eq!(two.stats.threads, 2);
+        let cos = |v: &Array2<f32>, a: usize, b: &Array2<f32>, c: usize| {
+            crate::embed::cosine_rows(&v.row(a).to_vec(), &b.row(c).to_vec())
+        };
+        let same_node: f32 = (0..n as usize)
+            .map(|i| cos(&one.vectors, i, &two.vectors, i))
+            .sum::<f32>()
+            / n as f32;
+        // The yardstick: the same data and thread count with another seed (another initialisation and other
+        // draws) gives unrelated vectors.
+        let other = pool(1).install(|| {
+            let cfg = TrainConfig {
+                seed: cfg.seed + 1,
+                ..cfg.clone()
+            };
+            train(&data, 10, n as usize, &cfg, &Progress::hidden()).unwrap()
+        });
+        let other_seed: f32 = (0..n as usize)
+            .map(|i| cos(&one.vectors, i, &other.vectors, i))
+            .sum::<f32>()
+            / n as f32;
+        assert!(
+            same_node > 0.85 && other_seed < 0.3,
+            "mean cosine of a node's vectors: 1 vs 2 threads {same_node}, other seed {other_seed}"
+        );
+        let separation = |v: &Array2<f32>| {
+            let (mut same, mut ns, mut cross, mut nc) = (0f32, 0, 0f32, 0);
+            for a in 0..n as usize {
+                for b in a + 1..n as usize {
+                    if a / size as usize == b / size as usize {
+                        same += cos(v, a, v, b);
+                        ns += 1;
+                    } else {
+                        cross += cos(v, a, v, b);
+                        nc += 1;
+                    }
+                }
+            }
+            same / ns as f32 - cross / nc as f32
+        };
+        let (s1, s2) = (separation(&one.vectors), separation(&two.vectors));
+        assert!(s1 > 0.3, "one thread separates the communities: {s1}");
+        assert!(
+            (s1 - s2).abs() < 0.05,
+            "separation {s1} (1 thread) vs {s2} (2 threads)"
+        );
+    }
+
+    /// The stage streams `walks.bin` chunk by chunk; the vectors equal those trained from memory, and a file
+    /// whose size does not match its header is refused.
+    #[test]
+    fn walks_read_from_the_file_train_like_walks_in_memory() {
+        let (mut data, len) = two_cliques_walks(4);
+        for k in 5..8 {
+            data.extend(two_cliques_walks(k).0); // 4 000 walks: four chunks
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("walks.bin");
+        let mut bytes = Vec::new();
+        crate::walks::write_header(&mut bytes, len, (data.len() / len) as u64).unwrap();
+        crate::walks::write_ids(&mut bytes, &data).unwrap();
+        std::fs::write(&path, &bytes).unwrap();
+        let file = WalkFile::open(&path).unwrap();
+        assert_eq!((file.length, file.len_ids()), (len, data.len()));
+        let cfg = TrainConfig {
+            dim: 16,
+            ..TrainConfig::default()
+        };
+        let a = pool(1).install(|| train(&data, len, 20, &cfg, &Progress::hidden()).unwrap());
+        let b = pool(1).install(|| train_from(&file, len, 20, &cfg, &Progress::hidden()).unwrap());
+        assert_eq!(a.vectors, b.vectors);
+        assert_eq!(a.stats.words, b.stats.words);
+        std::fs::write(&path, &bytes[..bytes.len() - 4]).unwrap();
+        let err = WalkFile::open(&path).err().unwrap().to_string();
+        assert!(
+            err.contains("walks.bin") && err.contains("implies"),
+            "{err}"
+        );
     }
 
     #[test]

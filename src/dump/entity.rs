@@ -313,6 +313,11 @@ impl<'de> Visitor<'de> for EntitySeed<'_> {
                     e.sitelinks = u32::try_from(count).unwrap_or(u32::MAX);
                     e.terms_as_array |= arr && count == 0;
                 }
+                // Written by `skim` in place of a `sitelinks` object: its number of entries.
+                "sitelinks#" => {
+                    let count = m.next_value::<MaybeU64>()?.0.unwrap_or(0);
+                    e.sitelinks = u32::try_from(count).unwrap_or(u32::MAX);
+                }
                 "claims" => {
                     e.claims_missing = false;
                     e.claims_as_array |= m.next_value_seed(ClaimsSeed {

@@ -22,6 +22,7 @@
 
 pub mod entity;
 pub mod gz;
+pub mod skim;
 
 use crate::error::{Error, IoContext, Result};
 use crate::progress::Progress;
@@ -132,7 +133,8 @@ pub fn frame<T>(
 
 #[inline]
 fn memchr_nl(b: &[u8], from: usize) -> Option<usize> {
-    b[from..].iter().position(|&c| c == b'\n').map(|p| p + from)
+    // SIMD search: every byte of the dump passes through here once.
+    memchr::memchr(b'\n', &b[from..]).map(|p| p + from)
 }
 
 /// A line completed by the joiner (it straddled chunks, or is the unterminated last line).

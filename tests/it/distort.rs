@@ -667,6 +667,21 @@ fn real_labels(path: &Path) -> BTreeMap<String, serde_json::Value> {
     out
 }
 
+/// (subject, property, object) id strings of a triples-shaped Parquet file (e.g. `statements.parquet`).
+fn stated_ids(path: &Path) -> HashSet<(String, String, String)> {
+    sword::tables::read_triples_file(path)
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t.subject.to_string(),
+                t.property.to_string(),
+                t.object.to_string(),
+            )
+        })
+        .collect()
+}
+
 #[test]
 fn real_fixture_chain_extract_to_export_exports_real_labels() {
     let Some(dump) = util::real_fixture("dumps/jsondumpdata_20151109_1000-entities.json.gz") else {
@@ -681,18 +696,7 @@ fn real_fixture_chain_extract_to_export_exports_real_labels() {
     wd.run_ok(&["distort", "--out", "run", "--seed", "3", "--samples", "40"]);
     wd.run_ok(&["export", "--out", "run", "--hf", "hf"]);
     let labels = real_labels(Path::new(&dump));
-    let stated: HashSet<(String, String, String)> =
-        sword::tables::read_triples_file(&wd.join("run/statements.parquet"))
-            .unwrap()
-            .iter()
-            .map(|t| {
-                (
-                    t.subject.to_string(),
-                    t.property.to_string(),
-                    t.object.to_string(),
-                )
-            })
-            .collect();
+    let stated: HashSet<(String, String, String)> = stated_ids(&wd.join("run/statements.parquet"));
     let mut checked = 0;
     let mut strategies = BTreeSet::new();
     for b in batches(wd.read("run/sword.parquet")) {
@@ -886,18 +890,7 @@ fn an_unlabelled_inverse_property_still_blocks_true_variants() {
     ];
     wd.write("family.json", format!("[\n{}\n]\n", lines.join(",\n")));
     wd.run_ok(&["extract", "--dump", "family.json", "--out", "run"]);
-    let stated: Vec<(String, String, String)> =
-        sword::tables::read_triples_file(&wd.join("run/statements.parquet"))
-            .unwrap()
-            .iter()
-            .map(|t| {
-                (
-                    t.subject.to_string(),
-                    t.property.to_string(),
-                    t.object.to_string(),
-                )
-            })
-            .collect();
+    let stated: HashSet<(String, String, String)> = stated_ids(&wd.join("run/statements.parquet"));
     assert!(
         stated.contains(&("Q13".into(), "P22".into(), "Q11".into())),
         "{stated:?}"
