@@ -500,39 +500,21 @@ pub struct WalkFile {
 impl WalkFile {
     /// Open `path` and check its header and that its size matches it.
     pub fn open(path: &Path) -> Result<WalkFile> {
-        use std::io::Read;
         let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-        let mut head = [0u8; crate::walks::WALKS_HEADER_LEN];
-        file.read_exact(&mut head).map_err(|e| match e.kind() {
-            std::io::ErrorKind::UnexpectedEof => Error::Corrupt {
-                path: path.to_path_buf(),
-                what: "shorter than the walks header".into(),
-            },
-            _ => Error::io(path, e),
-        })?;
-        let h = crate::walks::WalkHeader::parse(&head, path)?;
+        let h = crate::walks::WalkHeader::read(&mut file, path)?;
         let size = file.metadata().map_err(|e| Error::io(path, e))?.len();
-        let n_ids = h.num_walks.checked_mul(u64::from(h.length));
-        let expected = n_ids
-            .and_then(|n| n.checked_mul(4))
-            .and_then(|b| b.checked_add(head.len() as u64));
-        match (n_ids, expected) {
-            (Some(n), Some(e)) if e == size && usize::try_from(n).is_ok() => Ok(WalkFile {
-                file: std::sync::Mutex::new(file),
-                path: path.to_path_buf(),
-                length: h.length as usize,
-                n_ids: n as usize,
-            }),
-            _ => Err(Error::Corrupt {
-                path: path.to_path_buf(),
-                what: format!(
-                    "{size} bytes, but the header ({} walks × {}) implies {}",
-                    h.num_walks,
-                    h.length,
-                    expected.map_or("more than 2^64".to_string(), |e| e.to_string())
-                ),
-            }),
-        }
+        let id_bytes = size.saturating_sub(crate::walks::WALKS_HEADER_LEN as u64);
+        let n_ids = h.check_id_bytes(id_bytes, path)?;
+        let n_ids = usize::try_from(n_ids).map_err(|_| Error::Corrupt {
+            path: path.to_path_buf(),
+            what: format!("{n_ids} ids do not fit in memory addresses"),
+        })?;
+        Ok(WalkFile {
+            file: std::sync::Mutex::new(file),
+            path: path.to_path_buf(),
+            length: h.length as usize,
+            n_ids,
+        })
     }
 }
 

@@ -228,30 +228,10 @@ impl Walks {
 
     /// Read the binary format from any reader (`path` is only used in errors).
     pub fn from_reader<R: Read>(mut r: R, path: &Path) -> Result<Walks> {
-        let mut head = [0u8; WALKS_HEADER_LEN];
-        r.read_exact(&mut head).map_err(|e| match e.kind() {
-            std::io::ErrorKind::UnexpectedEof => Error::Corrupt {
-                path: path.to_path_buf(),
-                what: "shorter than the walks header".into(),
-            },
-            _ => Error::io(path, e),
-        })?;
-        let h = WalkHeader::parse(&head, path)?;
-        let total = h.total_ids(path)?;
+        let h = WalkHeader::read(&mut r, path)?;
         let mut bytes = Vec::new();
         r.read_to_end(&mut bytes).at(path)?;
-        if bytes.len() as u64 != total * 4 {
-            return Err(Error::Corrupt {
-                path: path.to_path_buf(),
-                what: format!(
-                    "{} bytes of ids, but the header ({} walks × {}) implies {}",
-                    bytes.len(),
-                    h.num_walks,
-                    h.length,
-                    total * 4
-                ),
-            });
-        }
+        h.check_id_bytes(bytes.len() as u64, path)?;
         let data = bytes
             .chunks_exact(4)
             .map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes")))
@@ -297,6 +277,36 @@ impl WalkHeader {
             return Err(corrupt("walk length 0".into()));
         }
         Ok(WalkHeader { length, num_walks })
+    }
+
+    /// Read and check the header at the start of `r` (`path` names the file in errors).
+    pub fn read<R: Read>(r: &mut R, path: &Path) -> Result<WalkHeader> {
+        let mut head = [0u8; WALKS_HEADER_LEN];
+        r.read_exact(&mut head).map_err(|e| match e.kind() {
+            std::io::ErrorKind::UnexpectedEof => Error::Corrupt {
+                path: path.to_path_buf(),
+                what: "shorter than the walks header".into(),
+            },
+            _ => Error::io(path, e),
+        })?;
+        WalkHeader::parse(&head, path)
+    }
+
+    /// Check that `id_bytes` bytes of ids follow the header, as it implies; returns the number of ids.
+    pub fn check_id_bytes(&self, id_bytes: u64, path: &Path) -> Result<u64> {
+        let total = self.total_ids(path)?;
+        if id_bytes != total * 4 {
+            return Err(Error::Corrupt {
+                path: path.to_path_buf(),
+                what: format!(
+                    "{id_bytes} bytes of ids, but the header ({} walks × {}) implies {}",
+                    self.num_walks,
+                    self.length,
+                    total * 4
+                ),
+            });
+        }
+        Ok(total)
     }
 
     fn total_ids(&self, path: &Path) -> Result<u64> {
