@@ -226,9 +226,9 @@ pub const TRANSITIVE: &str = "transitive.parquet";
 pub struct Rules {
     langs: entity::Langs,
     mul_ok: Vec<bool>,
-    seed: HashSet<Pid>,
-    /// The same few properties as a list: a linear scan beats hashing on the per-statement path.
-    seed_list: Vec<Pid>,
+    /// `transitive_seed`, sorted and deduplicated: a handful of properties, so a linear scan (the per-statement
+    /// path) beats hashing.
+    seed: Vec<Pid>,
     skim: bool,
 }
 
@@ -246,7 +246,7 @@ impl Rules {
                 )));
             }
         }
-        let seed: HashSet<Pid> = cfg
+        let mut seed: Vec<Pid> = cfg
             .transitive_seed
             .iter()
             .map(|p| {
@@ -255,6 +255,8 @@ impl Rules {
                 })
             })
             .collect::<Result<_>>()?;
+        seed.sort_unstable();
+        seed.dedup();
         Ok(Rules {
             langs: entity::Langs {
                 langs: cfg.languages.clone(),
@@ -264,11 +266,6 @@ impl Rules {
                 .iter()
                 .map(|l| cfg.mul_fallback.contains(l))
                 .collect(),
-            seed_list: {
-                let mut v: Vec<Pid> = seed.iter().copied().collect();
-                v.sort_unstable();
-                v
-            },
             seed,
             skim: cfg.skim,
         })
@@ -684,7 +681,7 @@ fn keep_entity(
             };
             if labelled {
                 part.candidates.push(t());
-            } else if rules.seed_list.contains(&property) {
+            } else if rules.seed.contains(&property) {
                 part.seed_other.push(t());
             } else {
                 *part.unlabelled_by_prop.entry(property).or_insert(0) += 1;
@@ -924,7 +921,7 @@ pub fn join(
     candidates: Vec<Cand>,
     seed_other: Vec<Cand>,
     unlabelled_by_prop: &HashMap<Pid, u64>,
-    seed: &HashSet<Pid>,
+    seed: &[Pid],
 ) -> Joined {
     entities.sort_by_key(|e| e.id);
     let before = entities.len();
@@ -1348,14 +1345,7 @@ mod tests {
             c(t(1, 11, 2, Rank::Normal, "e")), // property unlabelled
         ];
         let other = vec![c(t(3, 10, 4, Rank::Normal, "f"))];
-        let j = join(
-            entities,
-            props,
-            cands,
-            other,
-            &HashMap::new(),
-            &HashSet::new(),
-        );
+        let j = join(entities, props, cands, other, &HashMap::new(), &[]);
         assert_eq!(j.triples, vec![t(1, 10, 2, Rank::Preferred, "b")]);
         assert_eq!(
             j.statements,
