@@ -1195,6 +1195,33 @@ mod tests {
         assert!(back as f64 / w.num_walks() as f64 > 0.97, "{back}");
     }
 
+    /// `walk_group` over walks `w0 .. w0 + g` equals `walk_into` walk by walk: the same ids and the same
+    /// (steps, candidates) totals.
+    fn assert_group_equals_single_walks(
+        csr: &Csr,
+        bias: &Bias,
+        seed: u64,
+        w0: u64,
+        len: usize,
+        g: usize,
+    ) {
+        let n = csr.n_nodes() as u64;
+        let mut group = vec![0u32; g * len];
+        let got = walk_group(csr, bias, seed, n, w0, len, &mut group);
+        let mut single = vec![0u32; g * len];
+        let mut want = (0, 0);
+        for (j, out) in single.chunks_exact_mut(len).enumerate() {
+            let w = w0 + j as u64;
+            let start = (w % n) as u32;
+            let mut rng = walk_rng(seed, start, w / n);
+            let r = walk_into(csr, bias, start, &mut rng, out);
+            want = (want.0 + r.0, want.1 + r.1);
+        }
+        let (p, q) = (1.0 / bias.inv_p, 1.0 / bias.inv_q);
+        assert_eq!(group, single, "p={p} q={q} len={len} g={g} w0={w0}");
+        assert_eq!(got, want, "p={p} q={q} len={len} g={g} w0={w0}");
+    }
+
     #[test]
     fn lockstep_groups_equal_single_walks() {
         // Star plus path plus an isolated node: first steps, biased steps, padding.
@@ -1211,25 +1238,12 @@ mod tests {
                 (7, 7),
             ],
         );
-        let n = 9u64;
         for (p, q) in [(1.0, 1.0), (0.5, 2.0), (3.0, 0.3), (2.0, 0.5), (0.25, 4.0)] {
             let bias = Bias::new(p, q);
             for len in [1usize, 2, 7] {
                 for g in 1..=LOCKSTEP {
                     for w0 in [0u64, 5, 13] {
-                        let mut group = vec![0u32; g * len];
-                        let got = walk_group(&csr, &bias, 4, n, w0, len, &mut group);
-                        let mut single = vec![0u32; g * len];
-                        let mut want = (0, 0);
-                        for (j, out) in single.chunks_exact_mut(len).enumerate() {
-                            let w = w0 + j as u64;
-                            let start = (w % n) as u32;
-                            let mut rng = walk_rng(4, start, w / n);
-                            let r = walk_into(&csr, &bias, start, &mut rng, out);
-                            want = (want.0 + r.0, want.1 + r.1);
-                        }
-                        assert_eq!(group, single, "p={p} q={q} len={len} g={g} w0={w0}");
-                        assert_eq!(got, want);
+                        assert_group_equals_single_walks(&csr, &bias, 4, w0, len, g);
                     }
                 }
             }
@@ -1302,19 +1316,7 @@ mod tests {
             for len in [2usize, 3, 11] {
                 for g in [1, 3, LOCKSTEP, LOCKSTEP + 5, 3 * LOCKSTEP + 1] {
                     for w0 in [0u64, 1, 395, 1203] {
-                        let mut group = vec![0u32; g * len];
-                        let got = walk_group(&csr, &bias, 9, n, w0, len, &mut group);
-                        let mut single = vec![0u32; g * len];
-                        let mut want = (0, 0);
-                        for (j, out) in single.chunks_exact_mut(len).enumerate() {
-                            let w = w0 + j as u64;
-                            let start = (w % n) as u32;
-                            let mut rng = walk_rng(9, start, w / n);
-                            let r = walk_into(&csr, &bias, start, &mut rng, out);
-                            want = (want.0 + r.0, want.1 + r.1);
-                        }
-                        assert_eq!(group, single, "p={p} q={q} len={len} g={g} w0={w0}");
-                        assert_eq!(got, want, "p={p} q={q} len={len} g={g} w0={w0}");
+                        assert_group_equals_single_walks(&csr, &bias, 9, w0, len, g);
                     }
                 }
             }
