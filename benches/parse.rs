@@ -164,20 +164,7 @@ fn group(c: &mut Criterion, name: &str, text: &[u8]) {
     g.bench_function("entity_parser", |b| {
         let mut buf = Vec::new();
         let mut buffers = simd_json::Buffers::new(1 << 16);
-        b.iter(|| {
-            let mut n = 0usize;
-            for l in &lines {
-                let (s, e) = sword::dump::entity::trim_line(l);
-                buf.clear();
-                buf.extend_from_slice(&l[s..e]);
-                if let Ok(sword::dump::entity::Line::Entity(ent)) =
-                    sword::dump::entity::parse_entity(&mut buf, &langs, &mut buffers)
-                {
-                    n += ent.statements.len();
-                }
-            }
-            n
-        })
+        b.iter(|| over_lines(&lines, &mut buf, |l| statements(l, &langs, &mut buffers)))
     });
     let skimmed: Vec<Vec<u8>> = lines
         .iter()
@@ -195,47 +182,22 @@ fn group(c: &mut Criterion, name: &str, text: &[u8]) {
         lines.len(),
         100.0 * skimmed.iter().map(|l| l.len()).sum::<usize>() as f64 / text.len() as f64
     );
+    let skimmed: Vec<&[u8]> = skimmed.iter().map(|l| l.as_slice()).collect();
     g.bench_function("entity_parser_on_skimmed_lines", |b| {
         let mut buf = Vec::new();
         let mut buffers = simd_json::Buffers::new(1 << 16);
-        b.iter(|| {
-            let mut n = 0usize;
-            for l in &skimmed {
-                buf.clear();
-                buf.extend_from_slice(l);
-                if let Ok(sword::dump::entity::Line::Entity(ent)) =
-                    sword::dump::entity::parse_entity(&mut buf, &langs, &mut buffers)
-                {
-                    n += ent.statements.len();
-                }
-            }
-            n
-        })
+        b.iter(|| over_lines(&skimmed, &mut buf, |l| statements(l, &langs, &mut buffers)))
     });
     g.bench_function("simd_json_tape_only", |b| {
         let mut buf = Vec::new();
-        b.iter(|| {
-            let mut n = 0usize;
-            for l in &lines {
-                let (s, e) = sword::dump::entity::trim_line(l);
-                buf.clear();
-                buf.extend_from_slice(&l[s..e]);
-                n += simd_json::to_tape(&mut buf).is_ok() as usize;
-            }
-            n
-        })
+        b.iter(|| over_lines(&lines, &mut buf, |l| simd_json::to_tape(l).is_ok() as usize))
     });
     g.bench_function("simd_json_dom", |b| {
         let mut buf = Vec::new();
         b.iter(|| {
-            let mut n = 0usize;
-            for l in &lines {
-                let (s, e) = sword::dump::entity::trim_line(l);
-                buf.clear();
-                buf.extend_from_slice(&l[s..e]);
-                n += simd_json::to_borrowed_value(&mut buf).is_ok() as usize;
-            }
-            n
+            over_lines(&lines, &mut buf, |l| {
+                simd_json::to_borrowed_value(l).is_ok() as usize
+            })
         })
     });
     let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(6));
@@ -251,6 +213,30 @@ fn group(c: &mut Criterion, name: &str, text: &[u8]) {
         })
     });
     g.finish();
+}
+
+/// Sum of `f` over the lines, each trimmed and copied into one reused buffer (simd-json parses in place).
+fn over_lines(lines: &[&[u8]], buf: &mut Vec<u8>, mut f: impl FnMut(&mut [u8]) -> usize) -> usize {
+    let mut n = 0;
+    for l in lines {
+        let (s, e) = sword::dump::entity::trim_line(l);
+        buf.clear();
+        buf.extend_from_slice(&l[s..e]);
+        n += f(buf);
+    }
+    n
+}
+
+/// Statements of the entity on one line (0 for frames and malformed lines).
+fn statements(
+    line: &mut [u8],
+    langs: &sword::dump::entity::Langs,
+    buffers: &mut simd_json::Buffers,
+) -> usize {
+    match sword::dump::entity::parse_entity(line, langs, buffers) {
+        Ok(sword::dump::entity::Line::Entity(ent)) => ent.statements.len(),
+        _ => 0,
+    }
 }
 
 criterion_group!(benches, parse);
