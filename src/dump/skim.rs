@@ -454,12 +454,17 @@ fn copy_value(c: &mut Cur<'_>, out: &mut Vec<u8>) -> Res<()> {
     Ok(())
 }
 
-/// Copy the members of an object whose key is in `keep` (a non-object is copied as it is); `inner` handles the
-/// members named in its first element.
+/// Keys in `keys`.
+fn any_of<'k>(keys: &'k [&'k [u8]]) -> impl Fn(&[u8]) -> bool + 'k {
+    move |k| keys.contains(&k)
+}
+
+/// Copy the members of an object whose key `keep` accepts (a non-object is copied as it is); `inner` may handle
+/// a kept member's value itself (returning `Some`), else the value is copied as it is.
 fn object_with(
     c: &mut Cur<'_>,
     out: &mut Vec<u8>,
-    keep: &[&[u8]],
+    keep: impl Fn(&[u8]) -> bool,
     mut inner: impl FnMut(&[u8], &mut Cur<'_>, &mut Vec<u8>) -> Option<Res<()>>,
 ) -> Res<()> {
     if c.peek() != Some(b'{') {
@@ -468,7 +473,7 @@ fn object_with(
     out.push(b'{');
     let mut sep = Sep(false);
     c.members(|c, k| {
-        if keep.contains(&k) {
+        if keep(k) {
             sep.put(out);
             put_key(out, k);
             if let Some(r) = inner(k, c, out) {
@@ -490,15 +495,15 @@ fn mainsnak(c: &mut Cur<'_>, out: &mut Vec<u8>) -> Res<()> {
     object_with(
         c,
         out,
-        &[b"snaktype", b"datatype", b"datavalue"],
+        any_of(&[b"snaktype", b"datatype", b"datavalue"]),
         |k, c, out| {
             (k == b"datavalue").then(|| {
-                object_with(c, out, &[b"type", b"value"], |k, c, out| {
+                object_with(c, out, any_of(&[b"type", b"value"]), |k, c, out| {
                     (k == b"value").then(|| match c.peek() {
                         Some(b'{') => object_with(
                             c,
                             out,
-                            &[b"entity-type", b"numeric-id", b"id"],
+                            any_of(&[b"entity-type", b"numeric-id", b"id"]),
                             |_, _, _| None,
                         ),
                         Some(b'"' | b'[') | Some(b'0'..=b'9' | b'-' | b't' | b'f') => {
@@ -531,21 +536,7 @@ pub fn skim(line: &[u8], langs: &Langs, out: &mut Vec<u8>) -> Result<(), SkimErr
             b"labels" | b"descriptions" => {
                 top.put(out);
                 put_key(out, key);
-                if c.peek() != Some(b'{') {
-                    return copy_value(c, out);
-                }
-                out.push(b'{');
-                let mut sep = Sep(false);
-                c.members(|c, lang| {
-                    if keep_lang(lang) {
-                        sep.put(out);
-                        put_key(out, lang);
-                        copy_value(c, out)
-                    } else {
-                        c.value().map(drop)
-                    }
-                })?;
-                out.push(b'}');
+                object_with(c, out, keep_lang, |_, _, _| None)?;
             }
             b"sitelinks" => {
                 top.put(out);
@@ -579,26 +570,12 @@ pub fn skim(line: &[u8], langs: &Langs, out: &mut Vec<u8>) -> Result<(), SkimErr
                     let mut sts = Sep(false);
                     c.elements(|c| {
                         sts.put(out);
-                        if c.peek() != Some(b'{') {
-                            return copy_value(c, out);
-                        }
-                        out.push(b'{');
-                        let mut fields = Sep(false);
-                        c.members(|c, k| match k {
-                            b"rank" | b"id" => {
-                                fields.put(out);
-                                put_key(out, k);
-                                copy_value(c, out)
-                            }
-                            b"mainsnak" => {
-                                fields.put(out);
-                                put_key(out, k);
-                                mainsnak(c, out)
-                            }
-                            _ => c.value().map(drop),
-                        })?;
-                        out.push(b'}');
-                        Ok(())
+                        object_with(
+                            c,
+                            out,
+                            any_of(&[b"mainsnak", b"rank", b"id"]),
+                            |k, c, out| (k == b"mainsnak").then(|| mainsnak(c, out)),
+                        )
                     })?;
                     out.push(b']');
                     Ok(())
