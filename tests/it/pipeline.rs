@@ -509,16 +509,22 @@ fn shards_real_fixture_gzip_and_plain_match_unsharded_run() {
 #[test]
 fn shards_refuse_unsplittable_dumps_and_join_names_missing_or_bad_parts() {
     let wd = Workdir::new();
+    let shard = |dump: &'static str, spec: &'static str| {
+        ["extract", "--dump", dump, "--out", "o", "--shard", spec]
+    };
+    let join = |dump: &'static str| {
+        [
+            "extract",
+            "--dump",
+            dump,
+            "--out",
+            "o",
+            "--join-shards",
+            "2",
+        ]
+    };
     wd.run_ok(&["synth", "--entities", "300", "--out", "d.json.bz2"]);
-    let (code, err) = wd.run_err(&[
-        "extract",
-        "--dump",
-        "d.json.bz2",
-        "--out",
-        "o",
-        "--shard",
-        "0/2",
-    ]);
+    let (code, err) = wd.run_err(&shard("d.json.bz2", "0/2"));
     assert_eq!(code, 2, "{err}");
     assert!(
         err.contains("cannot be split") && err.contains("without --shard"),
@@ -530,37 +536,17 @@ fn shards_refuse_unsplittable_dumps_and_join_names_missing_or_bad_parts() {
     let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
     std::io::Write::write_all(&mut e, &wd.read("d.json")).unwrap();
     wd.write("single.json.gz", e.finish().unwrap());
-    let (code, err) = wd.run_err(&[
-        "extract",
-        "--dump",
-        "single.json.gz",
-        "--out",
-        "o",
-        "--shard",
-        "1/2",
-    ]);
+    let (code, err) = wd.run_err(&shard("single.json.gz", "1/2"));
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("single-member gzip"), "{err}");
 
     // Bad specs.
-    let (code, _) = wd.run_err(&[
-        "extract", "--dump", "d.json", "--out", "o", "--shard", "2/2",
-    ]);
+    let (code, _) = wd.run_err(&shard("d.json", "2/2"));
     assert_eq!(code, 2);
 
     // A missing part: a clear error naming it, no artifacts written.
-    wd.run_ok(&[
-        "extract", "--dump", "d.json", "--out", "o", "--shard", "0/2",
-    ]);
-    let (code, err) = wd.run_err(&[
-        "extract",
-        "--dump",
-        "d.json",
-        "--out",
-        "o",
-        "--join-shards",
-        "2",
-    ]);
+    wd.run_ok(&shard("d.json", "0/2"));
+    let (code, err) = wd.run_err(&join("d.json"));
     assert_eq!(code, 3, "{err}");
     assert!(
         err.contains("extract-part-1-of-2") && err.contains("missing"),
@@ -580,64 +566,28 @@ fn shards_refuse_unsplittable_dumps_and_join_names_missing_or_bad_parts() {
         "--languages",
         "en",
     ]);
-    let (code, err) = wd.run_err(&[
-        "extract",
-        "--dump",
-        "d.json",
-        "--out",
-        "o",
-        "--join-shards",
-        "2",
-    ]);
+    let (code, err) = wd.run_err(&join("d.json"));
     assert_eq!(code, 3, "{err}");
     assert!(err.contains("different extract config"), "{err}");
 
     // A corrupt part (one byte changed) is refused.
-    wd.run_ok(&[
-        "extract", "--dump", "d.json", "--out", "o", "--shard", "1/2",
-    ]);
+    wd.run_ok(&shard("d.json", "1/2"));
     let p = "o/parts/extract-part-1-of-2.json.zst";
     let mut bytes = wd.read(p);
     let mid = bytes.len() / 2;
     bytes[mid] ^= 0x55;
     wd.write(p, bytes);
-    let (code, err) = wd.run_err(&[
-        "extract",
-        "--dump",
-        "d.json",
-        "--out",
-        "o",
-        "--join-shards",
-        "2",
-    ]);
+    let (code, err) = wd.run_err(&join("d.json"));
     assert_eq!(code, 3, "{err}");
     assert!(err.contains("extract-part-1-of-2.json.zst"), "{err}");
 
     // Parts of another dump are refused.
-    wd.run_ok(&[
-        "extract", "--dump", "d.json", "--out", "o", "--shard", "1/2",
-    ]);
+    wd.run_ok(&shard("d.json", "1/2"));
     wd.run_ok(&["synth", "--entities", "301", "--out", "other.json"]);
-    let (code, err) = wd.run_err(&[
-        "extract",
-        "--dump",
-        "other.json",
-        "--out",
-        "o",
-        "--join-shards",
-        "2",
-    ]);
+    let (code, err) = wd.run_err(&join("other.json"));
     assert_eq!(code, 3, "{err}");
     assert!(err.contains("different dump"), "{err}");
     // And the right dump joins.
-    wd.run_ok(&[
-        "extract",
-        "--dump",
-        "d.json",
-        "--out",
-        "o",
-        "--join-shards",
-        "2",
-    ]);
+    wd.run_ok(&join("d.json"));
     assert!(wd.join("o/triples.parquet").exists());
 }
