@@ -1,14 +1,204 @@
 #!/usr/bin/env bash
-# Submit a sharded SWORD rebuild to Slurm: a job array of extract shards, then a dependent job for the rest.
+# Submit a sharded SWORD rebuild to Slurm: a job array of N extract shards, then a job that depends on it (the
+# join, then graph → walks → train → distort → export). Waits until that job ends and exits with the outcome.
+#
+#   pipeline/slurm/submit.sh [--no-wait] DUMP RUN N     # fresh submission: all N shards, then the rest
+#   pipeline/slurm/submit.sh --resume [--no-wait] DUMP RUN N
+#                                                       # only the shards whose part is missing, then the rest
+#   pipeline/slurm/submit.sh --status RUN               # every job of RUN: state, exit code, log
 #   pipeline/slurm/submit.sh /dumps/wikidata-20240911-all.json.gz /scratch/sword/20240911 16
+#
+# Everything about the jobs is found from RUN/slurm/: `jobs` (one line per submitted job: kind, job id, shards),
+# `logs/` (each job's stdout+stderr), `exit/` (each job's exit code, written by the job itself),
+# `events.log` (start and exit of every job, requeues included).
+#
+# Exit code: 0 when the dependent job completed; else the exit code of the first failed shard (2 bad input,
+# 3 stale or corrupt, 4 I/O — the same code Slurm records for that task, `sacct ... -o JobID,State,ExitCode`),
+# else the dependent job's code; 1 when a shard was cancelled or killed without an exit code (rerun with
+# --resume); 2 for a bad command line.
+#
+# Environment: SWORD (binary, default target/release/sword of this repo; the same path must exist on every
+# node), SEED (42), CONF (the pipeline/*.toml directory), POLL (seconds between state checks, 5).
+# Resources: the #SBATCH lines of the two job scripts are for a real cluster; SHARD_CPUS, SHARD_MEM, REST_CPUS,
+# REST_MEM override them (e.g. SHARD_CPUS=1 SHARD_MEM=1G on a small node), SBATCH_ARGS is added to both sbatch
+# calls (e.g. "--partition=long --account=me"). Training is byte-identical only at REST_CPUS=1 (Hogwild).
 set -euo pipefail
-DUMP=${1:?dump}; RUN=${2:?run directory}; SHARDS=${3:-8}
 here=$(cd "$(dirname "$0")" && pwd)
-SWORD=${SWORD:-$here/../../target/release/sword}
-[ -x "$SWORD" ] || { echo "build first: cargo build --release" >&2; exit 2; }
+usage() { sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+
+resume=0 wait=1 status=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+  --resume) resume=1; shift ;;
+  --no-wait) wait=0; shift ;;
+  --status) status=1; shift ;;
+  -h | --help) usage ;;
+  --*) echo "unknown option $1" >&2; usage ;;
+  *) break ;;
+  esac
+done
+
+# One line per job of an array or a single job, from slurmctld while it remembers the job, else from sacct
+# (accounting, or the job completion log where there is no accounting): "JOBID TASK STATE EXITCODE REASON".
+job_lines() {
+  local id=$1 out
+  if out=$(scontrol -o show job "$id" 2>/dev/null) && [ -n "$out" ]; then
+    awk '{
+      id=""; aid=""; task="-"; st=""; ex=""; rs="";
+      for (i = 1; i <= NF; i++) {
+        split($i, kv, "=");
+        if (kv[1] == "JobId") id = kv[2];
+        else if (kv[1] == "ArrayJobId") aid = kv[2];
+        else if (kv[1] == "ArrayTaskId") task = kv[2];
+        else if (kv[1] == "JobState") st = kv[2];
+        else if (kv[1] == "ExitCode") ex = kv[2];
+        else if (kv[1] == "Reason") rs = kv[2];
+      }
+      if (aid != "") id = aid "_" task;
+      print id, task, st, ex, rs }' <<<"$out"
+    return 0
+  fi
+  if out=$(sacct -n -P -X -j "$id" -o JobID,State,ExitCode 2>/dev/null) && [ -n "$out" ]; then
+    awk -F'|' '{ split($1, a, "_"); t = (a[2] == "" ? "-" : a[2]); split($2, s, " "); print $1, t, s[1], $3, "-" }' <<<"$out"
+    return 0
+  fi
+  return 1
+}
+
+# `job_lines` of every job in RUN/slurm/jobs, as "KIND JOBID TASK STATE EXITCODE REASON".
+all_jobs() {
+  local kind id
+  while read -r kind id _; do
+    job_lines "$id" | sed "s/^/$kind /" || echo "$kind $id - UNKNOWN - -"
+  done <"$RUN/slurm/jobs"
+}
+
+report() {
+  echo "jobs of $RUN (logs: $RUN/slurm/logs, exit codes: $RUN/slurm/exit):"
+  local kind id task st ex rs code log
+  while read -r kind id task st ex rs; do
+    if [ "$kind" = extract ]; then
+      code=$(cat "$RUN/slurm/exit/extract-$task-of-$SHARDS.code" 2>/dev/null || echo -)
+      log=$(ls "$RUN/slurm/logs/extract-${id%_*}_$task.log" 2>/dev/null || echo "(none)")
+      printf '  extract %s/%s  job %-8s %-10s exit %-5s (job wrote %s)  %s\n' "$task" "$SHARDS" "$id" "$st" "$ex" "$code" "$log"
+    else
+      code=$(cat "$RUN/slurm/exit/rest.code" 2>/dev/null || echo -)
+      log=$(ls "$RUN/slurm/logs/rest-$id.log" 2>/dev/null || echo "(none)")
+      printf '  rest          job %-8s %-10s exit %-5s (job wrote %s)  %s  %s\n' "$id" "$st" "$ex" "$code" "$log" "${rs/#None/}"
+    fi
+  done < <(all_jobs)
+}
+
+if [ $status -eq 1 ]; then
+  RUN=$(cd "${1:?run directory}" && pwd)
+  [ -s "$RUN/slurm/jobs" ] || { echo "no submission recorded in $RUN/slurm/jobs" >&2; exit 2; }
+  SHARDS=$(awk '$1 == "extract" || $1 == "rest" {n = $3} END {print n}' "$RUN/slurm/jobs")
+  report
+  exit 0
+fi
+
+[ $# -eq 3 ] || usage
+DUMP=$1 RUN=$2 SHARDS=$3
+[[ $SHARDS =~ ^[1-9][0-9]*$ ]] || { echo "N must be a positive number of shards, got '$SHARDS'" >&2; exit 2; }
+command -v sbatch >/dev/null || { echo "sbatch not found: no Slurm client here (scripts/slurm-local.sh start for a local one)" >&2; exit 2; }
+[ -f "$DUMP" ] || { echo "dump not found: $DUMP" >&2; exit 2; }
+# Absolute paths: the jobs run elsewhere (another node, another working directory).
+DUMP=$(cd "$(dirname "$DUMP")" && pwd)/$(basename "$DUMP")
 mkdir -p "$RUN"
-export SWORD DUMP RUN SHARDS CONF="$here/.."
-jid=$(sbatch --parsable --export=ALL --array=0-$((SHARDS - 1)) "$here/extract-shard.sbatch")
-echo "extract shards: job array $jid (0..$((SHARDS - 1)))"
-rid=$(sbatch --parsable --export=ALL --dependency=afterok:"$jid" "$here/rest.sbatch")
-echo "join + remaining stages: job $rid (after $jid)"
+RUN=$(cd "$RUN" && pwd)
+SWORD=${SWORD:-$here/../../target/release/sword}
+[ -x "$SWORD" ] || { echo "no sword binary at $SWORD: build first (cargo build --release) or set SWORD" >&2; exit 2; }
+SWORD=$(cd "$(dirname "$SWORD")" && pwd)/$(basename "$SWORD")
+CONF=$(cd "${CONF:-$here/..}" && pwd)
+SEED=${SEED:-42}
+POLL=${POLL:-5}
+mkdir -p "$RUN/slurm/logs" "$RUN/slurm/exit" "$RUN/parts"
+
+if [ $resume -eq 1 ]; then
+  # A part is done when its manifest exists (written last, atomically); the join checks the rest.
+  missing=()
+  for ((i = 0; i < SHARDS; i++)); do
+    [ -f "$RUN/parts/extract-part-$i-of-$SHARDS.manifest.json" ] || missing+=("$i")
+  done
+  array=$(IFS=,; echo "${missing[*]}")
+  echo "resume: parts missing: ${array:-none}"
+  for i in "${missing[@]}"; do rm -f "$RUN/slurm/exit/extract-$i-of-$SHARDS.code"; done
+else
+  # A fresh submission: parts of an earlier submission with this N must not pass for this one's.
+  rm -f "$RUN/parts/extract-part-"*"-of-$SHARDS."* "$RUN/slurm/exit/"*.code
+  : >"$RUN/slurm/jobs"
+  array=0-$((SHARDS - 1))
+fi
+rm -f "$RUN/slurm/exit/rest.code"
+
+export SWORD DUMP RUN SHARDS CONF SEED
+extra=()
+[ -n "${SBATCH_ARGS:-}" ] && read -r -a extra <<<"$SBATCH_ARGS"
+shard_res=() rest_res=()
+[ -n "${SHARD_CPUS:-}" ] && shard_res+=(--cpus-per-task="$SHARD_CPUS")
+[ -n "${SHARD_MEM:-}" ] && shard_res+=(--mem="$SHARD_MEM")
+[ -n "${REST_CPUS:-}" ] && rest_res+=(--cpus-per-task="$REST_CPUS")
+[ -n "${REST_MEM:-}" ] && rest_res+=(--mem="$REST_MEM")
+
+dep=() jid=""
+if [ -n "$array" ]; then
+  jid=$(sbatch --parsable --export=ALL --chdir="$RUN" --array="$array" \
+    --output="$RUN/slurm/logs/extract-%A_%a.log" "${shard_res[@]}" "${extra[@]}" "$here/extract-shard.sbatch")
+  jid=${jid%%;*}
+  echo "extract $jid $SHARDS $array" >>"$RUN/slurm/jobs"
+  echo "extract shards: job array $jid (tasks $array of 0..$((SHARDS - 1)))"
+  # afterok: the rest starts only when every task completed with exit 0; a task that failed or was
+  # cancelled makes the dependency unsatisfiable and --kill-on-invalid-dep cancels the rest job.
+  dep=(--dependency=afterok:"$jid" --kill-on-invalid-dep=yes)
+fi
+rid=$(sbatch --parsable --export=ALL --chdir="$RUN" --output="$RUN/slurm/logs/rest-%j.log" \
+  "${dep[@]}" "${rest_res[@]}" "${extra[@]}" "$here/rest.sbatch")
+rid=${rid%%;*}
+echo "rest $rid $SHARDS" >>"$RUN/slurm/jobs"
+echo "join + remaining stages: job $rid${jid:+ (after $jid)}"
+echo "state: pipeline/slurm/submit.sh --status $RUN"
+[ $wait -eq 1 ] || exit 0
+
+# Wait until the dependent job has ended (it is cancelled by Slurm when the dependency can never be met).
+terminal='^(COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY|PREEMPTED|BOOT_FAIL|DEADLINE)$'
+while :; do
+  read -r _ _ st _ rs < <(job_lines "$rid" || echo "$rid - UNKNOWN - -")
+  [[ $st =~ $terminal ]] && break
+  if [ "$st" = PENDING ] && [ "$rs" = DependencyNeverSatisfied ]; then
+    # Schedulers configured to keep such jobs: cancel it ourselves.
+    scancel "$rid" || true
+  fi
+  sleep "$POLL"
+done
+report
+
+# The outcome: the dependent job, else the first failed shard of this run, else a cancelled shard.
+rest_state=$st
+if [ "$rest_state" = COMPLETED ]; then
+  echo "done: $RUN"
+  exit 0
+fi
+first_failed="" cancelled=""
+while read -r kind id task st ex _; do
+  [ "$kind" = extract ] || continue
+  code=${ex%%:*}
+  if [ "$st" = FAILED ] && [ -n "$code" ] && [ "$code" != 0 ] && [ -z "$first_failed" ]; then
+    first_failed="$task $code"
+  elif [ "$st" != COMPLETED ] && [ ! -f "$RUN/parts/extract-part-$task-of-$SHARDS.manifest.json" ]; then
+    cancelled+="$task "
+  fi
+done < <(if [ -n "$jid" ]; then job_lines "$jid" | sed 's/^/extract /' | sort -k3,3n; fi)
+if [ -n "$first_failed" ]; then
+  read -r task code <<<"$first_failed"
+  echo "FAILED: extract shard $task/$SHARDS exited with code $code (log above); the join did not run" >&2
+  exit "$code"
+fi
+if [ -n "$cancelled" ]; then
+  echo "FAILED: extract shard(s) ${cancelled% } of $SHARDS did not finish (cancelled or killed); the join did not run." >&2
+  echo "rerun only the missing shards and the rest: pipeline/slurm/submit.sh --resume $DUMP $RUN $SHARDS" >&2
+  exit 1
+fi
+code=$(cat "$RUN/slurm/exit/rest.code" 2>/dev/null || echo 1)
+[ "$code" != 0 ] || code=1
+echo "FAILED: the dependent job $rid ended $rest_state with exit code $code (log: $RUN/slurm/logs/rest-$rid.log)" >&2
+exit "$code"
