@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # A real single-node Slurm cluster for this machine, started and stopped by the project (no systemd needed).
 #
+#   scripts/slurm-local.sh install  # only install slurm-wlm + munge where missing
 #   scripts/slurm-local.sh start    # install slurm-wlm + munge if missing, write the config, start the daemons
 #   scripts/slurm-local.sh status   # the daemons' pids and `sinfo`
 #   scripts/slurm-local.sh stop     # end exactly the processes `start` started (pid files), nothing else
@@ -74,7 +75,8 @@ SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
 CredType=cred/munge
-AuthInfo=socket=$RUNDIR/munge.socket
+# cred_expire is also how long a requeued job waits before it may start again (default 120 s).
+AuthInfo=socket=$RUNDIR/munge.socket,cred_expire=${SLURM_LOCAL_CRED_EXPIRE:-10}
 StateSaveLocation=$DIR/spool/ctld
 SlurmdSpoolDir=$DIR/spool/d
 SlurmctldPidFile=$RUNDIR/slurmctld.pid
@@ -186,9 +188,10 @@ status() {
 }
 
 case "${1:-}" in
+install) mkdir -p "$LOGDIR" && install_if_missing ;;
 start) start ;;
 stop) stop ;;
 status) status ;;
 env) echo "export SLURM_CONF=$CONF" ;;
-*) echo "usage: $0 start|stop|status|env   (state in \$SLURM_LOCAL_DIR, default data/slurm)" >&2; exit 2 ;;
+*) echo "usage: $0 install|start|stop|status|env   (state in \$SLURM_LOCAL_DIR, default data/slurm)" >&2; exit 2 ;;
 esac
