@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2016 # the `bash -c` programs below are single-quoted on purpose (their own $0, $1)
 # The Slurm path under a real single-node Slurm (scripts/slurm-local.sh): a 4-shard submission through
 # pipeline/slurm/submit.sh must equal an unsharded `sword run` of the same dump and seed, and the fault cases
 # must behave (a cancelled shard, a shard failing on bad input, a requeued shard). Every check fails when the
@@ -13,7 +14,6 @@
 # SLURM_TEST_ENTITIES (dump size, 4000), SLURM_TEST_KEEP=1 (keep the work directory), SLURM_LOCAL_DIR (cluster).
 # Training runs at -j 1 on both sides (REST_CPUS=1), so every artifact is compared byte for byte.
 set -uo pipefail
-# shellcheck disable=SC2016 # the `bash -c` programs below are single-quoted on purpose (their own $0, $1)
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root" || exit 1
 T0=$SECONDS
