@@ -142,6 +142,8 @@ check "all ${#ARTIFACTS[@]} artifacts byte-identical to the unsharded run (train
 A=$(array_id "$R") J=$(rest_id "$R")
 check "each job's log is in RUN/slurm/logs (4 shards + rest)" \
   bash -c 'for i in 0 1 2 3; do [ -s "$0/slurm/logs/extract-$1_$i.log" ] || exit 1; done; [ -s "$0/slurm/logs/rest-$2.log" ]' "$R" "$A" "$J"
+check "the rest job started after all 4 shards had exited (RUN/slurm/events.log)" \
+  awk '/extract [0-9]\/4 .*: exit 0/ {n++} /rest job .*: start/ {ok = (n == 4); seen = 1} END {exit !(seen && ok)}' "$R/slurm/events.log"
 check "each job's exit code (0) is in RUN/slurm/exit" \
   bash -c 'for f in extract-0-of-4 extract-1-of-4 extract-2-of-4 extract-3-of-4 rest; do [ "$(cat "$0/slurm/exit/$f.code")" = 0 ] || exit 1; done' "$R"
 check "sacct --completion lists the 4 tasks and the rest job COMPLETED 0:0" \
