@@ -88,6 +88,8 @@ ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 ReturnToService=2
 SchedulerType=sched/backfill
+# Test pending jobs every few seconds (default 60 s), so a requeued job starts soon after cred_expire.
+SchedulerParameters=sched_interval=5,bf_interval=5
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core_Memory
 MpiDefault=none
