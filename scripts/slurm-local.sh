@@ -160,6 +160,18 @@ start() {
 
 stop() {
   local any=0
+  # Jobs still on this cluster (all of them are this cluster's own): cancel them first, so that no job step
+  # (slurmstepd and its processes) outlives slurmd.
+  if alive "$RUNDIR/slurmctld.pid" slurmctld; then
+    local jobs
+    jobs=$(SLURM_CONF=$CONF squeue -h -o %A 2>/dev/null || true)
+    if [ -n "$jobs" ]; then
+      say "cancelling jobs still queued or running: $(echo "$jobs" | tr '\n' ' ')"
+      # shellcheck disable=SC2086 # one job id per word
+      SLURM_CONF=$CONF scancel $jobs || true
+      for _ in $(seq 50); do [ -z "$(SLURM_CONF=$CONF squeue -h -o %A 2>/dev/null)" ] && break; sleep 0.2; done
+    fi
+  fi
   # Reverse order of start; only the pids in our own pid files, only if they are the expected program.
   for d in slurmd slurmctld munged; do
     local f="$RUNDIR/$d.pid"
