@@ -161,9 +161,25 @@ echo "state: pipeline/slurm/submit.sh --status $RUN"
 
 # Wait until the dependent job has ended (it is cancelled by Slurm when the dependency can never be met).
 terminal='^(COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY|PREEMPTED|BOOT_FAIL|DEADLINE)$'
+unknown=0
 while :; do
   read -r _ _ st _ rs < <(job_lines "$rid" || echo "$rid - UNKNOWN - -")
   [[ $st =~ $terminal ]] && break
+  if [ "$st" = UNKNOWN ]; then
+    # Neither slurmctld nor accounting knows the job (controller down, or the record purged after MinJobAge
+    # on a cluster without sacct): the job's own exit file still tells how it ended.
+    unknown=$((unknown + 1))
+    if [ -f "$RUN/slurm/exit/rest.code" ]; then
+      st=$([ "$(cat "$RUN/slurm/exit/rest.code")" = 0 ] && echo COMPLETED || echo FAILED)
+      break
+    fi
+    if [ $unknown -ge 60 ]; then
+      echo "lost track of job $rid (neither scontrol nor sacct knows it); see pipeline/slurm/submit.sh --status $RUN" >&2
+      exit 1
+    fi
+  else
+    unknown=0
+  fi
   if [ "$st" = PENDING ] && [ "$rs" = DependencyNeverSatisfied ]; then
     # Schedulers configured to keep such jobs: cancel it ourselves.
     scancel "$rid" || true
