@@ -8,8 +8,8 @@
 #   scripts/test-slurm.sh            # installs slurm-wlm + munge if missing (root), starts the cluster if it is
 #                                    # not running (and stops it again at the end)
 #
-# Skips (exit 0, saying so plainly) when Slurm is missing and cannot be installed: not root, or the packages do
-# not install within SLURM_TEST_INSTALL_TIMEOUT seconds (default 300).
+# Skips (exit 0, saying so plainly) when it is not root, or when Slurm is missing and the packages do not
+# install within SLURM_TEST_INSTALL_TIMEOUT seconds (default 300).
 # Environment: SWORD (binary; default the debug build of this repo, built if missing: the dumps are small),
 # SLURM_TEST_ENTITIES (dump size, 4000), SLURM_TEST_KEEP=1 (keep the work directory), SLURM_LOCAL_DIR (cluster).
 # Training runs at -j 1 on both sides (REST_CPUS=1), so every artifact is compared byte for byte.
@@ -30,10 +30,11 @@ secs() { echo $((SECONDS - $1)); }
 timing() { echo "time $*" | tee -a "$W/timings"; }
 
 # --- the cluster --------------------------------------------------------------------------------------------
+# The local cluster runs its daemons as root (SlurmUser=root): without root there is nothing to start.
+[ "$(id -u)" -eq 0 ] || skip "not root (the local cluster's daemons and apt-get need root)"
 need_install=0
 for c in slurmctld slurmd sbatch squeue sacct scontrol scancel munged; do command -v "$c" >/dev/null || need_install=1; done
 if [ $need_install -eq 1 ]; then
-  [ "$(id -u)" -eq 0 ] || skip "Slurm is not installed and this is not root (cannot apt-get install slurm-wlm munge)"
   t=$SECONDS
   timeout "${SLURM_TEST_INSTALL_TIMEOUT:-300}" scripts/slurm-local.sh install ||
     skip "installing slurm-wlm and munge failed or took over ${SLURM_TEST_INSTALL_TIMEOUT:-300}s (see ${SLURM_LOCAL_DIR:-data/slurm}/log/apt.log)"
