@@ -86,7 +86,7 @@ report() {
       log=$(ls "$RUN/slurm/logs/rest-$id.log" 2>/dev/null || echo "(none)")
       printf '  rest          job %-8s %-10s exit %-5s (job wrote %s)  %s  %s\n' "$id" "$st" "$ex" "$code" "$log" "${rs/#None/}"
     fi
-  done < <(all_jobs)
+  done < <(all_jobs | sort -s -k1,1 -k3,3n)
 }
 
 if [ $status -eq 1 ]; then
