@@ -14,9 +14,9 @@
 set -euo pipefail
 NODES=${1:-100000}
 EDGES=${2:-210000}
-WORK=${3:-/tmp/bench-train-$NODES}
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(dirname "$HERE")
+WORK=${3:-$ROOT/data/work/bench-train-$NODES}
 SWORD=${SWORD:-${CARGO_TARGET_DIR:-$ROOT/target}/quick/sword}
 PY=${SWORD_PYTHON:-$ROOT/.venv/bin/python}
 if [ ! -x "$PY" ]; then

@@ -4,6 +4,7 @@ mod util;
 
 mod cli;
 mod distort;
+mod docs;
 mod eval;
 mod extract;
 mod gz;
