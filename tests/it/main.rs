@@ -8,6 +8,7 @@ mod docs;
 mod eval;
 mod extract;
 mod gz;
+mod modules;
 mod node2vec;
 mod pipeline;
 mod synth;
