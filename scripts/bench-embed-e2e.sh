@@ -6,24 +6,29 @@
 #
 #   scripts/bench-embed-e2e.sh EDGES [P Q]
 #
-# Environment: SWORD (binary; default: `cargo build --release`), VENV (virtualenv outside the repo with
-# pecanpy, default /work/venv), THREADS (default 2), WORK (scratch, default /work/bench-embed-e2e),
+# Environment: SWORD (binary; default: `cargo build --release`), SWORD_PYTHON (Python with pecanpy; default
+# <repo>/.venv/bin/python, made by scripts/setup-venv.sh; its `pecanpy` command is used), THREADS (default 2),
+# WORK (scratch, default data/work/bench-embed-e2e in the repo, ignored by git),
 # PECANPY_TIMEOUT (seconds, default 3600). Prints a Markdown table.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 EDGES="${1:?usage: $0 EDGES [P Q]}"
 P="${2:-1}"
 Q="${3:-1}"
-VENV="${VENV:-/work/venv}"
+PY="${SWORD_PYTHON:-$ROOT/.venv/bin/python}"
+PECANPY="$(dirname "$PY")/pecanpy"
 THREADS="${THREADS:-2}"
-WORK="${WORK:-/work/bench-embed-e2e}"
+WORK="${WORK:-$ROOT/data/work/bench-embed-e2e}"
 PECANPY_TIMEOUT="${PECANPY_TIMEOUT:-3600}"
 mkdir -p "$WORK"
 if [ -z "${SWORD:-}" ]; then
     (cd "$ROOT" && cargo build -q --release)
     SWORD="${CARGO_TARGET_DIR:-$ROOT/target}/release/sword"
 fi
-[ -x "$VENV/bin/pecanpy" ] || "$VENV/bin/pip" install -q pecanpy
+if [ ! -x "$PECANPY" ]; then
+    echo "bench-embed-e2e: no $PECANPY: run scripts/setup-venv.sh (or set SWORD_PYTHON)" >&2
+    exit 2
+fi
 
 # measure LABEL CMD...: prints a table row (wall s, CPU s, peak RSS MB).
 measure() {
@@ -46,6 +51,6 @@ echo "|---|---:|---:|---:|"
 measure "sword embed" "$SWORD" -q -j "$THREADS" embed --edges "$EDGES" --out "$WORK/sword" \
     --p "$P" --q "$Q" --length 11 --walks-per-node 10
 measure "pecanpy (SparseOTF + gensim)" env NUMBA_NUM_THREADS="$THREADS" timeout "$PECANPY_TIMEOUT" \
-    "$VENV/bin/pecanpy" --input "$EDGES" --output "$WORK/pecanpy.emb" --mode SparseOTF \
+    "$PECANPY" --input "$EDGES" --output "$WORK/pecanpy.emb" --mode SparseOTF \
     --workers "$THREADS" --dimensions 128 --walk-length 10 --num-walks 10 --window-size 5 --epochs 1 \
     --p "$P" --q "$Q"

@@ -22,8 +22,9 @@
 # on a hub decides the speed of a node2vec walker on Wikidata (issue 3: "human" has millions of
 # neighbours). Not in the default SIZES (pecanpy takes hours on it; see PECANPY_* below).
 #
-# Environment: WORK (scratch dir, default /work/bench-node2vec), VENV (Python virtualenv outside the repo,
-# default /work/venv; pecanpy is installed into it if missing), SWORD (binary; default: built with
+# Environment: WORK (scratch dir, default data/work/bench-node2vec in the repo, ignored by git), SWORD_PYTHON
+# (the Python with numpy, pecanpy, numba-progress and gensim; default <repo>/.venv/bin/python, made by
+# scripts/setup-venv.sh), SWORD (binary; default: built with
 # `cargo build --profile quick` into $CARGO_TARGET_DIR or target/), THREADS (default 2), TOOLS ("sword peer"
 # by default; "sword" skips the peer tools),
 # PECANPY_TIMEOUT (seconds per pecanpy run, default 3600), PECANPY_BIASED_WALKS_1M (walks per node for
@@ -43,8 +44,7 @@
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-WORK="${WORK:-/work/bench-node2vec}"
-VENV="${VENV:-/work/venv}"
+WORK="${WORK:-$ROOT/data/work/bench-node2vec}"
 THREADS="${THREADS:-2}"
 SIZES="${SIZES:-100k 1m}"
 SECTIONS_ALL="walks train"
@@ -59,20 +59,16 @@ PECANPY_UNIFORM_WALKS_1M_HUBS="${PECANPY_UNIFORM_WALKS_1M_HUBS:-10}"
 PECANPY_UNIFORM_FRACTION_1M_HUBS="${PECANPY_UNIFORM_FRACTION_1M_HUBS:-1}"
 PQS="${PQS:-1,1 0.5,2}"  # (p,q) settings to run
 NUM_WALKS=10
-PY="$VENV/bin/python"
+PY="${SWORD_PYTHON:-$ROOT/.venv/bin/python}"
 RESULTS="$WORK/results.md"
 mkdir -p "$WORK"
 
 log() { echo "[bench-node2vec] $*" >&2; }
 
 ensure_venv() {
-    if [ ! -x "$PY" ]; then
-        log "creating virtualenv $VENV"
-        python3 -m venv "$VENV"
-    fi
-    if ! "$PY" -c 'import pecanpy' 2>/dev/null; then
-        log "installing pecanpy into $VENV"
-        "$VENV/bin/pip" install -q pecanpy
+    if [ ! -x "$PY" ] || ! "$PY" -c 'import numpy, pecanpy, numba_progress, gensim' 2>/dev/null; then
+        log "$PY lacks numpy/pecanpy/numba-progress/gensim: run scripts/setup-venv.sh (or set SWORD_PYTHON)"
+        exit 2
     fi
 }
 

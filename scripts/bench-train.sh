@@ -9,14 +9,20 @@
 #   gensim Word2Vec(sg=1, hs=0, negative=5, window=5, vector_size=128, min_count=1, epochs=1, workers=2,
 #                   sample=1e-3) on walks.txt (LineSentence: the usual pecanpy + gensim route)
 # each under /usr/bin/time -v (wall, peak RSS), and prints words/s of the training phase for both.
-# Env: SWORD (binary, default target/quick/sword), PY (default /work/venv/bin/python).
+# Env: SWORD (binary, default $CARGO_TARGET_DIR/quick/sword or target/quick/sword), SWORD_PYTHON (Python with
+# numpy and gensim; default <repo>/.venv/bin/python, made by scripts/setup-venv.sh).
 set -euo pipefail
 NODES=${1:-100000}
 EDGES=${2:-210000}
-WORK=${3:-/tmp/bench-train-$NODES}
-SWORD=${SWORD:-target/quick/sword}
-PY=${PY:-/work/venv/bin/python}
 HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(dirname "$HERE")
+WORK=${3:-$ROOT/data/work/bench-train-$NODES}
+SWORD=${SWORD:-${CARGO_TARGET_DIR:-$ROOT/target}/quick/sword}
+PY=${SWORD_PYTHON:-$ROOT/.venv/bin/python}
+if [ ! -x "$PY" ]; then
+  echo "bench-train: no $PY: run scripts/setup-venv.sh (or set SWORD_PYTHON)" >&2
+  exit 2
+fi
 mkdir -p "$WORK"
 RUN="$WORK/run"
 if [ ! -f "$WORK/edges.tsv" ]; then

@@ -1,15 +1,34 @@
 #!/usr/bin/env python3
 """Prove that sword.parquet is readable as is by pyarrow, DuckDB and polars, with the documented schema.
 
-Usage: /work/venv/bin/python scripts/check-parquet.py RUN_DIR/sword.parquet [data/golden/sword_schema.txt]
+Usage: scripts/check-parquet.py RUN_DIR/sword.parquet [data/golden/sword_schema.txt]
+(runs under ${SWORD_PYTHON:-<repo>/.venv/bin/python}; create it with scripts/setup-venv.sh)
 
 Checks, with each reader independently: the column names in order match the golden schema file; the row count
 agrees; `strategy` is one of ORG/SS/OS/PSS/POS; `label` is true exactly for ORG; `subject`/`object` look like
 Q-ids and `property` like a P-id; every variant has a replacement different from the original entity; and the
 format version in the Parquet key-value metadata equals the golden file's. Exits non-zero on any failure.
 """
-import re
+import os
 import sys
+
+
+def _use_repo_python():
+    """Re-run this script under ${SWORD_PYTHON:-<repo>/.venv/bin/python} (scripts/setup-venv.sh) when it exists
+    and is not already the running interpreter, so the script can be called directly from any shell."""
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    py = os.environ.get("SWORD_PYTHON") or os.path.join(repo, ".venv", "bin", "python")
+    if os.environ.get("_SWORD_PYTHON_SET") or not os.access(py, os.X_OK):
+        return
+    if os.path.realpath(sys.prefix) == os.path.realpath(os.path.dirname(os.path.dirname(py))):
+        return
+    os.environ["_SWORD_PYTHON_SET"] = "1"
+    os.execv(py, [py, os.path.abspath(__file__)] + sys.argv[1:])
+
+
+_use_repo_python()
+
+import re
 
 import duckdb
 import polars as pl

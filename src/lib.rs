@@ -19,6 +19,7 @@ pub mod config;
 pub mod distort;
 pub mod dump;
 pub mod embed;
+mod embeddings;
 pub mod error;
 pub mod eval;
 pub mod export;

@@ -32,7 +32,7 @@
 //! in flight at once — that is where the time goes.
 
 use crate::artifact::{self, Manifest};
-use crate::embed::Embeddings;
+use crate::embeddings::Embeddings;
 use crate::error::{Error, Result};
 use crate::progress::{Progress, Unit};
 use ndarray::Array2;
@@ -1229,7 +1229,7 @@ mod tests {
         let (mut same, mut ns, mut cross, mut nc) = (0f32, 0, 0f32, 0);
         for a in 0..20 {
             for b in a + 1..20 {
-                let c = crate::embed::cosine_rows(&v.row(a).to_vec(), &v.row(b).to_vec());
+                let c = crate::embeddings::cosine_rows(&v.row(a).to_vec(), &v.row(b).to_vec());
                 if (a < 10) == (b < 10) {
                     same += c;
                     ns += 1;
@@ -1298,7 +1298,7 @@ mod tests {
             pool(2).install(|| train(&data, 10, n as usize, &cfg, &Progress::hidden()).unwrap());
         assert_eq!(two.stats.threads, 2);
         let cos = |v: &Array2<f32>, a: usize, b: &Array2<f32>, c: usize| {
-            crate::embed::cosine_rows(&v.row(a).to_vec(), &b.row(c).to_vec())
+            crate::embeddings::cosine_rows(&v.row(a).to_vec(), &b.row(c).to_vec())
         };
         let same_node: f32 = (0..n as usize)
             .map(|i| cos(&one.vectors, i, &two.vectors, i))

@@ -4,9 +4,11 @@ mod util;
 
 mod cli;
 mod distort;
+mod docs;
 mod eval;
 mod extract;
 mod gz;
+mod modules;
 mod node2vec;
 mod pipeline;
 mod synth;
