@@ -10,6 +10,7 @@ pub mod adversariskqa;
 pub mod parse;
 pub mod prompts;
 pub mod report;
+pub mod request;
 pub mod runner;
 pub mod samples;
 pub mod stats;
@@ -116,6 +117,10 @@ pub struct PromptArgs {
     /// SWORD: also render the cross-suite variants (strong-confidence premise, stated user belief).
     #[arg(long)]
     cross_suite: bool,
+    /// SWORD: also ask about statements whose translation failed its check (`text_ok` false); by default
+    /// only checked-good (or unchecked) texts are asked.
+    #[arg(long)]
+    include_bad_text: bool,
     /// Output requests JSONL.
     #[arg(long)]
     out: PathBuf,
@@ -130,6 +135,10 @@ pub struct RunArgs {
     /// Output directory (answers.jsonl resume log, samples.jsonl, results.json).
     #[arg(long)]
     out: PathBuf,
+    /// Fail (exit 5, after writing the outputs) when a request is left without an answer (errors or
+    /// --max-requests; an empty answer counts as answered): for make, so that an interrupted run is not taken as done.
+    #[arg(long)]
+    require_complete: bool,
     #[command(flatten)]
     cfg: runner::RunConfig,
 }
@@ -225,7 +234,19 @@ pub fn cli(args: Args) -> Result<()> {
         Cmd::Run(a) => {
             let reqs: Vec<prompts::Request> = prompts::read_jsonl_as(&a.requests)?;
             let s = runner::run(&a.out, &reqs, &a.cfg)?;
-            print_json(&serde_json::to_value(s).unwrap_or_default())
+            print_json(&serde_json::to_value(&s).unwrap_or_default())?;
+            // Empty answers are the model's answer (scored as unparsed); errors and pending are not.
+            let unanswered = s.errors + s.pending;
+            if a.require_complete && unanswered > 0 {
+                return Err(Error::Remote {
+                    url: a.cfg.base_url.clone(),
+                    what: format!(
+                        "{unanswered} of {} requests have no answer yet ({} errors, {} not attempted); rerun to resume",
+                        s.requests, s.errors, s.pending
+                    ),
+                });
+            }
+            Ok(())
         }
         Cmd::BatchWrite(a) => {
             let reqs: Vec<prompts::Request> = prompts::read_jsonl_as(&a.requests)?;
@@ -280,6 +301,16 @@ fn prompts_cli(a: PromptArgs) -> Result<()> {
     match a.suite {
         Suite::Sword => {
             let mut items = prompts::read_sword_items(&a.input)?;
+            if !a.include_bad_text {
+                let before = items.len();
+                items.retain(|it| it.text_ok != Some(false));
+                if items.len() < before {
+                    crate::progress::log(format!(
+                        "sword: {} of {before} statements left out (text_ok false; --include-bad-text keeps them)",
+                        before - items.len()
+                    ));
+                }
+            }
             if let Some(p) = &a.sword {
                 let missing = prompts::join_sword_metadata(&mut items, p)?;
                 if missing > 0 {
