@@ -7,6 +7,7 @@
 //! Independent of the pipeline stages: it reads files.
 
 pub mod adversariskqa;
+pub mod chain;
 pub mod parse;
 pub mod prompts;
 pub mod report;
@@ -46,6 +47,8 @@ enum Cmd {
     JudgePrompts(JudgePromptArgs),
     /// AdversaRiskQA: answers + judge outputs laid out as published result files (for `score`).
     Collect(CollectArgs),
+    /// The report of `make eval`: translation text_ok shares, SWORD per language × strategy, other suites.
+    ChainReport(chain::Args),
 }
 
 /// `sword eval report`.
@@ -217,6 +220,7 @@ pub fn cli(args: Args) -> Result<()> {
         Cmd::Score(a) => score_cli(a),
         Cmd::Prompts(a) => prompts_cli(a),
         Cmd::Report(a) => report_cli(a),
+        Cmd::ChainReport(a) => chain::run(&a),
         Cmd::JudgePrompts(a) => {
             let reqs = adversariskqa::judge_requests(&samples::read_jsonl(&a.samples)?);
             let mut text = String::new();

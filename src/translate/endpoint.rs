@@ -97,6 +97,7 @@ pub fn read_sources(path: &Path) -> Result<Sources> {
                 .schema()
                 .fields()
                 .iter()
+                .filter(|f| f.data_type() == &arrow_schema::DataType::Utf8)
                 .filter_map(|f| f.name().strip_prefix("subject_label_").map(str::to_string))
                 .collect();
         }
