@@ -114,8 +114,9 @@ accuracies of that language rest on fewer statements.\n\n",
         .ok_or_else(|| Error::bad_input(a.dir.join("sword.scores.json"), "missing"))?;
     md.push_str("## SWORD accuracy (%) per language × strategy\n\n");
     md.push_str(
-        "With an always-\"False\" model the accuracy is 100 for SS/OS/PSS/POS and 0 for ORG; \
-`premise` and `belief` are the cross-suite variants.\n\n",
+        "Share of statements judged right (ORG is true, the four distortions are false). A model that always \
+answers \"False\" scores 100 on SS/OS/PSS/POS and 0 on ORG: read the strategies against that baseline. \
+`plain` is the paper's protocol; `premise` and `belief` are the cross-suite variants.\n\n",
     );
     for m in sw["models"].as_array().into_iter().flatten() {
         let variant = m["variant"].as_str().unwrap_or("plain");
