@@ -560,3 +560,59 @@ fn make_eval_runs_the_chain_resumes_and_a_second_run_sends_nothing() {
         .unwrap();
     assert_eq!(before, after);
 }
+
+#[test]
+fn translate_uses_a_template_file_and_the_first_originals_only() {
+    let wd = Workdir::new();
+    small_run(&wd);
+    let prompts = batch_prompts(&wd);
+    let answered: Answered = Arc::default();
+    let server = start(0, answered.clone(), None);
+    wd.write(
+        "t.txt",
+        "You are a {language} language writing expert. Generate one sentence for this input triple: <{subject}, {property}, {object}>",
+    );
+    let out = wd.run_ok(&translate_args(
+        &server.url,
+        "run",
+        &["--template", "t.txt", "--originals", "1"],
+    ));
+    let s: Value = serde_json::from_slice(&out.stdout).unwrap();
+    // One original: its 5 statements × 8 languages.
+    assert_eq!(s["pairs"], 40);
+    // The oracle: the Batch path's prompt with the brackets swapped for the template's.
+    let first = prompts
+        .keys()
+        .map(|k| k.split('-').next().unwrap().to_string())
+        .min()
+        .unwrap();
+    let want: std::collections::BTreeSet<String> = prompts
+        .iter()
+        .filter(|(k, _)| k.starts_with(&format!("{first}-")))
+        .map(|(_, p)| {
+            let i = p.find(": [").unwrap();
+            format!("{}: <{}>", &p[..i], &p[i + 3..p.len() - 1])
+        })
+        .collect();
+    assert_eq!(want.len(), 40);
+    let seen: std::collections::BTreeSet<String> = answered
+        .lock()
+        .unwrap()
+        .keys()
+        .map(|(c, _)| c.clone())
+        .collect();
+    assert_eq!(seen, want);
+    // The model does not recognise this prompt and answers "?": no letters at all, so every text fails
+    // its script check (and is kept, marked).
+    assert_eq!(s["text_ok"], 0);
+    assert_eq!(s["reasons"]["wrong_script"], 40);
+    // A template without the three placeholders is a usage error.
+    wd.write("bad.txt", "Translate {subject}");
+    let (code, err) = wd.run_err(&translate_args(
+        &server.url,
+        "run",
+        &["--template", "bad.txt"],
+    ));
+    assert_eq!(code, 2);
+    assert!(err.contains("{property}"), "{err}");
+}
