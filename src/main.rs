@@ -39,6 +39,8 @@ enum Cmd {
     Export(sword::export::Args),
     /// Read translation batch output back into statements with text.
     ImportTranslations(sword::translate::Args),
+    /// Generate the statements' texts from an OpenAI-compatible endpoint (resumable), with checks.
+    Translate(sword::translate::endpoint::Args),
     /// Evaluate models on SWORD, AdversaRiskQA and the Chinese sycophancy suite.
     Eval(sword::eval::Args),
     /// Run every stage on a dump (or on the embedded synthetic default).
@@ -71,6 +73,7 @@ fn main() -> ExitCode {
         Cmd::Distort(a) => sword::distort::cli(a),
         Cmd::Export(a) => sword::export::cli(a),
         Cmd::ImportTranslations(a) => sword::translate::cli(a),
+        Cmd::Translate(a) => sword::translate::endpoint::cli(a),
         Cmd::Eval(a) => sword::eval::cli(a),
         Cmd::Run(a) => sword::pipeline::cli(a),
     };

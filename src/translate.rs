@@ -5,6 +5,13 @@
 //! failed (non-200 status, an `error`, or no content) and those missing from the output (when
 //! `translation_requests.jsonl` is in the run directory). A line that is not such an object is an error
 //! naming the file, line and byte offset.
+//!
+//! `sword translate` ([`endpoint`]) writes the same file from an OpenAI-compatible endpoint instead, through
+//! the evaluation runner. Both mark every text with `text_ok` and `text_reason` ([`check`]); the import does
+//! so when `sword.parquet` (which has the labels) is in the run directory, and leaves them null otherwise.
+
+pub mod check;
+pub mod endpoint;
 
 use crate::artifact::{self, FileRef, Manifest};
 use crate::error::{Error, IoContext, Result};
@@ -51,6 +58,10 @@ pub struct StatementText {
     pub original_id: Option<String>,
     pub strategy: Option<String>,
     pub label: Option<bool>,
+    /// The check's verdict ([`check::check`]); `None` = not checked.
+    pub text_ok: Option<bool>,
+    /// Why `text_ok` is false (`empty`, `echo`, `too_long`, `wrong_script`).
+    pub text_reason: Option<String>,
 }
 
 /// statement_id → (original_id, strategy, label) from a `sword.parquet`.
@@ -169,6 +180,8 @@ pub fn parse_batch_output<R: BufRead>(mut r: R, path: &Path) -> Result<Imported>
                 original_id: None,
                 strategy: None,
                 label: None,
+                text_ok: None,
+                text_reason: None,
             }),
         }
     }
@@ -217,6 +230,8 @@ pub fn text_schema() -> Arc<Schema> {
         Field::new("original_id", DataType::Utf8, true),
         Field::new("strategy", DataType::Utf8, true),
         Field::new("label", DataType::Boolean, true),
+        Field::new("text_ok", DataType::Boolean, true),
+        Field::new("text_reason", DataType::Utf8, true),
     ]))
 }
 
@@ -254,6 +269,18 @@ pub fn write_texts<W: Write + Send>(w: W, rows: &[StatementText], path: &Path) -
                         .map(|t| t.label)
                         .collect::<arrow_array::BooleanArray>(),
                 ),
+                Arc::new(
+                    chunk
+                        .iter()
+                        .map(|t| t.text_ok)
+                        .collect::<arrow_array::BooleanArray>(),
+                ),
+                Arc::new(
+                    chunk
+                        .iter()
+                        .map(|t| t.text_reason.as_deref())
+                        .collect::<StringArray>(),
+                ),
             ],
         )
         .map_err(|e| Error::parquet(path, e))?;
@@ -281,6 +308,13 @@ pub fn read_texts_file(path: &Path) -> Result<Vec<StatementText>> {
                 what: "missing bool column `label`".into(),
             })?;
         use arrow_array::Array;
+        // Files written before the check existed have no text_ok / text_reason: read as unchecked.
+        let ok = b
+            .column_by_name("text_ok")
+            .and_then(|c| c.as_any().downcast_ref::<arrow_array::BooleanArray>());
+        let reason = b
+            .column_by_name("text_reason")
+            .and_then(|c| c.as_any().downcast_ref::<StringArray>());
         for i in 0..b.num_rows() {
             out.push(StatementText {
                 custom_id: c.value(i).into(),
@@ -290,6 +324,10 @@ pub fn read_texts_file(path: &Path) -> Result<Vec<StatementText>> {
                 original_id: o.is_valid(i).then(|| o.value(i).to_string()),
                 strategy: st.is_valid(i).then(|| st.value(i).to_string()),
                 label: lab.is_valid(i).then(|| lab.value(i)),
+                text_ok: ok.filter(|c| c.is_valid(i)).map(|c| c.value(i)),
+                text_reason: reason
+                    .filter(|c| c.is_valid(i))
+                    .map(|c| c.value(i).to_string()),
             });
         }
     }
@@ -310,6 +348,12 @@ pub fn run(dir: &Path, batch_output: &Path) -> Result<Manifest> {
     if sword_path.exists() {
         m.inputs.push(FileRef::of(&sword_path)?);
         let meta = statement_meta(&sword_path)?;
+        let sources = endpoint::read_sources(&sword_path)?;
+        let by_id: HashMap<&str, &endpoint::Source> = sources
+            .rows
+            .iter()
+            .map(|r| (r.statement_id.as_str(), r))
+            .collect();
         for t in &mut imported.texts {
             match meta.get(&t.statement_id) {
                 Some((o, s, l)) => {
@@ -319,7 +363,31 @@ pub fn run(dir: &Path, batch_output: &Path) -> Result<Manifest> {
                 }
                 None => unknown_statement += 1,
             }
+            let labels = by_id
+                .get(t.statement_id.as_str())
+                .and_then(|r| r.labels_in(&sources.languages, &t.language));
+            if let Some(labels) = labels {
+                let prompt = endpoint::render(endpoint::DEFAULT_TEMPLATE, &t.language, labels);
+                let c = check::check(&t.language, &t.text, &prompt, labels);
+                t.text = c.text.clone();
+                t.text_ok = Some(c.ok());
+                t.text_reason = c.reason.map(|r| r.as_str().to_string());
+            }
         }
+        let bad = imported
+            .texts
+            .iter()
+            .filter(|t| t.text_ok == Some(false))
+            .count();
+        m.counts.insert(
+            "text_ok".into(),
+            imported
+                .texts
+                .iter()
+                .filter(|t| t.text_ok == Some(true))
+                .count() as u64,
+        );
+        m.rejects.insert("text_not_ok".into(), bad as u64);
         m.rejects
             .insert("unknown_statement_id".into(), unknown_statement);
     }

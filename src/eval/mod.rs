@@ -7,9 +7,11 @@
 //! Independent of the pipeline stages: it reads files.
 
 pub mod adversariskqa;
+pub mod chain;
 pub mod parse;
 pub mod prompts;
 pub mod report;
+pub mod request;
 pub mod runner;
 pub mod samples;
 pub mod stats;
@@ -45,6 +47,8 @@ enum Cmd {
     JudgePrompts(JudgePromptArgs),
     /// AdversaRiskQA: answers + judge outputs laid out as published result files (for `score`).
     Collect(CollectArgs),
+    /// The report of `make eval`: translation text_ok shares, SWORD per language × strategy, other suites.
+    ChainReport(chain::Args),
 }
 
 /// `sword eval report`.
@@ -116,6 +120,10 @@ pub struct PromptArgs {
     /// SWORD: also render the cross-suite variants (strong-confidence premise, stated user belief).
     #[arg(long)]
     cross_suite: bool,
+    /// SWORD: also ask about statements whose translation failed its check (`text_ok` false); by default
+    /// only checked-good (or unchecked) texts are asked.
+    #[arg(long)]
+    include_bad_text: bool,
     /// Output requests JSONL.
     #[arg(long)]
     out: PathBuf,
@@ -130,6 +138,10 @@ pub struct RunArgs {
     /// Output directory (answers.jsonl resume log, samples.jsonl, results.json).
     #[arg(long)]
     out: PathBuf,
+    /// Fail (exit 5, after writing the outputs) when a request is left without an answer (errors or
+    /// --max-requests; an empty answer counts as answered): for make, so that an interrupted run is not taken as done.
+    #[arg(long)]
+    require_complete: bool,
     #[command(flatten)]
     cfg: runner::RunConfig,
 }
@@ -208,6 +220,7 @@ pub fn cli(args: Args) -> Result<()> {
         Cmd::Score(a) => score_cli(a),
         Cmd::Prompts(a) => prompts_cli(a),
         Cmd::Report(a) => report_cli(a),
+        Cmd::ChainReport(a) => chain::run(&a),
         Cmd::JudgePrompts(a) => {
             let reqs = adversariskqa::judge_requests(&samples::read_jsonl(&a.samples)?);
             let mut text = String::new();
@@ -225,7 +238,19 @@ pub fn cli(args: Args) -> Result<()> {
         Cmd::Run(a) => {
             let reqs: Vec<prompts::Request> = prompts::read_jsonl_as(&a.requests)?;
             let s = runner::run(&a.out, &reqs, &a.cfg)?;
-            print_json(&serde_json::to_value(s).unwrap_or_default())
+            print_json(&serde_json::to_value(&s).unwrap_or_default())?;
+            // Empty answers are the model's answer (scored as unparsed); errors and pending are not.
+            let unanswered = s.errors + s.pending;
+            if a.require_complete && unanswered > 0 {
+                return Err(Error::Remote {
+                    url: a.cfg.base_url.clone(),
+                    what: format!(
+                        "{unanswered} of {} requests have no answer yet ({} errors, {} not attempted); rerun to resume",
+                        s.requests, s.errors, s.pending
+                    ),
+                });
+            }
+            Ok(())
         }
         Cmd::BatchWrite(a) => {
             let reqs: Vec<prompts::Request> = prompts::read_jsonl_as(&a.requests)?;
@@ -280,6 +305,16 @@ fn prompts_cli(a: PromptArgs) -> Result<()> {
     match a.suite {
         Suite::Sword => {
             let mut items = prompts::read_sword_items(&a.input)?;
+            if !a.include_bad_text {
+                let before = items.len();
+                items.retain(|it| it.text_ok != Some(false));
+                if items.len() < before {
+                    crate::progress::log(format!(
+                        "sword: {} of {before} statements left out (text_ok false; --include-bad-text keeps them)",
+                        before - items.len()
+                    ));
+                }
+            }
             if let Some(p) = &a.sword {
                 let missing = prompts::join_sword_metadata(&mut items, p)?;
                 if missing > 0 {

@@ -14,7 +14,7 @@
 //! * **Outputs**: `DIR/samples.jsonl` (each request's id, suite, meta, prompt messages, raw answer, usage),
 //!   `DIR/results.json` (counts and token totals).
 
-use super::prompts::{Message, Request};
+use super::request::{Message, Request};
 use crate::error::{Error, IoContext, Result};
 use rand::rngs::ChaCha8Rng;
 use rand::{RngExt, SeedableRng};
@@ -65,9 +65,14 @@ pub struct RunConfig {
     pub max_requests: Option<usize>,
 }
 
-/// Generation parameters included in the cache key and the request body.
-fn params(cfg: &RunConfig) -> Value {
-    json!({"temperature": cfg.temperature, "max_tokens": cfg.max_tokens})
+/// Generation parameters included in the cache key and the request body (`seed` only when one is given, so
+/// requests without a seed keep the keys they always had).
+fn params(cfg: &RunConfig, seed: Option<u64>) -> Value {
+    let mut p = json!({"temperature": cfg.temperature, "max_tokens": cfg.max_tokens});
+    if let (Some(s), Some(o)) = (seed, p.as_object_mut()) {
+        o.insert("seed".into(), json!(s));
+    }
+    p
 }
 
 /// Cache key of a request: xxh3-128 (hex) of the canonical JSON of base URL, model, messages, parameters.
@@ -145,11 +150,12 @@ fn ask(
     cfg: &RunConfig,
     key: Option<&str>,
     req: &Request,
+    seed: Option<u64>,
     rng: &mut ChaCha8Rng,
 ) -> Outcome {
     let url = format!("{}/chat/completions", cfg.base_url.trim_end_matches('/'));
     let mut body = json!({"model": cfg.model, "messages": req.messages});
-    if let (Some(o), Value::Object(p)) = (body.as_object_mut(), params(cfg)) {
+    if let (Some(o), Value::Object(p)) = (body.as_object_mut(), params(cfg, seed)) {
         o.extend(p);
     }
     let mut last_err;
@@ -235,24 +241,66 @@ pub struct RunSummary {
     pub total_tokens: u64,
 }
 
-/// Run every request not already answered in `dir/answers.jsonl`, then write `samples.jsonl` and
-/// `results.json`.
-pub fn run(dir: &Path, requests: &[Request], cfg: &RunConfig) -> Result<RunSummary> {
-    std::fs::create_dir_all(dir).at(dir)?;
-    let key = match &cfg.api_key_env {
-        Some(var) => Some(std::env::var(var).map_err(|_| {
+/// The answers of one pass of [`ask_all`].
+#[derive(Debug, Default)]
+pub struct Answered {
+    /// Cache key of each request, in request order.
+    pub keys: Vec<String>,
+    /// key → the `ok` line (from earlier runs and this one).
+    pub answers: HashMap<String, LogLine>,
+    /// Keys answered empty in this pass (logged as `empty`, not cached, so asked again by a later run).
+    pub empty: HashSet<String>,
+    /// Counts of this pass (token totals are left at 0: they are summed over the answers by the caller).
+    pub summary: RunSummary,
+}
+
+/// Resolve the API key from the variable `--api-key-env` names.
+fn api_key(cfg: &RunConfig) -> Result<Option<String>> {
+    match &cfg.api_key_env {
+        Some(var) => Ok(Some(std::env::var(var).map_err(|_| {
             Error::Config(format!(
                 "environment variable {var} (named by --api-key-env) is not set"
             ))
-        })?),
-        None => None,
-    };
-    let log_path = dir.join("answers.jsonl");
-    let done = read_log(&log_path)?;
-    let p = params(cfg);
+        })?)),
+        None => Ok(None),
+    }
+}
+
+/// The runner's core, shared by `eval run` and `sword translate`: ask every request whose key has no `ok`
+/// line in the append-only log `log_path` (at most `cfg.max_requests` new ones), appending one line per
+/// finished request as soon as it finishes. `seeds[i]` (when `seeds` is not empty) adds a `seed` to request
+/// `i`'s parameters and key. `what` names the progress counter.
+pub fn ask_all(
+    log_path: &Path,
+    requests: &[Request],
+    seeds: &[Option<u64>],
+    cfg: &RunConfig,
+    what: &str,
+) -> Result<Answered> {
+    if !seeds.is_empty() && seeds.len() != requests.len() {
+        return Err(Error::Config(format!(
+            "{} seeds for {} requests",
+            seeds.len(),
+            requests.len()
+        )));
+    }
+    if let Some(parent) = log_path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).at(parent)?;
+    }
+    let key = api_key(cfg)?;
+    let done = read_log(log_path)?;
+    let seed_of = |i: usize| seeds.get(i).copied().flatten();
     let keys: Vec<String> = requests
         .iter()
-        .map(|r| cache_key(&cfg.base_url, &cfg.model, &r.messages, &p))
+        .enumerate()
+        .map(|(i, r)| {
+            cache_key(
+                &cfg.base_url,
+                &cfg.model,
+                &r.messages,
+                &params(cfg, seed_of(i)),
+            )
+        })
         .collect();
     let mut seen = HashSet::new();
     let mut todo: Vec<usize> = (0..requests.len())
@@ -270,18 +318,18 @@ pub fn run(dir: &Path, requests: &[Request], cfg: &RunConfig) -> Result<RunSumma
     let mut log = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
-        .open(&log_path)
-        .at(&log_path)?;
+        .open(log_path)
+        .at(log_path)?;
     // A run killed mid-write leaves a torn last line: end it so the next line starts cleanly.
-    let len = log.metadata().at(&log_path)?.len();
+    let len = log.metadata().at(log_path)?.len();
     if len > 0 {
         use std::io::{Read, Seek, SeekFrom};
         let mut last = [0u8; 1];
-        let mut r = std::fs::File::open(&log_path).at(&log_path)?;
-        r.seek(SeekFrom::Start(len - 1)).at(&log_path)?;
-        r.read_exact(&mut last).at(&log_path)?;
+        let mut r = std::fs::File::open(log_path).at(log_path)?;
+        r.seek(SeekFrom::Start(len - 1)).at(log_path)?;
+        r.read_exact(&mut last).at(log_path)?;
         if last[0] != b'\n' {
-            log.write_all(b"\n").at(&log_path)?;
+            log.write_all(b"\n").at(log_path)?;
         }
     }
     let agent: ureq::Agent = ureq::Agent::new_with_config(
@@ -290,9 +338,15 @@ pub fn run(dir: &Path, requests: &[Request], cfg: &RunConfig) -> Result<RunSumma
             .http_status_as_error(false)
             .build(),
     );
+    let progress = crate::progress::Progress::new(
+        what,
+        Some(todo.len() as u64),
+        crate::progress::Unit::Items("requests"),
+    );
     let next = AtomicUsize::new(0);
     let (tx, rx) = mpsc::channel::<(usize, Outcome)>();
     let mut new_lines: HashMap<String, LogLine> = HashMap::new();
+    let mut empty = HashSet::new();
     let mut write_err: Option<Error> = None;
     std::thread::scope(|s| {
         for w in 0..cfg.concurrency.max(1) {
@@ -303,7 +357,7 @@ pub fn run(dir: &Path, requests: &[Request], cfg: &RunConfig) -> Result<RunSumma
                 loop {
                     let j = next.fetch_add(1, Ordering::Relaxed);
                     let Some(&i) = todo.get(j) else { break };
-                    let out = ask(agent, cfg, key, &requests[i], &mut rng);
+                    let out = ask(agent, cfg, key, &requests[i], seed_of(i), &mut rng);
                     if tx.send((i, out)).is_err() {
                         break;
                     }
@@ -323,14 +377,22 @@ pub fn run(dir: &Path, requests: &[Request], cfg: &RunConfig) -> Result<RunSumma
             };
             match line.status.as_str() {
                 "ok" => summary.answered += 1,
-                "empty" => summary.empty += 1,
+                "empty" => {
+                    summary.empty += 1;
+                    empty.insert(line.key.clone());
+                }
                 _ => summary.errors += 1,
             }
+            progress.inc(1);
+            progress.set_message(format!(
+                "{} ok, {} empty, {} errors",
+                summary.answered, summary.empty, summary.errors
+            ));
             if write_err.is_none() {
                 let mut text = serde_json::to_string(&line).unwrap_or_default();
                 text.push('\n');
                 if let Err(e) = log.write_all(text.as_bytes()).and_then(|_| log.flush()) {
-                    write_err = Some(Error::io(&log_path, e));
+                    write_err = Some(Error::io(log_path, e));
                 }
             }
             if line.status == "ok" {
@@ -338,12 +400,53 @@ pub fn run(dir: &Path, requests: &[Request], cfg: &RunConfig) -> Result<RunSumma
             }
         }
     });
+    progress.finish();
     if let Some(e) = write_err {
         return Err(e);
     }
-    let mut all = done;
-    all.extend(new_lines);
-    write_outputs(dir, requests, &keys, &all, Some(&cfg.model), &mut summary)?;
+    let mut answers = done;
+    answers.extend(new_lines);
+    Ok(Answered {
+        keys,
+        answers,
+        empty,
+        summary,
+    })
+}
+
+/// Sum the token counts of the answered requests.
+pub fn add_tokens(summary: &mut RunSummary, keys: &[String], answers: &HashMap<String, LogLine>) {
+    summary.prompt_tokens = 0;
+    summary.completion_tokens = 0;
+    summary.total_tokens = 0;
+    for k in keys {
+        if let Some(u) = answers.get(k).and_then(|l| l.usage.as_ref()) {
+            let g = |n: &str| u.get(n).and_then(Value::as_u64).unwrap_or(0);
+            summary.prompt_tokens += g("prompt_tokens");
+            summary.completion_tokens += g("completion_tokens");
+            summary.total_tokens += g("total_tokens");
+        }
+    }
+}
+
+/// Run every request not already answered in `dir/answers.jsonl`, then write `samples.jsonl` and
+/// `results.json`.
+pub fn run(dir: &Path, requests: &[Request], cfg: &RunConfig) -> Result<RunSummary> {
+    std::fs::create_dir_all(dir).at(dir)?;
+    let Answered {
+        keys,
+        answers,
+        mut summary,
+        ..
+    } = ask_all(&dir.join("answers.jsonl"), requests, &[], cfg, "eval run")?;
+    write_outputs(
+        dir,
+        requests,
+        &keys,
+        &answers,
+        Some(&cfg.model),
+        &mut summary,
+    )?;
     // Provenance: the settings (the key's variable name only, never its value), counts and output hashes.
     let mut m = crate::artifact::Manifest::new("eval");
     m.config = serde_json::to_value(cfg).unwrap_or_default();
@@ -367,18 +470,10 @@ fn write_outputs(
     summary: &mut RunSummary,
 ) -> Result<()> {
     let mut samples = String::new();
-    summary.prompt_tokens = 0;
-    summary.completion_tokens = 0;
-    summary.total_tokens = 0;
+    add_tokens(summary, keys, answers);
     for (r, k) in requests.iter().zip(keys) {
         let a = answers.get(k);
         let usage = a.and_then(|l| l.usage.clone());
-        if let Some(u) = &usage {
-            let g = |n: &str| u.get(n).and_then(Value::as_u64).unwrap_or(0);
-            summary.prompt_tokens += g("prompt_tokens");
-            summary.completion_tokens += g("completion_tokens");
-            summary.total_tokens += g("total_tokens");
-        }
         let mut v = json!({
             "id": r.id, "suite": r.suite, "meta": r.meta, "messages": r.messages,
             "answer": a.and_then(|l| l.answer.clone()), "usage": usage,

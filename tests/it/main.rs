@@ -2,6 +2,7 @@
 
 mod util;
 
+mod chain;
 mod cli;
 mod distort;
 mod docs;
