@@ -296,9 +296,33 @@ fn check_command(
             return;
         };
         let Some(file) = words.get(i + 1) else { return };
-        let Ok(makefile) = std::fs::read_to_string(repo.join(file)) else {
+        let Ok(mut makefile) = std::fs::read_to_string(repo.join(file)) else {
             return;
         };
+        // Targets of included files count too (`include $(CONF)/eval.mk`: $(VAR)/ is the Makefile's folder).
+        let dir = repo
+            .join(file)
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        let included: Vec<PathBuf> = makefile
+            .lines()
+            .filter_map(|l| l.strip_prefix("include "))
+            .flat_map(str::split_whitespace)
+            .map(|w| match w.split_once(")/") {
+                Some((_, rest)) if w.starts_with("$(") => dir.join(rest),
+                _ => dir.join(w),
+            })
+            .collect();
+        for inc in included {
+            match std::fs::read_to_string(&inc) {
+                Ok(text) => makefile.push_str(&text),
+                Err(_) => problems.push(format!(
+                    "{file} includes {}, which is missing",
+                    inc.display()
+                )),
+            }
+        }
         for t in words[i + 2..]
             .iter()
             .filter(|w| !w.contains('=') && !w.starts_with('-'))
