@@ -356,6 +356,25 @@ mod tests {
     use super::*;
 
     #[test]
+    fn bootstrap_interval_of_the_mean() {
+        // A constant sample: every resample has the same mean.
+        assert_eq!(
+            bootstrap_mean_ci(&[0.25; 7], 500, 1),
+            Some((0.25, 0.25, 0.25))
+        );
+        assert_eq!(bootstrap_mean_ci(&[1.0], 500, 1), None);
+        // 0..400 / 400: mean 0.49875, standard deviation 0.2887, so the 95% interval of the mean is about
+        // ± 1.96 · 0.2887 / √400 = ± 0.0283 (normal approximation, computed by hand).
+        let xs: Vec<f64> = (0..400).map(|i| f64::from(i) / 400.0).collect();
+        let (m, lo, hi) = bootstrap_mean_ci(&xs, 4000, 7).unwrap();
+        assert!((m - 0.49875).abs() < 1e-12);
+        assert!((m - lo - 0.0283).abs() < 0.004, "{lo}");
+        assert!((hi - m - 0.0283).abs() < 0.004, "{hi}");
+        // Seeded: the same input gives the same interval.
+        assert_eq!(bootstrap_mean_ci(&xs, 4000, 7), Some((m, lo, hi)));
+    }
+
+    #[test]
     fn kde_integrates_to_one() {
         let xs = [0.1, 0.2, 0.25, 0.5, -0.3];
         let grid: Vec<f64> = (0..=4000).map(|i| -2.0 + f64::from(i) * 0.001).collect();

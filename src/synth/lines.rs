@@ -229,6 +229,34 @@ impl<'m> Gen<'m> {
     }
 }
 
+/// One statement of an item claim, planned before it is written.
+#[derive(Clone, Copy)]
+pub(super) enum Plan {
+    /// An item of the dump (popularity rank).
+    Item(u64),
+    /// An item id that is not in the dump.
+    Dangling(Qid),
+    /// `somevalue` or `novalue`.
+    Snak(&'static str),
+    /// A generated value of the claim's datatype.
+    Value,
+}
+
+impl Gen<'_> {
+    /// The object of a generated item property: mostly a person, place or organisation of the subject's
+    /// country, otherwise any item (heavy-tailed).
+    pub(super) fn local_object(&mut self, home: u32) -> u64 {
+        let w = &self.m.world;
+        if home != u32::MAX && self.rng.random_bool(0.6) {
+            let c = [Cls::Human, Cls::City, Cls::Org][self.rng.random_range(0..3)];
+            if let Some(o) = w.draw(&mut self.rng, c, home, 1.0) {
+                return u64::from(o);
+            }
+        }
+        self.object_index(Role::Generic, u64::MAX)
+    }
+}
+
 /// Generate one entity line at position `k` into `out` (no separator), recording the oracle in `t`.
 pub(super) fn entity_line(m: &Model, k: u64, out: &mut Vec<u8>, t: &mut BlockTruth) {
     let mut rng = ChaCha8Rng::seed_from_u64(splitmix(m.cfg.seed ^ splitmix(k ^ 0xE11)));
@@ -465,7 +493,13 @@ pub(super) fn item_line(
     let qs = q.to_string();
     let popular = m.popularity(r);
     let words = g.rng.random_range(1..4);
-    let base = latin_name(&mut g.rng, words);
+    let mut base = latin_name(&mut g.rng, words);
+    // The class items standing for the world's classes carry the class names.
+    if m.world.cls[r as usize] == Cls::Class {
+        if let Some(name) = CLASS_NAMES.get(m.world.pos[r as usize] as usize) {
+            base = (*name).to_string();
+        }
+    }
     let mut j = J {
         out,
         legacy: prof.legacy,
@@ -481,12 +515,11 @@ pub(super) fn item_line(
     j.raw(",");
     terms(g, &mut j, prof, &base, popular);
 
-    // Claims: P31 almost always, then a heavy-tailed number of other properties.
+    // Claims: the item's schema (class, places, people, works, hierarchies, from the world model), then a
+    // heavy-tailed number of other properties.
     let n_claims = heavy(&mut g.rng, m.cfg.mean_claims * (1.0 + 2.0 * popular), 400) as usize;
-    let mut chosen: Vec<usize> = Vec::with_capacity(n_claims);
-    if g.rng.random_bool(0.95) {
-        chosen.push(0);
-    }
+    let schema = schema_claims(g, r as u32);
+    let mut chosen: Vec<usize> = schema.iter().map(|c| c.0).collect();
     let mut tries = 0;
     while chosen.len() < n_claims && tries < 4 * n_claims + 8 {
         tries += 1;
@@ -495,6 +528,7 @@ pub(super) fn item_line(
             chosen.push(p);
         }
     }
+    let home = m.world.country[r as usize];
     j.raw(",\"claims\":");
     if chosen.is_empty() {
         j.empty_map();
@@ -507,38 +541,52 @@ pub(super) fn item_line(
             }
             j.key(&p.id.to_string());
             j.raw("[");
-            let n_st = if g.rng.random_bool(0.82) {
-                1
-            } else {
-                heavy(&mut g.rng, 2.5, 30)
-            };
-            let mut objects: Vec<Qid> = Vec::new();
-            for written in 0..n_st {
-                let rk = rank(g);
-                let st: f64 = g.rng.random();
-                let snaktype = if st < 0.025 {
-                    "somevalue"
-                } else if st < 0.04 {
-                    "novalue"
-                } else {
-                    "value"
-                };
-                // Item values: the object, possibly the same as an earlier statement (a duplicate (S, P, O)).
-                let mut object: Option<(Qid, Option<u64>)> = None;
-                if snaktype == "value" && p.datatype == "wikibase-item" {
-                    if !objects.is_empty() && g.rng.random_bool(0.05) {
-                        let o = objects[g.rng.random_range(0..objects.len())];
-                        object = Some((o, m_index_of(m, o)));
-                    } else if g.rng.random_bool(0.03) {
-                        // An item that is not in the dump (deleted, or a later id).
-                        let rr = g.object_index(Role::Generic, r);
-                        let d = g.rng.random_range(0..4);
-                        object = Some((m.dangling_id(rr, d), None));
+            // The statements of this claim: the schema's objects, or a heavy-tailed number of generated values.
+            let mut plan: Vec<Plan> = match schema.get(ci) {
+                Some((_, objs)) => objs.iter().map(|&o| Plan::Item(o as u64)).collect(),
+                None => {
+                    let n_st = if g.rng.random_bool(0.82) {
+                        1
                     } else {
-                        let rr = g.object_index(p.role, r);
-                        object = Some((m.item_id(rr), Some(rr)));
-                    }
+                        heavy(&mut g.rng, 2.5, 30)
+                    };
+                    (0..n_st)
+                        .map(|_| {
+                            if p.datatype == "wikibase-item" {
+                                Plan::Item(g.local_object(home))
+                            } else {
+                                Plan::Value
+                            }
+                        })
+                        .collect()
                 }
+            };
+            // Quirks: now and then an unknown or no value, a duplicate (S, P, O), an item not in the dump.
+            let st: f64 = g.rng.random();
+            if st < 0.025 {
+                plan.push(Plan::Snak("somevalue"));
+            } else if st < 0.04 {
+                plan.push(Plan::Snak("novalue"));
+            }
+            if p.datatype == "wikibase-item" {
+                let u: f64 = g.rng.random();
+                if u < 0.04 {
+                    if let Some(&Plan::Item(o)) = plan.first() {
+                        plan.push(Plan::Item(o));
+                    }
+                } else if u < 0.06 {
+                    let rr = g.object_index(Role::Generic, r);
+                    plan.push(Plan::Dangling(m.dangling_id(rr, g.rng.random_range(0..4))));
+                }
+            }
+            for (written, step) in plan.into_iter().enumerate() {
+                let rk = rank(g);
+                let (snaktype, object) = match step {
+                    Plan::Item(rr) => ("value", Some((m.item_id(rr), Some(rr)))),
+                    Plan::Dangling(q) => ("value", Some((q, None))),
+                    Plan::Snak(s) => (s, None),
+                    Plan::Value => ("value", None),
+                };
                 if written > 0 {
                     j.raw(",");
                 }
@@ -557,7 +605,6 @@ pub(super) fn item_line(
                     j.raw("}");
                 });
                 if let Some((o, oi)) = object {
-                    objects.push(o);
                     record(m, t, q, prof.labelled, pi, o, oi, rk);
                 }
             }
@@ -656,8 +703,9 @@ pub(super) fn property_line(
     if !p31.is_empty() {
         groups.push((31, p31));
     }
-    if let Some(inv) = p.inverse {
-        groups.push((1696, vec![(Rank::Normal, Snak::Prop(inv))]));
+    if !p.inverse.is_empty() {
+        let snaks = p.inverse.iter().map(|&i| (Rank::Normal, Snak::Prop(i)));
+        groups.push((1696, snaks.collect()));
     }
     let mut cons = Vec::new();
     if p.symmetric_constraint {
@@ -756,7 +804,7 @@ pub(super) fn lexeme_line(g: &mut Gen, l: u64, out: &mut Vec<u8>) {
         transitive: false,
         symmetric_p31: false,
         symmetric_constraint: false,
-        inverse: None,
+        inverse: Vec::new(),
         role: Role::Meta,
         weight: 0.0,
         name: String::new(),

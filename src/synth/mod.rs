@@ -45,16 +45,20 @@ use std::path::{Path, PathBuf};
 mod json;
 mod lines;
 mod model;
+mod schema;
 mod truth;
+mod world;
 mod writer;
 
 use json::*;
 use lines::*;
 use model::*;
+use schema::*;
 use truth::*;
+use world::*;
 
 pub use lines::bench_lines;
-pub use truth::{PropertyTruth, Truth};
+pub use truth::{Closure, PropertyTruth, Truth};
 pub use writer::{generate, generate_as, write_file};
 
 /// Generator settings. Every field has a default; `sword synth --config FILE` reads them from TOML.

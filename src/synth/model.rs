@@ -68,7 +68,7 @@ pub(super) struct PropDef {
     pub(super) transitive: bool,
     pub(super) symmetric_p31: bool,
     pub(super) symmetric_constraint: bool,
-    pub(super) inverse: Option<Pid>,
+    pub(super) inverse: Vec<Pid>,
     pub(super) role: Role,
     /// Relative frequency as an item claim.
     pub(super) weight: f64,
@@ -84,17 +84,17 @@ pub(super) const CURATED: &[(u64, &str, Role, f64, &str, &str)] = &[
         279,
         "wikibase-item",
         Role::Hierarchy,
-        3.0,
+        0.0,
         "subclass of",
         "t",
     ),
-    (361, "wikibase-item", Role::Hierarchy, 2.0, "part of", "t"),
-    (527, "wikibase-item", Role::Generic, 1.5, "has part", ""),
+    (361, "wikibase-item", Role::Hierarchy, 0.0, "part of", "t"),
+    (527, "wikibase-item", Role::Generic, 0.0, "has part", "t"),
     (
         131,
         "wikibase-item",
         Role::Hierarchy,
-        3.0,
+        0.0,
         "located in the administrative territorial entity",
         "t",
     ),
@@ -102,45 +102,45 @@ pub(super) const CURATED: &[(u64, &str, Role, f64, &str, &str)] = &[
         150,
         "wikibase-item",
         Role::Generic,
-        0.8,
+        0.0,
         "contains the administrative territorial entity",
-        "",
+        "t",
     ),
     (
         171,
         "wikibase-item",
         Role::Hierarchy,
-        1.5,
+        0.0,
         "parent taxon",
         "t",
     ),
-    (17, "wikibase-item", Role::Country, 4.0, "country", ""),
+    (17, "wikibase-item", Role::Country, 0.0, "country", ""),
     (
         47,
         "wikibase-item",
         Role::Generic,
-        1.0,
+        0.0,
         "shares border with",
         "s",
     ),
-    (3373, "wikibase-item", Role::Generic, 0.6, "sibling", "c"),
-    (26, "wikibase-item", Role::Generic, 0.6, "spouse", "s"),
-    (40, "wikibase-item", Role::Generic, 0.8, "child", ""),
-    (22, "wikibase-item", Role::Generic, 0.6, "father", ""),
+    (3373, "wikibase-item", Role::Generic, 0.0, "sibling", "c"),
+    (26, "wikibase-item", Role::Generic, 0.0, "spouse", "s"),
+    (40, "wikibase-item", Role::Generic, 0.0, "child", ""),
+    (22, "wikibase-item", Role::Generic, 0.0, "father", ""),
     (
         27,
         "wikibase-item",
         Role::Country,
-        2.0,
+        0.0,
         "country of citizenship",
         "",
     ),
-    (106, "wikibase-item", Role::Generic, 2.0, "occupation", ""),
+    (106, "wikibase-item", Role::Generic, 0.0, "occupation", ""),
     (
         19,
         "wikibase-item",
         Role::Generic,
-        1.5,
+        0.0,
         "place of birth",
         "",
     ),
@@ -148,32 +148,32 @@ pub(super) const CURATED: &[(u64, &str, Role, f64, &str, &str)] = &[
         20,
         "wikibase-item",
         Role::Generic,
-        1.0,
+        0.0,
         "place of death",
         "",
     ),
-    (21, "wikibase-item", Role::Class, 2.0, "sex or gender", ""),
-    (69, "wikibase-item", Role::Generic, 1.0, "educated at", ""),
-    (108, "wikibase-item", Role::Generic, 0.8, "employer", ""),
-    (50, "wikibase-item", Role::Generic, 1.5, "author", ""),
+    (21, "wikibase-item", Role::Class, 0.0, "sex or gender", ""),
+    (69, "wikibase-item", Role::Generic, 0.0, "educated at", ""),
+    (108, "wikibase-item", Role::Generic, 0.0, "employer", ""),
+    (50, "wikibase-item", Role::Generic, 0.0, "author", ""),
     (
         495,
         "wikibase-item",
         Role::Country,
-        1.0,
+        0.0,
         "country of origin",
         "",
     ),
-    (136, "wikibase-item", Role::Class, 1.0, "genre", ""),
+    (136, "wikibase-item", Role::Class, 0.0, "genre", ""),
     (
         1412,
         "wikibase-item",
         Role::Class,
-        0.7,
+        0.0,
         "languages spoken, written or signed",
         "",
     ),
-    (921, "wikibase-item", Role::Generic, 2.0, "main subject", ""),
+    (921, "wikibase-item", Role::Generic, 0.0, "main subject", ""),
     (
         1433,
         "wikibase-item",
@@ -181,6 +181,50 @@ pub(super) const CURATED: &[(u64, &str, Role, f64, &str, &str)] = &[
         1.0,
         "published in",
         "u",
+    ),
+    (25, "wikibase-item", Role::Generic, 0.0, "mother", ""),
+    (36, "wikibase-item", Role::Generic, 0.0, "capital", ""),
+    (
+        37,
+        "wikibase-item",
+        Role::Generic,
+        0.0,
+        "official language",
+        "",
+    ),
+    (30, "wikibase-item", Role::Generic, 0.0, "continent", ""),
+    (
+        102,
+        "wikibase-item",
+        Role::Generic,
+        0.0,
+        "member of political party",
+        "",
+    ),
+    (
+        166,
+        "wikibase-item",
+        Role::Generic,
+        0.0,
+        "award received",
+        "",
+    ),
+    (57, "wikibase-item", Role::Generic, 0.0, "director", ""),
+    (
+        159,
+        "wikibase-item",
+        Role::Generic,
+        0.0,
+        "headquarters location",
+        "",
+    ),
+    (
+        407,
+        "wikibase-item",
+        Role::Generic,
+        0.0,
+        "language of work or name",
+        "",
     ),
     (
         1696,
@@ -308,7 +352,7 @@ pub(super) const CURATED: &[(u64, &str, Role, f64, &str, &str)] = &[
 ];
 
 /// Inverse pairs (P1696 both ways).
-pub(super) const INVERSES: &[(u64, u64)] = &[(361, 527), (131, 150), (40, 22)];
+pub(super) const INVERSES: &[(u64, u64)] = &[(361, 527), (131, 150), (40, 22), (40, 25)];
 
 /// Datatypes of generated properties with their shares.
 pub(super) const GENERATED_TYPES: &[(&str, f64)] = &[
@@ -365,6 +409,10 @@ pub(super) struct Model {
     /// Cumulative claim weights over `props` (for drawing claim properties).
     pub(super) cum_weight: Vec<f64>,
     pub(super) n_items: u64,
+    /// The world behind the item lines.
+    pub(super) world: World,
+    /// Index in `props` of each curated property present.
+    pub(super) curated_index: BTreeMap<u64, usize>,
 }
 
 pub(super) fn splitmix(mut x: u64) -> u64 {
@@ -410,9 +458,18 @@ impl Model {
                 acc
             })
             .collect();
+        let n_items = n - special.len() as u64;
+        let curated_index = props
+            .iter()
+            .take(CURATED.len())
+            .enumerate()
+            .map(|(i, p)| (p.id.0, i))
+            .collect();
         Model {
             cfg: cfg.clone(),
-            n_items: n - special.len() as u64,
+            world: World::new(cfg.seed, n_items),
+            curated_index,
+            n_items,
             special,
             props,
             cum_weight,
@@ -431,9 +488,12 @@ impl Model {
                 transitive: flags.contains('t'),
                 symmetric_p31: flags.contains('s'),
                 symmetric_constraint: flags.contains('c'),
-                inverse: INVERSES.iter().find_map(|&(a, b)| {
-                    (a == id).then_some(Pid(b)).or((b == id).then_some(Pid(a)))
-                }),
+                inverse: INVERSES
+                    .iter()
+                    .filter_map(|&(a, b)| {
+                        (a == id).then_some(Pid(b)).or((b == id).then_some(Pid(a)))
+                    })
+                    .collect(),
                 role,
                 weight,
                 name: name.to_string(),
@@ -460,10 +520,12 @@ impl Model {
                 datatype,
                 labelled: h2 % 100 < 80,
                 mul: h2 % 100 >= 70 && h2 % 100 < 80,
-                transitive: datatype == "wikibase-item" && h2.is_multiple_of(53),
+                // Only curated properties are transitive: the extract stage keeps the statements of unlabelled
+                // subjects only for its seed of transitive properties, and the oracle's closure must match.
+                transitive: false,
                 symmetric_p31: datatype == "wikibase-item" && h2 % 59 == 1,
                 symmetric_constraint: datatype == "wikibase-item" && h2 % 61 == 2,
-                inverse: None,
+                inverse: Vec::new(),
                 role: Role::Generic,
                 // Zipf-like: a few generated properties are common, most are rare.
                 weight: 3.0 / rank.powf(0.9),
@@ -471,6 +533,11 @@ impl Model {
             });
         }
         out
+    }
+
+    /// Index in `props` of curated property `id`, if this dump has it.
+    pub(super) fn prop_index(&self, id: u64) -> Option<usize> {
+        self.curated_index.get(&id).copied()
     }
 
     pub(super) fn kind(&self, k: u64) -> Kind {

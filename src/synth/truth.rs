@@ -1,6 +1,7 @@
 //! The oracle: what the generator wrote, computed from its own model of each entity.
 
 use super::*;
+use std::collections::{HashMap, HashSet};
 
 /// Metadata the generator gave a property entity.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -44,6 +45,9 @@ pub struct Truth {
     pub transitive: BTreeMap<(Qid, Pid, Qid), Rank>,
     /// Item → item statements written (any rank, any labels), duplicates counted.
     pub item_statements: u64,
+    /// Every item → item statement written (any rank, any labels, dangling objects included), in line order,
+    /// duplicates kept: the generator's world before closure (see [`Truth::closure`]).
+    pub stated: Vec<(Qid, Pid, Qid)>,
     /// Property metadata of every property line.
     pub properties: BTreeMap<Pid, PropertyTruth>,
 }
@@ -62,6 +66,7 @@ impl Truth {
             *e = (*e).max(r);
         }
         self.statements.extend(b.statements);
+        self.stated.extend(b.stated);
         for (k, r) in b.transitive {
             let e = self.transitive.entry(k).or_insert(r);
             *e = (*e).max(r);
@@ -80,10 +85,12 @@ pub(super) struct BlockTruth {
     pub(super) item_statements: u64,
     pub(super) triples: Vec<((Qid, Pid, Qid), Rank)>,
     pub(super) statements: Vec<(Qid, Pid, Qid)>,
+    pub(super) stated: Vec<(Qid, Pid, Qid)>,
     pub(super) transitive: Vec<((Qid, Pid, Qid), Rank)>,
 }
 
 /// The popularity index of an item id that is in the dump (None for dangling ids).
+#[cfg(test)]
 pub(super) fn m_index_of(m: &Model, q: Qid) -> Option<u64> {
     let r = (q.0 - 1) / 5;
     (r < m.n_items && m.item_id(r) == q).then_some(r)
@@ -104,13 +111,14 @@ pub(super) fn record(
     let p = &m.props[pi];
     t.item_statements += 1;
     let key = (s, p.id, o);
+    t.stated.push(key);
     if p.transitive {
         t.transitive.push((key, rk));
     }
     let o_labelled = oi.is_some_and(|r| m.labelled(EntityIndex::Item(r)));
     let p_labelled = m.labelled(EntityIndex::Prop(pi));
     // The existence index also keeps the statements of an unlabelled inverse partner of a labelled property.
-    let partner_labelled = p.inverse.is_some_and(|q| {
+    let partner_labelled = p.inverse.iter().any(|&q| {
         m.props
             .iter()
             .position(|d| d.id == q)
@@ -121,5 +129,91 @@ pub(super) fn record(
         if p_labelled && rk != Rank::Deprecated {
             t.triples.push((key, rk));
         }
+    }
+}
+
+/// The generator's world closed under the semantics the distortion guards rely on: a statement holds when it
+/// is stated (any rank, any labels), when its property is symmetric and the reverse is stated, when an inverse
+/// of its property is stated the other way, or when its property is transitive and the object is reachable
+/// from the subject through stated edges of the property (forward), of its inverses (reversed) and, when it
+/// is symmetric, of itself reversed. Built from [`Truth::stated`] and [`Truth::properties`], never from the
+/// output.
+pub struct Closure {
+    stated: HashSet<(Qid, Pid, Qid)>,
+    fwd: HashMap<(Pid, Qid), Vec<Qid>>,
+    rev: HashMap<(Pid, Qid), Vec<Qid>>,
+    symmetric: HashSet<Pid>,
+    transitive: HashSet<Pid>,
+    inverse: HashMap<Pid, Vec<Pid>>,
+}
+
+impl Truth {
+    /// The closure of every stated item → item statement (see [`Closure`]).
+    pub fn closure(&self) -> Closure {
+        let mut symmetric = HashSet::new();
+        let mut transitive = HashSet::new();
+        let mut inverse: HashMap<Pid, Vec<Pid>> = HashMap::new();
+        for (&p, t) in &self.properties {
+            if t.symmetric {
+                symmetric.insert(p);
+            }
+            if t.transitive {
+                transitive.insert(p);
+            }
+            for &q in &t.inverse {
+                inverse.entry(p).or_default().push(q);
+                inverse.entry(q).or_default().push(p);
+            }
+        }
+        let mut fwd: HashMap<(Pid, Qid), Vec<Qid>> = HashMap::new();
+        let mut rev: HashMap<(Pid, Qid), Vec<Qid>> = HashMap::new();
+        for &(s, p, o) in &self.stated {
+            fwd.entry((p, s)).or_default().push(o);
+            rev.entry((p, o)).or_default().push(s);
+        }
+        Closure {
+            stated: self.stated.iter().copied().collect(),
+            fwd,
+            rev,
+            symmetric,
+            transitive,
+            inverse,
+        }
+    }
+}
+
+impl Closure {
+    /// Does (s, p, o) hold in the generator's world?
+    pub fn holds(&self, s: Qid, p: Pid, o: Qid) -> bool {
+        let inv: &[Pid] = self.inverse.get(&p).map_or(&[], |v| v);
+        if self.stated.contains(&(s, p, o))
+            || (self.symmetric.contains(&p) && self.stated.contains(&(o, p, s)))
+            || inv.iter().any(|&q| self.stated.contains(&(o, q, s)))
+        {
+            return true;
+        }
+        if !self.transitive.contains(&p) {
+            return false;
+        }
+        let mut seen = HashSet::from([s]);
+        let mut queue = vec![s];
+        while let Some(x) = queue.pop() {
+            let mut next: Vec<Qid> = self.fwd.get(&(p, x)).cloned().unwrap_or_default();
+            if self.symmetric.contains(&p) {
+                next.extend(self.rev.get(&(p, x)).into_iter().flatten());
+            }
+            for &q in inv {
+                next.extend(self.rev.get(&(q, x)).into_iter().flatten());
+            }
+            for y in next {
+                if y == o {
+                    return true;
+                }
+                if seen.insert(y) {
+                    queue.push(y);
+                }
+            }
+        }
+        false
     }
 }

@@ -20,7 +20,7 @@ pub fn generate_as<W: Write>(cfg: &Config, w: W, format: Format, path: &Path) ->
                 labelled: false,
                 transitive: p.transitive,
                 symmetric: p.symmetric_p31 || p.symmetric_constraint,
-                inverse: p.inverse.into_iter().collect(),
+                inverse: p.inverse.clone(),
             },
         );
     }

@@ -10,3 +10,4 @@ mod gz;
 mod node2vec;
 mod pipeline;
 mod synth;
+mod synth_world;
