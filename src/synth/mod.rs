@@ -111,11 +111,11 @@ impl Default for Config {
     }
 }
 
-/// The embedded default dump that `sword run` uses when no `--dump` is given: 20 000 entity lines (≈ 110 MB of
-/// JSON, seed 42) of which ≈ 3 300 items and properties are labelled in all eight languages, giving ≈ 4 500 final
-/// triples over a heavy-tailed graph of ≈ 2 400 items, 98 % of them in one connected component (popular objects
-/// such as classes and countries are shared by many subjects), so every later stage has meaningful input and the
-/// whole pipeline runs in well under a minute on two cores.
+/// The embedded default dump that `sword run` uses when no `--dump` is given: 20 000 entity lines (≈ 130 MB of
+/// JSON, seed 42) of which ≈ 3 300 items and properties are labelled in all eight languages, giving ≈ 5 200 final
+/// triples over a heavy-tailed graph of ≈ 2 500 items, 98 % of them in one connected component (popular objects
+/// such as classes and countries are shared by many subjects; the world model is described in docs/synth.md),
+/// so every later stage has meaningful input and the whole pipeline runs in well under a minute on two cores.
 pub fn default_config() -> Config {
     Config::default()
 }
