@@ -1064,7 +1064,7 @@ pub fn run(dir: &Path, cfg: &DistortConfig) -> Result<Manifest> {
         .timings
         .insert("total".into(), started.elapsed().as_secs_f64());
     let diff = |a, b, centred| {
-        let d = crate::report::differences(&out.rows, a, b, centred);
+        let d = differences(&out.rows, a, b, centred);
         let mean = (!d.is_empty()).then(|| d.iter().sum::<f64>() / d.len() as f64);
         serde_json::json!({"n": d.len(), "mean": mean})
     };
@@ -1083,6 +1083,22 @@ pub fn run(dir: &Path, cfg: &DistortConfig) -> Result<Manifest> {
     });
     manifest.write(dir)?;
     Ok(manifest)
+}
+
+/// Per-original differences `cos(a) − cos(b)` (raw or centred) for originals that have both variants.
+pub fn differences(rows: &[Distortion], a: Strategy, b: Strategy, centred: bool) -> Vec<f64> {
+    let mut by: BTreeMap<u32, [Option<f32>; 2]> = BTreeMap::new();
+    for d in rows {
+        let c = if centred { d.cosine_centred } else { d.cosine };
+        if d.strategy == a {
+            by.entry(d.original_id).or_default()[0] = c;
+        } else if d.strategy == b {
+            by.entry(d.original_id).or_default()[1] = c;
+        }
+    }
+    by.values()
+        .filter_map(|[x, y]| Some(f64::from((*x)?) - f64::from((*y)?)))
+        .collect()
 }
 
 /// Command-line arguments of `sword distort`.

@@ -3,7 +3,7 @@
 //! (Fig. 1c). SVG because it needs no font files (plotters' PNG text needs a TTF).
 
 use crate::artifact::{write_atomic, Manifest};
-use crate::distort::{Distortion, Strategy};
+use crate::distort::{differences, Distortion, Strategy};
 use crate::error::{Error, Result};
 use plotters::prelude::*;
 use std::collections::BTreeMap;
@@ -25,9 +25,35 @@ pub struct ReportSummary {
     pub mean_diff_pss_ss: Option<f64>,
     /// Mean over originals of cos(POS) − cos(OS).
     pub mean_diff_pos_os: Option<f64>,
+    /// Mean of cos(PSS) − cos(SS) on centred cosines with its 95% bootstrap interval over originals.
+    pub centred_pss_ss: Option<(f64, f64, f64)>,
+    /// Mean of cos(POS) − cos(OS) on centred cosines with its 95% bootstrap interval over originals.
+    pub centred_pos_os: Option<(f64, f64, f64)>,
     /// `Some(true)` when both mean differences are positive, `Some(false)` when both are ≤ 0, `None` when
     /// mixed or undetermined.
     pub property_based_more_similar: Option<bool>,
+}
+
+/// Bootstrap resamples behind the report's intervals.
+pub const BOOTSTRAP_RESAMPLES: usize = 2000;
+
+/// Mean of `xs` with its percentile bootstrap 95% interval (`resamples` resamples of the values with
+/// replacement, from a ChaCha8 stream seeded by `seed`, so the same input gives the same interval); `None` for
+/// fewer than two values.
+pub fn bootstrap_mean_ci(xs: &[f64], resamples: usize, seed: u64) -> Option<(f64, f64, f64)> {
+    use rand::rngs::ChaCha8Rng;
+    use rand::{RngExt, SeedableRng};
+    let n = xs.len();
+    if n < 2 || resamples == 0 {
+        return None;
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut means: Vec<f64> = (0..resamples)
+        .map(|_| (0..n).map(|_| xs[rng.random_range(0..n)]).sum::<f64>() / n as f64)
+        .collect();
+    means.sort_by(f64::total_cmp);
+    let q = |p: f64| means[((resamples - 1) as f64 * p).round() as usize];
+    Some((xs.iter().sum::<f64>() / n as f64, q(0.025), q(0.975)))
 }
 
 /// Gaussian kernel density of `xs` at `grid` points (Silverman's rule bandwidth, floored at 0.01).
@@ -128,22 +154,6 @@ pub fn density_svg(
     Ok(svg)
 }
 
-/// Per-original differences `cos(a) − cos(b)` (raw or centred) for originals that have both variants.
-pub fn differences(rows: &[Distortion], a: Strategy, b: Strategy, centred: bool) -> Vec<f64> {
-    let mut by: BTreeMap<u32, [Option<f32>; 2]> = BTreeMap::new();
-    for d in rows {
-        let c = if centred { d.cosine_centred } else { d.cosine };
-        if d.strategy == a {
-            by.entry(d.original_id).or_default()[0] = c;
-        } else if d.strategy == b {
-            by.entry(d.original_id).or_default()[1] = c;
-        }
-    }
-    by.values()
-        .filter_map(|[x, y]| Some(f64::from((*x)?) - f64::from((*y)?)))
-        .collect()
-}
-
 /// Write the report into `dir` (which must exist).
 pub fn write_report(
     dir: &Path,
@@ -224,8 +234,19 @@ pub fn write_report(
         (None, _, _) => "**Mixed** in this run: one of PSS−SS and POS−OS is positive on average and the other is not.".to_string(),
     };
     let _ = writeln!(md, "{verdict_text}\n");
-    let _ = writeln!(md, "| difference | n | mean (raw) | share > 0 (raw) | mean (centred) |\n|---|---:|---:|---:|---:|");
-    for (name, d, dc) in [("PSS − SS", &d_pss, &dc_pss), ("POS − OS", &d_pos, &dc_pos)] {
+    let ci_pss = bootstrap_mean_ci(&dc_pss, BOOTSTRAP_RESAMPLES, 0x5EED_0001);
+    let ci_pos = bootstrap_mean_ci(&dc_pos, BOOTSTRAP_RESAMPLES, 0x5EED_0002);
+    let centred_text = match (ci_pss, ci_pos) {
+        (Some(a), Some(b)) if a.1 > 0.0 && b.1 > 0.0 => "On centred cosines (mean vector subtracted) both differences are positive, with 95% bootstrap intervals over originals above 0.",
+        (Some(_), Some(_)) => "On centred cosines (mean vector subtracted) at least one 95% bootstrap interval over originals reaches 0 or below.",
+        _ => "On centred cosines: too few originals with both variants for an interval.",
+    };
+    let _ = writeln!(md, "{centred_text}\n");
+    let _ = writeln!(md, "| difference | n | mean (raw) | share > 0 (raw) | mean (centred) | 95% bootstrap interval (centred) |\n|---|---:|---:|---:|---:|---|");
+    for (name, d, dc, ci) in [
+        ("PSS − SS", &d_pss, &dc_pss, ci_pss),
+        ("POS − OS", &d_pos, &dc_pos, ci_pos),
+    ] {
         let pos = if d.is_empty() {
             None
         } else {
@@ -233,11 +254,14 @@ pub fn write_report(
         };
         let _ = writeln!(
             md,
-            "| {name} | {} | {} | {} | {} |",
+            "| {name} | {} | {} | {} | {} | {} |",
             d.len(),
             fmt_opt(mean(d)),
             fmt_opt(pos),
-            fmt_opt(mean(dc))
+            fmt_opt(mean(dc)),
+            ci.map_or("–".to_string(), |(_, lo, hi)| format!(
+                "[{lo:.4}, {hi:.4}]"
+            ))
         );
     }
     let _ = writeln!(md, "\n![cosine density](cosine_density.svg)\n\n![centred cosine density](cosine_density_centred.svg)\n\n![differences](cosine_diff_density.svg)\n");
@@ -321,6 +345,8 @@ pub fn write_report(
     Ok(ReportSummary {
         mean_diff_pss_ss: m_pss,
         mean_diff_pos_os: m_pos,
+        centred_pss_ss: ci_pss,
+        centred_pos_os: ci_pos,
         property_based_more_similar: verdict,
     })
 }
@@ -328,6 +354,25 @@ pub fn write_report(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bootstrap_interval_of_the_mean() {
+        // A constant sample: every resample has the same mean.
+        assert_eq!(
+            bootstrap_mean_ci(&[0.25; 7], 500, 1),
+            Some((0.25, 0.25, 0.25))
+        );
+        assert_eq!(bootstrap_mean_ci(&[1.0], 500, 1), None);
+        // 0..400 / 400: mean 0.49875, standard deviation 0.2887, so the 95% interval of the mean is about
+        // ± 1.96 · 0.2887 / √400 = ± 0.0283 (normal approximation, computed by hand).
+        let xs: Vec<f64> = (0..400).map(|i| f64::from(i) / 400.0).collect();
+        let (m, lo, hi) = bootstrap_mean_ci(&xs, 4000, 7).unwrap();
+        assert!((m - 0.49875).abs() < 1e-12);
+        assert!((m - lo - 0.0283).abs() < 0.004, "{lo}");
+        assert!((hi - m - 0.0283).abs() < 0.004, "{hi}");
+        // Seeded: the same input gives the same interval.
+        assert_eq!(bootstrap_mean_ci(&xs, 4000, 7), Some((m, lo, hi)));
+    }
 
     #[test]
     fn kde_integrates_to_one() {

@@ -13,3 +13,4 @@ mod modules;
 mod node2vec;
 mod pipeline;
 mod synth;
+mod synth_world;

@@ -1,0 +1,481 @@
+//! Synthetic Wikidata dumps: `sword synth --entities N --out FILE [--seed S]`.
+//!
+//! Writes entity lines in the real dump layout (`[\n`, one entity per line joined by `,\n`, `\n]\n`), seeded and
+//! deterministic at any thread count, as plain JSON, Wikimedia-layout multi-member gzip, bzip2 or zstd by the
+//! extension of FILE (`.json`, `.json.gz`, `.json.bz2`, `.json.zst`).
+//!
+//! # What the lines look like
+//! The shape is copied from the real fixtures (`dumps/*.json`, `entities/*.json`): items and properties with
+//! labels, descriptions and aliases in many languages and scripts (some `mul` labels; a share of entities not
+//! labelled in all of en fr de es it pt ko ja), claims with item, string, external-id, url, commonsMedia, time,
+//! quantity, monolingualtext and globe-coordinate values, `somevalue`/`novalue` snaks, qualifiers and references
+//! with hashes, statement GUIDs, ranks (some preferred, some deprecated, some duplicate (S, P, O) statements),
+//! sitelinks with badges, heavy-tailed claim counts and line lengths, property entities with the metadata the
+//! extract stage reads (datatype; P31 Q18647515 transitive / Q18647518 symmetric; P2302 Q21510862 symmetric
+//! constraint; P1696 inverse), and a few lexeme lines. Item ids are sparse (one id in every five numbers, popular
+//! items have small ids). Two serialisations are mixed, one per entity, so one dump exercises both: the current
+//! one (raw UTF-8, item values with `id` and `numeric-id`, `lastrevid`/`modified`, `mul`) and the 2015 one
+//! (PHP-style `\uXXXX` escapes with surrogate pairs and `\/`, item values with `numeric-id` only, empty maps
+//! written as `[]`).
+//!
+//! # The oracle
+//! [`generate`] returns a [`Truth`]: what the generator says it wrote under the default keep rule of the extract
+//! stage (languages en fr de es it pt ko ja, `mul` standing in for en fr de es it pt), computed from the
+//! generator's own model of each entity (never by parsing the output), so tests can check `extract` against it.
+//!
+//! # Speed
+//! Lines are generated in blocks of `member_lines` entities, in parallel, each entity from its own
+//! `ChaCha8Rng` seeded by (seed, entity index), and written in order; for `.json.gz` each block is compressed
+//! in parallel as its own gzip member. A 2 GB dump takes a few minutes on two cores (see BENCHMARKS.md).
+
+use crate::artifact::AtomicFile;
+use crate::dump::gz;
+use crate::error::{Error, IoContext, Result};
+use crate::ids::{EntityId, Pid, Qid};
+use crate::model::Rank;
+use crate::progress::{self, Progress, Unit};
+use rand::rngs::ChaCha8Rng;
+use rand::{RngExt, SeedableRng};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+mod json;
+mod lines;
+mod model;
+mod schema;
+mod truth;
+mod world;
+mod writer;
+
+use json::*;
+use lines::*;
+use model::*;
+use schema::*;
+use truth::*;
+use world::*;
+
+pub use lines::bench_lines;
+pub use truth::{Closure, PropertyTruth, Truth};
+pub use writer::{generate, generate_as, write_file};
+
+/// Generator settings. Every field has a default; `sword synth --config FILE` reads them from TOML.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// Number of entity lines (items + properties + lexemes). Typical: 20 000 for the embedded default,
+    /// 1 000 000 for a ≈ 2 GB benchmark dump.
+    pub entities: u64,
+    /// Seed of every random choice; the same seed and config give the same bytes.
+    pub seed: u64,
+    /// Property entities among the lines; 0 = automatic (entities / 60, at least 60 (or entities / 3 when that
+    /// is smaller), at most 6 000; real Wikidata has ≈ 12 000).
+    pub properties: u64,
+    /// Share of lexeme lines (skipped by extract). Typical 0.005.
+    pub lexeme_share: f64,
+    /// Mean number of claim properties per item (the count is heavy-tailed: most items have a few, some
+    /// hundreds). Typical 7.
+    pub mean_claims: f64,
+    /// Share of items labelled in all eight SWORD languages (popular items more often). Real Wikidata: a few
+    /// percent; the default is larger so that small dumps give enough triples. Typical 0.2.
+    pub labelled_share: f64,
+    /// Share of labelled items whose Latin-script labels come from a `mul` label. Typical 0.15.
+    pub mul_share: f64,
+    /// Share of entities written in the 2015 serialisation (escapes, `numeric-id` only, `[]` for empty maps).
+    pub legacy_share: f64,
+    /// Entity lines per parallel block, and per gzip member in `.json.gz` output. Typical 5 000.
+    pub member_lines: usize,
+    /// gzip level (0–9) for `.json.gz`. Typical 6 (gzip's default).
+    pub gzip_level: u32,
+    /// zstd level for `.json.zst`. Typical 3.
+    pub zstd_level: i32,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            entities: 20_000,
+            seed: 42,
+            properties: 0,
+            lexeme_share: 0.005,
+            mean_claims: 7.0,
+            labelled_share: 0.2,
+            mul_share: 0.15,
+            legacy_share: 0.2,
+            member_lines: 5_000,
+            gzip_level: 6,
+            zstd_level: 3,
+        }
+    }
+}
+
+/// The embedded default dump that `sword run` uses when no `--dump` is given: 20 000 entity lines (≈ 130 MB of
+/// JSON, seed 42) of which ≈ 3 300 items and properties are labelled in all eight languages, giving ≈ 5 200 final
+/// triples over a heavy-tailed graph of ≈ 2 500 items, 98 % of them in one connected component (popular objects
+/// such as classes and countries are shared by many subjects; the world model is described in docs/synth.md),
+/// so every later stage has meaningful input and the whole pipeline runs in well under a minute on two cores.
+pub fn default_config() -> Config {
+    Config::default()
+}
+
+/// Output format, chosen from the file name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Format {
+    /// `.json`: plain JSON.
+    Json,
+    /// `.json.gz`: Wikimedia-layout multi-member gzip (a member for `[\n`, one per block, one for `\n]\n`).
+    Gzip,
+    /// `.json.bz2`: one bzip2 stream.
+    Bzip2,
+    /// `.json.zst`: one zstd frame.
+    Zstd,
+}
+
+impl Format {
+    /// The format for a file name (`.json`, `.json.gz`, `.json.bz2`, `.json.zst`).
+    pub fn from_path(path: &Path) -> Result<Format> {
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().to_ascii_lowercase())
+            .unwrap_or_default();
+        if name.ends_with(".json") {
+            Ok(Format::Json)
+        } else if name.ends_with(".json.gz") {
+            Ok(Format::Gzip)
+        } else if name.ends_with(".json.bz2") {
+            Ok(Format::Bzip2)
+        } else if name.ends_with(".json.zst") {
+            Ok(Format::Zstd)
+        } else {
+            Err(Error::Config(format!(
+                "{}: unknown output format; use .json, .json.gz, .json.bz2 or .json.zst",
+                path.display()
+            )))
+        }
+    }
+}
+
+/// Command-line arguments.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Number of entity lines (items, properties and a few lexemes). Default 20000.
+    #[arg(long)]
+    entities: Option<u64>,
+    /// Output file; the extension picks the format: .json, .json.gz (Wikimedia multi-member layout),
+    /// .json.bz2, .json.zst.
+    #[arg(long)]
+    out: PathBuf,
+    /// Seed (default 42).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Generator settings in TOML (fields of `synth::Config`); flags override.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Entity lines per gzip member (and per parallel block).
+    #[arg(long)]
+    member_lines: Option<usize>,
+    /// Also write the oracle (what extract should find under the default rule) as JSON to this file.
+    #[arg(long)]
+    truth: Option<PathBuf>,
+}
+
+/// Entry point from the binary.
+pub fn cli(args: Args) -> Result<()> {
+    let mut cfg: Config = crate::config::load(args.config.as_deref())?;
+    if let Some(n) = args.entities {
+        cfg.entities = n;
+    }
+    if let Some(s) = args.seed {
+        cfg.seed = s;
+    }
+    if let Some(m) = args.member_lines {
+        cfg.member_lines = m;
+    }
+    let start = std::time::Instant::now();
+    let truth = write_file(&cfg, &args.out)?;
+    let size = std::fs::metadata(&args.out).at(&args.out)?.len();
+    progress::log(format!(
+        "synth: wrote {} ({} bytes) in {:.1} s: {} items, {} properties, {} lexemes; {} labelled entities, \
+         {} final triples",
+        args.out.display(),
+        size,
+        start.elapsed().as_secs_f64(),
+        truth.items,
+        truth.properties_written,
+        truth.lexemes,
+        truth.labelled.len(),
+        truth.triples.len()
+    ));
+    if let Some(tp) = &args.truth {
+        let doc = truth_json(&truth);
+        crate::artifact::write_atomic(tp, |w| {
+            serde_json::to_writer_pretty(&mut *w, &doc)?;
+            w.write_all(b"\n")
+        })?;
+    }
+    Ok(())
+}
+
+/// The oracle as JSON with Wikidata id strings (`{"labelled": ["P31", "Q5", ...], "triples": [["Q1", "P31",
+/// "Q5", "normal"], ...], ...}`).
+pub fn truth_json(t: &Truth) -> serde_json::Value {
+    serde_json::json!({
+        "entities": t.entities,
+        "items": t.items,
+        "properties": t.properties_written,
+        "lexemes": t.lexemes,
+        "mul_only": t.mul_only,
+        "item_statements": t.item_statements,
+        "labelled": t.labelled.iter().map(|e| e.to_string()).collect::<Vec<_>>(),
+        "triples": t.triples.iter().map(|((s, p, o), r)| {
+            [s.to_string(), p.to_string(), o.to_string(), r.as_str().to_string()]
+        }).collect::<Vec<_>>(),
+        "statements": t.statements.iter().map(|(s, p, o)| {
+            [s.to_string(), p.to_string(), o.to_string()]
+        }).collect::<Vec<_>>(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn small(entities: u64, seed: u64) -> Config {
+        Config {
+            entities,
+            seed,
+            member_lines: 97,
+            ..Config::default()
+        }
+    }
+
+    fn gen(cfg: &Config) -> (Vec<u8>, Truth) {
+        let mut v = Vec::new();
+        let t = generate(cfg, &mut v).unwrap();
+        (v, t)
+    }
+
+    #[test]
+    fn layout_and_every_line_parses() {
+        let (bytes, truth) = gen(&small(1500, 7));
+        assert!(bytes.starts_with(b"[\n") && bytes.ends_with(b"\n]\n"));
+        let body = &bytes[2..bytes.len() - 3];
+        let lines: Vec<&[u8]> = body.split(|&b| b == b'\n').collect();
+        assert_eq!(lines.len(), 1500);
+        let mut types = BTreeMap::new();
+        for (i, l) in lines.iter().enumerate() {
+            let l = if i + 1 < lines.len() {
+                l.strip_suffix(b",")
+                    .expect("comma after every line but the last")
+            } else {
+                l
+            };
+            let v: serde_json::Value = serde_json::from_slice(l)
+                .unwrap_or_else(|e| panic!("line {i}: {e}: {}", String::from_utf8_lossy(l)));
+            *types
+                .entry(v["type"].as_str().unwrap().to_string())
+                .or_insert(0u64) += 1;
+        }
+        assert_eq!(types["item"], truth.items);
+        assert_eq!(types["property"], truth.properties_written);
+        assert_eq!(types.get("lexeme").copied().unwrap_or(0), truth.lexemes);
+        assert!(truth.lexemes > 0);
+        assert_eq!(truth.entities, 1500);
+    }
+
+    #[test]
+    fn deterministic_and_seed_dependent() {
+        let (a, ta) = gen(&small(600, 1));
+        let (b, tb) = gen(&small(600, 1));
+        let (c, _) = gen(&small(600, 2));
+        assert!(a == b);
+        assert_eq!(ta, tb);
+        assert!(a != c);
+    }
+
+    #[test]
+    fn thread_count_and_block_size_do_not_change_bytes() {
+        let cfg = small(700, 3);
+        let mut outs = Vec::new();
+        for threads in [1, 2] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            outs.push(pool.install(|| gen(&cfg)));
+        }
+        let other_blocks = Config {
+            member_lines: 1000,
+            ..cfg.clone()
+        };
+        outs.push(gen(&other_blocks));
+        assert!(outs[0].0 == outs[1].0 && outs[0].0 == outs[2].0);
+        assert_eq!(outs[0].1, outs[2].1);
+    }
+
+    #[test]
+    fn item_ids_are_sparse_and_increasing() {
+        let m = Model::new(&small(5000, 9));
+        let ids: Vec<u64> = (0..m.n_items).map(|r| m.item_id(r).0).collect();
+        assert!(ids.windows(2).all(|w| w[0] < w[1]));
+        assert!(*ids.last().unwrap() > 4 * m.n_items);
+        for r in [0, 17, m.n_items - 1] {
+            for d in 0..4 {
+                let q = m.dangling_id(r, d);
+                assert_ne!(q, m.item_id(r));
+                assert_eq!(m_index_of(&m, q), None);
+            }
+            assert_eq!(m_index_of(&m, m.item_id(r)), Some(r));
+        }
+    }
+
+    /// The label profiles obey the keep rule of the extract stage, checked on the parsed lines with an
+    /// independent implementation of the rule.
+    #[test]
+    fn labelled_set_matches_the_rule_on_parsed_lines() {
+        let (bytes, truth) = gen(&small(2000, 11));
+        let body = &bytes[2..bytes.len() - 3];
+        let mut labelled = BTreeSet::new();
+        let mut mul_only = 0;
+        for l in body.split(|&b| b == b'\n') {
+            let l = l.strip_suffix(b",").unwrap_or(l);
+            let v: serde_json::Value = serde_json::from_slice(l).unwrap();
+            let ty = v["type"].as_str().unwrap();
+            if ty == "lexeme" {
+                continue;
+            }
+            let labels = &v["labels"];
+            let has = |lang: &str| {
+                labels
+                    .get(lang)
+                    .and_then(|x| x["value"].as_str())
+                    .is_some_and(|s| !s.is_empty())
+            };
+            let ok = SWORD_LANGS
+                .iter()
+                .all(|l| has(l) || (MUL_LANGS.contains(l) && has("mul")));
+            if ok {
+                labelled.insert(EntityId::parse(v["id"].as_str().unwrap()).unwrap());
+                if !MUL_LANGS.iter().all(|l| has(l)) {
+                    mul_only += 1;
+                }
+            }
+        }
+        assert_eq!(labelled, truth.labelled);
+        assert_eq!(mul_only, truth.mul_only);
+        assert!(truth.mul_only > 0);
+        let share = truth.labelled.len() as f64 / truth.entities as f64;
+        assert!(share > 0.1 && share < 0.9, "labelled share {share}");
+    }
+
+    /// Final triples recomputed from the parsed JSON with serde_json (independent of the generator's model).
+    #[test]
+    fn triples_match_the_parsed_lines() {
+        let (bytes, truth) = gen(&small(3000, 5));
+        let body = &bytes[2..bytes.len() - 3];
+        let mut statements: Vec<(Qid, Pid, Qid, Rank)> = Vec::new();
+        for l in body.split(|&b| b == b'\n') {
+            let l = l.strip_suffix(b",").unwrap_or(l);
+            let v: serde_json::Value = serde_json::from_slice(l).unwrap();
+            if v["type"] != "item" {
+                continue;
+            }
+            let s = Qid::parse(v["id"].as_str().unwrap()).unwrap();
+            let Some(claims) = v["claims"].as_object() else {
+                continue;
+            };
+            for (p, sts) in claims {
+                let p = Pid::parse(p).unwrap();
+                for st in sts.as_array().unwrap() {
+                    let ms = &st["mainsnak"];
+                    if ms["snaktype"] != "value" {
+                        continue;
+                    }
+                    let dv = &ms["datavalue"];
+                    if dv["type"] != "wikibase-entityid" || dv["value"]["entity-type"] != "item" {
+                        continue;
+                    }
+                    let o = Qid(dv["value"]["numeric-id"].as_u64().unwrap());
+                    if let Some(id) = dv["value"]["id"].as_str() {
+                        assert_eq!(Qid::parse(id), Some(o));
+                    }
+                    let rank = Rank::parse(st["rank"].as_str().unwrap()).unwrap();
+                    statements.push((s, p, o, rank));
+                }
+            }
+        }
+        let lab = |e: EntityId| truth.labelled.contains(&e);
+        let mut triples: BTreeMap<(Qid, Pid, Qid), Rank> = BTreeMap::new();
+        let mut existence = BTreeSet::new();
+        for &(s, p, o, r) in &statements {
+            if lab(EntityId::Item(s)) && lab(EntityId::Property(p)) && lab(EntityId::Item(o)) {
+                existence.insert((s, p, o));
+                if r != Rank::Deprecated {
+                    let e = triples.entry((s, p, o)).or_insert(r);
+                    *e = (*e).max(r);
+                }
+            }
+        }
+        assert_eq!(statements.len() as u64, truth.item_statements);
+        assert_eq!(triples, truth.triples);
+        assert_eq!(existence, truth.statements);
+        assert!(truth.triples.len() > 100, "{}", truth.triples.len());
+        // Realism checks: deprecated, preferred and duplicate statements all occur.
+        assert!(statements.iter().any(|s| s.3 == Rank::Deprecated));
+        assert!(statements.iter().any(|s| s.3 == Rank::Preferred));
+        let distinct: BTreeSet<_> = statements.iter().map(|s| (s.0, s.1, s.2)).collect();
+        assert!(distinct.len() < statements.len());
+    }
+
+    #[test]
+    fn property_metadata_is_written() {
+        let (bytes, truth) = gen(&small(4000, 13));
+        let text = String::from_utf8(bytes).unwrap();
+        assert!(text.contains("\"numeric-id\":18647515"));
+        assert!(text.contains("\"numeric-id\":18647518"));
+        assert!(text.contains("\"numeric-id\":21510862"));
+        assert!(text.contains("\"P1696\":[{"));
+        assert!(text.contains("\"snaktype\":\"somevalue\""));
+        assert!(text.contains("\"snaktype\":\"novalue\""));
+        assert!(text.contains("\"mul\":{\"language\":\"mul\""));
+        assert!(text.contains("\"labels\":[]"));
+        assert!(text.contains("\\ud842\\udf9f"), "a surrogate pair escape");
+        assert!(text.contains("http:\\/\\/www.wikidata.org"));
+        let p279 = &truth.properties[&Pid(279)];
+        assert!(p279.transitive && p279.labelled);
+        assert!(truth.properties[&Pid(47)].symmetric);
+        assert!(truth.properties[&Pid(3373)].symmetric);
+        assert_eq!(truth.properties[&Pid(361)].inverse, vec![Pid(527)]);
+        assert!(!truth.transitive.is_empty());
+    }
+
+    #[test]
+    fn format_from_extension() {
+        assert_eq!(
+            Format::from_path(Path::new("a.json")).unwrap(),
+            Format::Json
+        );
+        assert_eq!(
+            Format::from_path(Path::new("a.json.gz")).unwrap(),
+            Format::Gzip
+        );
+        assert_eq!(
+            Format::from_path(Path::new("a.JSON.BZ2")).unwrap(),
+            Format::Bzip2
+        );
+        assert_eq!(
+            Format::from_path(Path::new("a.json.zst")).unwrap(),
+            Format::Zstd
+        );
+        assert!(Format::from_path(Path::new("a.txt")).is_err());
+    }
+
+    #[test]
+    fn zero_entities_is_an_empty_dump() {
+        let (bytes, truth) = gen(&small(0, 1));
+        assert_eq!(bytes, b"[\n]\n");
+        assert_eq!(truth.entities, 0);
+    }
+}

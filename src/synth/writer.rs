@@ -1,0 +1,161 @@
+//! Blocks in parallel, written in order, in the four output formats.
+
+use super::*;
+
+/// Write a plain JSON dump for `cfg` to `w`; returns what was written.
+pub fn generate<W: Write>(cfg: &Config, w: W) -> Result<Truth> {
+    generate_as(cfg, w, Format::Json, Path::new("-"))
+}
+
+/// Write a dump in `format` to `w` (`path` names the destination in errors).
+pub fn generate_as<W: Write>(cfg: &Config, w: W, format: Format, path: &Path) -> Result<Truth> {
+    check(cfg)?;
+    let m = Model::new(cfg);
+    let mut truth = Truth::default();
+    for p in &m.props {
+        truth.properties.insert(
+            p.id,
+            PropertyTruth {
+                datatype: p.datatype.to_string(),
+                labelled: false,
+                transitive: p.transitive,
+                symmetric: p.symmetric_p31 || p.symmetric_constraint,
+                inverse: p.inverse.clone(),
+            },
+        );
+    }
+    for (j, p) in m.props.iter().enumerate() {
+        let labelled = m.prop_profile(j).labelled;
+        if let Some(pt) = truth.properties.get_mut(&p.id) {
+            pt.labelled = labelled;
+        }
+    }
+    let progress = Progress::new("synth", Some(cfg.entities), Unit::Items("entities"));
+    let n = cfg.entities;
+    let block = cfg.member_lines.max(1) as u64;
+    let n_blocks = n.div_ceil(block);
+    let per_round = (rayon::current_num_threads() as u64 * 2).max(2);
+    let level = flate2::Compression::new(cfg.gzip_level.min(9));
+
+    let mut sink = match format {
+        Format::Json | Format::Gzip => Sink::Plain(w),
+        Format::Bzip2 => Sink::Bz(bzip2::write::BzEncoder::new(w, bzip2::Compression::best())),
+        Format::Zstd => Sink::Zst(zstd::stream::write::Encoder::new(w, cfg.zstd_level).at(path)?),
+    };
+    let head: &[u8] = b"[\n";
+    let tail: &[u8] = if n == 0 { b"]\n" } else { b"\n]\n" };
+    let write_part = |sink: &mut Sink<W>, bytes: &[u8]| -> Result<()> {
+        if format == Format::Gzip {
+            sink.write_all(&gz::compress_member(bytes, level)).at(path)
+        } else {
+            sink.write_all(bytes).at(path)
+        }
+    };
+    write_part(&mut sink, head)?;
+    let mut b0 = 0;
+    while b0 < n_blocks {
+        let b1 = (b0 + per_round).min(n_blocks);
+        let parts: Vec<(Vec<u8>, BlockTruth)> = (b0..b1)
+            .into_par_iter()
+            .map(|b| {
+                let (bytes, t) = block_bytes(&m, b * block, ((b + 1) * block).min(n));
+                let bytes = if format == Format::Gzip {
+                    gz::compress_member(&bytes, level)
+                } else {
+                    bytes
+                };
+                (bytes, t)
+            })
+            .collect();
+        for (bytes, t) in parts {
+            sink.write_all(&bytes).at(path)?;
+            progress.inc(t.entities);
+            truth.merge(t);
+        }
+        b0 = b1;
+    }
+    write_part(&mut sink, tail)?;
+    sink.finish().at(path)?;
+    progress.finish();
+    Ok(truth)
+}
+
+/// The output stream of `generate_as`, finished explicitly so that compressor errors are not lost on drop.
+pub(super) enum Sink<W: Write> {
+    Plain(W),
+    Bz(bzip2::write::BzEncoder<W>),
+    Zst(zstd::stream::write::Encoder<'static, W>),
+}
+
+impl<W: Write> Sink<W> {
+    pub(super) fn finish(self) -> std::io::Result<()> {
+        let mut w = match self {
+            Sink::Plain(w) => w,
+            Sink::Bz(e) => e.finish()?,
+            Sink::Zst(e) => e.finish()?,
+        };
+        w.flush()
+    }
+}
+
+impl<W: Write> Write for Sink<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Sink::Plain(w) => w.write(buf),
+            Sink::Bz(e) => e.write(buf),
+            Sink::Zst(e) => e.write(buf),
+        }
+    }
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        match self {
+            Sink::Plain(w) => w.write_all(buf),
+            Sink::Bz(e) => e.write_all(buf),
+            Sink::Zst(e) => e.write_all(buf),
+        }
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Sink::Plain(w) => w.flush(),
+            Sink::Bz(e) => e.flush(),
+            Sink::Zst(e) => e.flush(),
+        }
+    }
+}
+
+pub(super) fn check(cfg: &Config) -> Result<()> {
+    let share = |name: &str, v: f64| {
+        if (0.0..=1.0).contains(&v) {
+            Ok(())
+        } else {
+            Err(Error::Config(format!(
+                "synth.{name} must be in [0, 1], got {v}"
+            )))
+        }
+    };
+    share("lexeme_share", cfg.lexeme_share)?;
+    share("labelled_share", cfg.labelled_share)?;
+    share("mul_share", cfg.mul_share)?;
+    share("legacy_share", cfg.legacy_share)?;
+    if !(cfg.mean_claims >= 1.0 && cfg.mean_claims <= 1000.0) {
+        return Err(Error::Config(format!(
+            "synth.mean_claims must be in [1, 1000], got {}",
+            cfg.mean_claims
+        )));
+    }
+    if cfg.gzip_level > 9 {
+        return Err(Error::Config(format!(
+            "synth.gzip_level must be 0–9, got {}",
+            cfg.gzip_level
+        )));
+    }
+    Ok(())
+}
+
+/// Write `path` atomically in the format its extension names; returns what was written.
+pub fn write_file(cfg: &Config, path: &Path) -> Result<Truth> {
+    let format = Format::from_path(path)?;
+    let mut file = AtomicFile::create(path)?;
+    let truth = generate_as(cfg, &mut file, format, path)?;
+    file.commit()?;
+    Ok(truth)
+}
