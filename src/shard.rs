@@ -6,10 +6,11 @@
 //! last one (`tail`) — into `OUT/parts/extract-part-<i>-of-<n>.json.zst`, with a small manifest
 //! `extract-part-<i>-of-<n>.manifest.json` (byte range, members, counts, timings, input size + hash, config).
 //!
-//! The join replays the parts in order through the unchanged [`extract::Acc`] as one big chunk each, so the
-//! lines that straddle shard boundaries are glued and parsed once and line numbers / byte offsets become
-//! absolute; then the unchanged join and writers run ([`extract::run_with`]). The artifacts are byte-identical
-//! to an unsharded run of the same dump and config.
+//! The join (the extract stage's `--join-shards`) checks the parts ([`prepare_join`]) and replays them in order
+//! through the unchanged accumulator [`Acc`] as one big chunk each ([`replay_parts`]), so the lines that
+//! straddle shard boundaries are glued and parsed once and line numbers / byte offsets become absolute; then
+//! the extract stage's unchanged join and writers run. The artifacts are byte-identical to an unsharded run of
+//! the same dump and config.
 //!
 //! Shares:
 //! - plain JSON: boundary `k` (0 < k < n) is just after the first newline at or after `floor(k·len/n)`
@@ -22,9 +23,9 @@
 //! unsharded run.
 
 use crate::artifact::{self, AtomicFile, FileRef, Manifest};
+use crate::dump::keep::{self, Acc, Cand, Config, Part, Rules};
 use crate::dump::{self, gz, ChunkOut, Format, Joiner, LineChunker, MultiGz, ReadOpts, ReadStats};
 use crate::error::{Error, IoContext, Result};
-use crate::extract::{self, Acc, Cand, Config, Part, Rules};
 use crate::ids::Pid;
 use crate::model::{EntityRecord, PropertyRecord};
 use crate::progress::{self, Progress, Unit};
@@ -202,7 +203,7 @@ fn line_part(rules: &Rules, bytes: &[u8]) -> Part {
     let mut part = Part::default();
     let mut scratch = Vec::new();
     let mut buffers = simd_json::Buffers::new(bytes.len().max(16));
-    extract::handle_line(rules, &mut part, &mut scratch, &mut buffers, 0, 0, bytes);
+    keep::handle_line(rules, &mut part, &mut scratch, &mut buffers, 0, 0, bytes);
     part
 }
 
@@ -347,7 +348,7 @@ pub fn run_shard(dump: &Path, out: &Path, cfg: &Config, i: u32, n: u32) -> Resul
         Unit::Bytes,
     );
     let mut acc = ShardAcc::new(&rules, cfg.max_bad_lines, dump);
-    let work = |bytes: &[u8], s: bool| extract::work_chunk(&rules, bytes, s);
+    let work = |bytes: &[u8], s: bool| keep::work_chunk(&rules, bytes, s);
     let mut members = None;
     {
         let mut sink = |c: ChunkOut<Part>| acc.feed(c);
@@ -622,9 +623,14 @@ pub fn check_parts(out: &Path, input: &FileRef, cfg: &Config, n: u32) -> Result<
     Ok(parts)
 }
 
-/// `sword extract --join-shards n`: join the parts in `out/parts/` into the five artifacts and
-/// `extract.manifest.json` (counts summed over the parts, parts listed as inputs).
-pub fn join_shards(dump: &Path, out: &Path, cfg: &Config, n: u32) -> Result<Manifest> {
+/// Check what a join needs before it reads anything: `n ≥ 1`, a dump file (not stdin), and all `n` parts in
+/// `out/parts/` made from this dump and config. Returns the dump's [`FileRef`] and the part manifests in order.
+pub fn prepare_join(
+    dump: &Path,
+    out: &Path,
+    cfg: &Config,
+    n: u32,
+) -> Result<(FileRef, Vec<PartManifest>)> {
     if n == 0 {
         return Err(Error::Config("--join-shards needs n ≥ 1".into()));
     }
@@ -633,62 +639,72 @@ pub fn join_shards(dump: &Path, out: &Path, cfg: &Config, n: u32) -> Result<Mani
     }
     let input = FileRef::of(dump)?;
     let parts = check_parts(out, &input, cfg, n)?;
+    Ok((input, parts))
+}
+
+/// Feed the parts (checked by [`prepare_join`]) in order into `acc`, each as one chunk, after checking each
+/// data file against its manifest. Returns the read statistics of the whole dump.
+pub fn replay_parts(
+    out: &Path,
+    input: &FileRef,
+    parts: &[PartManifest],
+    acc: &mut Acc<'_>,
+    progress: &Progress,
+) -> Result<ReadStats> {
     let dir = parts_dir(out);
-    let mut m = extract::run_with(
-        dump,
-        out,
-        cfg,
-        |_rules, acc: &mut Acc<'_>, _opts, progress| {
-            let mut stats = ReadStats {
-                format: Some(parts[0].format),
-                input_bytes: Some(input.size),
-                ..ReadStats::default()
-            };
-            for pm in &parts {
-                let path = dir.join(&pm.data.path);
-                let now = FileRef::of(&path)?;
-                if now.size != pm.data.size || now.xxh3 != pm.data.xxh3 {
-                    return Err(Error::Corrupt {
-                        path,
-                        what: format!(
-                            "size or hash differs from its manifest (part {}/{}): rerun that shard",
-                            pm.shard, pm.shards
-                        ),
-                    });
-                }
-                let pd = read_part_data(&path)?;
-                if pd.len != pm.json_bytes || pd.newlines != pm.newlines {
-                    return Err(Error::Corrupt {
-                        path,
-                        what: "length or newline count differs from its manifest".into(),
-                    });
-                }
-                stats.json_bytes += pd.len;
-                if let Some(k) = pm.members {
-                    *stats.gzip_members.get_or_insert(0) += k;
-                }
-                acc.feed(to_chunk(pd))?;
-                progress.inc(pm.range[1] - pm.range[0]);
-            }
-            Ok(stats)
-        },
-    )?;
-    for pm in &parts {
-        let (_, mname) = part_names(pm.shard, n);
+    let mut stats = ReadStats {
+        format: parts.first().map(|p| p.format),
+        input_bytes: Some(input.size),
+        ..ReadStats::default()
+    };
+    for pm in parts {
+        let path = dir.join(&pm.data.path);
+        let now = FileRef::of(&path)?;
+        if now.size != pm.data.size || now.xxh3 != pm.data.xxh3 {
+            return Err(Error::Corrupt {
+                path,
+                what: format!(
+                    "size or hash differs from its manifest (part {}/{}): rerun that shard",
+                    pm.shard, pm.shards
+                ),
+            });
+        }
+        let pd = read_part_data(&path)?;
+        if pd.len != pm.json_bytes || pd.newlines != pm.newlines {
+            return Err(Error::Corrupt {
+                path,
+                what: "length or newline count differs from its manifest".into(),
+            });
+        }
+        stats.json_bytes += pd.len;
+        if let Some(k) = pm.members {
+            *stats.gzip_members.get_or_insert(0) += k;
+        }
+        acc.feed(to_chunk(pd))?;
+        progress.inc(pm.range[1] - pm.range[0]);
+    }
+    Ok(stats)
+}
+
+/// Add the parts to the joined manifest: each data file and part manifest as an input, the shard count and the
+/// shards' timings in `extra`.
+pub fn describe_join(m: &mut Manifest, out: &Path, parts: &[PartManifest]) -> Result<()> {
+    let dir = parts_dir(out);
+    for pm in parts {
+        let (_, mname) = part_names(pm.shard, pm.shards);
         let mut d = pm.data.clone();
         d.path = dir.join(&d.path).to_string_lossy().into_owned();
         m.inputs.push(d);
         m.inputs.push(FileRef::of(&dir.join(mname))?);
     }
     if let Some(o) = m.extra.as_object_mut() {
-        o.insert("shards".into(), serde_json::json!(n));
+        o.insert("shards".into(), serde_json::json!(parts.len()));
         o.insert(
             "shard_timings".into(),
             serde_json::json!(parts.iter().map(|p| &p.timings).collect::<Vec<_>>()),
         );
     }
-    m.write(out)?;
-    Ok(m)
+    Ok(())
 }
 
 #[cfg(test)]

@@ -22,6 +22,7 @@
 
 pub mod entity;
 pub mod gz;
+pub mod keep;
 pub mod skim;
 
 use crate::error::{Error, IoContext, Result};
@@ -371,8 +372,8 @@ fn read_up_to(mut f: &std::fs::File, buf: &mut [u8]) -> std::io::Result<usize> {
 /// into chunks on its worker; a member's first chunk is framed as if it started inside a line, so the layout
 /// does not have to put member starts at line starts.
 ///
-/// `range` is the byte range of the file to read (the whole file, or the whole members of one shard, see
-/// `crate::shard`); the range must start at a member start.
+/// `range` is the byte range of the file to read (the whole file, or the whole members of one shard of a
+/// sharded extract); the range must start at a member start.
 pub(crate) fn gz_parallel<T: Send>(
     map: &memmap2::Mmap,
     range: std::ops::Range<usize>,
