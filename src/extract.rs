@@ -51,6 +51,18 @@ pub struct Args {
     /// Fail (exit code 2) when more lines than this are malformed.
     #[arg(long)]
     pub max_bad_lines: Option<u64>,
+    /// Fail (exit code 2) when more than this share of the lines is malformed, whatever --max-bad-lines says
+    /// (default 0.01 = 1%).
+    #[arg(long, value_name = "SHARE")]
+    pub max_bad_share: Option<f64>,
+    /// Keep what was decoded from a dump that ends early (compressed stream cut short, last line cut, no closing
+    /// `]`) instead of failing with exit code 2; the run is marked `"complete": false` in every manifest, in
+    /// sword.parquet's metadata and in the report.
+    #[arg(long)]
+    pub allow_truncated: bool,
+    /// Accept a dump without any entity line (`[` and `]` only) instead of failing with exit code 2.
+    #[arg(long)]
+    pub allow_empty: bool,
     /// Benchmark baseline: only decompress and chunk the dump with the same decoders and threads, discard the
     /// bytes, print the JSON MB/s; writes nothing.
     #[arg(long, hide = true)]
@@ -93,6 +105,11 @@ pub fn cli(args: Args) -> Result<()> {
     if let Some(n) = args.max_bad_lines {
         cfg.max_bad_lines = n;
     }
+    if let Some(x) = args.max_bad_share {
+        cfg.max_bad_share = x;
+    }
+    cfg.allow_truncated |= args.allow_truncated;
+    cfg.allow_empty |= args.allow_empty;
     if args.no_skim {
         cfg.skim = false;
     }
@@ -325,11 +342,17 @@ pub fn date_from_name(path: &Path) -> Option<String> {
 /// `out`. Output bytes depend only on the dump's decompressed content and the config (not on the thread count
 /// or the compression).
 pub fn run(dump: &Path, out: &Path, cfg: &Config) -> Result<Manifest> {
-    run_with(dump, out, cfg, |rules, acc, opts, progress| {
-        let work = |bytes: &[u8], s: bool| work_chunk(rules, bytes, s);
-        let mut sink = |c: ChunkOut<Part>| acc.feed(c);
-        dump::read_dump(dump, opts, &work, &mut sink, progress)
-    })
+    run_with(
+        dump,
+        out,
+        cfg,
+        |rules, acc, opts, progress| {
+            let work = |bytes: &[u8], s: bool| work_chunk(rules, bytes, s);
+            let mut sink = |c: ChunkOut<Part>| acc.feed(c);
+            dump::read_dump(dump, opts, &work, &mut sink, progress)
+        },
+        |_| Ok(()),
+    )
 }
 
 /// `sword extract --join-shards n`: join the parts that `--shard i/n` wrote into `out/parts/` into the five
@@ -337,25 +360,33 @@ pub fn run(dump: &Path, out: &Path, cfg: &Config) -> Result<Manifest> {
 /// to an unsharded run of the same dump and config.
 pub fn join_shards(dump: &Path, out: &Path, cfg: &Config, n: u32) -> Result<Manifest> {
     let (input, parts) = shard::prepare_join(dump, out, cfg, n)?;
-    let mut m = run_with(dump, out, cfg, |_rules, acc, _opts, progress| {
-        shard::replay_parts(out, &input, &parts, acc, progress)
-    })?;
-    shard::describe_join(&mut m, out, &parts)?;
-    m.write(out)?;
-    Ok(m)
+    run_with(
+        dump,
+        out,
+        cfg,
+        |_rules, acc, _opts, progress| shard::replay_parts(out, &input, &parts, acc, progress),
+        |m| shard::describe_join(m, out, &parts),
+    )
 }
 
 /// [`run`] with the reading step supplied by the caller ([`join_shards`] replays shard parts through it): `read`
 /// feeds the accumulator in input order and returns the read statistics; everything after (the end of the
-/// stream, the join, the writers, the manifest) is the same as an unsharded run.
+/// stream, the checks that the input is a whole dump, the join, the writers, the manifest) is the same as an
+/// unsharded run. `amend` adds to the manifest before it is written.
+///
+/// Nothing is written when the input is refused (not a dump, truncated, no entity, too many bad lines), and a
+/// failure while writing (a full disk) leaves none of the five artifacts behind: they are written to temporary
+/// files, renamed into place together, and removed again if the manifest cannot be written.
 pub fn run_with(
     dump: &Path,
     out: &Path,
     cfg: &Config,
     read: impl for<'a> FnOnce(&'a Rules, &mut Acc<'a>, &ReadOpts, &Progress) -> Result<dump::ReadStats>,
+    amend: impl FnOnce(&mut Manifest) -> Result<()>,
 ) -> Result<Manifest> {
     let t0 = Instant::now();
     let rules = Rules::new(cfg)?;
+    dump::start::check_path(dump)?;
     artifact::ensure_dir(out)?;
     artifact::clean_stale_temps(out)?;
     let is_stdin = dump == Path::new("-");
@@ -383,14 +414,17 @@ pub fn run_with(
     let mut counts = acc.counts.clone();
     if stats.truncated_stream {
         counts.add("truncated_stream", 1);
+    }
+    // A dump that opens its array must close it (a stream of entity lines without `[` has nothing to close).
+    if counts.get("open_bracket_lines") > 0 && counts.get("close_bracket_lines") == 0 {
+        counts.add("missing_close_bracket", 1);
+    }
+    let incomplete = check_whole(dump, cfg, &stats, &counts, &acc)?;
+    if let Some(why) = &incomplete {
         progress::log(format!(
-            "extract: {}: the compressed stream ends early (truncated file); kept what was decoded",
+            "extract: {}: {why}; kept what was decoded (--allow-truncated): this run is marked incomplete",
             dump.display()
         ));
-    }
-    let has_entities_or_open = counts.get("open_bracket_lines") > 0;
-    if counts.get("close_bracket_lines") == 0 && (has_entities_or_open || stats.json_bytes > 0) {
-        counts.add("missing_close_bracket", 1);
     }
 
     let t1 = Instant::now();
@@ -425,26 +459,31 @@ pub fn run_with(
     }
 
     let t2 = Instant::now();
-    write_parquet(out, ENTITIES, |w, p| {
-        tables::write_entities(w, &cfg.languages, &j.entities, p)
-    })?;
-    write_parquet(out, PROPERTIES, |w, p| {
-        tables::write_properties(w, &cfg.languages, &j.properties, p)
-    })?;
-    write_parquet(out, TRIPLES, |w, p| tables::write_triples(w, &j.triples, p))?;
-    write_parquet(out, STATEMENTS, |w, p| {
-        tables::write_triples(w, &j.statements, p)
-    })?;
-    write_parquet(out, TRANSITIVE, |w, p| {
-        let rows = j
-            .transitive
-            .chunks(tables::ROW_GROUP)
-            .map(|c| std::borrow::Cow::Owned(c.iter().map(Cand::to_triple).collect::<Vec<_>>()));
-        tables::write_triples_chunked(w, rows, p)
-    })?;
+    // All five to temporary files first (a full disk fails here, before any artifact changes)...
+    let files = vec![
+        write_parquet(out, ENTITIES, |w, p| {
+            tables::write_entities(w, &cfg.languages, &j.entities, p)
+        })?,
+        write_parquet(out, PROPERTIES, |w, p| {
+            tables::write_properties(w, &cfg.languages, &j.properties, p)
+        })?,
+        write_parquet(out, TRIPLES, |w, p| tables::write_triples(w, &j.triples, p))?,
+        write_parquet(out, STATEMENTS, |w, p| {
+            tables::write_triples(w, &j.statements, p)
+        })?,
+        write_parquet(out, TRANSITIVE, |w, p| {
+            let rows = j.transitive.chunks(tables::ROW_GROUP).map(|c| {
+                std::borrow::Cow::Owned(c.iter().map(Cand::to_triple).collect::<Vec<_>>())
+            });
+            tables::write_triples_chunked(w, rows, p)
+        })?,
+    ];
+    // ...then renamed into place together.
+    let written = artifact::commit_all(files)?;
     let t_write = t2.elapsed().as_secs_f64();
 
     let mut m = Manifest::new("extract");
+    m.complete = incomplete.is_none();
     m.config = serde_json::to_value(cfg).expect("config serialises");
     m.inputs.push(if is_stdin {
         FileRef {
@@ -529,24 +568,137 @@ pub fn run_with(
         "threads": rayon::current_num_threads(),
         "bad_lines": bad_examples,
         "languages": cfg.languages,
+        "incomplete": incomplete,
     });
-    m.add_outputs(
-        out,
-        &[ENTITIES, TRIPLES, STATEMENTS, PROPERTIES, TRANSITIVE],
-    )?;
-    m.write(out)?;
+    let finished = (|| {
+        m.add_outputs(
+            out,
+            &[ENTITIES, TRIPLES, STATEMENTS, PROPERTIES, TRANSITIVE],
+        )?;
+        amend(&mut m)?;
+        m.write(out)
+    })();
+    if let Err(e) = finished {
+        // No manifest vouches for them: do not leave the artifacts of a failed stage behind.
+        artifact::remove_all(&written);
+        return Err(e);
+    }
     Ok(m)
 }
 
+/// Is what was read a whole Wikidata dump? `Err` (exit code 2, nothing written) when it is empty, ends early
+/// (unless `allow_truncated`), holds no entity line (unless `allow_empty` and no line is malformed) or has
+/// more than `max_bad_share` malformed lines; `Ok(Some(why))` when it ends early and that is allowed (the run
+/// is then incomplete); `Ok(None)` for a whole dump.
+fn check_whole(
+    dump: &Path,
+    cfg: &Config,
+    stats: &dump::ReadStats,
+    counts: &Counts,
+    acc: &Acc<'_>,
+) -> Result<Option<String>> {
+    if stats.json_bytes == 0 {
+        return Err(dump::start::empty_stream(dump, stats.format));
+    }
+    let mut cut = Vec::new();
+    if counts.get("truncated_stream") > 0 {
+        let format = stats.format.map_or("compressed", |f| f.as_str());
+        cut.push(match stats.input_bytes {
+            Some(size) => format!(
+                "the {format} stream ends early: the file stops at byte {size} in the middle of compressed \
+                 data, after {} bytes of JSON were decoded",
+                stats.json_bytes
+            ),
+            None => format!(
+                "the {format} stream ends early, after {} bytes of JSON were decoded",
+                stats.json_bytes
+            ),
+        });
+    }
+    if let Some((line, offset, len)) = acc.cut_line {
+        cut.push(format!(
+            "its last line (line {}, at byte offset {offset} of the JSON) is cut after {len} bytes",
+            line + 1
+        ));
+    }
+    if counts.get("missing_close_bracket") > 0 {
+        cut.push(format!(
+            "the closing `]` is missing (the JSON stops at byte offset {})",
+            stats.json_bytes
+        ));
+    }
+    let incomplete = (!cut.is_empty()).then(|| format!("the dump ends early: {}", cut.join("; ")));
+    if let (Some(why), false) = (&incomplete, cfg.allow_truncated) {
+        return Err(Error::bad_input(
+            dump,
+            format!(
+                "{why}. The file is incomplete (an interrupted download or copy): download it again, or pass \
+                 --allow-truncated to keep what was decoded (the run is then marked incomplete)"
+            ),
+        ));
+    }
+    let entity_lines = counts.get("entities_item")
+        + counts.get("entities_property")
+        + counts.get("entities_other");
+    let lines = counts.get("lines");
+    let first_bad = || {
+        acc.bad_examples.first().map_or(String::new(), |b| {
+            format!(
+                " (line {}, byte offset {}: {}: {})",
+                b.line, b.offset, b.kind, b.message
+            )
+        })
+    };
+    if entity_lines == 0 && acc.bad_total > 0 {
+        return Err(Error::bad_input(
+            dump,
+            format!(
+                "not a Wikidata JSON dump: none of its {lines} lines is a Wikidata entity; {} are malformed{}. \
+                 Check that --dump names the Wikidata JSON dump",
+                acc.bad_total,
+                first_bad()
+            ),
+        ));
+    }
+    if entity_lines == 0 && !cfg.allow_empty {
+        return Err(Error::bad_input(
+            dump,
+            format!(
+                "the dump holds no entity ({lines} lines, only `[`, `]` or blank lines): nothing to extract. \
+                 Pass --allow-empty to accept an empty dump"
+            ),
+        ));
+    }
+    let judged = lines.saturating_sub(counts.get("blank_lines")).max(1);
+    if acc.bad_total as f64 > cfg.max_bad_share * judged as f64 {
+        return Err(Error::bad_input(
+            dump,
+            format!(
+                "{} of its {judged} lines ({:.2}%) are malformed, more than the {}% a whole Wikidata dump may \
+                 have (extract.max_bad_share, whatever --max-bad-lines says); the first{}. The file is damaged \
+                 or not a Wikidata dump: download it again, or pass --max-bad-share to accept more",
+                acc.bad_total,
+                100.0 * acc.bad_total as f64 / judged as f64,
+                100.0 * cfg.max_bad_share,
+                first_bad()
+            ),
+        ));
+    }
+    Ok(incomplete)
+}
+
+/// Write one artifact to its temporary file (flushed and synced, not yet renamed: see
+/// [`artifact::commit_all`]).
 fn write_parquet(
     dir: &Path,
     name: &str,
     f: impl FnOnce(AtomicFile, &Path) -> Result<AtomicFile>,
-) -> Result<()> {
+) -> Result<AtomicFile> {
     let path = dir.join(name);
     let file = AtomicFile::create(&path)?;
-    let file = f(file, &path)?;
-    file.commit()
+    let mut file = f(file, &path)?;
+    file.sync()?;
+    Ok(file)
 }
 
 #[cfg(test)]

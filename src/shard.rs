@@ -323,6 +323,12 @@ pub fn run_shard(dump: &Path, out: &Path, cfg: &Config, i: u32, n: u32) -> Resul
         Some(unsafe { memmap2::Mmap::map(&file) }.at(dump)?)
     };
     let data: &[u8] = map.as_deref().unwrap_or(&[]);
+    if data.is_empty() {
+        return Err(dump::start::empty_file(dump));
+    }
+    if format == Format::Plain {
+        dump::start::check_start(dump, format, &data[..data.len().min(64 << 10)])?;
+    }
     if format == Format::Gzip && gz::Candidates::new(data).take(2).count() < 2 {
         return Err(unsplittable(dump, "a single-member gzip dump"));
     }
@@ -350,6 +356,7 @@ pub fn run_shard(dump: &Path, out: &Path, cfg: &Config, i: u32, n: u32) -> Resul
     let mut acc = ShardAcc::new(&rules, cfg.max_bad_lines, dump);
     let work = |bytes: &[u8], s: bool| keep::work_chunk(&rules, bytes, s);
     let mut members = None;
+    let mut truncated = false;
     {
         let mut sink = |c: ChunkOut<Part>| acc.feed(c);
         if let Some(map) = map.as_ref().filter(|_| !slice.is_empty()) {
@@ -361,14 +368,29 @@ pub fn run_shard(dump: &Path, out: &Path, cfg: &Config, i: u32, n: u32) -> Resul
                 } else {
                     None
                 };
-                members = Some(match par {
-                    Some((m, _)) => m,
+                let (m, cut) = match par {
+                    Some(r) => (r.members, r.truncated),
                     None => read_members_sequential(slice, lo, &opts, &work, &mut sink, dump)?,
-                });
+                };
+                members = Some(m);
+                truncated = cut;
             }
         } else if format == Format::Gzip {
             members = Some(0);
         }
+    }
+    if truncated {
+        if !cfg.allow_truncated {
+            return Err(Error::bad_input(
+                dump,
+                format!(
+                    "the gzip stream ends early: the file stops at byte {len} inside a gzip member of shard \
+                     {i}/{n}; the file is incomplete (an interrupted download or copy): download it again, or \
+                     pass --allow-truncated to keep what was decoded (the run is then marked incomplete)"
+                ),
+            ));
+        }
+        acc.part.counts.add("truncated_stream", 1);
     }
     progress.finish();
     let t_read = t1.elapsed().as_secs_f64();
@@ -462,7 +484,8 @@ pub fn run_shard(dump: &Path, out: &Path, cfg: &Config, i: u32, n: u32) -> Resul
 }
 
 /// Inflate the members of `slice` one after the other (one member, or parallel inflate switched off). The
-/// first chunk is framed as if it started inside a line, like every member in the parallel path.
+/// first chunk is framed as if it started inside a line, like every member in the parallel path. Returns the
+/// members and whether the data ends inside the last one (what it decoded is passed on).
 fn read_members_sequential(
     slice: &[u8],
     lo: usize,
@@ -470,24 +493,42 @@ fn read_members_sequential(
     work: &dump::Work<'_, Part>,
     sink: &mut dyn FnMut(ChunkOut<Part>) -> Result<()>,
     path: &Path,
-) -> Result<u64> {
+) -> Result<(u64, bool)> {
     let dec = MultiGz::new(slice);
     let members = dec.members();
     let mut chunker = LineChunker::new(dec, opts.chunk_size);
     let mut at_line_start = false;
+    let mut first = lo == 0;
+    let mut truncated = false;
     loop {
-        let c = chunker.next_chunk().map_err(|e| {
-            Error::bad_input(
-                path,
-                format!("gzip members from byte offset {lo}: {e} (truncated or corrupt)"),
-            )
-        })?;
+        let c = match chunker.next_chunk() {
+            Ok(c) => c,
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+                truncated = true;
+                Some(chunker.take_pending()).filter(|r| !r.is_empty())
+            }
+            Err(e) => {
+                return Err(Error::bad_input(
+                    path,
+                    format!("gzip members from byte offset {lo}: {e}; the file is damaged, download it again"),
+                ))
+            }
+        };
         let Some(c) = c else { break };
+        if std::mem::take(&mut first) {
+            dump::start::check_start(path, Format::Gzip, &c[..c.len().min(64 << 10)])?;
+        }
         let next = c.last() == Some(&b'\n');
         sink(work(&c, at_line_start))?;
         at_line_start = next;
+        if truncated {
+            break;
+        }
     }
-    Ok(members.load(std::sync::atomic::Ordering::Relaxed))
+    Ok((
+        members.load(std::sync::atomic::Ordering::Relaxed),
+        truncated,
+    ))
 }
 
 /// Intern a count key or bad-line kind read from a part (the accumulator keys are `&'static str`; the set of

@@ -25,6 +25,15 @@ pub struct Config {
     /// Malformed lines tolerated before the run fails with exit code 2. Default 1000: a real dump of ≈110 M
     /// lines has a handful at most; 1000 still stops a run fed the wrong file within seconds.
     pub max_bad_lines: u64,
+    /// Largest share of malformed lines (of the non-blank lines) accepted, whatever `max_bad_lines` says: a
+    /// stream with more is not a whole Wikidata dump (exit code 2). Default 0.01 (1%).
+    pub max_bad_share: f64,
+    /// Accept a dump that ends early — a compressed stream cut short, a last line cut in the middle, no closing
+    /// `]` — keeping what was decoded; the manifest then says `"complete": false` and so does every later
+    /// stage. Default `false`: such a dump fails with exit code 2 naming the byte offset.
+    pub allow_truncated: bool,
+    /// Accept a dump without any entity line (`[` and `]` only). Default `false`: exit code 2.
+    pub allow_empty: bool,
     /// Properties whose statements are kept whatever their subject's labels *before* their property entity is
     /// seen (the dump is not ordered by type, so transitivity is only known at the end). Statements of other
     /// transitive properties with unlabelled subjects are counted as `transitive_statements_missed`; add such
@@ -50,6 +59,9 @@ impl Default for Config {
             languages: s(&["en", "fr", "de", "es", "it", "pt", "ko", "ja"]),
             mul_fallback: s(&["en", "fr", "de", "es", "it", "pt"]),
             max_bad_lines: 1000,
+            max_bad_share: 0.01,
+            allow_truncated: false,
+            allow_empty: false,
             transitive_seed: s(&["P131", "P171", "P276", "P279", "P361", "P527", "P706"]),
             chunk_kib: 4096,
             parallel_gzip: true,
@@ -75,6 +87,12 @@ impl Rules {
     pub fn new(cfg: &Config) -> Result<Rules> {
         if cfg.languages.is_empty() {
             return Err(Error::Config("extract.languages is empty".into()));
+        }
+        if !(0.0..=1.0).contains(&cfg.max_bad_share) {
+            return Err(Error::Config(format!(
+                "extract.max_bad_share: {} is not a share between 0 and 1 (e.g. 0.01 for 1%)",
+                cfg.max_bad_share
+            )));
         }
         let mut seen = HashSet::new();
         for l in &cfg.languages {
@@ -575,6 +593,8 @@ pub struct Acc<'r> {
     pub(crate) max_modified: Option<String>,
     pub(crate) path: PathBuf,
     pub(crate) progress: Option<&'r Progress>,
+    /// The unterminated last line when it does not parse (a cut line): (0-based line, byte offset, length).
+    pub(crate) cut_line: Option<(u64, u64, u64)>,
 }
 
 impl<'r> Acc<'r> {
@@ -595,6 +615,7 @@ impl<'r> Acc<'r> {
             max_modified: None,
             path: path.to_path_buf(),
             progress: None,
+            cut_line: None,
         }
     }
 
@@ -679,7 +700,8 @@ impl<'r> Acc<'r> {
         self.absorb(part, base.line, base.offset)
     }
 
-    /// End of stream: handle the unterminated last line (a truncated line is counted, not a bad line).
+    /// End of stream: handle the unterminated last line (a cut line is counted and remembered, not a bad line;
+    /// whether the dump is then acceptable is the stage's decision).
     pub fn finish(&mut self) -> Result<()> {
         let joiner = std::mem::take(&mut self.joiner);
         let lines = joiner.lines();
@@ -690,13 +712,7 @@ impl<'r> Acc<'r> {
                 self.absorb(p, j.line, j.offset)?;
             } else {
                 self.counts.add("truncated_last_line", 1);
-                progress::log(format!(
-                    "extract: {}: last line {} (byte offset {}) is truncated ({} bytes); skipped",
-                    self.path.display(),
-                    j.line + 1,
-                    j.offset,
-                    j.bytes.len()
-                ));
+                self.cut_line = Some((j.line, j.offset, j.bytes.len() as u64));
             }
             self.counts.add("lines", lines + 1);
         } else {

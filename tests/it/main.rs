@@ -3,10 +3,13 @@
 mod util;
 
 mod cli;
+mod disk_full;
 mod distort;
 mod eval;
 mod extract;
 mod gz;
 mod node2vec;
 mod pipeline;
+mod promotion;
+mod refusal;
 mod synth;
