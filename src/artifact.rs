@@ -6,6 +6,11 @@
 //! `<stage>.manifest.json` (also atomically): what it read (path, size, xxh3-128 hash), what it wrote (same),
 //! its config, seed, counts, rejects and timings. The next stage checks its inputs against that manifest, so a
 //! stale or corrupt input is refused with a message naming it.
+//!
+//! A manifest also says whether its outputs come from a whole dump (`"complete": true`). The extract stage
+//! sets `false` when it kept what it could of a dump that ends early (`--allow-truncated`); every later stage
+//! inherits `false` from the manifest of any input it read ([`Manifest::write`]), so a partial build can never
+//! pass as a whole one.
 
 use crate::error::{Error, IoContext, Result};
 use serde::{Deserialize, Serialize};
@@ -55,19 +60,34 @@ impl AtomicFile {
         &self.dest
     }
 
-    /// Flush, fsync, rename into place and fsync the directory.
+    /// Flush the buffered bytes and fsync the temporary file, without renaming it: a full disk or a failing
+    /// device shows here, while the destination is untouched. The error names the destination.
+    pub fn sync(&mut self) -> Result<()> {
+        let w = self.writer.as_mut().expect("writer present until commit");
+        w.flush().at(&self.dest)?;
+        w.get_ref().sync_all().at(&self.dest)
+    }
+
+    /// Flush, fsync, rename into place and fsync the directory. On failure (a full disk while flushing) the
+    /// temporary file is removed: nothing of it stays behind.
     pub fn commit(mut self) -> Result<()> {
         let w = self.writer.take().expect("writer present until commit");
-        let file = w
-            .into_inner()
-            .map_err(|e| Error::io(&self.tmp, e.into_error()))?;
-        file.sync_all().at(&self.tmp)?;
-        drop(file);
-        crash_point(&format!(
-            "before-rename:{}",
-            self.dest.file_name().unwrap_or_default().to_string_lossy()
-        ));
-        fs::rename(&self.tmp, &self.dest).at(&self.dest)?;
+        let renamed = (|| {
+            let file = w
+                .into_inner()
+                .map_err(|e| Error::io(&self.dest, e.into_error()))?;
+            file.sync_all().at(&self.dest)?;
+            drop(file);
+            crash_point(&format!(
+                "before-rename:{}",
+                self.dest.file_name().unwrap_or_default().to_string_lossy()
+            ));
+            fs::rename(&self.tmp, &self.dest).at(&self.dest)
+        })();
+        if let Err(e) = renamed {
+            let _ = fs::remove_file(&self.tmp);
+            return Err(e);
+        }
         if let Some(dir) = self.dest.parent() {
             let dir = if dir.as_os_str().is_empty() {
                 Path::new(".")
@@ -98,6 +118,31 @@ impl Drop for AtomicFile {
             self.writer = None;
             let _ = fs::remove_file(&self.tmp);
         }
+    }
+}
+
+/// Rename several finished files into place (call [`AtomicFile::sync`] on each first, so that a full disk fails
+/// before any rename). If one rename fails, the files already renamed are removed again: all or nothing.
+/// Returns the destinations.
+pub fn commit_all(files: Vec<AtomicFile>) -> Result<Vec<PathBuf>> {
+    let mut done: Vec<PathBuf> = Vec::with_capacity(files.len());
+    let mut files = files.into_iter();
+    while let Some(f) = files.next() {
+        let dest = f.path().to_path_buf();
+        if let Err(e) = f.commit() {
+            remove_all(&done);
+            drop(files);
+            return Err(e);
+        }
+        done.push(dest);
+    }
+    Ok(done)
+}
+
+/// Remove files (best effort: used to undo the outputs of a stage that failed after writing them).
+pub fn remove_all(paths: &[PathBuf]) {
+    for p in paths {
+        let _ = fs::remove_file(p);
     }
 }
 
@@ -221,6 +266,15 @@ pub struct Manifest {
     pub timings: BTreeMap<String, f64>,
     /// Anything stage-specific (examples of bad lines, throughput, ...).
     pub extra: serde_json::Value,
+    /// Whether the outputs come from a whole dump. `false` when the extract stage kept what it could of a dump
+    /// that ends early (`--allow-truncated`), and in every manifest downstream of such a run (inherited from the
+    /// inputs' manifests when written). Manifests written before this field existed read as `true`.
+    #[serde(default = "yes")]
+    pub complete: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 impl Manifest {
@@ -231,8 +285,49 @@ impl Manifest {
             crate_version: CRATE_VERSION.to_string(),
             git_commit: GIT_COMMIT.to_string(),
             extra: serde_json::Value::Null,
+            complete: true,
             ..Manifest::default()
         }
+    }
+
+    /// The inputs of this manifest that an incomplete run produced: each input is looked up in the manifests
+    /// beside it (`*.manifest.json` in its directory) that list it as an output with the same size and hash.
+    pub fn incomplete_inputs(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for input in &self.inputs {
+            let path = Path::new(&input.path);
+            let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+                continue;
+            };
+            let dir = if dir.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                dir
+            };
+            let name = name.to_string_lossy();
+            let Ok(entries) = fs::read_dir(dir) else {
+                continue;
+            };
+            for e in entries.flatten() {
+                let file = e.file_name().to_string_lossy().into_owned();
+                if !file.ends_with(".manifest.json") {
+                    continue;
+                }
+                let Ok(m) = Manifest::read(&e.path()) else {
+                    continue;
+                };
+                let produced = m.outputs.iter().any(|o| {
+                    o.path == name
+                        && o.size == input.size
+                        && (o.xxh3 == input.xxh3 || input.xxh3.is_none())
+                });
+                if produced && !m.complete {
+                    out.push(input.path.clone());
+                    break;
+                }
+            }
+        }
+        out
     }
 
     /// Path of the manifest of `stage` in `dir`.
@@ -250,10 +345,15 @@ impl Manifest {
         Ok(())
     }
 
-    /// Write `<dir>/<stage>.manifest.json` atomically.
+    /// Write `<dir>/<stage>.manifest.json` atomically. A manifest any of whose inputs comes from an incomplete
+    /// run is written with `"complete": false` (see [`Manifest::incomplete_inputs`]), whatever the stage set.
     pub fn write(&self, dir: &Path) -> Result<PathBuf> {
         let path = Manifest::path_in(dir, &self.stage);
-        let json = serde_json::to_vec_pretty(self).expect("manifest serialises");
+        let mut m = std::borrow::Cow::Borrowed(self);
+        if self.complete && !self.incomplete_inputs().is_empty() {
+            m.to_mut().complete = false;
+        }
+        let json = serde_json::to_vec_pretty(&*m).expect("manifest serialises");
         write_atomic(&path, |w| {
             w.write_all(&json)?;
             w.write_all(b"\n")

@@ -45,6 +45,10 @@ pub enum Error {
     /// A remote service (model endpoint) failed after all retries.
     #[error("remote {url}: {what}")]
     Remote { url: String, what: String },
+    /// A finished run may not replace the published one (the nightly's `latest`): it is incomplete, or its
+    /// counts fall below the sanity bound against the published run.
+    #[error("not promoting {path}: {what}")]
+    NotPromoted { path: PathBuf, what: String },
 }
 
 impl Error {
@@ -64,8 +68,15 @@ impl Error {
         }
     }
 
-    /// A Parquet/Arrow error naming the path.
-    pub fn parquet(path: impl Into<PathBuf>, what: impl std::fmt::Display) -> Self {
+    /// A Parquet/Arrow error naming the path. When the Parquet or Arrow error is an I/O failure underneath (a
+    /// full disk while the writer flushes), it becomes [`Error::Io`] (exit code 4), not a corrupt artifact.
+    pub fn parquet(path: impl Into<PathBuf>, what: impl std::fmt::Display + 'static) -> Self {
+        if let Some(source) = io_cause(&what) {
+            return Error::Io {
+                path: path.into(),
+                source,
+            };
+        }
         Error::Parquet {
             path: path.into(),
             what: what.to_string(),
@@ -74,7 +85,7 @@ impl Error {
 
     /// Process exit code for this error kind, so a scheduler can act on it:
     /// 2 bad input or config, 3 stale or corrupt artifact, 4 I/O failure, 5 remote service failure,
-    /// 6 output directory locked by another run.
+    /// 6 output directory locked by another run, 7 promotion refused (the nightly keeps `latest`).
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::Json { .. } | Error::BadInput { .. } | Error::Config(_) => 2,
@@ -82,6 +93,7 @@ impl Error {
             Error::Io { .. } => 4,
             Error::Remote { .. } => 5,
             Error::Locked { .. } => 6,
+            Error::NotPromoted { .. } => 7,
         }
     }
 
@@ -89,6 +101,26 @@ impl Error {
     pub fn is_broken_pipe(&self) -> bool {
         matches!(self, Error::Io { source, .. } if source.kind() == std::io::ErrorKind::BrokenPipe)
     }
+}
+
+/// The I/O error inside a Parquet or Arrow error, if there is one (copied: `io::Error` is not `Clone`).
+fn io_cause(what: &dyn std::any::Any) -> Option<std::io::Error> {
+    let top: &(dyn std::error::Error + 'static) =
+        match what.downcast_ref::<parquet::errors::ParquetError>() {
+            Some(e) => e,
+            None => what.downcast_ref::<arrow_schema::ArrowError>()?,
+        };
+    let mut cur = Some(top);
+    while let Some(e) = cur {
+        if let Some(io) = e.downcast_ref::<std::io::Error>() {
+            return Some(match io.raw_os_error() {
+                Some(code) => std::io::Error::from_raw_os_error(code),
+                None => std::io::Error::new(io.kind(), io.to_string()),
+            });
+        }
+        cur = e.source();
+    }
+    None
 }
 
 /// Extension to attach a path to `io::Result`.

@@ -4,6 +4,11 @@
 //! The `sword.parquet` schema is documented in the README ("Distortions and export") and pinned by the golden
 //! file `data/golden/sword_schema.txt`; any change bumps `SWORD_FORMAT_VERSION`, which is also written into
 //! the Parquet key-value metadata as `sword.format_version`.
+//!
+//! A SWORD built from a dump that ends early (extract `--allow-truncated`) says so: the export manifest has
+//! `"complete": false` (inherited from its inputs' manifests), `sword.parquet` carries the key-value metadata
+//! `sword.complete = false` (absent, so the bytes are unchanged, for a whole dump), the report starts with a
+//! warning, and so does the Hugging Face dataset card.
 
 use crate::artifact::{self, Manifest};
 use crate::distort::{self, Distortion, Strategy};
@@ -250,9 +255,33 @@ pub fn write_sword<W: Write + Send>(
     dump_date: Option<&str>,
     path: &Path,
 ) -> Result<W> {
-    let schema = sword_schema(&lookup.languages);
+    write_sword_marked(w, rows, lookup, dump_date, true, path)
+}
+
+/// [`write_sword`], marking an incomplete build (`complete == false`) with the key-value metadata
+/// `sword.complete = false` (in the file's key-value metadata and in the Arrow schema's metadata).
+pub fn write_sword_marked<W: Write + Send>(
+    w: W,
+    rows: &[Distortion],
+    lookup: &EntityLookup,
+    dump_date: Option<&str>,
+    complete: bool,
+    path: &Path,
+) -> Result<W> {
+    let mut schema = sword_schema(&lookup.languages);
+    if !complete {
+        let mut md = schema.metadata().clone();
+        md.insert("sword.complete".to_string(), "false".to_string());
+        schema = Arc::new(schema.as_ref().clone().with_metadata(md));
+    }
     let mut writer = ArrowWriter::try_new(w, schema.clone(), Some(tables::writer_props()))
         .map_err(|e| Error::parquet(path, e))?;
+    if !complete {
+        writer.append_key_value_metadata(parquet::file::metadata::KeyValue::new(
+            "sword.complete".to_string(),
+            "false".to_string(),
+        ));
+    }
     for chunk in rows.chunks(tables::ROW_GROUP) {
         let batch = batch_for(chunk, lookup, dump_date, &schema, path)?;
         writer.write(&batch).map_err(|e| Error::parquet(path, e))?;
@@ -381,7 +410,23 @@ pub fn dataset_card(
     s
 }
 
-/// Everything export writes, from typed values, to `dir`.
+/// The warning that heads the report (and the dataset card) of a SWORD built from a dump that ends early.
+pub const INCOMPLETE_WARNING: &str = "> **Incomplete build.** This SWORD was built from a dump that ends early \
+(extract `--allow-truncated`): entities and statements past the cut are missing. Do not publish or compare it \
+as a whole benchmark; `sword.parquet` carries the key-value metadata `sword.complete = false`.";
+
+/// Put [`INCOMPLETE_WARNING`] at the top of the report.
+fn mark_report_incomplete(path: &Path) -> Result<()> {
+    let text = std::fs::read_to_string(path).at(path)?;
+    artifact::write_atomic(path, |w| {
+        w.write_all(INCOMPLETE_WARNING.as_bytes())?;
+        w.write_all(b"\n\n")?;
+        w.write_all(text.as_bytes())
+    })
+}
+
+/// Everything export writes, from typed values, to `dir`. An incomplete build (`manifest.complete == false`)
+/// is marked in `sword.parquet`, the report and the dataset card.
 pub fn write_all(
     dir: &Path,
     rows: &[Distortion],
@@ -392,8 +437,9 @@ pub fn write_all(
     manifest: &mut Manifest,
 ) -> Result<()> {
     let dest = dir.join("sword.parquet");
+    let complete = manifest.complete;
     let mut f = artifact::AtomicFile::create(&dest)?;
-    write_sword(&mut f, rows, lookup, dump_date, &dest)?;
+    write_sword_marked(&mut f, rows, lookup, dump_date, complete, &dest)?;
     f.commit()?;
     let (requests, skipped) = translation_requests(rows, lookup, &cfg.model);
     artifact::write_atomic(dir.join("translation_requests.jsonl"), |w| {
@@ -406,6 +452,9 @@ pub fn write_all(
     let report_dir = dir.join("report");
     artifact::ensure_dir(&report_dir)?;
     let summary = crate::report::write_report(&report_dir, rows, distort_manifest)?;
+    if !complete {
+        mark_report_incomplete(&report_dir.join("report.md"))?;
+    }
     manifest.add_outputs(
         dir,
         &[
@@ -447,7 +496,10 @@ pub fn write_all(
         artifact::write_atomic(data.join("test-00000-of-00001.parquet"), |w| {
             w.write_all(&bytes)
         })?;
-        let card = dataset_card(rows, &lookup.languages, dump_date, requests.len());
+        let mut card = dataset_card(rows, &lookup.languages, dump_date, requests.len());
+        if !complete {
+            card = card.replacen("# SWORD", &format!("{INCOMPLETE_WARNING}\n\n# SWORD"), 1);
+        }
         artifact::write_atomic(hf.join("README.md"), |w| w.write_all(card.as_bytes()))?;
         manifest.counts.insert("hf_files".into(), 2);
     }
@@ -497,6 +549,15 @@ pub fn run(dir: &Path, cfg: &ExportConfig) -> Result<Manifest> {
         None
     };
     let date = dump_date(dir)?;
+    let incomplete = manifest.incomplete_inputs();
+    if !incomplete.is_empty() {
+        manifest.complete = false;
+        crate::progress::log(format!(
+            "export: {} come(s) from an incomplete run (a dump that ends early): sword.parquet and the report \
+             are marked incomplete",
+            incomplete.join(", ")
+        ));
+    }
     let lookup = EntityLookup::new(languages, entities, properties);
     write_all(
         dir,

@@ -5,6 +5,13 @@
 //! (`artifact::is_fresh`) is skipped, so a rerun after `kill -9` redoes only the interrupted stage and later
 //! ones. Since every stage is deterministic for its config and seed, the final artifacts are byte-identical
 //! to an uninterrupted run (skip-gram training is exactly reproducible at one thread; see `train`).
+//!
+//! A stage that fails (a full disk, say) leaves none of the files it wrote this time behind ([`step`]), so the
+//! run directory holds only outputs their manifests vouch for, and a rerun with space completes byte-identically.
+//!
+//! The nightly asks `sword run --promotion-check LATEST` whether a finished run may replace the published one
+//! ([`promotion_check`]): only a complete run whose counts are not far below the published run's (exit code 7
+//! otherwise).
 
 use crate::artifact::{self, DirLock, Manifest};
 use crate::error::{Error, Result};
@@ -41,6 +48,101 @@ pub struct Args {
     /// Only print the summary of the manifests already in `--out` (no stage runs).
     #[arg(long)]
     pub summary_only: bool,
+    /// Only check whether the finished run in `--out` may replace the published run LATEST (the nightly's
+    /// `OUT/latest`): every stage done, the run complete, and its counts at least `--min-ratio` of LATEST's.
+    /// Prints the verdict; exit code 7 when the run must not be promoted (no stage runs).
+    #[arg(long, value_name = "LATEST")]
+    pub promotion_check: Option<PathBuf>,
+    /// Sanity bound of `--promotion-check`: labelled entities, final triples and exported rows must each be at
+    /// least this share of the published run's.
+    #[arg(long, default_value_t = 0.5, value_name = "RATIO")]
+    pub min_ratio: f64,
+}
+
+/// The counts [`promotion_check`] compares: (stage, count, what it is).
+pub const PROMOTION_COUNTS: &[(&str, &str, &str)] = &[
+    ("extract", "labelled_entities", "labelled entities"),
+    ("extract", "triples", "final triples"),
+    ("export", "rows", "exported statements"),
+];
+
+/// May the finished run in `run` replace the published run `latest` (a path, usually the nightly's symlink)?
+///
+/// `Ok(verdict)` when every stage's manifest is there, none says `"complete": false`, and each of
+/// [`PROMOTION_COUNTS`] is at least `min_ratio` × the published run's (no published run, a dangling `latest`
+/// or `latest` being this run: nothing to compare). Otherwise [`Error::NotPromoted`] (exit code 7) saying why.
+pub fn promotion_check(run: &Path, latest: &Path, min_ratio: f64) -> Result<String> {
+    if !min_ratio.is_finite() || min_ratio < 0.0 {
+        return Err(Error::Config(format!(
+            "--min-ratio {min_ratio}: expected a share ≥ 0 (e.g. 0.5)"
+        )));
+    }
+    let refuse = |what: String| Error::NotPromoted {
+        path: run.to_path_buf(),
+        what,
+    };
+    for stage in STAGES {
+        let p = Manifest::path_in(run, stage);
+        if !p.exists() {
+            return Err(refuse(format!(
+                "stage {stage} has not finished ({} is missing)",
+                p.display()
+            )));
+        }
+        let m = Manifest::read(&p)?;
+        if !m.complete {
+            return Err(refuse(format!(
+                "it is incomplete ({} says \"complete\": false: the dump ends early and extract kept what it \
+                 could with --allow-truncated)",
+                p.display()
+            )));
+        }
+    }
+    let same = match (run.canonicalize(), latest.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    };
+    if same {
+        return Ok(format!("{} is already the published run", run.display()));
+    }
+    if !latest.exists() {
+        return Ok(format!(
+            "no published run at {} to compare with: {} is complete",
+            latest.display(),
+            run.display()
+        ));
+    }
+    let count = |dir: &Path, stage: &str, k: &str| -> Option<u64> {
+        Manifest::read(&Manifest::path_in(dir, stage))
+            .ok()
+            .and_then(|m| m.counts.get(k).copied())
+    };
+    let mut lines = Vec::new();
+    let mut low = Vec::new();
+    for (stage, k, what) in PROMOTION_COUNTS {
+        let new = count(run, stage, k).unwrap_or(0);
+        match count(latest, stage, k) {
+            Some(old) if (new as f64) < min_ratio * old as f64 => low.push(format!(
+                "{what} {new} < {min_ratio} × {old} of the published run"
+            )),
+            Some(old) => lines.push(format!("{what} {new} (published run: {old})")),
+            None => lines.push(format!("{what} {new} (published run: unknown)")),
+        }
+    }
+    if !low.is_empty() {
+        return Err(refuse(format!(
+            "its counts fall below the sanity bound against the published run {}: {}. Check the dump; \
+             FORCE=1 promotes it anyway",
+            latest.display(),
+            low.join("; ")
+        )));
+    }
+    Ok(format!(
+        "{} may replace {}: complete; {}",
+        run.display(),
+        latest.display(),
+        lines.join(", ")
+    ))
 }
 
 /// What happened to one stage in a run.
@@ -93,7 +195,38 @@ pub fn summarize(dir: &Path) -> Result<String> {
     Ok(out)
 }
 
-/// Run `f` for `stage` unless its outputs are fresh for `config`; returns the report line.
+/// Size and modification time of every regular file under `dir` that a stage may write (dot files, i.e. locks
+/// and temporary files, and the `input/`, `parts/` and `logs/` directories left out).
+fn snapshot(
+    dir: &Path,
+) -> std::collections::BTreeMap<PathBuf, (u64, Option<std::time::SystemTime>)> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name.starts_with('.') {
+                continue;
+            }
+            let Ok(meta) = e.metadata() else { continue };
+            if meta.is_dir() {
+                if d == dir && matches!(name.as_str(), "input" | "parts" | "logs") {
+                    continue;
+                }
+                todo.push(e.path());
+            } else if meta.is_file() {
+                out.insert(e.path(), (meta.len(), meta.modified().ok()));
+            }
+        }
+    }
+    out
+}
+
+/// Run `f` for `stage` unless its outputs are fresh for `config`; returns the report line. When `f` fails, the
+/// files it created or changed in `dir` are removed (no manifest vouches for them).
 pub fn step(
     dir: &Path,
     stage: &str,
@@ -111,7 +244,22 @@ pub fn step(
         });
     }
     progress::log(format!("[run] {stage}: running"));
-    f()?;
+    let before = snapshot(dir);
+    if let Err(e) = f() {
+        let written: Vec<PathBuf> = snapshot(dir)
+            .into_iter()
+            .filter(|(p, now)| before.get(p) != Some(now))
+            .map(|(p, _)| p)
+            .collect();
+        if !written.is_empty() {
+            progress::log(format!(
+                "[run] {stage} failed: removing the {} file(s) it wrote",
+                written.len()
+            ));
+            artifact::remove_all(&written);
+        }
+        return Err(e);
+    }
     artifact::crash_point(&format!("after-stage:{stage}"));
     Ok(StageReport {
         stage: stage.to_string(),
@@ -223,6 +371,10 @@ pub fn run(args: &Args) -> Result<Vec<StageReport>> {
 
 /// Entry point of `sword run`.
 pub fn cli(args: Args) -> Result<()> {
+    if let Some(latest) = &args.promotion_check {
+        println!("{}", promotion_check(&args.out, latest, args.min_ratio)?);
+        return Ok(());
+    }
     if args.summary_only {
         print!("{}", summarize(&args.out)?);
         return Ok(());
@@ -243,8 +395,58 @@ pub fn cli(args: Args) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
+    use crate::artifact::Manifest;
     use crate::{config, distort, export, extract, graph, train, walks};
     use std::path::Path;
+
+    /// A finished run in `dir`: every stage's manifest, with the compared counts.
+    fn fake_run(dir: &Path, entities: u64, triples: u64, rows: u64, complete: bool) {
+        std::fs::create_dir_all(dir).unwrap();
+        for stage in super::STAGES {
+            let mut m = Manifest::new(stage);
+            m.complete = complete || *stage != "extract";
+            m.counts.insert("labelled_entities".into(), entities);
+            m.counts.insert("triples".into(), triples);
+            m.counts.insert("rows".into(), rows);
+            m.write(dir).unwrap();
+        }
+    }
+
+    #[test]
+    fn promotion_needs_a_complete_run_not_far_below_the_published_one() {
+        let t = tempfile::tempdir().unwrap();
+        let (old, new, low, part) = (
+            t.path().join("old"),
+            t.path().join("new"),
+            t.path().join("low"),
+            t.path().join("part"),
+        );
+        fake_run(&old, 1000, 500, 2500, true);
+        fake_run(&new, 600, 260, 2400, true);
+        fake_run(&low, 1000, 200, 2500, true);
+        fake_run(&part, 1000, 500, 2500, false);
+        let check = |run: &Path, latest: &Path, r: f64| super::promotion_check(run, latest, r);
+        assert!(check(&new, &old, 0.5).is_ok());
+        // No published run yet, or the published run itself: nothing to compare.
+        assert!(check(&new, &t.path().join("nowhere"), 0.5).is_ok());
+        assert!(check(&old, &old, 0.5).unwrap().contains("already"));
+        let e = check(&low, &old, 0.5).unwrap_err();
+        assert_eq!(e.exit_code(), 7);
+        assert!(
+            e.to_string().contains("final triples 200 < 0.5 × 500"),
+            "{e}"
+        );
+        assert!(check(&low, &old, 0.4).is_ok());
+        let e = check(&part, &old, 0.5).unwrap_err();
+        assert!(e.to_string().contains("incomplete"), "{e}");
+        // A stage missing: not finished.
+        std::fs::remove_file(Manifest::path_in(&new, "export")).unwrap();
+        assert!(check(&new, &old, 0.5)
+            .unwrap_err()
+            .to_string()
+            .contains("export"));
+        assert_eq!(check(&old, &old, -1.0).unwrap_err().exit_code(), 2);
+    }
 
     /// The committed pipeline/*.toml files parse into the stage configs (which reject unknown keys), and
     /// say the same as the built-in defaults, so the Makefile and `sword run` without configs agree.

@@ -6,10 +6,11 @@
 //! last one (`tail`) — into `OUT/parts/extract-part-<i>-of-<n>.json.zst`, with a small manifest
 //! `extract-part-<i>-of-<n>.manifest.json` (byte range, members, counts, timings, input size + hash, config).
 //!
-//! The join replays the parts in order through the unchanged [`extract::Acc`] as one big chunk each, so the
-//! lines that straddle shard boundaries are glued and parsed once and line numbers / byte offsets become
-//! absolute; then the unchanged join and writers run ([`extract::run_with`]). The artifacts are byte-identical
-//! to an unsharded run of the same dump and config.
+//! The join (the extract stage's `--join-shards`) checks the parts ([`prepare_join`]) and replays them in order
+//! through the unchanged accumulator [`Acc`] as one big chunk each ([`replay_parts`]), so the lines that
+//! straddle shard boundaries are glued and parsed once and line numbers / byte offsets become absolute; then
+//! the extract stage's unchanged join and writers run. The artifacts are byte-identical to an unsharded run of
+//! the same dump and config.
 //!
 //! Shares:
 //! - plain JSON: boundary `k` (0 < k < n) is just after the first newline at or after `floor(k·len/n)`
@@ -22,9 +23,9 @@
 //! unsharded run.
 
 use crate::artifact::{self, AtomicFile, FileRef, Manifest};
+use crate::dump::keep::{self, Acc, Cand, Config, Part, Rules};
 use crate::dump::{self, gz, ChunkOut, Format, Joiner, LineChunker, MultiGz, ReadOpts, ReadStats};
 use crate::error::{Error, IoContext, Result};
-use crate::extract::{self, Acc, Cand, Config, Part, Rules};
 use crate::ids::Pid;
 use crate::model::{EntityRecord, PropertyRecord};
 use crate::progress::{self, Progress, Unit};
@@ -202,7 +203,7 @@ fn line_part(rules: &Rules, bytes: &[u8]) -> Part {
     let mut part = Part::default();
     let mut scratch = Vec::new();
     let mut buffers = simd_json::Buffers::new(bytes.len().max(16));
-    extract::handle_line(rules, &mut part, &mut scratch, &mut buffers, 0, 0, bytes);
+    keep::handle_line(rules, &mut part, &mut scratch, &mut buffers, 0, 0, bytes);
     part
 }
 
@@ -322,6 +323,12 @@ pub fn run_shard(dump: &Path, out: &Path, cfg: &Config, i: u32, n: u32) -> Resul
         Some(unsafe { memmap2::Mmap::map(&file) }.at(dump)?)
     };
     let data: &[u8] = map.as_deref().unwrap_or(&[]);
+    if data.is_empty() {
+        return Err(dump::start::empty_file(dump));
+    }
+    if format == Format::Plain {
+        dump::start::check_start(dump, format, &data[..data.len().min(64 << 10)])?;
+    }
     if format == Format::Gzip && gz::Candidates::new(data).take(2).count() < 2 {
         return Err(unsplittable(dump, "a single-member gzip dump"));
     }
@@ -347,8 +354,9 @@ pub fn run_shard(dump: &Path, out: &Path, cfg: &Config, i: u32, n: u32) -> Resul
         Unit::Bytes,
     );
     let mut acc = ShardAcc::new(&rules, cfg.max_bad_lines, dump);
-    let work = |bytes: &[u8], s: bool| extract::work_chunk(&rules, bytes, s);
+    let work = |bytes: &[u8], s: bool| keep::work_chunk(&rules, bytes, s);
     let mut members = None;
+    let mut truncated = false;
     {
         let mut sink = |c: ChunkOut<Part>| acc.feed(c);
         if let Some(map) = map.as_ref().filter(|_| !slice.is_empty()) {
@@ -360,14 +368,29 @@ pub fn run_shard(dump: &Path, out: &Path, cfg: &Config, i: u32, n: u32) -> Resul
                 } else {
                     None
                 };
-                members = Some(match par {
-                    Some((m, _)) => m,
+                let (m, cut) = match par {
+                    Some(r) => (r.members, r.truncated),
                     None => read_members_sequential(slice, lo, &opts, &work, &mut sink, dump)?,
-                });
+                };
+                members = Some(m);
+                truncated = cut;
             }
         } else if format == Format::Gzip {
             members = Some(0);
         }
+    }
+    if truncated {
+        if !cfg.allow_truncated {
+            return Err(Error::bad_input(
+                dump,
+                format!(
+                    "the gzip stream ends early: the file stops at byte {len} inside a gzip member of shard \
+                     {i}/{n}; the file is incomplete (an interrupted download or copy): download it again, or \
+                     pass --allow-truncated to keep what was decoded (the run is then marked incomplete)"
+                ),
+            ));
+        }
+        acc.part.counts.add("truncated_stream", 1);
     }
     progress.finish();
     let t_read = t1.elapsed().as_secs_f64();
@@ -461,7 +484,8 @@ pub fn run_shard(dump: &Path, out: &Path, cfg: &Config, i: u32, n: u32) -> Resul
 }
 
 /// Inflate the members of `slice` one after the other (one member, or parallel inflate switched off). The
-/// first chunk is framed as if it started inside a line, like every member in the parallel path.
+/// first chunk is framed as if it started inside a line, like every member in the parallel path. Returns the
+/// members and whether the data ends inside the last one (what it decoded is passed on).
 fn read_members_sequential(
     slice: &[u8],
     lo: usize,
@@ -469,24 +493,42 @@ fn read_members_sequential(
     work: &dump::Work<'_, Part>,
     sink: &mut dyn FnMut(ChunkOut<Part>) -> Result<()>,
     path: &Path,
-) -> Result<u64> {
+) -> Result<(u64, bool)> {
     let dec = MultiGz::new(slice);
     let members = dec.members();
     let mut chunker = LineChunker::new(dec, opts.chunk_size);
     let mut at_line_start = false;
+    let mut first = lo == 0;
+    let mut truncated = false;
     loop {
-        let c = chunker.next_chunk().map_err(|e| {
-            Error::bad_input(
-                path,
-                format!("gzip members from byte offset {lo}: {e} (truncated or corrupt)"),
-            )
-        })?;
+        let c = match chunker.next_chunk() {
+            Ok(c) => c,
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+                truncated = true;
+                Some(chunker.take_pending()).filter(|r| !r.is_empty())
+            }
+            Err(e) => {
+                return Err(Error::bad_input(
+                    path,
+                    format!("gzip members from byte offset {lo}: {e}; the file is damaged, download it again"),
+                ))
+            }
+        };
         let Some(c) = c else { break };
+        if std::mem::take(&mut first) {
+            dump::start::check_start(path, Format::Gzip, &c[..c.len().min(64 << 10)])?;
+        }
         let next = c.last() == Some(&b'\n');
         sink(work(&c, at_line_start))?;
         at_line_start = next;
+        if truncated {
+            break;
+        }
     }
-    Ok(members.load(std::sync::atomic::Ordering::Relaxed))
+    Ok((
+        members.load(std::sync::atomic::Ordering::Relaxed),
+        truncated,
+    ))
 }
 
 /// Intern a count key or bad-line kind read from a part (the accumulator keys are `&'static str`; the set of
@@ -622,9 +664,14 @@ pub fn check_parts(out: &Path, input: &FileRef, cfg: &Config, n: u32) -> Result<
     Ok(parts)
 }
 
-/// `sword extract --join-shards n`: join the parts in `out/parts/` into the five artifacts and
-/// `extract.manifest.json` (counts summed over the parts, parts listed as inputs).
-pub fn join_shards(dump: &Path, out: &Path, cfg: &Config, n: u32) -> Result<Manifest> {
+/// Check what a join needs before it reads anything: `n ≥ 1`, a dump file (not stdin), and all `n` parts in
+/// `out/parts/` made from this dump and config. Returns the dump's [`FileRef`] and the part manifests in order.
+pub fn prepare_join(
+    dump: &Path,
+    out: &Path,
+    cfg: &Config,
+    n: u32,
+) -> Result<(FileRef, Vec<PartManifest>)> {
     if n == 0 {
         return Err(Error::Config("--join-shards needs n ≥ 1".into()));
     }
@@ -633,62 +680,72 @@ pub fn join_shards(dump: &Path, out: &Path, cfg: &Config, n: u32) -> Result<Mani
     }
     let input = FileRef::of(dump)?;
     let parts = check_parts(out, &input, cfg, n)?;
+    Ok((input, parts))
+}
+
+/// Feed the parts (checked by [`prepare_join`]) in order into `acc`, each as one chunk, after checking each
+/// data file against its manifest. Returns the read statistics of the whole dump.
+pub fn replay_parts(
+    out: &Path,
+    input: &FileRef,
+    parts: &[PartManifest],
+    acc: &mut Acc<'_>,
+    progress: &Progress,
+) -> Result<ReadStats> {
     let dir = parts_dir(out);
-    let mut m = extract::run_with(
-        dump,
-        out,
-        cfg,
-        |_rules, acc: &mut Acc<'_>, _opts, progress| {
-            let mut stats = ReadStats {
-                format: Some(parts[0].format),
-                input_bytes: Some(input.size),
-                ..ReadStats::default()
-            };
-            for pm in &parts {
-                let path = dir.join(&pm.data.path);
-                let now = FileRef::of(&path)?;
-                if now.size != pm.data.size || now.xxh3 != pm.data.xxh3 {
-                    return Err(Error::Corrupt {
-                        path,
-                        what: format!(
-                            "size or hash differs from its manifest (part {}/{}): rerun that shard",
-                            pm.shard, pm.shards
-                        ),
-                    });
-                }
-                let pd = read_part_data(&path)?;
-                if pd.len != pm.json_bytes || pd.newlines != pm.newlines {
-                    return Err(Error::Corrupt {
-                        path,
-                        what: "length or newline count differs from its manifest".into(),
-                    });
-                }
-                stats.json_bytes += pd.len;
-                if let Some(k) = pm.members {
-                    *stats.gzip_members.get_or_insert(0) += k;
-                }
-                acc.feed(to_chunk(pd))?;
-                progress.inc(pm.range[1] - pm.range[0]);
-            }
-            Ok(stats)
-        },
-    )?;
-    for pm in &parts {
-        let (_, mname) = part_names(pm.shard, n);
+    let mut stats = ReadStats {
+        format: parts.first().map(|p| p.format),
+        input_bytes: Some(input.size),
+        ..ReadStats::default()
+    };
+    for pm in parts {
+        let path = dir.join(&pm.data.path);
+        let now = FileRef::of(&path)?;
+        if now.size != pm.data.size || now.xxh3 != pm.data.xxh3 {
+            return Err(Error::Corrupt {
+                path,
+                what: format!(
+                    "size or hash differs from its manifest (part {}/{}): rerun that shard",
+                    pm.shard, pm.shards
+                ),
+            });
+        }
+        let pd = read_part_data(&path)?;
+        if pd.len != pm.json_bytes || pd.newlines != pm.newlines {
+            return Err(Error::Corrupt {
+                path,
+                what: "length or newline count differs from its manifest".into(),
+            });
+        }
+        stats.json_bytes += pd.len;
+        if let Some(k) = pm.members {
+            *stats.gzip_members.get_or_insert(0) += k;
+        }
+        acc.feed(to_chunk(pd))?;
+        progress.inc(pm.range[1] - pm.range[0]);
+    }
+    Ok(stats)
+}
+
+/// Add the parts to the joined manifest: each data file and part manifest as an input, the shard count and the
+/// shards' timings in `extra`.
+pub fn describe_join(m: &mut Manifest, out: &Path, parts: &[PartManifest]) -> Result<()> {
+    let dir = parts_dir(out);
+    for pm in parts {
+        let (_, mname) = part_names(pm.shard, pm.shards);
         let mut d = pm.data.clone();
         d.path = dir.join(&d.path).to_string_lossy().into_owned();
         m.inputs.push(d);
         m.inputs.push(FileRef::of(&dir.join(mname))?);
     }
     if let Some(o) = m.extra.as_object_mut() {
-        o.insert("shards".into(), serde_json::json!(n));
+        o.insert("shards".into(), serde_json::json!(parts.len()));
         o.insert(
             "shard_timings".into(),
             serde_json::json!(parts.iter().map(|p| &p.timings).collect::<Vec<_>>()),
         );
     }
-    m.write(out)?;
-    Ok(m)
+    Ok(())
 }
 
 #[cfg(test)]

@@ -43,6 +43,8 @@ pub struct MemberStats {
     pub decompressed_bytes: u64,
     /// Candidate starts found by the scan that were not member boundaries (magic bytes inside compressed data).
     pub false_candidates: usize,
+    /// The data ends inside the last member, and `work` accepted what it decoded (see [`par_members`]).
+    pub truncated: bool,
 }
 
 /// Size of the decompressed-data buffer each member reader hands to `work`.
@@ -68,6 +70,11 @@ const READ_BUF: usize = 256 * 1024;
 /// member (inflate errors as [`Error::BadInput`] with its byte offset, `work` and `sink` errors as they are);
 /// data that does not start with a gzip header, or that continues after the last member with something that is
 /// not a gzip member, is [`Error::BadInput`] as well.
+///
+/// Truncation: when the data ends inside a member, that member's reader returns an
+/// [`io::ErrorKind::UnexpectedEof`] error. If `work` returns that error (or any error), the member is a
+/// truncated-member [`Error::BadInput`] naming its offset; if `work` returns `Ok` anyway (it chose to keep what
+/// was decoded), its value reaches `sink` as the last member and [`MemberStats::truncated`] is set.
 pub fn par_members<T: Send>(
     data: &[u8],
     window: usize,
@@ -263,7 +270,22 @@ impl<'a> Reconciler<'a> {
                 self.stats.decompressed_bytes += decompressed;
                 sink(value)
             }
-            Outcome::Inflate(e) => Err(Error::bad_input(self.path, what(&e))),
+            Outcome::Truncated {
+                value,
+                decompressed,
+            } => {
+                // The decoder ran out of input: this member runs to the end of the data.
+                self.expected = self.data.len();
+                self.stats.members += 1;
+                self.stats.compressed_bytes += (self.data.len() - start) as u64;
+                self.stats.decompressed_bytes += decompressed;
+                self.stats.truncated = true;
+                sink(value)
+            }
+            Outcome::Inflate(e) => Err(Error::bad_input(
+                self.path,
+                format!("{}; the file is damaged, download it again", what(&e)),
+            )),
             Outcome::Work(e) => Err(e),
             Outcome::Cancelled => Err(Error::bad_input(self.path, what("cancelled"))),
             Outcome::Panicked(p) => panic::resume_unwind(p),
@@ -279,6 +301,8 @@ enum Outcome<T> {
         compressed: usize,
         decompressed: u64,
     },
+    /// The data ends inside this member, and `work` kept what was decoded.
+    Truncated { value: T, decompressed: u64 },
     /// Not a valid member at this offset (bad header, corrupt deflate data, CRC/length mismatch, truncated).
     Inflate(String),
     /// `work` failed on data that inflated without error so far.
@@ -312,9 +336,13 @@ fn inflate_member<T>(
         Err(_) => Ok(()),
     };
     if let Some(e) = r.failed.take() {
-        return match e {
-            Failure::Cancelled => Outcome::Cancelled,
-            Failure::Inflate(kind, msg) => Outcome::Inflate(describe(kind, &msg)),
+        return match (e, res) {
+            (Failure::Cancelled, _) => Outcome::Cancelled,
+            (Failure::Inflate(io::ErrorKind::UnexpectedEof, _), Ok(value)) => Outcome::Truncated {
+                value,
+                decompressed: r.out,
+            },
+            (Failure::Inflate(kind, msg), _) => Outcome::Inflate(describe(kind, &msg)),
         };
     }
     match (res, drained) {

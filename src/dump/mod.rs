@@ -22,7 +22,9 @@
 
 pub mod entity;
 pub mod gz;
+pub mod keep;
 pub mod skim;
+pub mod start;
 
 use crate::error::{Error, IoContext, Result};
 use crate::progress::Progress;
@@ -275,7 +277,8 @@ pub struct ReadStats {
     pub gzip_members: Option<u64>,
     /// Whether the gzip members were inflated in parallel.
     pub parallel_inflate: bool,
-    /// The compressed stream ended early (truncated file); what was decoded before is kept.
+    /// The compressed stream ended early (truncated file); what was decoded before was passed on. Whether that
+    /// is acceptable is the caller's decision (the extract stage refuses it unless `allow_truncated`).
     pub truncated_stream: bool,
 }
 
@@ -292,22 +295,15 @@ pub fn read_dump<T: Send>(
 ) -> Result<ReadStats> {
     let is_stdin = path == Path::new("-");
     let mut stats = ReadStats::default();
+    start::check_path(path)?;
     if is_stdin {
         let stdin = std::io::stdin();
         let mut r = BufReader::with_capacity(1 << 20, stdin);
         let first = r.fill_buf().at("-")?;
         let format = Format::sniff(first);
         stats.format = Some(format);
-        let counted = CountingReader { inner: r, progress };
-        return read_stream(
-            BufReader::with_capacity(1 << 20, counted),
-            format,
-            Path::new("-"),
-            opts,
-            work,
-            sink,
-            stats,
-        );
+        let counted = CountingReader::new(r, progress);
+        return read_stream(counted, format, Path::new("-"), opts, work, sink, stats);
     }
     let file = std::fs::File::open(path).at(path)?;
     let len = file.metadata().at(path)?.len();
@@ -316,14 +312,15 @@ pub fn read_dump<T: Send>(
     let n = read_up_to(&file, &mut first).at(path)?;
     let format = Format::sniff(&first[..n]);
     stats.format = Some(format);
+    if len == 0 {
+        return Err(start::empty_file(path));
+    }
     if format == Format::Plain {
         stats.json_bytes = len;
-        if len == 0 {
-            return Ok(stats);
-        }
         // SAFETY: the file is opened read-only; a dump changed under us while we read it gives wrong counts or
         // bad lines (never UB in safe code that copies each line before parsing), which is the usual mmap caveat.
         let map = unsafe { memmap2::Mmap::map(&file) }.at(path)?;
+        start::check_start(path, format, &map[..map.len().min(START_BYTES)])?;
         advise_sequential(&map);
         read_mapped(&map, 0..map.len(), opts, work, sink, progress)?;
         return Ok(stats);
@@ -332,27 +329,17 @@ pub fn read_dump<T: Send>(
         // SAFETY: as above.
         let map = unsafe { memmap2::Mmap::map(&file) }.at(path)?;
         advise_sequential(&map);
-        if let Some(members) = gz_parallel(&map, 0..map.len(), opts, work, sink, progress, path)? {
-            stats.gzip_members = Some(members.0);
-            stats.json_bytes = members.1;
+        if let Some(read) = gz_parallel(&map, 0..map.len(), opts, work, sink, progress, path)? {
+            stats.gzip_members = Some(read.members);
+            stats.json_bytes = read.json_bytes;
             stats.parallel_inflate = true;
+            stats.truncated_stream = read.truncated;
             return Ok(stats);
         }
     }
     let file = std::fs::File::open(path).at(path)?;
-    let counted = CountingReader {
-        inner: file,
-        progress,
-    };
-    read_stream(
-        BufReader::with_capacity(1 << 20, counted),
-        format,
-        path,
-        opts,
-        work,
-        sink,
-        stats,
-    )
+    let counted = CountingReader::new(file, progress);
+    read_stream(counted, format, path, opts, work, sink, stats)
 }
 
 fn read_up_to(mut f: &std::fs::File, buf: &mut [u8]) -> std::io::Result<usize> {
@@ -366,13 +353,28 @@ fn read_up_to(mut f: &std::fs::File, buf: &mut [u8]) -> std::io::Result<usize> {
     Ok(n)
 }
 
-/// Multi-member gzip in parallel (`gz::par_members_in`). Returns `(members, json bytes)` or `None` when the
-/// file cannot be split (fewer than two members: the caller then decodes it sequentially). Each member is cut
-/// into chunks on its worker; a member's first chunk is framed as if it started inside a line, so the layout
-/// does not have to put member starts at line starts.
+/// Bytes of the decompressed stream's start that [`start::check_start`] looks at (the first chunk at most).
+const START_BYTES: usize = 64 << 10;
+
+/// What [`gz_parallel`] read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GzRead {
+    /// Members accepted.
+    pub members: u64,
+    /// Decompressed bytes.
+    pub json_bytes: u64,
+    /// The last member was cut short (the file ends inside it); what it decoded was passed on.
+    pub truncated: bool,
+}
+
+/// Multi-member gzip in parallel (`gz::par_members_in`). Returns what was read, or `None` when the file cannot
+/// be split (fewer than two members: the caller then decodes it sequentially). Each member is cut into chunks
+/// on its worker; a member's first chunk is framed as if it started inside a line, so the layout does not have
+/// to put member starts at line starts. The start of the stream (when `range` starts at 0) is checked with
+/// [`start::check_start`]; a last member cut short passes on what it decoded and sets `truncated`.
 ///
-/// `range` is the byte range of the file to read (the whole file, or the whole members of one shard, see
-/// `crate::shard`); the range must start at a member start.
+/// `range` is the byte range of the file to read (the whole file, or the whole members of one shard of a
+/// sharded extract); the range must start at a member start.
 pub(crate) fn gz_parallel<T: Send>(
     map: &memmap2::Mmap,
     range: std::ops::Range<usize>,
@@ -381,26 +383,49 @@ pub(crate) fn gz_parallel<T: Send>(
     sink: &mut dyn FnMut(ChunkOut<T>) -> Result<()>,
     progress: &Progress,
     path: &Path,
-) -> Result<Option<(u64, u64)>> {
+) -> Result<Option<GzRead>> {
     let data: &[u8] = &map[range.clone()];
     let window = rayon::current_num_threads().max(1) * opts.chunks_per_thread.max(1);
     let chunk_size = opts.chunk_size;
     let mut json = 0u64;
     let mut last_start = 0usize;
-    let member_work = |start: usize, r: &mut dyn BufRead| -> Result<(usize, Vec<ChunkOut<T>>)> {
+    let mut truncated = false;
+    let at_stream_start = range.start == 0;
+    type MemberOut<T> = (usize, Vec<ChunkOut<T>>, bool);
+    let member_work = |start: usize, r: &mut dyn BufRead| -> Result<MemberOut<T>> {
         let mut chunker = LineChunker::new(r, chunk_size);
         let mut outs = Vec::new();
         let mut at_line_start = false;
-        while let Some(c) = chunker.next_chunk().map_err(|e| {
-            Error::bad_input(path, format!("gzip member at byte offset {start}: {e}"))
-        })? {
+        loop {
+            let c = match chunker.next_chunk() {
+                Ok(Some(c)) => c,
+                Ok(None) => return Ok((start, outs, false)),
+                Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+                    // The file ends inside this member: pass on what it decoded (the reconciler accepts this
+                    // only for a member that runs to the end of the data) and say so.
+                    let rest = chunker.take_pending();
+                    if !rest.is_empty() {
+                        outs.push(work(&rest, at_line_start));
+                    }
+                    return Ok((start, outs, true));
+                }
+                Err(e) => {
+                    return Err(Error::bad_input(
+                        path,
+                        format!("gzip member at byte offset {start}: {e}"),
+                    ))
+                }
+            };
+            if at_stream_start && start == 0 && outs.is_empty() {
+                start::check_start(path, Format::Gzip, &c[..c.len().min(START_BYTES)])?;
+            }
             let next = c.last() == Some(&b'\n');
             outs.push(work(&c, at_line_start));
             at_line_start = next;
         }
-        Ok((start, outs))
     };
-    let member_sink = |(start, outs): (usize, Vec<ChunkOut<T>>)| -> Result<()> {
+    let member_sink = |(start, outs, cut): MemberOut<T>| -> Result<()> {
+        truncated |= cut;
         progress.inc(start.saturating_sub(last_start) as u64);
         // Members before this one are done: drop their pages from our resident set.
         release(map, range.start + last_start, start - last_start.min(start));
@@ -414,7 +439,11 @@ pub(crate) fn gz_parallel<T: Send>(
     let stats = gz::par_members_in(path, data, window, member_work, member_sink)?;
     Ok(stats.map(|s| {
         progress.inc(data.len().saturating_sub(last_start) as u64);
-        (s.members as u64, json)
+        GzRead {
+            members: s.members as u64,
+            json_bytes: json,
+            truncated: truncated || s.truncated,
+        }
     }))
 }
 
@@ -488,17 +517,46 @@ pub(crate) fn read_mapped<T: Send>(
     Ok(())
 }
 
-/// Counts compressed bytes read into the progress bar.
+/// Counts compressed bytes read (into the progress bar and [`SourceState`]) and remembers whether the source
+/// itself failed, so that a decoder's error can be told apart from a failing disk.
 struct CountingReader<'p, R> {
     inner: R,
     progress: &'p Progress,
+    state: Arc<SourceState>,
+}
+
+/// What the source of a stream did: compressed bytes read, and whether a read of the source failed.
+#[derive(Default)]
+struct SourceState {
+    read: AtomicU64,
+    failed: std::sync::atomic::AtomicBool,
+}
+
+impl<'p, R> CountingReader<'p, R> {
+    fn new(inner: R, progress: &'p Progress) -> Self {
+        CountingReader {
+            inner,
+            progress,
+            state: Arc::default(),
+        }
+    }
 }
 
 impl<R: Read> Read for CountingReader<'_, R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.progress.inc(n as u64);
-        Ok(n)
+        match self.inner.read(buf) {
+            Ok(n) => {
+                self.progress.inc(n as u64);
+                self.state.read.fetch_add(n as u64, Ordering::Relaxed);
+                Ok(n)
+            }
+            Err(e) => {
+                if e.kind() != std::io::ErrorKind::Interrupted {
+                    self.state.failed.store(true, Ordering::Relaxed);
+                }
+                Err(e)
+            }
+        }
     }
 }
 
@@ -612,11 +670,11 @@ impl<R: Read> LineChunker<R> {
 enum Msg {
     Chunk(Vec<u8>, bool),
     Truncated,
-    Err(std::io::Error),
+    Err(Error),
 }
 
-fn read_stream<R: BufRead + Send, T: Send>(
-    r: R,
+fn read_stream<R: Read + Send, T: Send>(
+    r: CountingReader<'_, R>,
     format: Format,
     path: &Path,
     opts: &ReadOpts,
@@ -624,6 +682,8 @@ fn read_stream<R: BufRead + Send, T: Send>(
     sink: &mut dyn FnMut(ChunkOut<T>) -> Result<()>,
     mut stats: ReadStats,
 ) -> Result<ReadStats> {
+    let source = r.state.clone();
+    let r = BufReader::with_capacity(1 << 20, r);
     let mut members = None;
     let decoder: Box<dyn Read + Send> = match format {
         Format::Plain => Box::new(r),
@@ -642,9 +702,20 @@ fn read_stream<R: BufRead + Send, T: Send>(
         s.spawn(move || {
             let mut chunker = LineChunker::new(decoder, chunk_size);
             let mut at_line_start = true;
+            let mut first = true;
+            let mut decoded = 0u64;
             loop {
                 match chunker.next_chunk() {
                     Ok(Some(c)) => {
+                        if std::mem::take(&mut first) {
+                            if let Err(e) =
+                                start::check_start(path, format, &c[..c.len().min(START_BYTES)])
+                            {
+                                let _ = tx.send(Msg::Err(e));
+                                return;
+                            }
+                        }
+                        decoded += c.len() as u64;
                         let next_at_start = c.last() == Some(&b'\n');
                         if tx.send(Msg::Chunk(c, at_line_start)).is_err() {
                             return;
@@ -662,7 +733,20 @@ fn read_stream<R: BufRead + Send, T: Send>(
                         return;
                     }
                     Err(e) => {
-                        let _ = tx.send(Msg::Err(e));
+                        // A failing source (disk, pipe) is an I/O error; anything else the decoder says is
+                        // about the bytes: damaged data.
+                        let err = if source.failed.load(Ordering::Relaxed) {
+                            Error::io(path, e)
+                        } else {
+                            corrupt_stream(
+                                path,
+                                format,
+                                source.read.load(Ordering::Relaxed),
+                                decoded,
+                                &e,
+                            )
+                        };
+                        let _ = tx.send(Msg::Err(err));
                         return;
                     }
                 }
@@ -681,7 +765,7 @@ fn read_stream<R: BufRead + Send, T: Send>(
                         done = true;
                         break;
                     }
-                    Ok(Msg::Err(e)) => return Err(Error::io(path, e)),
+                    Ok(Msg::Err(e)) => return Err(e),
                     Err(_) => {
                         done = true;
                         break;
@@ -702,6 +786,24 @@ fn read_stream<R: BufRead + Send, T: Send>(
     stats.json_bytes = json_bytes;
     stats.gzip_members = members.map(|m| m.load(Ordering::Relaxed));
     Ok(stats)
+}
+
+/// The error for compressed data the decoder rejects (not a failing disk): name the position and say what to do.
+fn corrupt_stream(
+    path: &Path,
+    format: Format,
+    compressed_read: u64,
+    json: u64,
+    e: &std::io::Error,
+) -> Error {
+    Error::bad_input(
+        path,
+        format!(
+            "the {} data is damaged ({e}): the decoder failed within the first {compressed_read} compressed \
+             bytes, after {json} bytes of JSON; download the dump again",
+            format.as_str()
+        ),
+    )
 }
 
 /// Where a dump path points, for messages (`-` is stdin).

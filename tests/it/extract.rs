@@ -71,7 +71,16 @@ fn assert_same_artifacts(a: &Path, b: &Path, what: &str) {
     }
 }
 
-const TINY_ARGS: [&str; 4] = ["--languages", "en,fr", "--mul-fallback", "en"];
+/// The tiny dump has one malformed line of 11 on purpose (9%, more than the 1% a real dump may have): allowed
+/// explicitly.
+const TINY_ARGS: [&str; 6] = [
+    "--languages",
+    "en,fr",
+    "--mul-fallback",
+    "en",
+    "--max-bad-share",
+    "0.1",
+];
 
 fn run_tiny(wd: &Workdir, dump: &Path, out: &str, extra: &[&str]) -> std::path::PathBuf {
     let dump = dump.to_string_lossy().into_owned();
@@ -180,18 +189,19 @@ fn too_many_bad_lines_fail_with_exit_code_2() {
 }
 
 #[test]
-fn truncated_dump_keeps_complete_lines_and_counts_the_cut() {
+fn truncated_dump_with_allow_truncated_keeps_complete_lines_and_counts_the_cut() {
     let wd = Workdir::new();
     let full = std::fs::read(data("extract/tiny.json")).unwrap();
     // Cut inside P10's line (line 6): Q1..Q4 stay complete.
     let text = String::from_utf8(full.clone()).unwrap();
     let cut = text.find("\"id\":\"P10\"").unwrap() + 5;
     let dump = wd.write("cut.json", &full[..cut]);
-    let out = run_tiny(&wd, &dump, "out", &[]);
+    let out = run_tiny(&wd, &dump, "out", &["--allow-truncated"]);
     let m = manifest(&out);
     assert_eq!(reject(&m, "truncated_last_line"), 1);
     assert_eq!(reject(&m, "missing_close_bracket"), 1);
     assert_eq!(reject(&m, "bad_line_json"), 0);
+    assert_eq!(m["complete"], false);
     // Without P10 nothing has a labelled property: no statements; Q1 Q2 Q4 are still labelled.
     assert_eq!(count(&m, "labelled_entities"), 3);
     assert_eq!(count(&m, "statements"), 0);
@@ -201,9 +211,10 @@ fn truncated_dump_keeps_complete_lines_and_counts_the_cut() {
     gz.write_all(&full).unwrap();
     let gz = gz.finish().unwrap();
     let dump = wd.write("cut.json.gz", &gz[..gz.len() - 30]);
-    let out = run_tiny(&wd, &dump, "outgz", &[]);
+    let out = run_tiny(&wd, &dump, "outgz", &["--allow-truncated"]);
     let m = manifest(&out);
     assert_eq!(reject(&m, "truncated_stream"), 1);
+    assert_eq!(m["complete"], false);
     assert!(count(&m, "entities_item") >= 1);
 }
 
@@ -213,7 +224,7 @@ fn chunk_size_and_threads_do_not_change_bytes_on_the_tiny_dump() {
     let a = run_tiny(&wd, &data("extract/tiny.json"), "a", &[]);
     let cfg = wd.write(
         "c.toml",
-        "[extract]\nchunk_kib = 1\nlanguages = [\"en\", \"fr\"]\nmul_fallback = [\"en\"]\n",
+        "[extract]\nchunk_kib = 1\nlanguages = [\"en\", \"fr\"]\nmul_fallback = [\"en\"]\nmax_bad_share = 0.1\n",
     );
     let dump = data("extract/tiny.json").to_string_lossy().into_owned();
     let c = cfg.to_string_lossy().into_owned();
@@ -351,11 +362,14 @@ fn real_mocks_and_empty_dumps_behave() {
         return;
     };
     let wd = Workdir::new();
-    let run = |p: &Path, out: &str, langs: &str| {
+    let run_with = |p: &Path, out: &str, langs: &str, extra: &[&str]| {
         let d = p.to_string_lossy().into_owned();
-        wd.run_ok(&["extract", "--dump", &d, "--out", out, "--languages", langs]);
+        let mut args = vec!["extract", "--dump", &d, "--out", out, "--languages", langs];
+        args.extend_from_slice(extra);
+        wd.run_ok(&args);
         manifest(&wd.join(out))
     };
+    let run = |p: &Path, out: &str, langs: &str| run_with(p, out, langs, &[]);
     // Bug mock: `"labels":[]` and `"claims":[]` written as arrays are read as empty maps.
     let m = run(&bugs, "bugs", "en");
     assert_eq!(
@@ -373,14 +387,19 @@ fn real_mocks_and_empty_dumps_behave() {
     assert_eq!(count(&m, "labelled_entities"), 3);
     assert_eq!(m["rejects"].as_object().unwrap().len(), 0);
 
-    // Empty dumps in three formats: empty artifacts, no rejects.
+    // Empty dumps in three formats: refused by default (exit 2, see tests/it/refusal.rs); with --allow-empty,
+    // empty artifacts and no rejects.
     for f in [
         "jsondumpdata_empty.json",
         "jsondumpdata_empty.json.gz",
         "jsondumpdata_empty.json.bz2",
     ] {
         let p = real_fixture(&format!("dumps/{f}")).unwrap();
-        let m = run(&p, f, "en");
+        let d = p.to_string_lossy().into_owned();
+        let (code, err) = wd.run_err(&["extract", "--dump", &d, "--out", "refused"]);
+        assert_eq!(code, 2, "{f}: {err}");
+        assert!(err.contains("holds no entity"), "{f}: {err}");
+        let m = run_with(&p, f, "en", &["--allow-empty"]);
         assert_eq!(count(&m, "labelled_entities"), 0, "{f}");
         assert_eq!(count(&m, "open_bracket_lines"), 1, "{f}");
         assert_eq!(count(&m, "close_bracket_lines"), 1, "{f}");
@@ -389,11 +408,18 @@ fn real_mocks_and_empty_dumps_behave() {
         assert!(ents.is_empty());
     }
 
-    // A truncated copy of the real 1000-entity dump.
+    // A truncated copy of the real 1000-entity dump: refused by default, kept with --allow-truncated.
     let gz = real_fixture("dumps/jsondumpdata_20151109_1000-entities.json.gz").unwrap();
     let plain = decompress_gz(&gz);
     let cut = wd.write("cut.json", &plain[..plain.len() / 2]);
-    let m = run(&cut, "cut", "en");
+    let (code, err) = wd.run_err(&["extract", "--dump", "cut.json", "--out", "refused"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("ends early") && err.contains("byte offset"),
+        "{err}"
+    );
+    let m = run_with(&cut, "cut", "en", &["--allow-truncated"]);
+    assert_eq!(m["complete"], false);
     assert_eq!(reject(&m, "truncated_last_line"), 1);
     assert_eq!(reject(&m, "missing_close_bracket"), 1);
     assert!(count(&m, "entities_item") > 100);
@@ -406,6 +432,7 @@ fn library_run_matches_the_binary() {
     let cfg = sword::extract::Config {
         languages: vec!["en".into(), "fr".into()],
         mul_fallback: vec!["en".into()],
+        max_bad_share: 0.1,
         ..Default::default()
     };
     let m = sword::extract::run(&data("extract/tiny.json"), &wd.join("lib"), &cfg).unwrap();

@@ -4,6 +4,7 @@ mod util;
 
 mod chain;
 mod cli;
+mod disk_full;
 mod distort;
 mod docs;
 mod eval;
@@ -12,5 +13,7 @@ mod gz;
 mod modules;
 mod node2vec;
 mod pipeline;
+mod promotion;
+mod refusal;
 mod synth;
 mod synth_world;

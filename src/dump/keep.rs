@@ -1,0 +1,800 @@
+//! The per-line core of the extract stage and its sequential accumulator: parse each line of a dump, keep what
+//! the stage needs (labelled entities, property metadata, candidate statements; counts and bad lines), and
+//! merge the chunk results in input order. Pure (no I/O besides log lines), shared by the unsharded stage and
+//! by shards (which replay their parts through the same [`Acc`]), so it sits below both.
+
+use super::entity::{self, Entity, EntityValue, Kind, Line};
+use super::{skim, ChunkOut, Joiner};
+use crate::error::{Error, Result};
+use crate::ids::{EntityId, Pid, Qid};
+use crate::model::{EntityRecord, Label, PropertyRecord, Rank, Triple};
+use crate::progress::{self, Progress};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+/// Configuration of the extract stage (TOML via `--config FILE`; CLI flags override).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// Languages an entity must be labelled in, in output-column order. SWORD: `en fr de es it pt ko ja`.
+    pub languages: Vec<String>,
+    /// Languages for which a `mul` ("default for all languages") label counts as a label. Default
+    /// `en fr de es it pt` (Latin-script languages; never `ko`/`ja` unless configured).
+    pub mul_fallback: Vec<String>,
+    /// Malformed lines tolerated before the run fails with exit code 2. Default 1000: a real dump of ≈110 M
+    /// lines has a handful at most; 1000 still stops a run fed the wrong file within seconds.
+    pub max_bad_lines: u64,
+    /// Largest share of malformed lines (of the non-blank lines) accepted, whatever `max_bad_lines` says: a
+    /// stream with more is not a whole Wikidata dump (exit code 2). Default 0.01 (1%).
+    pub max_bad_share: f64,
+    /// Accept a dump that ends early — a compressed stream cut short, a last line cut in the middle, no closing
+    /// `]` — keeping what was decoded; the manifest then says `"complete": false` and so does every later
+    /// stage. Default `false`: such a dump fails with exit code 2 naming the byte offset.
+    pub allow_truncated: bool,
+    /// Accept a dump without any entity line (`[` and `]` only). Default `false`: exit code 2.
+    pub allow_empty: bool,
+    /// Properties whose statements are kept whatever their subject's labels *before* their property entity is
+    /// seen (the dump is not ordered by type, so transitivity is only known at the end). Statements of other
+    /// transitive properties with unlabelled subjects are counted as `transitive_statements_missed`; add such
+    /// properties here. Default: Wikidata's main transitive item properties (P131 P171 P276 P279 P361 P527
+    /// P706).
+    pub transitive_seed: Vec<String>,
+    /// Chunk size in KiB of decompressed JSON handed to one worker (typical 4096: a few hundred entity lines;
+    /// lines longer than a chunk are joined across chunks). Does not change the outputs.
+    pub chunk_kib: usize,
+    /// Inflate the members of a multi-member gzip in parallel (falls back to sequential when impossible).
+    pub parallel_gzip: bool,
+    /// Skim each line before parsing it: copy only the keys the stage reads (dropping sitelinks, aliases,
+    /// qualifiers, references and unconfigured languages) so that simd-json never tapes the rest (see
+    /// `dump::skim`). Does not change the outputs of valid lines; `false` parses whole lines (slower; for
+    /// comparison and as a fallback should a dump ever need it).
+    pub skim: bool,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect();
+        Config {
+            languages: s(&["en", "fr", "de", "es", "it", "pt", "ko", "ja"]),
+            mul_fallback: s(&["en", "fr", "de", "es", "it", "pt"]),
+            max_bad_lines: 1000,
+            max_bad_share: 0.01,
+            allow_truncated: false,
+            allow_empty: false,
+            transitive_seed: s(&["P131", "P171", "P276", "P279", "P361", "P527", "P706"]),
+            chunk_kib: 4096,
+            parallel_gzip: true,
+            skim: true,
+        }
+    }
+}
+
+// ---- per-line core -----------------------------------------------------------------------------------------
+
+/// Config resolved for the hot loop.
+pub struct Rules {
+    langs: entity::Langs,
+    mul_ok: Vec<bool>,
+    /// `transitive_seed`, sorted and deduplicated: a handful of properties, so a linear scan (the per-statement
+    /// path) beats hashing.
+    pub(crate) seed: Vec<Pid>,
+    skim: bool,
+}
+
+impl Rules {
+    /// Resolve and validate a config.
+    pub fn new(cfg: &Config) -> Result<Rules> {
+        if cfg.languages.is_empty() {
+            return Err(Error::Config("extract.languages is empty".into()));
+        }
+        if !(0.0..=1.0).contains(&cfg.max_bad_share) {
+            return Err(Error::Config(format!(
+                "extract.max_bad_share: {} is not a share between 0 and 1 (e.g. 0.01 for 1%)",
+                cfg.max_bad_share
+            )));
+        }
+        let mut seen = HashSet::new();
+        for l in &cfg.languages {
+            if l.is_empty() || l == "mul" || !seen.insert(l) {
+                return Err(Error::Config(format!(
+                    "extract.languages: `{l}` is empty, `mul` or repeated"
+                )));
+            }
+        }
+        let mut seed: Vec<Pid> = cfg
+            .transitive_seed
+            .iter()
+            .map(|p| {
+                Pid::parse(p).ok_or_else(|| {
+                    Error::Config(format!("extract.transitive_seed: `{p}` is not a P-id"))
+                })
+            })
+            .collect::<Result<_>>()?;
+        seed.sort_unstable();
+        seed.dedup();
+        Ok(Rules {
+            langs: entity::Langs {
+                langs: cfg.languages.clone(),
+            },
+            mul_ok: cfg
+                .languages
+                .iter()
+                .map(|l| cfg.mul_fallback.contains(l))
+                .collect(),
+            seed,
+            skim: cfg.skim,
+        })
+    }
+}
+
+/// A candidate statement held in memory between the streaming pass and the join: 48 bytes and no heap
+/// allocation for the usual statement GUID `Q42$0D9D1E2E-…` (stored as 16 bytes plus case flags), which keeps
+/// the ≈10⁸ candidates of a full dump in a few GB (see the README).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Cand {
+    pub s: u64,
+    pub o: u64,
+    pub p: u32,
+    pub rank: Rank,
+    pub id: StmtId,
+}
+
+/// A statement GUID, compact when it has the standard shape `<Q|q><subject>$<UUID>`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum StmtId {
+    /// UUID bytes; flags bit 0: prefix `q` (else `Q`), bit 1: lower-case hex (else upper-case).
+    Guid([u8; 16], u8),
+    Other(Box<str>),
+    Missing,
+}
+
+impl StmtId {
+    /// Encode the GUID of a statement of item `subject`.
+    pub fn encode(subject: u64, id: Option<&str>) -> StmtId {
+        let Some(id) = id else {
+            return StmtId::Missing;
+        };
+        Self::guid(subject, id).unwrap_or_else(|| StmtId::Other(id.into()))
+    }
+
+    fn guid(subject: u64, id: &str) -> Option<StmtId> {
+        let (prefix, uuid) = id.split_once('$')?;
+        let mut flags = match prefix.as_bytes().first()? {
+            b'Q' => 0u8,
+            b'q' => 1,
+            _ => return None,
+        };
+        let digits = &prefix[1..];
+        if digits.is_empty()
+            || digits.starts_with('0')
+            || !digits.bytes().all(|b| b.is_ascii_digit())
+            || digits.parse::<u64>().ok()? != subject
+        {
+            return None;
+        }
+        let u = uuid.as_bytes();
+        if u.len() != 36 {
+            return None;
+        }
+        if u[8] != b'-' || u[13] != b'-' || u[18] != b'-' || u[23] != b'-' {
+            return None;
+        }
+        // HEX[b]: the digit's value, | 0x10 for a-f, | 0x20 for A-F, 0xFF for a non-digit.
+        const HEX: [u8; 256] = {
+            let mut t = [0xFFu8; 256];
+            let mut i = 0;
+            while i < 10 {
+                t[b'0' as usize + i] = i as u8;
+                i += 1;
+            }
+            let mut i = 0;
+            while i < 6 {
+                t[b'a' as usize + i] = (10 + i as u8) | 0x10;
+                t[b'A' as usize + i] = (10 + i as u8) | 0x20;
+                i += 1;
+            }
+            t
+        };
+        let mut out = [0u8; 16];
+        let mut seen = 0u8;
+        let mut n = 0;
+        for (i, &b) in u.iter().enumerate() {
+            if matches!(i, 8 | 13 | 18 | 23) {
+                continue;
+            }
+            let v = HEX[b as usize];
+            seen |= v;
+            out[n / 2] |= (v & 0x0F) << if n % 2 == 0 { 4 } else { 0 };
+            n += 1;
+        }
+        // A non-digit sets every bit; mixed case sets both case bits.
+        if seen & 0x30 == 0x30 {
+            return None;
+        }
+        let lower = seen & 0x10 != 0;
+        if lower {
+            flags |= 2;
+        }
+        Some(StmtId::Guid(out, flags))
+    }
+
+    /// The GUID text (empty when missing).
+    pub fn decode(&self, subject: u64) -> String {
+        match self {
+            StmtId::Missing => String::new(),
+            StmtId::Other(s) => s.to_string(),
+            StmtId::Guid(b, flags) => {
+                let hex: &[u8; 16] = if flags & 2 != 0 {
+                    b"0123456789abcdef"
+                } else {
+                    b"0123456789ABCDEF"
+                };
+                let mut s = String::with_capacity(58);
+                s.push(if flags & 1 != 0 { 'q' } else { 'Q' });
+                s.push_str(&subject.to_string());
+                s.push('$');
+                for (i, byte) in b.iter().enumerate() {
+                    if matches!(i, 4 | 6 | 8 | 10) {
+                        s.push('-');
+                    }
+                    s.push(hex[usize::from(byte >> 4)] as char);
+                    s.push(hex[usize::from(byte & 15)] as char);
+                }
+                s
+            }
+        }
+    }
+}
+
+impl Cand {
+    /// The order of the corresponding [`Triple`]s (statement ids compared as text only on ties).
+    pub fn cmp_as_triple(a: &Cand, b: &Cand) -> std::cmp::Ordering {
+        (a.s, a.p, a.o, a.rank)
+            .cmp(&(b.s, b.p, b.o, b.rank))
+            .then_with(|| {
+                if a.id == b.id {
+                    std::cmp::Ordering::Equal
+                } else {
+                    a.id.decode(a.s).cmp(&b.id.decode(b.s))
+                }
+            })
+    }
+
+    /// The statement as a [`Triple`].
+    pub fn to_triple(&self) -> Triple {
+        Triple {
+            subject: Qid(self.s),
+            property: Pid(u64::from(self.p)),
+            object: Qid(self.o),
+            rank: self.rank,
+            statement_id: self.id.decode(self.s),
+        }
+    }
+
+    /// From a [`Triple`] (`None` when the property number does not fit 32 bits).
+    pub fn from_triple(t: &Triple) -> Option<Cand> {
+        Some(Cand {
+            s: t.subject.0,
+            o: t.object.0,
+            p: u32::try_from(t.property.0).ok()?,
+            rank: t.rank,
+            id: StmtId::encode(
+                t.subject.0,
+                (!t.statement_id.is_empty()).then_some(t.statement_id.as_str()),
+            ),
+        })
+    }
+}
+
+/// Named counters summed over the run (all end up in the manifest).
+#[derive(Clone, Debug, Default)]
+pub struct Counts {
+    pub map: BTreeMap<&'static str, u64>,
+    pub other_types: BTreeMap<String, u64>,
+}
+
+impl Counts {
+    pub(crate) fn add(&mut self, k: &'static str, n: u64) {
+        if n > 0 {
+            *self.map.entry(k).or_insert(0) += n;
+        }
+    }
+    pub(crate) fn merge(&mut self, o: Counts) {
+        for (k, v) in o.map {
+            self.add(k, v);
+        }
+        for (k, v) in o.other_types {
+            *self.other_types.entry(k).or_insert(0) += v;
+        }
+    }
+    pub(crate) fn get(&self, k: &str) -> u64 {
+        self.map.get(k).copied().unwrap_or(0)
+    }
+}
+
+/// A malformed line (offsets relative to its chunk until the merger makes them absolute).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct BadLine {
+    /// 1-based line number in the decompressed stream.
+    pub line: u64,
+    /// Byte offset of the line start in the decompressed stream.
+    pub offset: u64,
+    pub kind: &'static str,
+    pub message: String,
+}
+
+/// What one chunk (or one joined line) contributes.
+#[derive(Default)]
+pub struct Part {
+    pub(crate) entities: Vec<EntityRecord>,
+    pub(crate) properties: Vec<PropertyRecord>,
+    /// Item→item statements of labelled subjects.
+    pub(crate) candidates: Vec<Cand>,
+    /// Item→item statements of unlabelled subjects whose property is in the transitive seed.
+    pub(crate) seed_other: Vec<Cand>,
+    /// Item→item statements of unlabelled subjects, by property (to report transitive statements missed).
+    pub(crate) unlabelled_by_prop: HashMap<Pid, u64>,
+    pub(crate) counts: Counts,
+    /// Malformed lines: (relative line, relative offset, kind, message).
+    pub(crate) bad: Vec<(u64, u64, &'static str, String)>,
+    pub(crate) max_modified: Option<String>,
+}
+
+/// Parse one line and add what it contributes to `part` (the per-line core: pure, no I/O).
+pub fn handle_line(
+    rules: &Rules,
+    part: &mut Part,
+    scratch: &mut Vec<u8>,
+    buffers: &mut simd_json::Buffers,
+    rel_line: u64,
+    rel_offset: u64,
+    raw: &[u8],
+) {
+    let (a, b) = entity::trim_line(raw);
+    let line = &raw[a..b];
+    // Skimmed bytes when the line is an entity object the skim understands; otherwise the whole line, so
+    // frames and malformed lines take exactly the path (and get exactly the errors) they get without it.
+    let skimmed = rules.skim
+        && line.first() == Some(&b'{')
+        && skim::skim(line, &rules.langs, scratch).is_ok();
+    if !skimmed {
+        scratch.clear();
+        scratch.extend_from_slice(line);
+    }
+    match entity::parse_entity(scratch, &rules.langs, buffers) {
+        Ok(Line::Frame(k)) => part.counts.add(
+            match k {
+                entity::FrameKind::Blank => "blank_lines",
+                entity::FrameKind::Open => "open_bracket_lines",
+                entity::FrameKind::Close => "close_bracket_lines",
+            },
+            1,
+        ),
+        Ok(Line::Entity(e)) => {
+            if let Err((kind, msg)) = keep_entity(rules, part, e) {
+                part.bad.push((rel_line, rel_offset, kind, msg));
+            }
+        }
+        Err(e) => part.bad.push((rel_line, rel_offset, e.kind, e.message)),
+    }
+}
+
+fn has_label(rules: &Rules, e: &Entity<'_>, i: usize) -> bool {
+    e.labels[i].as_deref().is_some_and(|t| !t.is_empty())
+        || (rules.mul_ok[i] && e.mul_label.as_deref().is_some_and(|m| !m.is_empty()))
+}
+
+fn label_of(rules: &Rules, e: &Entity<'_>, i: usize) -> Option<Label> {
+    match e.labels[i].as_deref() {
+        Some(t) if !t.is_empty() => Some(Label {
+            text: t.to_string(),
+            from_mul: false,
+        }),
+        _ => match e.mul_label.as_deref() {
+            Some(m) if rules.mul_ok[i] && !m.is_empty() => Some(Label {
+                text: m.to_string(),
+                from_mul: true,
+            }),
+            _ => None,
+        },
+    }
+}
+
+fn keep_entity(
+    rules: &Rules,
+    part: &mut Part,
+    e: Entity<'_>,
+) -> std::result::Result<(), (&'static str, String)> {
+    let c = &mut part.counts;
+    let kind = match &e.kind {
+        Some(k) => k.clone(),
+        None => match e.id.as_deref().map(|s| s.as_bytes().first()) {
+            Some(Some(b'Q')) => Kind::Item,
+            Some(Some(b'P')) => Kind::Property,
+            _ => {
+                return Err((
+                    "no_type",
+                    "entity without `type` and without a Q/P id".into(),
+                ))
+            }
+        },
+    };
+    if e.kind.is_none() {
+        c.add("entities_type_inferred_from_id", 1);
+    }
+    let id_str = e.id.as_deref().unwrap_or("");
+    let id = match kind {
+        Kind::Item => EntityId::Item(
+            Qid::parse(id_str).ok_or(("bad_id", format!("item with id `{id_str}`")))?,
+        ),
+        Kind::Property => EntityId::Property(
+            Pid::parse(id_str).ok_or(("bad_id", format!("property with id `{id_str}`")))?,
+        ),
+        Kind::Other(t) => {
+            c.add("entities_other", 1);
+            *c.other_types.entry(t.into_owned()).or_insert(0) += 1;
+            return Ok(());
+        }
+    };
+    c.add(
+        match id {
+            EntityId::Item(_) => "entities_item",
+            EntityId::Property(_) => "entities_property",
+        },
+        1,
+    );
+    c.add("terms_as_array", u64::from(e.terms_as_array));
+    c.add("claims_as_array", u64::from(e.claims_as_array));
+    c.add("claims_missing", u64::from(e.claims_missing));
+    let s = e.snaks;
+    c.add("snaks_value", s.value);
+    c.add("snaks_somevalue", s.somevalue);
+    c.add("snaks_novalue", s.novalue);
+    c.add("snaks_unknown_datatype", s.unknown_datatype);
+    c.add("values_numeric_id_only", s.numeric_id_only);
+    c.add("values_other_entity_type", s.other_entity_value);
+    c.add("values_bad_entity", s.bad_entity_value);
+    c.add("statements_bad_rank", s.bad_rank);
+    if let Some(m) = e.modified.as_deref() {
+        if part.max_modified.as_deref().is_none_or(|x| m > x) {
+            part.max_modified = Some(m.to_string());
+        }
+    }
+    // Decide without allocating (most entities are not labelled); build the strings only when kept.
+    let n_langs = rules.langs.langs.len();
+    let labelled = (0..n_langs).all(|i| has_label(rules, &e, i));
+    let labels: Vec<Option<Label>> = if labelled || matches!(id, EntityId::Property(_)) {
+        (0..n_langs).map(|i| label_of(rules, &e, i)).collect()
+    } else {
+        Vec::new()
+    };
+    if labelled {
+        c.add("labelled_entities", 1);
+        let from_mul = labels.iter().flatten().filter(|l| l.from_mul).count() as u64;
+        c.add("labels_from_mul", from_mul);
+        c.add("labelled_only_thanks_to_mul", u64::from(from_mul > 0));
+    }
+    if let EntityId::Property(pid) = id {
+        let is = |p: &str, v: EntityValue, st: &entity::Statement<'_>| {
+            st.property == p && st.value == v && st.rank != Some(Rank::Deprecated)
+        };
+        let transitive = e
+            .statements
+            .iter()
+            .any(|st| is("P31", EntityValue::Item(Qid(18647515)), st));
+        let symmetric = e.statements.iter().any(|st| {
+            is("P31", EntityValue::Item(Qid(18647518)), st)
+                || is("P2302", EntityValue::Item(Qid(21510862)), st)
+        });
+        let mut inverse: Vec<Pid> = e
+            .statements
+            .iter()
+            .filter(|st| st.property == "P1696" && st.rank != Some(Rank::Deprecated))
+            .filter_map(|st| match st.value {
+                EntityValue::Property(p) => Some(p),
+                EntityValue::Item(_) => None,
+            })
+            .collect();
+        inverse.sort_unstable();
+        inverse.dedup();
+        let datatype = e.datatype.as_deref().unwrap_or("").to_string();
+        if !entity::KNOWN_DATATYPES.contains(&datatype.as_str()) {
+            c.add("properties_unknown_datatype", 1);
+        }
+        part.properties.push(PropertyRecord {
+            id: pid,
+            datatype,
+            labels: labels.clone(),
+            transitive,
+            symmetric,
+            inverse,
+        });
+    }
+    if let EntityId::Item(subject) = id {
+        // Per-entity tallies, added to the named counters once (a counter lookup per statement is measurable).
+        let (mut item_statements, mut without_id, mut bad_property) = (0u64, 0u64, 0u64);
+        for st in &e.statements {
+            let EntityValue::Item(object) = st.value else {
+                continue;
+            };
+            let Some(property) = Pid::parse(&st.property) else {
+                bad_property += 1;
+                continue;
+            };
+            item_statements += 1;
+            without_id += u64::from(st.id.is_none());
+            let Ok(p32) = u32::try_from(property.0) else {
+                bad_property += 1;
+                continue;
+            };
+            let t = || Cand {
+                s: subject.0,
+                o: object.0,
+                p: p32,
+                rank: st.rank.unwrap_or(Rank::Normal),
+                id: StmtId::encode(subject.0, st.id.as_deref()),
+            };
+            if labelled {
+                part.candidates.push(t());
+            } else if rules.seed.contains(&property) {
+                part.seed_other.push(t());
+            } else {
+                *part.unlabelled_by_prop.entry(property).or_insert(0) += 1;
+            }
+        }
+        let c = &mut part.counts;
+        c.add("item_statements", item_statements);
+        c.add("statements_without_id", without_id);
+        c.add("statements_bad_property", bad_property);
+    }
+    if labelled {
+        part.entities.push(EntityRecord {
+            id,
+            labels: labels.into_iter().flatten().collect(),
+            descriptions: e
+                .descriptions
+                .iter()
+                .map(|d| d.as_deref().filter(|s| !s.is_empty()).map(str::to_string))
+                .collect(),
+            sitelinks: e.sitelinks,
+            lastrevid: e.lastrevid,
+            modified: e.modified.as_deref().map(str::to_string),
+        });
+    }
+    Ok(())
+}
+
+/// Frame and parse one chunk (runs on a worker thread).
+pub fn work_chunk(rules: &Rules, bytes: &[u8], at_line_start: bool) -> ChunkOut<Part> {
+    let mut scratch = Vec::new();
+    let mut buffers = simd_json::Buffers::new(1 << 16);
+    super::frame(bytes, at_line_start, Part::default(), |part, l, o, line| {
+        handle_line(rules, part, &mut scratch, &mut buffers, l, o, line)
+    })
+}
+
+// ---- merge and join ----------------------------------------------------------------------------------------
+
+/// Sequential accumulator (input order).
+pub struct Acc<'r> {
+    pub(crate) rules: &'r Rules,
+    pub(crate) joiner: Joiner,
+    pub(crate) entities: Vec<EntityRecord>,
+    pub(crate) properties: Vec<PropertyRecord>,
+    pub(crate) candidates: Vec<Cand>,
+    pub(crate) seed_other: Vec<Cand>,
+    pub(crate) unlabelled_by_prop: HashMap<Pid, u64>,
+    pub(crate) counts: Counts,
+    pub(crate) bad_total: u64,
+    pub(crate) bad_by_kind: BTreeMap<&'static str, u64>,
+    pub(crate) bad_examples: Vec<BadLine>,
+    pub(crate) max_bad: u64,
+    pub(crate) max_modified: Option<String>,
+    pub(crate) path: PathBuf,
+    pub(crate) progress: Option<&'r Progress>,
+    /// The unterminated last line when it does not parse (a cut line): (0-based line, byte offset, length).
+    pub(crate) cut_line: Option<(u64, u64, u64)>,
+}
+
+impl<'r> Acc<'r> {
+    pub fn new(rules: &'r Rules, max_bad: u64, path: &Path) -> Acc<'r> {
+        Acc {
+            rules,
+            joiner: Joiner::new(),
+            entities: Vec::new(),
+            properties: Vec::new(),
+            candidates: Vec::new(),
+            seed_other: Vec::new(),
+            unlabelled_by_prop: HashMap::new(),
+            counts: Counts::default(),
+            bad_total: 0,
+            bad_by_kind: BTreeMap::new(),
+            bad_examples: Vec::new(),
+            max_bad,
+            max_modified: None,
+            path: path.to_path_buf(),
+            progress: None,
+            cut_line: None,
+        }
+    }
+
+    fn absorb(&mut self, part: Part, base_line: u64, base_offset: u64) -> Result<()> {
+        let n_ent = part.counts.get("entities_item")
+            + part.counts.get("entities_property")
+            + part.counts.get("entities_other");
+        if let Some(p) = self.progress {
+            p.inc_extra("entities", n_ent);
+        }
+        self.entities.extend(part.entities);
+        self.properties.extend(part.properties);
+        self.candidates.extend(part.candidates);
+        self.seed_other.extend(part.seed_other);
+        for (k, v) in part.unlabelled_by_prop {
+            *self.unlabelled_by_prop.entry(k).or_insert(0) += v;
+        }
+        self.counts.merge(part.counts);
+        if let Some(m) = part.max_modified {
+            if self.max_modified.as_ref().is_none_or(|x| &m > x) {
+                self.max_modified = Some(m);
+            }
+        }
+        for (l, o, kind, message) in part.bad {
+            self.bad_total += 1;
+            *self.bad_by_kind.entry(kind).or_insert(0) += 1;
+            let bad = BadLine {
+                line: base_line + l + 1,
+                offset: base_offset + o,
+                kind,
+                message,
+            };
+            if self.bad_examples.len() < 10 {
+                progress::log(format!(
+                    "extract: {}: bad line {} (byte offset {}): {}: {}",
+                    self.path.display(),
+                    bad.line,
+                    bad.offset,
+                    kind,
+                    bad.message
+                ));
+                self.bad_examples.push(bad.clone());
+            }
+            if self.bad_total > self.max_bad {
+                return Err(Error::Json {
+                    path: self.path.clone(),
+                    line: bad.line,
+                    offset: bad.offset,
+                    what: format!(
+                        "more than {} malformed lines (--max-bad-lines); this one: {kind}: {}",
+                        self.max_bad, bad.message
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn line_part(&self, bytes: &[u8]) -> Part {
+        let mut part = Part::default();
+        let mut scratch = Vec::new();
+        let mut buffers = simd_json::Buffers::new(bytes.len().max(16));
+        handle_line(
+            self.rules,
+            &mut part,
+            &mut scratch,
+            &mut buffers,
+            0,
+            0,
+            bytes,
+        );
+        part
+    }
+
+    /// Take the next chunk result (input order).
+    pub fn feed(&mut self, c: ChunkOut<Part>) -> Result<()> {
+        let (base, joined, part) = self.joiner.feed(c);
+        if let Some(j) = joined {
+            let p = self.line_part(&j.bytes);
+            self.absorb(p, j.line, j.offset)?;
+        }
+        self.absorb(part, base.line, base.offset)
+    }
+
+    /// End of stream: handle the unterminated last line (a cut line is counted and remembered, not a bad line;
+    /// whether the dump is then acceptable is the stage's decision).
+    pub fn finish(&mut self) -> Result<()> {
+        let joiner = std::mem::take(&mut self.joiner);
+        let lines = joiner.lines();
+        if let Some(j) = joiner.finish() {
+            let p = self.line_part(&j.bytes);
+            if p.bad.is_empty() {
+                self.counts.add("last_line_without_newline", 1);
+                self.absorb(p, j.line, j.offset)?;
+            } else {
+                self.counts.add("truncated_last_line", 1);
+                self.cut_line = Some((j.line, j.offset, j.bytes.len() as u64));
+            }
+            self.counts.add("lines", lines + 1);
+        } else {
+            self.counts.add("lines", lines);
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rules(langs: &[&str], mul: &[&str]) -> Rules {
+        Rules::new(&Config {
+            languages: langs.iter().map(|s| s.to_string()).collect(),
+            mul_fallback: mul.iter().map(|s| s.to_string()).collect(),
+            ..Config::default()
+        })
+        .unwrap()
+    }
+
+    fn part_of(r: &Rules, text: &str) -> Part {
+        work_chunk(r, text.as_bytes(), true).data
+    }
+
+    #[test]
+    fn mul_fallback_and_from_mul() {
+        let r = rules(&["en", "ko"], &["en"]);
+        let p = part_of(
+            &r,
+            "{\"type\":\"item\",\"id\":\"Q1\",\"labels\":{\"mul\":{\"value\":\"X\"},\"ko\":{\"value\":\"엑스\"}}}\n\
+             {\"type\":\"item\",\"id\":\"Q2\",\"labels\":{\"mul\":{\"value\":\"Y\"},\"en\":{\"value\":\"\"}}}\n\
+             {\"type\":\"item\",\"id\":\"Q3\",\"labels\":{\"en\":{\"value\":\"Z\"},\"ko\":{\"value\":\"\"}}}\n",
+        );
+        assert_eq!(p.entities.len(), 1);
+        assert_eq!(p.entities[0].id, EntityId::Item(Qid(1)));
+        assert_eq!(
+            p.entities[0].labels,
+            vec![
+                Label {
+                    text: "X".into(),
+                    from_mul: true
+                },
+                Label {
+                    text: "엑스".into(),
+                    from_mul: false
+                }
+            ]
+        );
+        assert_eq!(p.counts.get("labelled_only_thanks_to_mul"), 1);
+        assert_eq!(p.counts.get("entities_item"), 3);
+    }
+
+    #[test]
+    fn statement_ids_round_trip_compactly() {
+        for (s, id) in [
+            (42, "Q42$8AB2F3F8-6C97-4B66-8AD4-0123456789AB"),
+            (42, "q42$8ab2f3f8-6c97-4b66-8ad4-0123456789ab"),
+            (7, "Q7$01234567-0123-0123-0123-012345678901"),
+        ] {
+            let e = StmtId::encode(s, Some(id));
+            assert!(matches!(e, StmtId::Guid(..)), "{id}");
+            assert_eq!(e.decode(s), id);
+        }
+        for (s, id) in [
+            (42, "Q43$8AB2F3F8-6C97-4B66-8AD4-0123456789AB"),
+            (42, "Q42$8ab2f3f8-6C97-4B66-8AD4-0123456789AB"),
+            (42, "Q42$8AB2F3F8-6C97-4B66-8AD4-0123456789"),
+            (42, "Q42$8AB2F3F8-6C97-4B66-8AD4-0123456789AG"),
+            (42, "Q42$8AB2F3F8x6C97-4B66-8AD4-0123456789AB"),
+            (42, "Q42$8AB2F3F8-6C97-4B66-8AD4-01234567-9AB"),
+            (42, "Q042$8AB2F3F8-6C97-4B66-8AD4-0123456789AB"),
+            (42, "Q42$a"),
+            (42, "weird"),
+            (42, ""),
+        ] {
+            let e = StmtId::encode(s, Some(id));
+            assert!(matches!(e, StmtId::Other(_)), "{id}");
+            assert_eq!(e.decode(s), id);
+        }
+        assert_eq!(StmtId::encode(1, None).decode(1), "");
+        assert_eq!(std::mem::size_of::<Cand>(), 48);
+    }
+}

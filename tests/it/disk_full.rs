@@ -1,0 +1,251 @@
+//! A full disk, tested on a real one (issue 10): a small tmpfs is mounted (as root; skipped with a message
+//! otherwise), `sword extract` and then the whole `sword run` write into it until it is full. Each must exit 4
+//! with a message naming the path, leave no partial artifact (no temporary file, no output its manifest does
+//! not vouch for), and, once the tmpfs is remounted bigger, a rerun must complete byte-identically to a run that
+//! never failed.
+
+use crate::util::Workdir;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A tmpfs mounted for the life of the value.
+struct Tmpfs {
+    dir: PathBuf,
+}
+
+impl Tmpfs {
+    /// Mount a tmpfs of `mib` MiB at `dir`, or say why not (not root, no permission to mount).
+    fn mount(dir: &Path, mib: u64) -> Result<Tmpfs, String> {
+        let uid = Command::new("id")
+            .arg("-u")
+            .output()
+            .map_err(|e| e.to_string())?;
+        if String::from_utf8_lossy(&uid.stdout).trim() != "0" {
+            return Err("not root".into());
+        }
+        std::fs::create_dir_all(dir).unwrap();
+        let out = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={mib}m"), "tmpfs"])
+            .arg(dir)
+            .output()
+            .map_err(|e| e.to_string())?;
+        if !out.status.success() {
+            return Err(format!(
+                "mount failed: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+        }
+        Ok(Tmpfs {
+            dir: dir.to_path_buf(),
+        })
+    }
+
+    /// Give it `mib` MiB (what an operator does after freeing space).
+    fn resize(&self, mib: u64) {
+        let st = Command::new("mount")
+            .args(["-o", &format!("remount,size={mib}m")])
+            .arg(&self.dir)
+            .status()
+            .unwrap();
+        assert!(st.success(), "remount failed");
+    }
+
+    /// Fill it with a ballast file so that about `free` bytes stay free.
+    fn leave_free(&self, free: u64) {
+        let _ = std::fs::remove_file(self.dir.join("ballast"));
+        let st = Command::new("df")
+            .args(["-B1", "--output=avail"])
+            .arg(&self.dir)
+            .output()
+            .unwrap();
+        let avail: u64 = String::from_utf8_lossy(&st.stdout)
+            .lines()
+            .nth(1)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        let size = avail.saturating_sub(free) / 4096 * 4096;
+        std::fs::write(self.dir.join("ballast"), vec![0u8; size as usize]).unwrap();
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.dir).status();
+    }
+}
+
+const EXTRACT: &[&str] = &[
+    "entities.parquet",
+    "triples.parquet",
+    "statements.parquet",
+    "properties.parquet",
+    "transitive.parquet",
+];
+
+const FINAL: &[&str] = &[
+    "entities.parquet",
+    "triples.parquet",
+    "statements.parquet",
+    "properties.parquet",
+    "transitive.parquet",
+    "graph.csr",
+    "nodes.txt",
+    "walks.bin",
+    "embeddings.npy",
+    "embeddings.w2v",
+    "distortions.parquet",
+    "sword.parquet",
+    "translation_requests.jsonl",
+];
+
+fn size_of(dir: &Path, names: &[&str]) -> u64 {
+    names
+        .iter()
+        .map(|n| std::fs::metadata(dir.join(n)).unwrap().len().div_ceil(4096) * 4096)
+        .sum()
+}
+
+/// Every file left in `dir` is either a lock, the run summary, or an output that a manifest in `dir` lists with
+/// its exact size and hash; no temporary file is left.
+fn assert_only_vouched_files(dir: &Path) {
+    let mut vouched = BTreeSet::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if let Some(stage) = name.strip_suffix(".manifest.json") {
+            vouched.insert(name.clone());
+            let m = sword::artifact::Manifest::read(&e.path()).unwrap();
+            for o in &m.outputs {
+                let now = sword::artifact::FileRef::of(&dir.join(&o.path)).unwrap_or_else(|e| {
+                    panic!("{stage} lists {} but it is unreadable: {e}", o.path)
+                });
+                assert_eq!((now.size, &now.xxh3), (o.size, &o.xxh3), "{}", o.path);
+                vouched.insert(o.path.clone());
+            }
+        }
+    }
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let rel = e
+                .path()
+                .strip_prefix(dir)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            if e.file_type().unwrap().is_dir() {
+                todo.push(e.path());
+                continue;
+            }
+            assert!(!rel.contains(".tmp."), "temporary file left: {rel}");
+            if rel == ".sword.lock" || rel == "run.summary.json" {
+                continue;
+            }
+            assert!(
+                vouched.contains(&rel),
+                "{rel} is left without a manifest vouching for it"
+            );
+        }
+    }
+}
+
+#[test]
+fn full_disk_exits_4_leaves_nothing_partial_and_a_rerun_with_space_completes_identically() {
+    let wd = Workdir::new();
+    let tmpfs = match Tmpfs::mount(&wd.join("mnt"), 8) {
+        Ok(t) => t,
+        Err(why) => {
+            eprintln!(
+                "skipping the full-disk test: {why} (it mounts a tmpfs: run the tests as root)"
+            );
+            return;
+        }
+    };
+    std::fs::create_dir_all(wd.join("dump")).unwrap();
+    wd.run_ok(&[
+        "synth",
+        "--entities",
+        "3000",
+        "--seed",
+        "5",
+        "--out",
+        "dump/wikidata-20240101-all.json.gz",
+    ]);
+    let dump = "dump/wikidata-20240101-all.json.gz";
+    wd.write("conf/train.toml", "dim = 16\n");
+    wd.write("conf/distort.toml", "samples = 60\n");
+    let run = |out: &str| -> Vec<String> {
+        [
+            "-j",
+            "1",
+            "run",
+            "--dump",
+            dump,
+            "--out",
+            out,
+            "--seed",
+            "3",
+            "--config-dir",
+            "conf",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+    };
+    fn args(v: &[String]) -> Vec<&str> {
+        v.iter().map(String::as_str).collect()
+    }
+    // The run that never failed, on the ordinary disk.
+    wd.run_ok(&args(&run("ref")));
+    let ref_dir = wd.join("ref");
+    let extract_bytes = size_of(&ref_dir, EXTRACT);
+    let all_bytes = size_of(&ref_dir, FINAL);
+    assert!(
+        all_bytes < 6 << 20,
+        "the run ({all_bytes} bytes) must fit the tmpfs once enlarged"
+    );
+
+    // extract alone, with half of its artifacts' room.
+    tmpfs.leave_free(extract_bytes / 2);
+    let (code, err) = wd.run_err(&["extract", "--dump", dump, "--out", "mnt/x"]);
+    assert_eq!(code, 4, "{err}");
+    assert!(
+        err.contains("mnt/x/") && err.contains("No space left on device"),
+        "{err}"
+    );
+    assert_only_vouched_files(&wd.join("mnt/x"));
+    assert!(!wd.join("mnt/x/extract.manifest.json").exists());
+    tmpfs.resize(64);
+    wd.run_ok(&["extract", "--dump", dump, "--out", "mnt/x"]);
+    for a in EXTRACT {
+        assert!(
+            wd.read(&format!("mnt/x/{a}")) == wd.read(&format!("ref/{a}")),
+            "extract after the rerun: {a} differs"
+        );
+    }
+
+    // The whole run, with room for extract and half of the rest.
+    std::fs::remove_dir_all(wd.join("mnt/x")).unwrap();
+    tmpfs.resize(8);
+    tmpfs.leave_free(extract_bytes + (all_bytes - extract_bytes) / 2);
+    let (code, err) = wd.run_err(&args(&run("mnt/run")));
+    assert_eq!(code, 4, "{err}");
+    assert!(
+        err.contains("mnt/run/") && err.contains("No space left on device"),
+        "{err}"
+    );
+    assert!(wd.join("mnt/run/extract.manifest.json").exists(), "{err}");
+    assert!(!wd.join("mnt/run/export.manifest.json").exists());
+    assert_only_vouched_files(&wd.join("mnt/run"));
+    tmpfs.resize(64);
+    wd.run_ok(&args(&run("mnt/run")));
+    for a in FINAL {
+        assert!(
+            wd.read(&format!("mnt/run/{a}")) == wd.read(&format!("ref/{a}")),
+            "run after the rerun: {a} differs from the run that never failed"
+        );
+    }
+    assert_only_vouched_files(&wd.join("mnt/run"));
+}

@@ -1,0 +1,623 @@
+//! Inputs that are not a whole Wikidata dump (issue 10): each is refused with exit code 2, a message that names
+//! the file and says what to do, and no artifact — or, for a dump that ends early and `--allow-truncated`, kept
+//! and marked incomplete in every manifest, in `sword.parquet` and in the report. docs/bad-input.md lists the
+//! same cases with what the user sees.
+
+use crate::util::{real_fixture, Workdir};
+use std::io::Write;
+use std::path::Path;
+
+/// Files a refused run must not leave in its output directory: artifacts, manifests, temporary files.
+fn assert_no_artifacts(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let left: Vec<String> = entries
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n != ".sword.lock" && n != "input")
+        .collect();
+    assert!(left.is_empty(), "{} holds {left:?}", dir.display());
+}
+
+/// `sword extract --dump <dump> --out out <extra>`: exit code 2, every needle in the message, nothing written.
+fn refused(wd: &Workdir, dump: &str, extra: &[&str], needles: &[&str]) -> String {
+    let mut args = vec!["extract", "--dump", dump, "--out", "out"];
+    args.extend_from_slice(extra);
+    let (code, err) = wd.run_err(&args);
+    assert_eq!(code, 2, "{dump}: {err}");
+    for n in needles {
+        assert!(err.contains(n), "{dump}: `{n}` not in: {err}");
+    }
+    assert_no_artifacts(&wd.join("out"));
+    err
+}
+
+fn manifest(dir: &Path, stage: &str) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(dir.join(format!("{stage}.manifest.json"))).unwrap())
+        .unwrap()
+}
+
+fn synth(wd: &Workdir, entities: u64, name: &str) -> Vec<u8> {
+    wd.run_ok(&[
+        "synth",
+        "--entities",
+        &entities.to_string(),
+        "--seed",
+        "9",
+        "--out",
+        name,
+    ]);
+    wd.read(name)
+}
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    e.write_all(bytes).unwrap();
+    e.finish().unwrap()
+}
+
+fn bzip2(bytes: &[u8]) -> Vec<u8> {
+    let mut e = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::fast());
+    e.write_all(bytes).unwrap();
+    e.finish().unwrap()
+}
+
+#[test]
+fn html_zip_pdf_binary_and_text_are_named_and_refused() {
+    let wd = Workdir::new();
+    wd.write(
+        "wikidata-20240101-all.json.gz",
+        "<html><body>503 Service Unavailable</body></html>\n",
+    );
+    refused(
+        &wd,
+        "wikidata-20240101-all.json.gz",
+        &[],
+        &[
+            "wikidata-20240101-all.json.gz",
+            "not a Wikidata JSON dump",
+            "HTML page",
+            "503 Service Unavailable",
+            "download the dump again",
+        ],
+    );
+    // The same page gzip-compressed (a server that compresses its error pages).
+    wd.write(
+        "page.json.gz",
+        gzip(b"<!DOCTYPE html>\n<html><head><title>404 Not Found</title></head></html>\n"),
+    );
+    refused(
+        &wd,
+        "page.json.gz",
+        &[],
+        &["gzip-compressed content looks like an HTML page (\"404 Not Found\")"],
+    );
+    // A zip archive renamed .json (local file header, stored entry, central directory).
+    let mut zip = b"PK\x03\x04\x0a\x00\x00\x00\x00\x00".to_vec();
+    zip.extend_from_slice(&[0u8; 16]);
+    zip.extend_from_slice(b"\x09\x00\x00\x00dump.json[\n]\nPK\x01\x02");
+    wd.write("dump.json", &zip);
+    refused(
+        &wd,
+        "dump.json",
+        &[],
+        &["dump.json", "zip archive", "unzip it"],
+    );
+    wd.write("paper.json", b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj\n");
+    refused(&wd, "paper.json", &[], &["PDF document"]);
+    let elf: Vec<u8> = [&b"\x7fELF\x02\x01\x01\x00"[..], &[0u8; 200]].concat();
+    wd.write("a.out.json", elf);
+    refused(
+        &wd,
+        "a.out.json",
+        &[],
+        &["binary data (first bytes 7f 45 4c 46"],
+    );
+    wd.write("notes.json", "id,label\nQ1,universe\n");
+    refused(
+        &wd,
+        "notes.json",
+        &[],
+        &["text that is not JSON (\"id,label\")"],
+    );
+    // Read from stdin: the message names `-`.
+    let mut child = wd
+        .command(&["extract", "--dump", "-", "--out", "out"])
+        .stdin(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"<html><body>503 Service Unavailable</body></html>\n")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("bad input -: not a Wikidata JSON dump"),
+        "{err}"
+    );
+    assert_no_artifacts(&wd.join("out"));
+}
+
+#[test]
+fn empty_files_directories_and_dumps_without_entities_are_refused() {
+    let wd = Workdir::new();
+    wd.write("zero.json.gz", b"");
+    refused(
+        &wd,
+        "zero.json.gz",
+        &[],
+        &["zero.json.gz", "empty (0 bytes)"],
+    );
+    wd.write("nothing.json.gz", gzip(b""));
+    refused(
+        &wd,
+        "nothing.json.gz",
+        &[],
+        &["gzip data that decompresses to 0 bytes"],
+    );
+    std::fs::create_dir_all(wd.join("dumps")).unwrap();
+    refused(&wd, "dumps", &[], &["dumps", "is a directory"]);
+    // A missing file stays an I/O error (exit code 4), naming it.
+    let (code, err) = wd.run_err(&["extract", "--dump", "missing.json", "--out", "out"]);
+    assert_eq!(code, 4, "{err}");
+    assert!(err.contains("missing.json"), "{err}");
+
+    // `[` and `]` only: an empty dump, refused unless --allow-empty.
+    wd.write("empty.json", "[\n]\n");
+    refused(
+        &wd,
+        "empty.json",
+        &[],
+        &["holds no entity", "--allow-empty"],
+    );
+    wd.run_ok(&[
+        "extract",
+        "--dump",
+        "empty.json",
+        "--out",
+        "allowed",
+        "--allow-empty",
+    ]);
+    assert_eq!(manifest(&wd.join("allowed"), "extract")["complete"], true);
+
+    // JSON lines that are not Wikidata entities: none parses as one.
+    wd.write("other.json", "[\n{\"name\":\"a\"},\n{\"name\":\"b\"}\n]\n");
+    refused(
+        &wd,
+        "other.json",
+        &[],
+        &["none of its 4 lines is a Wikidata entity", "no_type"],
+    );
+    // --allow-empty does not let malformed lines through.
+    refused(&wd, "other.json", &["--allow-empty"], &["none of its"]);
+}
+
+#[test]
+fn more_than_one_percent_of_bad_lines_is_refused_whatever_max_bad_lines_says() {
+    let wd = Workdir::new();
+    let plain = String::from_utf8(synth(&wd, 400, "d.json")).unwrap();
+    let lines: Vec<&str> = plain.split_inclusive('\n').collect();
+    let bad = "{\"type\":\"item\",\"id\":\"Q7\",\"labels\":{,\n";
+    let with_bad = |n: usize| {
+        let mut out = String::new();
+        for (i, l) in lines.iter().enumerate() {
+            out.push_str(l);
+            if i >= 1 && i <= n {
+                out.push_str(bad);
+            }
+        }
+        out
+    };
+    // 2 bad lines of ≈400: under 1%, accepted (and counted).
+    wd.write("few.json", with_bad(2));
+    wd.run_ok(&["extract", "--dump", "few.json", "--out", "few"]);
+    assert_eq!(
+        manifest(&wd.join("few"), "extract")["rejects"]["bad_line_json"],
+        2
+    );
+    // 12 of ≈414: about 3%, refused although --max-bad-lines allows a million.
+    wd.write("many.json", with_bad(12));
+    refused(
+        &wd,
+        "many.json",
+        &["--max-bad-lines", "1000000"],
+        &[
+            "many.json",
+            "12 of its",
+            "are malformed, more than the 1%",
+            "max_bad_share",
+            "line 3, byte offset",
+        ],
+    );
+    // An explicit allowance accepts it.
+    wd.run_ok(&[
+        "extract",
+        "--dump",
+        "many.json",
+        "--out",
+        "many",
+        "--max-bad-share",
+        "0.05",
+    ]);
+    let (code, err) = wd.run_err(&[
+        "extract",
+        "--dump",
+        "many.json",
+        "--out",
+        "x",
+        "--max-bad-share",
+        "7",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("max_bad_share"), "{err}");
+}
+
+/// Cut `bytes` at `at`; the refusal names the byte offset, and `--allow-truncated` keeps what was decoded with
+/// `"complete": false`.
+fn truncated_case(wd: &Workdir, name: &str, bytes: &[u8], needles: &[&str]) -> serde_json::Value {
+    wd.write(name, bytes);
+    refused(wd, name, &[], needles);
+    refused(wd, name, &[], &["--allow-truncated", "download it again"]);
+    let out = format!("{name}-allowed");
+    wd.run_ok(&[
+        "extract",
+        "--dump",
+        name,
+        "--out",
+        &out,
+        "--allow-truncated",
+    ]);
+    let m = manifest(&wd.join(&out), "extract");
+    assert_eq!(m["complete"], false, "{name}");
+    assert!(
+        m["extra"]["incomplete"]
+            .as_str()
+            .unwrap()
+            .contains("ends early"),
+        "{name}: {m}"
+    );
+    assert!(
+        m["counts"]["labelled_entities"].as_u64().unwrap() > 0,
+        "{name}"
+    );
+    m
+}
+
+#[test]
+fn truncated_dumps_in_every_format_name_the_byte_offset() {
+    let wd = Workdir::new();
+    let plain = synth(&wd, 3000, "d.json");
+    let whole = wd.join("whole");
+    wd.run_ok(&["extract", "--dump", "d.json", "--out", "whole"]);
+    assert_eq!(manifest(&whole, "extract")["complete"], true);
+
+    // Plain JSON cut inside a line: the cut line's offset, and the missing `]`.
+    let at = plain.len() / 2;
+    let line_start = plain[..at].iter().rposition(|&c| c == b'\n').unwrap() + 1;
+    let m = truncated_case(
+        &wd,
+        "cut.json",
+        &plain[..at],
+        &[
+            "cut.json",
+            "the dump ends early",
+            &format!(
+                "at byte offset {line_start} of the JSON) is cut after {} bytes",
+                at - line_start
+            ),
+            &format!("the closing `]` is missing (the JSON stops at byte offset {at})"),
+        ],
+    );
+    assert_eq!(m["rejects"]["truncated_last_line"], 1);
+    // Cut exactly after a line: only the `]` is missing.
+    truncated_case(
+        &wd,
+        "cut-at-line.json",
+        &plain[..line_start],
+        &[&format!(
+            "the closing `]` is missing (the JSON stops at byte offset {line_start})"
+        )],
+    );
+
+    // Single-member gzip, bzip2 and zstd cut in the middle: the file's size is the offset where it stops.
+    let gz = gzip(&plain);
+    let n = gz.len() / 2;
+    truncated_case(
+        &wd,
+        "cut.json.gz",
+        &gz[..n],
+        &[&format!(
+            "the gzip stream ends early: the file stops at byte {n}"
+        )],
+    );
+    let bz = bzip2(&plain);
+    let n = bz.len() / 2;
+    truncated_case(
+        &wd,
+        "cut.json.bz2",
+        &bz[..n],
+        &[&format!(
+            "the bzip2 stream ends early: the file stops at byte {n}"
+        )],
+    );
+    let zst = zstd::encode_all(&plain[..], 3).unwrap();
+    let n = zst.len() / 2;
+    truncated_case(
+        &wd,
+        "cut.json.zst",
+        &zst[..n],
+        &[&format!(
+            "the zstd stream ends early: the file stops at byte {n}"
+        )],
+    );
+    // The Wikimedia layout (many members, inflated in parallel), cut inside a member.
+    let wm = synth(&wd, 3000, "wm.json.gz");
+    let n = wm.len() * 2 / 3;
+    let m = truncated_case(
+        &wd,
+        "cut-wm.json.gz",
+        &wm[..n],
+        &[&format!(
+            "the gzip stream ends early: the file stops at byte {n}"
+        )],
+    );
+    assert_eq!(m["extra"]["parallel_inflate"], true);
+    // ...and through stdin.
+    let mut child = wd
+        .command(&["extract", "--dump", "-", "--out", "stdin"])
+        .stdin(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let cut = wm[..n].to_vec();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || stdin.write_all(&cut));
+    let out = child.wait_with_output().unwrap();
+    let _ = writer.join();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("bad input -: the dump ends early: the gzip stream ends early"),
+        "{err}"
+    );
+}
+
+#[test]
+fn damaged_gzip_members_and_long_or_invalid_lines() {
+    let wd = Workdir::new();
+    let plain = synth(&wd, 2000, "d.json");
+    // Single-member gzip with a wrong CRC32 in its trailer (read sequentially).
+    let mut gz = gzip(&plain);
+    let k = gz.len() - 8;
+    gz[k] ^= 0xff;
+    wd.write("crc.json.gz", &gz);
+    refused(
+        &wd,
+        "crc.json.gz",
+        &[],
+        &[
+            "crc.json.gz",
+            "the gzip data is damaged",
+            "download the dump again",
+        ],
+    );
+    // A Wikimedia-layout member with a flipped CRC byte (read in parallel): the member's offset is named.
+    wd.run_ok(&[
+        "synth",
+        "--entities",
+        "2000",
+        "--member-lines",
+        "100",
+        "--out",
+        "wm.json.gz",
+    ]);
+    let wm = wd.read("wm.json.gz");
+    let starts: Vec<usize> = sword::dump::gz::Candidates::new(&wm).collect();
+    assert!(starts.len() > 3);
+    let (s, e) = (starts[2], starts[3]);
+    let mut bad = wm.clone();
+    bad[e - 8] ^= 0xff;
+    wd.write("crc-wm.json.gz", &bad);
+    refused(
+        &wd,
+        "crc-wm.json.gz",
+        &[],
+        &[
+            &format!("gzip member 3 at byte offset {s}"),
+            "CRC32",
+            "damaged",
+        ],
+    );
+
+    // A line of 50 MB (an entity with a 50 MB description) is parsed like any other; a 50 MB line of junk is
+    // one malformed line, logged briefly with its position.
+    let text = String::from_utf8(plain).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    let big = format!(
+        "{{\"type\":\"item\",\"id\":\"Q99999999\",\"labels\":{{\"en\":{{\"language\":\"en\",\"value\":\"big\"}}}},\
+         \"descriptions\":{{\"en\":{{\"language\":\"en\",\"value\":\"{}\"}}}},\"claims\":{{}}}},",
+        "x".repeat(50 << 20)
+    );
+    lines.insert(5, big);
+    wd.write("big.json", lines.join("\n") + "\n");
+    wd.run_ok(&[
+        "extract",
+        "--dump",
+        "big.json",
+        "--out",
+        "big",
+        "--languages",
+        "en",
+    ]);
+    let m = manifest(&wd.join("big"), "extract");
+    assert_eq!(m["rejects"].as_object().unwrap().len(), 0, "{m}");
+    lines[5] = format!(
+        "{{\"type\":\"item\",\"id\":\"Q1\",\"labels\":{}",
+        "[".repeat(50 << 20)
+    );
+    wd.write("junk.json", lines.join("\n") + "\n");
+    let out = wd.run_ok(&["extract", "--dump", "junk.json", "--out", "junk"]);
+    let m = manifest(&wd.join("junk"), "extract");
+    let bad = &m["extra"]["bad_lines"][0];
+    assert_eq!(bad["line"], 6, "{m}");
+    assert!(bad["message"].as_str().unwrap().len() < 1000);
+    assert!(out.stderr.len() < 10_000);
+
+    // Invalid UTF-8 inside a label: that line is malformed (and counted), with or without the skim.
+    let mut bytes = text.into_bytes();
+    let label = b"\"value\":\"";
+    let at = memchr::memmem::find(&bytes, label).unwrap() + label.len();
+    bytes.splice(at..at, [0xff, 0xfe]);
+    wd.write("utf8.json", &bytes);
+    for (out, extra) in [("utf8", None), ("utf8-noskim", Some("--no-skim"))] {
+        let mut args = vec!["extract", "--dump", "utf8.json", "--out", out];
+        args.extend(extra);
+        wd.run_ok(&args);
+        let m = manifest(&wd.join(out), "extract");
+        assert_eq!(m["extra"]["bad_lines"][0]["line"], 2, "{out}: {m}");
+        assert_eq!(
+            m["extra"]["bad_lines"].as_array().unwrap().len(),
+            1,
+            "{out}"
+        );
+    }
+}
+
+#[test]
+fn run_refuses_bad_input_and_carries_the_incomplete_flag_to_export() {
+    let wd = Workdir::new();
+    wd.write("conf/train.toml", "dim = 16\n");
+    wd.write("conf/distort.toml", "samples = 40\n");
+    wd.write(
+        "page.json",
+        "<html><body>503 Service Unavailable</body></html>\n",
+    );
+    let (code, err) = wd.run_err(&[
+        "run",
+        "--dump",
+        "page.json",
+        "--out",
+        "r0",
+        "--config-dir",
+        "conf",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("page.json") && err.contains("HTML page"),
+        "{err}"
+    );
+    assert_no_artifacts(&wd.join("r0"));
+
+    // A dump cut short, accepted with allow_truncated: every stage and the export say so.
+    let plain = synth(&wd, 3000, "d.json");
+    wd.write("cut.json", &plain[..plain.len() * 3 / 4]);
+    let (code, err) = wd.run_err(&[
+        "run",
+        "--dump",
+        "cut.json",
+        "--out",
+        "r1",
+        "--config-dir",
+        "conf",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--allow-truncated"), "{err}");
+    assert_no_artifacts(&wd.join("r1"));
+    wd.write("conf/extract.toml", "allow_truncated = true\n");
+    wd.run_ok(&[
+        "-j",
+        "1",
+        "run",
+        "--dump",
+        "cut.json",
+        "--out",
+        "r1",
+        "--config-dir",
+        "conf",
+    ]);
+    let r1 = wd.join("r1");
+    for stage in sword::pipeline::STAGES {
+        assert_eq!(manifest(&r1, stage)["complete"], false, "{stage}");
+    }
+    let file = std::fs::File::open(r1.join("sword.parquet")).unwrap();
+    let reader = parquet::file::reader::SerializedFileReader::new(file).unwrap();
+    let kv = parquet::file::reader::FileReader::metadata(&reader)
+        .file_metadata()
+        .key_value_metadata()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        kv.iter()
+            .any(|k| k.key == "sword.complete" && k.value.as_deref() == Some("false")),
+        "{kv:?}"
+    );
+    let report = String::from_utf8(wd.read("r1/report/report.md")).unwrap();
+    assert!(report.starts_with("> **Incomplete build.**"), "{report}");
+    // The promotion check refuses it (exit code 7).
+    let (code, err) = wd.run_err(&["run", "--out", "r1", "--promotion-check", "nowhere"]);
+    assert_eq!(code, 7, "{err}");
+    assert!(err.contains("incomplete"), "{err}");
+
+    // The whole dump: complete everywhere, and no `sword.complete` key (the bytes of a whole build are unchanged).
+    std::fs::remove_file(wd.join("conf/extract.toml")).unwrap();
+    wd.run_ok(&[
+        "-j",
+        "1",
+        "run",
+        "--dump",
+        "d.json",
+        "--out",
+        "r2",
+        "--config-dir",
+        "conf",
+    ]);
+    for stage in sword::pipeline::STAGES {
+        assert_eq!(manifest(&wd.join("r2"), stage)["complete"], true, "{stage}");
+    }
+    let file = std::fs::File::open(wd.join("r2/sword.parquet")).unwrap();
+    let reader = parquet::file::reader::SerializedFileReader::new(file).unwrap();
+    let kv = parquet::file::reader::FileReader::metadata(&reader)
+        .file_metadata()
+        .key_value_metadata()
+        .cloned()
+        .unwrap_or_default();
+    assert!(!kv.iter().any(|k| k.key == "sword.complete"), "{kv:?}");
+}
+
+#[test]
+fn real_fixture_cut_to_300_kb_is_refused_unless_allowed() {
+    let Some(gz) = real_fixture("dumps/jsondumpdata_20151109_1000-entities.json.gz") else {
+        return;
+    };
+    let wd = Workdir::new();
+    let bytes = std::fs::read(&gz).unwrap();
+    wd.write(
+        "jsondumpdata_20151109_1000-entities.json.gz",
+        &bytes[..300_000],
+    );
+    refused(
+        &wd,
+        "jsondumpdata_20151109_1000-entities.json.gz",
+        &[],
+        &["the gzip stream ends early: the file stops at byte 300000"],
+    );
+    // The mock with known bugs stays accepted as it is (its quirks are counted, not refused).
+    let bugs = real_fixture("dumps/wdtk_mock-dump-with-bugs.json").unwrap();
+    let d = bugs.to_string_lossy().into_owned();
+    wd.run_ok(&[
+        "extract",
+        "--dump",
+        &d,
+        "--out",
+        "bugs",
+        "--languages",
+        "en",
+    ]);
+    assert_eq!(manifest(&wd.join("bugs"), "extract")["complete"], true);
+}
