@@ -208,6 +208,16 @@ fn small_run(wd: &Workdir) {
     ]);
 }
 
+/// Exported statements (the original and each variant distort could draw) of the first `n` originals, read
+/// from distortions.parquet: not every original gets all four variants (a pool can run dry or every candidate
+/// be true), so the count is read rather than assumed to be 5 per original.
+fn statements_of_first(wd: &Workdir, n: u32) -> usize {
+    let rows = sword::distort::read_distortions_file(&wd.join("run/distortions.parquet")).unwrap();
+    let originals = rows.iter().filter(|d| d.strategy.as_str() == "ORG").count();
+    assert_eq!(originals, 8, "the small run samples 8 originals");
+    rows.iter().filter(|d| d.original_id < n).count()
+}
+
 /// custom_id → prompt content of the export's translation_requests.jsonl (the Batch path: an independent
 /// rendering of the same prompts).
 fn batch_prompts(wd: &Workdir) -> HashMap<String, String> {
@@ -266,7 +276,8 @@ fn translate_checks_retries_and_scores_exactly_through_the_test_server() {
     let s: Value = serde_json::from_slice(&out.stdout).unwrap();
     let pairs = prompts.len();
     let per_lang = pairs / 8;
-    assert_eq!(pairs, 8 * 5 * 8, "8 originals × 5 strategies × 8 languages");
+    // Every exported statement (8 originals with the variants distort could draw) in each of 8 languages.
+    assert_eq!(statements_of_first(&wd, 8) * 8, pairs);
     assert_eq!(s["pairs"], pairs);
     assert_eq!(s["answered"], pairs);
     assert_eq!(s["text_ok"], pairs - 2 * per_lang);
@@ -518,9 +529,9 @@ fn make_eval_runs_the_chain_resumes_and_a_second_run_sends_nothing() {
         answered.lock().unwrap().values().all(|&n| n == 1),
         "a request was answered twice"
     );
-    // 3 originals × 5 strategies × 8 languages, and retries for de and ja.
+    // The first 3 originals with their variants × 8 languages, and retries for de and ja.
     let texts = sword::translate::read_texts_file(&wd.join("run/statements_text.parquet")).unwrap();
-    assert_eq!(texts.len(), 3 * 5 * 8);
+    assert_eq!(texts.len(), statements_of_first(&wd, 3) * 8);
     assert!(texts.iter().all(|t| t.text_ok == Some(true)));
     let scores: Value =
         serde_json::from_slice(&std::fs::read(ev.join("sword.scores.json")).unwrap()).unwrap();
@@ -535,7 +546,11 @@ fn make_eval_runs_the_chain_resumes_and_a_second_run_sends_nothing() {
         assert!(ev.join(f).exists(), "{f}");
     }
     let report = std::fs::read_to_string(ev.join("report.md")).unwrap();
-    assert!(report.contains("| ko | 15 | 15 | 15 | 100.0 |"), "{report}");
+    let n = statements_of_first(&wd, 3);
+    assert!(
+        report.contains(&format!("| ko | {n} | {n} | {n} | 100.0 |")),
+        "{report}"
+    );
     // AdversaRiskQA judged "Correct" for every one of the 4 valid answers.
     let aq: Value =
         serde_json::from_slice(&std::fs::read(ev.join("adversariskqa.scores.json")).unwrap())

@@ -104,7 +104,7 @@ fn nightly_keeps_latest_on_the_good_run_and_exits_non_zero_for_worse_or_bad_dump
     assert_eq!(files_of(&wd, "20240101"), good_files);
 
     // A lower bound lets the smaller run through (configurable), and so does FORCE=1.
-    let o = nightly(&wd, &[&dump(&small), "KEEP=1", "MIN_RATIO=0.1"]);
+    let o = nightly(&wd, &[&dump(&small), "KEEP=1", "MIN_RATIO=0.01"]);
     assert!(o.status.success(), "{}", log(&o));
     assert_eq!(latest(&wd), "20240102");
     let o = nightly(&wd, &[&dump(&good), "KEEP=1", "FORCE=1"]);
