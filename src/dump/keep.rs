@@ -62,7 +62,9 @@ impl Default for Config {
             max_bad_share: 0.01,
             allow_truncated: false,
             allow_empty: false,
-            transitive_seed: s(&["P131", "P150", "P171", "P276", "P279", "P361", "P527", "P706"]),
+            transitive_seed: s(&[
+                "P131", "P150", "P171", "P276", "P279", "P361", "P527", "P706",
+            ]),
             chunk_kib: 4096,
             parallel_gzip: true,
             skim: true,
