@@ -116,6 +116,12 @@ impl EntityLookup {
         }
     }
 
+    /// English (`en`) label of `id`, if the run has English and `id` a label in it.
+    pub fn english_label(&self, id: EntityId) -> Option<&str> {
+        let l = self.languages.iter().position(|x| x == "en")?;
+        self.label(id, l).map(|x| x.text.as_str())
+    }
+
     /// Description of `id` in language index `l`.
     pub fn description(&self, id: EntityId, l: usize) -> Option<&str> {
         self.entities
@@ -451,7 +457,7 @@ pub fn write_all(
     })?;
     let report_dir = dir.join("report");
     artifact::ensure_dir(&report_dir)?;
-    let summary = crate::report::write_report(&report_dir, rows, distort_manifest)?;
+    let summary = crate::report::write_report(&report_dir, rows, distort_manifest, lookup)?;
     if !complete {
         mark_report_incomplete(&report_dir.join("report.md"))?;
     }

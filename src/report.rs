@@ -5,6 +5,8 @@
 use crate::artifact::{write_atomic, Manifest};
 use crate::distort::{differences, Distortion, Strategy};
 use crate::error::{Error, Result};
+use crate::export::EntityLookup;
+use crate::ids::EntityId;
 use plotters::prelude::*;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -154,11 +156,30 @@ pub fn density_svg(
     Ok(svg)
 }
 
-/// Write the report into `dir` (which must exist).
+/// How the report names an entity or property in a table cell: `ID label` with the English label
+/// (`P36 capital`, `Q142 France`), or the bare id when there is no English label. `|` and line breaks in
+/// the label are escaped so the Markdown table stays intact.
+pub fn id_cell(id: EntityId, lookup: &EntityLookup) -> String {
+    match lookup.english_label(id) {
+        Some(l) if !l.trim().is_empty() => {
+            let l = l
+                .trim()
+                .replace('\\', "\\\\")
+                .replace('|', "\\|")
+                .replace(['\n', '\r'], " ");
+            format!("{id} {l}")
+        }
+        _ => id.to_string(),
+    }
+}
+
+/// Write the report into `dir` (which must exist). Ids in its tables carry their English labels from
+/// `lookup` (see [`id_cell`]).
 pub fn write_report(
     dir: &Path,
     rows: &[Distortion],
     distort_manifest: Option<&Manifest>,
+    lookup: &EntityLookup,
 ) -> Result<ReportSummary> {
     let variants = [Strategy::SS, Strategy::OS, Strategy::PSS, Strategy::POS];
     let cos_of = |s: Strategy, centred: bool| -> Vec<f64> {
@@ -285,21 +306,26 @@ pub fn write_report(
         let _ = writeln!(md, "| {} | {n} |", s.as_str());
     }
     let _ = writeln!(md, "\n## Statements per property\n\n| property | ORG | SS | OS | PSS | POS |\n|---|---:|---:|---:|---:|---:|");
-    let mut per_prop: BTreeMap<String, [u64; 5]> = BTreeMap::new();
+    let mut per_prop: BTreeMap<crate::ids::Pid, [u64; 5]> = BTreeMap::new();
     for d in rows {
         let k = Strategy::ALL
             .iter()
             .position(|s| *s == d.strategy)
             .unwrap_or(0);
-        per_prop.entry(d.property.to_string()).or_default()[k] += 1;
+        per_prop.entry(d.property).or_default()[k] += 1;
     }
     let mut pp: Vec<_> = per_prop.into_iter().collect();
     pp.sort_by(|a, b| b.1[0].cmp(&a.1[0]).then(a.0.cmp(&b.0)));
     for (p, c) in pp.iter().take(50) {
         let _ = writeln!(
             md,
-            "| {p} | {} | {} | {} | {} | {} |",
-            c[0], c[1], c[2], c[3], c[4]
+            "| {} | {} | {} | {} | {} | {} |",
+            id_cell(EntityId::Property(*p), lookup),
+            c[0],
+            c[1],
+            c[2],
+            c[3],
+            c[4]
         );
     }
     if pp.len() > 50 {
@@ -372,6 +398,115 @@ mod tests {
         assert!((hi - m - 0.0283).abs() < 0.004, "{hi}");
         // Seeded: the same input gives the same interval.
         assert_eq!(bootstrap_mean_ci(&xs, 4000, 7), Some((m, lo, hi)));
+    }
+
+    fn lab(text: &str) -> crate::model::Label {
+        crate::model::Label {
+            text: text.to_string(),
+            from_mul: false,
+        }
+    }
+
+    /// A run in French and English: P36 and Q142 are entities with labels, P17 is labelled only through
+    /// `properties.parquet`, P999 has a French label only, Q7 has no record at all.
+    fn lookup() -> EntityLookup {
+        use crate::ids::{Pid, Qid};
+        use crate::model::{EntityRecord, PropertyRecord};
+        let ent = |id: EntityId, fr: &str, en: &str| EntityRecord {
+            id,
+            labels: vec![lab(fr), lab(en)],
+            descriptions: vec![None, None],
+            sitelinks: 0,
+            lastrevid: None,
+            modified: None,
+        };
+        let prop = |id: u64, labels: Vec<Option<crate::model::Label>>| PropertyRecord {
+            id: Pid(id),
+            datatype: "wikibase-item".into(),
+            labels,
+            transitive: false,
+            symmetric: false,
+            inverse: vec![],
+        };
+        EntityLookup::new(
+            vec!["fr".into(), "en".into()],
+            vec![
+                ent(EntityId::Property(Pid(36)), "capitale", "capital"),
+                ent(EntityId::Item(Qid(142)), "France", "France"),
+            ],
+            vec![
+                prop(17, vec![Some(lab("pays")), Some(lab("country"))]),
+                prop(999, vec![Some(lab("seulement en français")), None]),
+                prop(5, vec![None, Some(lab("a|b"))]),
+            ],
+        )
+    }
+
+    #[test]
+    fn id_cells_carry_the_english_label_or_stand_alone() {
+        use crate::ids::{Pid, Qid};
+        let l = lookup();
+        assert_eq!(id_cell(EntityId::Property(Pid(36)), &l), "P36 capital");
+        assert_eq!(id_cell(EntityId::Item(Qid(142)), &l), "Q142 France");
+        assert_eq!(id_cell(EntityId::Property(Pid(17)), &l), "P17 country");
+        // A French label only, or no record: the bare id.
+        assert_eq!(id_cell(EntityId::Property(Pid(999)), &l), "P999");
+        assert_eq!(id_cell(EntityId::Item(Qid(7)), &l), "Q7");
+        // A pipe would split the Markdown cell.
+        assert_eq!(id_cell(EntityId::Property(Pid(5)), &l), r"P5 a\|b");
+        // A run without English: every id is bare.
+        let no_en = EntityLookup::new(vec!["fr".into()], vec![], vec![]);
+        assert_eq!(id_cell(EntityId::Property(Pid(36)), &no_en), "P36");
+    }
+
+    #[test]
+    fn report_property_table_names_properties_with_labels() {
+        use crate::ids::{Pid, Qid};
+        let row = |n: u32, strategy: Strategy, p: u64| Distortion {
+            statement_id: crate::distort::statement_id(n, strategy),
+            original_id: n,
+            strategy,
+            subject: Qid(142),
+            property: Pid(p),
+            object: Qid(7),
+            replaced_role: None,
+            original_entity: None,
+            replacement_entity: None,
+            cosine: None,
+            cosine_centred: None,
+            attempts: 1,
+            original_rank: crate::model::Rank::Normal,
+            original_statement_id: String::new(),
+        };
+        let rows = vec![
+            row(0, Strategy::ORG, 36),
+            row(0, Strategy::SS, 36),
+            row(1, Strategy::ORG, 36),
+            row(1, Strategy::POS, 36),
+            row(2, Strategy::ORG, 999),
+            row(3, Strategy::ORG, 17),
+            row(3, Strategy::OS, 17),
+        ];
+        let dir = tempfile::tempdir().unwrap();
+        write_report(dir.path(), &rows, None, &lookup()).unwrap();
+        let md = std::fs::read_to_string(dir.path().join("report.md")).unwrap();
+        let start = md.find("## Statements per property").unwrap();
+        let table: Vec<&str> = md[start..]
+            .lines()
+            .skip(2)
+            .take_while(|l| !l.is_empty())
+            .collect();
+        // Most ORG first; ties by property number.
+        assert_eq!(
+            table,
+            [
+                "| property | ORG | SS | OS | PSS | POS |",
+                "|---|---:|---:|---:|---:|---:|",
+                "| P36 capital | 2 | 1 | 0 | 0 | 1 |",
+                "| P17 country | 1 | 0 | 1 | 0 | 0 |",
+                "| P999 | 1 | 0 | 0 | 0 | 0 |",
+            ]
+        );
     }
 
     #[test]
