@@ -86,6 +86,12 @@ pub struct EntityLookup {
     properties: HashMap<Pid, PropertyRecord>,
 }
 
+impl crate::report::EnglishLabels for EntityLookup {
+    fn english_label(&self, id: EntityId) -> Option<&str> {
+        EntityLookup::english_label(self, id)
+    }
+}
+
 impl EntityLookup {
     /// Index entity and property records. Property labels come from `entities` when the property is there,
     /// otherwise from `properties.parquet`'s labels.
@@ -623,6 +629,72 @@ pub fn cli(args: Args) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn lab(text: &str) -> crate::model::Label {
+        crate::model::Label {
+            text: text.to_string(),
+            from_mul: false,
+        }
+    }
+
+    /// A run in French and English: P36 and Q142 are entities with labels, P17 is labelled only through
+    /// `properties.parquet`, P999 has a French label only, Q7 has no record at all.
+    fn lookup() -> EntityLookup {
+        use crate::ids::{Pid, Qid};
+        use crate::model::{EntityRecord, PropertyRecord};
+        let ent = |id: EntityId, fr: &str, en: &str| EntityRecord {
+            id,
+            labels: vec![lab(fr), lab(en)],
+            descriptions: vec![None, None],
+            sitelinks: 0,
+            lastrevid: None,
+            modified: None,
+        };
+        let prop = |id: u64, labels: Vec<Option<crate::model::Label>>| PropertyRecord {
+            id: Pid(id),
+            datatype: "wikibase-item".into(),
+            labels,
+            transitive: false,
+            symmetric: false,
+            inverse: vec![],
+        };
+        EntityLookup::new(
+            vec!["fr".into(), "en".into()],
+            vec![
+                ent(EntityId::Property(Pid(36)), "capitale", "capital"),
+                ent(EntityId::Item(Qid(142)), "France", "France"),
+            ],
+            vec![
+                prop(17, vec![Some(lab("pays")), Some(lab("country"))]),
+                prop(999, vec![Some(lab("seulement en français")), None]),
+                prop(5, vec![None, Some(lab("a|b"))]),
+            ],
+        )
+    }
+
+    #[test]
+    fn english_labels_come_from_entities_then_properties_and_need_english_in_the_run() {
+        use crate::ids::{Pid, Qid};
+        use crate::report::EnglishLabels;
+        let l = lookup();
+        assert_eq!(
+            l.english_label(EntityId::Property(Pid(36))),
+            Some("capital")
+        );
+        assert_eq!(l.english_label(EntityId::Item(Qid(142))), Some("France"));
+        // Labelled only through properties.parquet.
+        assert_eq!(
+            l.english_label(EntityId::Property(Pid(17))),
+            Some("country")
+        );
+        // A French label only, or no record at all.
+        assert_eq!(l.english_label(EntityId::Property(Pid(999))), None);
+        assert_eq!(l.english_label(EntityId::Item(Qid(7))), None);
+        // A run without English.
+        let no_en = EntityLookup::new(vec!["fr".into()], vec![], vec![]);
+        assert_eq!(no_en.english_label(EntityId::Property(Pid(36))), None);
+    }
+
     use crate::ids::Qid;
     use crate::model::Rank;
 

@@ -5,7 +5,6 @@
 use crate::artifact::{write_atomic, Manifest};
 use crate::distort::{differences, Distortion, Strategy};
 use crate::error::{Error, Result};
-use crate::export::EntityLookup;
 use crate::ids::EntityId;
 use plotters::prelude::*;
 use std::collections::BTreeMap;
@@ -156,10 +155,17 @@ pub fn density_svg(
     Ok(svg)
 }
 
+/// Where the report finds English labels. The export stage's `EntityLookup` implements it; the trait keeps the
+/// report below export in the module graph (export calls the report, not the other way round).
+pub trait EnglishLabels {
+    /// English (`en`) label of `id`, if the run has English and `id` a label in it.
+    fn english_label(&self, id: EntityId) -> Option<&str>;
+}
+
 /// How the report names an entity or property in a table cell: `ID label` with the English label
 /// (`P36 capital`, `Q142 France`), or the bare id when there is no English label. `|` and line breaks in
 /// the label are escaped so the Markdown table stays intact.
-pub fn id_cell(id: EntityId, lookup: &EntityLookup) -> String {
+pub fn id_cell(id: EntityId, lookup: &dyn EnglishLabels) -> String {
     match lookup.english_label(id) {
         Some(l) if !l.trim().is_empty() => {
             let l = l
@@ -179,7 +185,7 @@ pub fn write_report(
     dir: &Path,
     rows: &[Distortion],
     distort_manifest: Option<&Manifest>,
-    lookup: &EntityLookup,
+    lookup: &dyn EnglishLabels,
 ) -> Result<ReportSummary> {
     let variants = [Strategy::SS, Strategy::OS, Strategy::PSS, Strategy::POS];
     let cos_of = |s: Strategy, centred: bool| -> Vec<f64> {
@@ -400,46 +406,24 @@ mod tests {
         assert_eq!(bootstrap_mean_ci(&xs, 4000, 7), Some((m, lo, hi)));
     }
 
-    fn lab(text: &str) -> crate::model::Label {
-        crate::model::Label {
-            text: text.to_string(),
-            from_mul: false,
+    /// Hand-made English labels: P36 and Q142 and P17 are labelled, P5's label holds a pipe, P999 and Q7
+    /// have none. (The export stage's `EntityLookup`, which fills this from the run, is tested in export.)
+    struct Labels(BTreeMap<EntityId, &'static str>);
+
+    impl EnglishLabels for Labels {
+        fn english_label(&self, id: EntityId) -> Option<&str> {
+            self.0.get(&id).copied()
         }
     }
 
-    /// A run in French and English: P36 and Q142 are entities with labels, P17 is labelled only through
-    /// `properties.parquet`, P999 has a French label only, Q7 has no record at all.
-    fn lookup() -> EntityLookup {
+    fn lookup() -> Labels {
         use crate::ids::{Pid, Qid};
-        use crate::model::{EntityRecord, PropertyRecord};
-        let ent = |id: EntityId, fr: &str, en: &str| EntityRecord {
-            id,
-            labels: vec![lab(fr), lab(en)],
-            descriptions: vec![None, None],
-            sitelinks: 0,
-            lastrevid: None,
-            modified: None,
-        };
-        let prop = |id: u64, labels: Vec<Option<crate::model::Label>>| PropertyRecord {
-            id: Pid(id),
-            datatype: "wikibase-item".into(),
-            labels,
-            transitive: false,
-            symmetric: false,
-            inverse: vec![],
-        };
-        EntityLookup::new(
-            vec!["fr".into(), "en".into()],
-            vec![
-                ent(EntityId::Property(Pid(36)), "capitale", "capital"),
-                ent(EntityId::Item(Qid(142)), "France", "France"),
-            ],
-            vec![
-                prop(17, vec![Some(lab("pays")), Some(lab("country"))]),
-                prop(999, vec![Some(lab("seulement en français")), None]),
-                prop(5, vec![None, Some(lab("a|b"))]),
-            ],
-        )
+        Labels(BTreeMap::from([
+            (EntityId::Property(Pid(36)), "capital"),
+            (EntityId::Item(Qid(142)), "France"),
+            (EntityId::Property(Pid(17)), "country"),
+            (EntityId::Property(Pid(5)), "a|b"),
+        ]))
     }
 
     #[test]
@@ -454,8 +438,8 @@ mod tests {
         assert_eq!(id_cell(EntityId::Item(Qid(7)), &l), "Q7");
         // A pipe would split the Markdown cell.
         assert_eq!(id_cell(EntityId::Property(Pid(5)), &l), r"P5 a\|b");
-        // A run without English: every id is bare.
-        let no_en = EntityLookup::new(vec!["fr".into()], vec![], vec![]);
+        // No English label anywhere: every id is bare.
+        let no_en = Labels(BTreeMap::new());
         assert_eq!(id_cell(EntityId::Property(Pid(36)), &no_en), "P36");
     }
 
