@@ -675,7 +675,6 @@ mod tests {
     #[test]
     fn english_labels_come_from_entities_then_properties_and_need_english_in_the_run() {
         use crate::ids::{Pid, Qid};
-        use crate::report::EnglishLabels;
         let l = lookup();
         assert_eq!(
             l.english_label(EntityId::Property(Pid(36))),
