@@ -64,36 +64,63 @@ pub struct StatementText {
     pub text_reason: Option<String>,
 }
 
-/// statement_id → (original_id, strategy, label) from a `sword.parquet`.
-pub fn statement_meta(path: &Path) -> Result<HashMap<String, (String, String, bool)>> {
-    use arrow_array::{Array, BooleanArray, UInt32Array};
-    let f = std::fs::File::open(path).at(path)?;
-    let mut out = HashMap::new();
-    for b in tables::read_batches(f, path)? {
-        let sid = tables::string_column(&b, "statement_id", path)?;
-        let st = tables::string_column(&b, "strategy", path)?;
+/// The key columns of a `sword.parquet` batch: statement_id, strategy, original_id and label.
+pub(crate) struct KeyColumns<'a> {
+    pub statement_id: &'a StringArray,
+    pub strategy: &'a StringArray,
+    pub original_id: &'a arrow_array::UInt32Array,
+    pub label: &'a arrow_array::BooleanArray,
+}
+
+impl<'a> KeyColumns<'a> {
+    /// The key columns of `b`, or `Corrupt` naming `path` when one is missing or of the wrong type.
+    pub(crate) fn of(b: &'a RecordBatch, path: &Path) -> Result<KeyColumns<'a>> {
         let oid = b
             .column_by_name("original_id")
-            .and_then(|c| c.as_any().downcast_ref::<UInt32Array>());
+            .and_then(|c| c.as_any().downcast_ref::<arrow_array::UInt32Array>());
         let lab = b
             .column_by_name("label")
-            .and_then(|c| c.as_any().downcast_ref::<BooleanArray>());
-        let (Some(oid), Some(lab)) = (oid, lab) else {
+            .and_then(|c| c.as_any().downcast_ref::<arrow_array::BooleanArray>());
+        let (Some(original_id), Some(label)) = (oid, lab) else {
             return Err(Error::Corrupt {
                 path: path.to_path_buf(),
                 what: "missing original_id (uint32) or label (bool)".into(),
             });
         };
+        Ok(KeyColumns {
+            statement_id: tables::string_column(b, "statement_id", path)?,
+            strategy: tables::string_column(b, "strategy", path)?,
+            original_id,
+            label,
+        })
+    }
+
+    /// Is any key of row `i` null?
+    pub(crate) fn has_null(&self, i: usize) -> bool {
+        use arrow_array::Array;
+        self.statement_id.is_null(i)
+            || self.strategy.is_null(i)
+            || self.original_id.is_null(i)
+            || self.label.is_null(i)
+    }
+}
+
+/// statement_id → (original_id, strategy, label) from a `sword.parquet`.
+pub fn statement_meta(path: &Path) -> Result<HashMap<String, (String, String, bool)>> {
+    let f = std::fs::File::open(path).at(path)?;
+    let mut out = HashMap::new();
+    for b in tables::read_batches(f, path)? {
+        let k = KeyColumns::of(&b, path)?;
         for i in 0..b.num_rows() {
-            if oid.is_null(i) || lab.is_null(i) {
+            if k.has_null(i) {
                 continue;
             }
             out.insert(
-                sid.value(i).to_string(),
+                k.statement_id.value(i).to_string(),
                 (
-                    oid.value(i).to_string(),
-                    st.value(i).to_string(),
-                    lab.value(i),
+                    k.original_id.value(i).to_string(),
+                    k.strategy.value(i).to_string(),
+                    k.label.value(i),
                 ),
             );
         }

@@ -88,7 +88,7 @@ pub struct Sources {
 
 /// Read the statements and their labels from `sword.parquet`.
 pub fn read_sources(path: &Path) -> Result<Sources> {
-    use arrow_array::{Array, BooleanArray, UInt32Array};
+    use arrow_array::Array;
     let f = std::fs::File::open(path).at(path)?;
     let mut out = Sources::default();
     for b in tables::read_batches(f, path)? {
@@ -101,27 +101,14 @@ pub fn read_sources(path: &Path) -> Result<Sources> {
                 .filter_map(|f| f.name().strip_prefix("subject_label_").map(str::to_string))
                 .collect();
         }
-        let sid = tables::string_column(&b, "statement_id", path)?;
-        let st = tables::string_column(&b, "strategy", path)?;
-        let oid = b
-            .column_by_name("original_id")
-            .and_then(|c| c.as_any().downcast_ref::<UInt32Array>());
-        let lab = b
-            .column_by_name("label")
-            .and_then(|c| c.as_any().downcast_ref::<BooleanArray>());
-        let (Some(oid), Some(lab)) = (oid, lab) else {
-            return Err(Error::Corrupt {
-                path: path.to_path_buf(),
-                what: "missing original_id (uint32) or label (bool)".into(),
-            });
-        };
+        let k = super::KeyColumns::of(&b, path)?;
         let mut cols = Vec::new();
         for l in &out.languages {
             let c = |r: &str| tables::string_column(&b, &format!("{r}_label_{l}"), path);
             cols.push([c("subject")?, c("property")?, c("object")?]);
         }
         for i in 0..b.num_rows() {
-            if oid.is_null(i) || lab.is_null(i) || sid.is_null(i) || st.is_null(i) {
+            if k.has_null(i) {
                 return Err(Error::Corrupt {
                     path: path.to_path_buf(),
                     what: format!("row {i}: null statement_id, original_id, strategy or label"),
@@ -129,10 +116,10 @@ pub fn read_sources(path: &Path) -> Result<Sources> {
             }
             let get = |c: &arrow_array::StringArray| c.is_valid(i).then(|| c.value(i).to_string());
             out.rows.push(Source {
-                statement_id: sid.value(i).to_string(),
-                original_id: oid.value(i),
-                strategy: st.value(i).to_string(),
-                label: lab.value(i),
+                statement_id: k.statement_id.value(i).to_string(),
+                original_id: k.original_id.value(i),
+                strategy: k.strategy.value(i).to_string(),
+                label: k.label.value(i),
                 labels: cols
                     .iter()
                     .map(|[s, p, o]| [get(s), get(p), get(o)])

@@ -7,7 +7,7 @@
 //! answers carry a `<think>` block. Every SWORD question is answered "False", so the known accuracies are
 //! exactly 1 for SS/OS/PSS/POS and 0 for ORG in every language.
 
-use crate::util::Workdir;
+use crate::util::{runner_args, Workdir};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -238,21 +238,7 @@ fn batch_prompts(wd: &Workdir) -> HashMap<String, String> {
 }
 
 fn translate_args<'a>(url: &'a str, out: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
-    let mut v = vec![
-        "translate",
-        "--out",
-        out,
-        "--base-url",
-        url,
-        "--model",
-        "m",
-        "--backoff-ms",
-        "1",
-        "--backoff-cap-ms",
-        "5",
-    ];
-    v.extend_from_slice(extra);
-    v
+    runner_args(&["translate", "--out", out], url, extra)
 }
 
 const LANGS: [&str; 8] = ["en", "fr", "de", "es", "it", "pt", "ko", "ja"];

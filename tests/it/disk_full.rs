@@ -4,7 +4,7 @@
 //! not vouch for), and, once the tmpfs is remounted bigger, a rerun must complete byte-identically to a run that
 //! never failed.
 
-use crate::util::Workdir;
+use crate::util::{small_configs, small_dump, Workdir, EXTRACT_ARTIFACTS, FINAL_ARTIFACTS};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -77,30 +77,6 @@ impl Drop for Tmpfs {
     }
 }
 
-const EXTRACT: &[&str] = &[
-    "entities.parquet",
-    "triples.parquet",
-    "statements.parquet",
-    "properties.parquet",
-    "transitive.parquet",
-];
-
-const FINAL: &[&str] = &[
-    "entities.parquet",
-    "triples.parquet",
-    "statements.parquet",
-    "properties.parquet",
-    "transitive.parquet",
-    "graph.csr",
-    "nodes.txt",
-    "walks.bin",
-    "embeddings.npy",
-    "embeddings.w2v",
-    "distortions.parquet",
-    "sword.parquet",
-    "translation_requests.jsonl",
-];
-
 fn size_of(dir: &Path, names: &[&str]) -> u64 {
     names
         .iter()
@@ -163,19 +139,9 @@ fn full_disk_exits_4_leaves_nothing_partial_and_a_rerun_with_space_completes_ide
             return;
         }
     };
-    std::fs::create_dir_all(wd.join("dump")).unwrap();
-    wd.run_ok(&[
-        "synth",
-        "--entities",
-        "3000",
-        "--seed",
-        "5",
-        "--out",
-        "dump/wikidata-20240101-all.json.gz",
-    ]);
-    let dump = "dump/wikidata-20240101-all.json.gz";
-    wd.write("conf/train.toml", "dim = 16\n");
-    wd.write("conf/distort.toml", "samples = 60\n");
+    let dump = small_dump(&wd);
+    let dump = dump.as_str();
+    small_configs(&wd, 60);
     let run = |out: &str| -> Vec<String> {
         [
             "-j",
@@ -200,8 +166,8 @@ fn full_disk_exits_4_leaves_nothing_partial_and_a_rerun_with_space_completes_ide
     // The run that never failed, on the ordinary disk.
     wd.run_ok(&args(&run("ref")));
     let ref_dir = wd.join("ref");
-    let extract_bytes = size_of(&ref_dir, EXTRACT);
-    let all_bytes = size_of(&ref_dir, FINAL);
+    let extract_bytes = size_of(&ref_dir, EXTRACT_ARTIFACTS);
+    let all_bytes = size_of(&ref_dir, FINAL_ARTIFACTS);
     assert!(
         all_bytes < 6 << 20,
         "the run ({all_bytes} bytes) must fit the tmpfs once enlarged"
@@ -219,7 +185,7 @@ fn full_disk_exits_4_leaves_nothing_partial_and_a_rerun_with_space_completes_ide
     assert!(!wd.join("mnt/x/extract.manifest.json").exists());
     tmpfs.resize(64);
     wd.run_ok(&["extract", "--dump", dump, "--out", "mnt/x"]);
-    for a in EXTRACT {
+    for a in EXTRACT_ARTIFACTS {
         assert!(
             wd.read(&format!("mnt/x/{a}")) == wd.read(&format!("ref/{a}")),
             "extract after the rerun: {a} differs"
@@ -241,7 +207,7 @@ fn full_disk_exits_4_leaves_nothing_partial_and_a_rerun_with_space_completes_ide
     assert_only_vouched_files(&wd.join("mnt/run"));
     tmpfs.resize(64);
     wd.run_ok(&args(&run("mnt/run")));
-    for a in FINAL {
+    for a in FINAL_ARTIFACTS {
         assert!(
             wd.read(&format!("mnt/run/{a}")) == wd.read(&format!("ref/{a}")),
             "run after the rerun: {a} differs from the run that never failed"

@@ -1,7 +1,7 @@
 //! Integration tests for `eval`: the `sword eval` commands on hand-made files and on the published
 //! AdversaRiskQA results.
 
-use crate::util::Workdir;
+use crate::util::{runner_args, Workdir};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -332,24 +332,11 @@ fn requests_file(wd: &Workdir, contents: &[&str]) {
 }
 
 fn run_args<'a>(url: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
-    let mut v = vec![
-        "eval",
-        "run",
-        "--requests",
-        "req.jsonl",
-        "--out",
-        "out",
-        "--base-url",
+    runner_args(
+        &["eval", "run", "--requests", "req.jsonl", "--out", "out"],
         url,
-        "--model",
-        "m",
-        "--backoff-ms",
-        "1",
-        "--backoff-cap-ms",
-        "20",
-    ];
-    v.extend_from_slice(extra);
-    v
+        extra,
+    )
 }
 
 fn log_lines(wd: &Workdir) -> Vec<Value> {

@@ -1,6 +1,6 @@
 //! Integration tests for the nightly batch: `sword run`, crash safety, the Makefile, fetch-dump.sh.
 
-use crate::util::Workdir;
+use crate::util::{small_configs, small_dump, Workdir, FINAL_ARTIFACTS};
 use std::path::Path;
 use std::process::Command;
 
@@ -121,45 +121,6 @@ fn fetch_dump_resumes_and_only_renames_verified_files() {
     assert!(!wd.join("dest2/wikidata-20240911-all.json.gz").exists());
 }
 
-/// Artifacts whose bytes must not depend on interruptions (manifests hold timings, so they are left out).
-const FINAL_ARTIFACTS: &[&str] = &[
-    "entities.parquet",
-    "triples.parquet",
-    "statements.parquet",
-    "properties.parquet",
-    "transitive.parquet",
-    "graph.csr",
-    "nodes.txt",
-    "walks.bin",
-    "embeddings.npy",
-    "embeddings.w2v",
-    "distortions.parquet",
-    "sword.parquet",
-    "translation_requests.jsonl",
-];
-
-fn small_dump(wd: &Workdir) -> String {
-    std::fs::create_dir_all(wd.join("dump")).unwrap();
-    wd.run_ok(&[
-        "synth",
-        "--entities",
-        "3000",
-        "--seed",
-        "5",
-        "--out",
-        "dump/wikidata-20240101-all.json.gz",
-    ]);
-    wd.join("dump/wikidata-20240101-all.json.gz")
-        .to_string_lossy()
-        .into_owned()
-}
-
-/// Small stage configs so the debug-build chain runs in seconds (the chain itself is the same).
-fn small_configs(wd: &Workdir) {
-    wd.write("conf/train.toml", "dim = 16\n");
-    wd.write("conf/distort.toml", "samples = 60\n");
-}
-
 fn run_args<'a>(dump: &'a str, out: &'a str) -> Vec<&'a str> {
     // -j 1: Hogwild training is byte-reproducible only on one thread.
     vec![
@@ -189,7 +150,7 @@ fn assert_same_artifacts(wd: &Workdir, a: &str, b: &str) {
 fn run_survives_crashes_at_several_points_with_identical_artifacts() {
     let wd = Workdir::new();
     let dump = small_dump(&wd);
-    small_configs(&wd);
+    small_configs(&wd, 60);
     wd.run_ok(&run_args(&dump, "ref"));
     for name in FINAL_ARTIFACTS {
         assert!(wd.join(&format!("ref/{name}")).exists(), "{name} missing");
@@ -232,7 +193,7 @@ fn run_survives_crashes_at_several_points_with_identical_artifacts() {
 fn run_survives_sigkill_at_random_moments() {
     let wd = Workdir::new();
     let dump = small_dump(&wd);
-    small_configs(&wd);
+    small_configs(&wd, 60);
     wd.run_ok(&run_args(&dump, "ref"));
     // Kill -9 after a few delays spread over the run; whatever stage it hits, a rerun must converge.
     for (i, ms) in [150u64, 400, 900, 1600].iter().enumerate() {
@@ -259,7 +220,7 @@ fn second_run_on_a_locked_directory_fails_with_exit_code_6() {
 fn unwritable_output_is_an_io_error_and_leaves_nothing() {
     let wd = Workdir::new();
     let dump = small_dump(&wd);
-    small_configs(&wd);
+    small_configs(&wd, 60);
     wd.write("blocker", b"a file where a directory should be");
     let (code, err) = wd.run_err(&["run", "--dump", &dump, "--out", "blocker/run"]);
     assert_eq!(code, 4, "{err}");
@@ -270,7 +231,7 @@ fn unwritable_output_is_an_io_error_and_leaves_nothing() {
 fn rerun_skips_fresh_stages_and_reruns_after_input_change() {
     let wd = Workdir::new();
     let dump = small_dump(&wd);
-    small_configs(&wd);
+    small_configs(&wd, 60);
     wd.run_ok(&run_args(&dump, "r"));
     let m1 = wd.read("r/walks.manifest.json");
     wd.run_ok(&run_args(&dump, "r"));

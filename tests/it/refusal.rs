@@ -326,36 +326,25 @@ fn truncated_dumps_in_every_format_name_the_byte_offset() {
     );
 
     // Single-member gzip, bzip2 and zstd cut in the middle: the file's size is the offset where it stops.
-    let gz = gzip(&plain);
-    let n = gz.len() / 2;
-    truncated_case(
-        &wd,
-        "cut.json.gz",
-        &gz[..n],
-        &[&format!(
-            "the gzip stream ends early: the file stops at byte {n}"
-        )],
-    );
-    let bz = bzip2(&plain);
-    let n = bz.len() / 2;
-    truncated_case(
-        &wd,
-        "cut.json.bz2",
-        &bz[..n],
-        &[&format!(
-            "the bzip2 stream ends early: the file stops at byte {n}"
-        )],
-    );
-    let zst = zstd::encode_all(&plain[..], 3).unwrap();
-    let n = zst.len() / 2;
-    truncated_case(
-        &wd,
-        "cut.json.zst",
-        &zst[..n],
-        &[&format!(
-            "the zstd stream ends early: the file stops at byte {n}"
-        )],
-    );
+    for (name, format, bytes) in [
+        ("cut.json.gz", "gzip", gzip(&plain)),
+        ("cut.json.bz2", "bzip2", bzip2(&plain)),
+        (
+            "cut.json.zst",
+            "zstd",
+            zstd::encode_all(&plain[..], 3).unwrap(),
+        ),
+    ] {
+        let n = bytes.len() / 2;
+        truncated_case(
+            &wd,
+            name,
+            &bytes[..n],
+            &[&format!(
+                "the {format} stream ends early: the file stops at byte {n}"
+            )],
+        );
+    }
     // The Wikimedia layout (many members, inflated in parallel), cut inside a member.
     let wm = synth(&wd, 3000, "wm.json.gz");
     let n = wm.len() * 2 / 3;

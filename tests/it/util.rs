@@ -119,3 +119,73 @@ pub fn real_fixture(rel: &str) -> Option<PathBuf> {
     );
     Some(p)
 }
+
+/// The artifacts extract writes.
+pub const EXTRACT_ARTIFACTS: &[&str] = &[
+    "entities.parquet",
+    "triples.parquet",
+    "statements.parquet",
+    "properties.parquet",
+    "transitive.parquet",
+];
+
+/// Every artifact of a whole run whose bytes must not depend on interruptions, the disk or the thread
+/// count (manifests hold timings, so they are left out).
+pub const FINAL_ARTIFACTS: &[&str] = &[
+    "entities.parquet",
+    "triples.parquet",
+    "statements.parquet",
+    "properties.parquet",
+    "transitive.parquet",
+    "graph.csr",
+    "nodes.txt",
+    "walks.bin",
+    "embeddings.npy",
+    "embeddings.w2v",
+    "distortions.parquet",
+    "sword.parquet",
+    "translation_requests.jsonl",
+];
+
+/// Arguments of a runner command (`translate`, `eval run`) against the test server at `url`: `head`, then
+/// the endpoint, model `m`, 1 ms backoff capped at 20 ms (the tests never wait), then `extra`.
+pub fn runner_args<'a>(head: &[&'a str], url: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut v = head.to_vec();
+    v.extend_from_slice(&[
+        "--base-url",
+        url,
+        "--model",
+        "m",
+        "--backoff-ms",
+        "1",
+        "--backoff-cap-ms",
+        "20",
+    ]);
+    v.extend_from_slice(extra);
+    v
+}
+
+/// A small generated dump (3 000 entity lines, seed 5, Wikimedia's `.json.gz` layout) in `dump/` under the
+/// work directory; returns its absolute path.
+pub fn small_dump(wd: &Workdir) -> String {
+    std::fs::create_dir_all(wd.join("dump")).unwrap();
+    wd.run_ok(&[
+        "synth",
+        "--entities",
+        "3000",
+        "--seed",
+        "5",
+        "--out",
+        "dump/wikidata-20240101-all.json.gz",
+    ]);
+    wd.join("dump/wikidata-20240101-all.json.gz")
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// Small stage configs in `conf/` so a debug-build run takes seconds (the chain itself is the same):
+/// 16-dimensional embeddings and `samples` originals.
+pub fn small_configs(wd: &Workdir, samples: u32) {
+    wd.write("conf/train.toml", "dim = 16\n");
+    wd.write("conf/distort.toml", format!("samples = {samples}\n"));
+}
