@@ -184,6 +184,36 @@ pub(super) const CURATED: &[(u64, &str, Role, f64, &str, &str)] = &[
     ),
     (25, "wikibase-item", Role::Generic, 0.0, "mother", ""),
     (36, "wikibase-item", Role::Generic, 0.0, "capital", ""),
+    (551, "wikibase-item", Role::Generic, 0.0, "residence", ""),
+    (1066, "wikibase-item", Role::Generic, 0.0, "student of", ""),
+    (802, "wikibase-item", Role::Generic, 0.0, "student", ""),
+    (
+        937,
+        "wikibase-item",
+        Role::Generic,
+        0.0,
+        "work location",
+        "",
+    ),
+    (463, "wikibase-item", Role::Generic, 0.0, "member of", ""),
+    (161, "wikibase-item", Role::Generic, 0.0, "cast member", ""),
+    (
+        840,
+        "wikibase-item",
+        Role::Generic,
+        0.0,
+        "narrative location",
+        "",
+    ),
+    (1376, "wikibase-item", Role::Generic, 0.0, "capital of", ""),
+    (
+        530,
+        "wikibase-item",
+        Role::Generic,
+        0.0,
+        "diplomatic relation",
+        "c",
+    ),
     (
         37,
         "wikibase-item",
@@ -352,7 +382,14 @@ pub(super) const CURATED: &[(u64, &str, Role, f64, &str, &str)] = &[
 ];
 
 /// Inverse pairs (P1696 both ways).
-pub(super) const INVERSES: &[(u64, u64)] = &[(361, 527), (131, 150), (40, 22), (40, 25)];
+pub(super) const INVERSES: &[(u64, u64)] = &[
+    (361, 527),
+    (131, 150),
+    (40, 22),
+    (40, 25),
+    (36, 1376),
+    (1066, 802),
+];
 
 /// Datatypes of generated properties with their shares.
 pub(super) const GENERATED_TYPES: &[(&str, f64)] = &[
@@ -400,6 +437,9 @@ impl LabelProfile {
         self.labelled && self.mul && (self.explicit & 0x3f) != 0x3f
     }
 }
+
+/// Exponent of the within-class labelling curve (see `Model::item_profile`).
+const LABEL_BETA: f64 = 0.3;
 
 pub(super) struct Model {
     pub(super) cfg: Config,
@@ -568,7 +608,13 @@ impl Model {
     }
 
     pub(super) fn item_profile(&self, r: u64) -> LabelProfile {
-        let p = (self.cfg.labelled_share * (0.7 + 2.0 * self.popularity(r))).min(0.97);
+        // All eight labels go to the popular members of each class: the share is set per class (countries
+        // nearly always, the long tail of humans rarely) and within a class falls as q^-0.6 with the item's
+        // popularity quantile q (mean over the class: the class's share, before the 0.97 cap).
+        let w = &self.world;
+        let q = w.class_quantile(r as u32);
+        let s = self.cfg.labelled_share * w.label_weight(r as u32);
+        let p = (s * LABEL_BETA * q.powf(LABEL_BETA - 1.0)).min(0.97);
         self.profile(1, r, p, self.cfg.mul_share)
     }
 

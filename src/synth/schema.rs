@@ -1,7 +1,7 @@
 //! The item → item claims an item states from the world model: its class, its places, its people, its works
 //! and its hierarchies, each two-sided relation stated on the side(s) `World::sides` picks.
 
-use super::world::{Cls, World};
+use super::world::{heavy_index, Cls, World};
 use super::*;
 
 const NONE: u32 = u32::MAX;
@@ -21,16 +21,25 @@ pub(super) fn schema_claims(g: &mut Gen, r: u32) -> Vec<(usize, Vec<u32>)> {
     };
     // P31: the class item (now and then a more specific subclass).
     if g.rng.random_bool(0.95) {
-        let classes = &w.members[Cls::Class as usize];
         let mut class = w.class_item(c);
-        if classes.len() > N_CLS && g.rng.random_bool(0.25) {
-            class = Some(classes[g.rng.random_range(N_CLS..classes.len())]);
+        let subs = w.subclasses(c);
+        if let Some(a) = w.admin_class(c, home) {
+            // Places are typed by country, as in Wikidata ("commune of France"), now and then by the base class.
+            if g.rng.random_bool(0.95) {
+                class = Some(a);
+            }
+        } else if c != Cls::Human && !subs.is_empty() && g.rng.random_bool(0.3) {
+            // Humans are all "human"; works, organisations and the rest are often typed by a subclass.
+            class = Some(subs[heavy_index(g.rng.random(), subs.len(), 2.0)]);
         }
         if c != Cls::Class {
             put(31, class.into_iter().collect());
         }
     }
     let p = |g: &mut Gen, x: f64| g.rng.random_bool(x);
+    // Optional claims: more likely on popular items.
+    let rich = w.richness(r);
+    let q = |g: &mut Gen, x: f64| g.rng.random_bool((x * rich).min(0.98));
     let parent = w.parent[r as usize];
     match c {
         Cls::Human => {
@@ -53,7 +62,7 @@ pub(super) fn schema_claims(g: &mut Gen, r: u32) -> Vec<(usize, Vec<u32>)> {
                 let v = pick(g, w, Cls::City, home, 0.88);
                 put(19, vec![v]);
             }
-            if p(g, 0.45) {
+            if q(g, 0.45) {
                 let v = pick(g, w, Cls::City, home, 0.8);
                 put(20, vec![v]);
             }
@@ -64,23 +73,23 @@ pub(super) fn schema_claims(g: &mut Gen, r: u32) -> Vec<(usize, Vec<u32>)> {
                 }
                 put(106, v);
             }
-            if p(g, 0.45) {
+            if q(g, 0.45) {
                 let v = pick(g, w, Cls::University, home, 0.8);
                 put(69, vec![v]);
             }
-            if p(g, 0.4) {
+            if q(g, 0.4) {
                 let v = pick(g, w, Cls::Org, home, 0.75);
                 put(108, vec![v]);
             }
-            if p(g, 0.25) {
+            if q(g, 0.25) {
                 let v = pick(g, w, Cls::Party, home, 0.95);
                 put(102, vec![v]);
             }
-            if p(g, 0.2) {
+            if q(g, 0.2) {
                 let v = pick(g, w, Cls::Award, home, 0.7);
                 put(166, vec![v]);
             }
-            if home != NONE && p(g, 0.6) {
+            if home != NONE && q(g, 0.6) {
                 let lang = w.language[w.pos[home as usize] as usize];
                 let v = if p(g, 0.9) {
                     lang
@@ -89,6 +98,29 @@ pub(super) fn schema_claims(g: &mut Gen, r: u32) -> Vec<(usize, Vec<u32>)> {
                 };
                 put(1412, vec![v]);
             }
+            if q(g, 0.3) {
+                let v = pick(g, w, Cls::City, home, 0.9);
+                put(551, vec![v]);
+            }
+            if q(g, 0.3) {
+                let v = pick(g, w, Cls::City, home, 0.9);
+                put(937, vec![v]);
+            }
+            if q(g, 0.15) {
+                let v = pick(g, w, Cls::Org, home, 0.85);
+                put(463, vec![v]);
+            }
+            // Student of a teacher (P1066), stated by the student, by the teacher (P802 student), or both.
+            let t = w.teacher[r as usize];
+            if t != NONE && w.sides(1066, r, t).0 {
+                put(1066, vec![t]);
+            }
+            let st: Vec<u32> = w.students[r as usize]
+                .iter()
+                .copied()
+                .filter(|&x| w.sides(1066, x, r).1)
+                .collect();
+            put(802, st);
             if let Some(s) = w.spouse(r) {
                 if w.sides(26, r, s).0 {
                     put(26, vec![s]);
@@ -121,7 +153,9 @@ pub(super) fn schema_claims(g: &mut Gen, r: u32) -> Vec<(usize, Vec<u32>)> {
                 let cp = w.pos[r as usize] as usize;
                 put(30, vec![w.continent[cp]]);
                 if let Some(&cap) = w.local(Cls::City, r).first() {
-                    put(36, vec![cap]);
+                    if w.sides(36, r, cap).0 {
+                        put(36, vec![cap]);
+                    }
                 }
                 put(37, vec![w.language[cp]]);
             }
@@ -131,6 +165,12 @@ pub(super) fn schema_claims(g: &mut Gen, r: u32) -> Vec<(usize, Vec<u32>)> {
                 .filter(|&x| w.sides(47, r, x).0)
                 .collect();
             put(47, b);
+            let d: Vec<u32> = w
+                .diplomatic(r)
+                .into_iter()
+                .filter(|&x| w.sides(530, r, x).0)
+                .collect();
+            put(530, d);
             let regions: Vec<u32> = w.children[r as usize]
                 .iter()
                 .copied()
@@ -153,13 +193,38 @@ pub(super) fn schema_claims(g: &mut Gen, r: u32) -> Vec<(usize, Vec<u32>)> {
                 }
                 put(131, v);
             }
+            // Capitals, stated by the country or region (P36), by the city (P1376 capital of), or both.
             if c == Cls::Region {
+                if let Some(&cap) = w.children[r as usize].first() {
+                    if w.sides(36, r, cap).0 {
+                        put(36, vec![cap]);
+                    }
+                }
+            } else {
+                let mut of = Vec::new();
+                if home != NONE
+                    && w.local(Cls::City, home).first() == Some(&r)
+                    && w.sides(36, home, r).1
+                {
+                    of.push(home);
+                }
+                if parent != NONE
+                    && w.children[parent as usize].first() == Some(&r)
+                    && w.sides(36, parent, r).1
+                {
+                    of.push(parent);
+                }
+                put(1376, of);
+            }
+            {
                 let b: Vec<u32> = w
                     .borders(r)
                     .into_iter()
                     .filter(|&x| w.sides(47, r, x).0)
                     .collect();
                 put(47, b);
+            }
+            if c == Cls::Region {
                 let cities: Vec<u32> = w.children[r as usize]
                     .iter()
                     .copied()
@@ -172,10 +237,12 @@ pub(super) fn schema_claims(g: &mut Gen, r: u32) -> Vec<(usize, Vec<u32>)> {
             if p(g, 0.9) {
                 put(17, vec![home]);
             }
-            if matches!(c, Cls::Org | Cls::University) && p(g, 0.6) {
+            if matches!(c, Cls::Org | Cls::University | Cls::Party) && q(g, 0.6) {
                 let v = pick(g, w, Cls::City, home, 0.95);
-                put(131, vec![v]);
-                if c == Cls::Org && p(g, 0.5) {
+                if c != Cls::Party {
+                    put(131, vec![v]);
+                }
+                if c != Cls::University && q(g, 0.5) {
                     put(159, vec![v]);
                 }
             }
@@ -220,6 +287,17 @@ pub(super) fn schema_claims(g: &mut Gen, r: u32) -> Vec<(usize, Vec<u32>)> {
             }
             if home != NONE && p(g, 0.5) {
                 put(407, vec![w.language[w.pos[home as usize] as usize]]);
+            }
+            if q(g, 0.25) {
+                // Cast members from the creator's country.
+                let v: Vec<u32> = (0..g.rng.random_range(1..4))
+                    .map(|_| pick(g, w, Cls::Human, home, 0.9))
+                    .collect();
+                put(161, v);
+            }
+            if q(g, 0.15) {
+                let v = pick(g, w, Cls::City, home, 0.85);
+                put(840, vec![v]);
             }
             if p(g, 0.25) {
                 let k = if p(g, 0.5) { Cls::Human } else { Cls::City };

@@ -86,6 +86,11 @@ const SHARES: [(Cls, f64); 8] = [
 
 const NONE: u32 = u32::MAX;
 
+/// How unevenly places and people spread over countries: a home country is drawn at index
+/// ⌊countries · u^COUNTRY_SKEW⌋: with 1.5 and 50 countries the most popular one holds about 7 % of them and
+/// the top five about a fifth (2.5 concentrates more, but blurs the similarity analysis: see docs/synth.md).
+const COUNTRY_SKEW: f64 = 1.5;
+
 pub(super) struct World {
     /// Class of item r.
     pub(super) cls: Vec<Cls>,
@@ -109,6 +114,10 @@ pub(super) struct World {
     pub(super) continent: Vec<u32>,
     /// Home position of a human in its country's human list.
     pub(super) hpos: Vec<u32>,
+    /// Teacher of a human (a more popular human of the same country), or NONE.
+    pub(super) teacher: Vec<u32>,
+    /// Students of a human (the inverse of `teacher`), by rank.
+    pub(super) students: Vec<Vec<u32>>,
     seed: u64,
 }
 
@@ -131,8 +140,13 @@ fn unit_of(h: u64) -> f64 {
     (h >> 11) as f64 / (1u64 << 53) as f64
 }
 
+/// Countries in a dump of `n` items.
+fn n_countries(n: usize) -> usize {
+    ((n as f64 / 400.0).clamp(8.0, 200.0) as usize).min(n / 40)
+}
+
 /// Index in 0..len, heavy-tailed towards 0.
-fn heavy_index(u: f64, len: usize, power: f64) -> usize {
+pub(super) fn heavy_index(u: f64, len: usize, power: f64) -> usize {
     ((len as f64 * u.powf(power)) as usize).min(len.saturating_sub(1))
 }
 
@@ -143,9 +157,13 @@ impl World {
         let hub = |c: Cls| -> usize {
             let x = n as f64;
             let k = match c {
-                Cls::Class => (x / 300.0).clamp(N_CLS as f64, 400.0),
+                // The base classes, two administrative classes per country ("municipality of X",
+                // "province of X", as Wikidata types places by country), then generic subclasses.
+                Cls::Class => {
+                    N_CLS as f64 + 2.0 * n_countries(n) as f64 + (x / 600.0).clamp(0.0, 400.0)
+                }
                 Cls::Continent => 6.0,
-                Cls::Country => (x / 400.0).clamp(8.0, 200.0),
+                Cls::Country => n_countries(n) as f64,
                 Cls::Language => (x / 250.0).clamp(4.0, 400.0),
                 Cls::Occupation => (x / 150.0).clamp(4.0, 3000.0),
                 Cls::Genre => (x / 300.0).clamp(3.0, 1000.0),
@@ -208,7 +226,7 @@ impl World {
             match c {
                 Cls::Country => country[r] = r as u32,
                 Cls::Region => {
-                    country[r] = pick(&countries, u, 1.5);
+                    country[r] = pick(&countries, u, COUNTRY_SKEW);
                     parent[r] = country[r];
                 }
                 _ => {}
@@ -232,11 +250,11 @@ impl World {
                         parent[r] = reg;
                         country[r] = country[reg as usize];
                     } else {
-                        country[r] = pick(&countries, u, 1.5);
+                        country[r] = pick(&countries, u, COUNTRY_SKEW);
                     }
                 }
                 Cls::Human | Cls::Org | Cls::University | Cls::Party | Cls::Award => {
-                    country[r] = pick(&countries, u, 1.5);
+                    country[r] = pick(&countries, u, COUNTRY_SKEW);
                 }
                 _ => {}
             }
@@ -250,7 +268,17 @@ impl World {
             let u = h(0xA1, r as u64);
             let list = &members[c as usize];
             match c {
-                Cls::Class if p >= N_CLS => parent[r] = list[heavy_index(u, p, 1.5)],
+                Cls::Class if p >= N_CLS && p < N_CLS + 2 * n_c => {
+                    // A country's administrative class is a subclass of region or city.
+                    let base = if (p - N_CLS) % 2 == 0 {
+                        Cls::Region
+                    } else {
+                        Cls::City
+                    };
+                    parent[r] = list[base as usize];
+                }
+                // A generic subclass refines one of the base classes ("film" under creative work).
+                Cls::Class if p >= N_CLS => parent[r] = list[heavy_index(u, N_CLS, 1.0)],
                 Cls::Class if p > 0 => parent[r] = list[0],
                 Cls::Taxon | Cls::Genre | Cls::Language | Cls::Occupation
                     if p > 0 && (c == Cls::Taxon || h(0xA2, r as u64) < 0.5) =>
@@ -302,7 +330,22 @@ impl World {
                 hpos[r as usize] = i as u32;
             }
         }
+        // Teachers: about a third of the humans studied under a more popular human of their country.
+        let mut teacher = vec![NONE; n];
+        let mut students: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for c in 0..n_c {
+            let list = &local[2 * n_c + c];
+            for (i, &r) in list.iter().enumerate() {
+                if i > 0 && h(0x7E, u64::from(r)) < 0.35 {
+                    let t = list[heavy_index(h(0x7F, u64::from(r)), i, 2.0)];
+                    teacher[r as usize] = t;
+                    students[t as usize].push(r);
+                }
+            }
+        }
         World {
+            teacher,
+            students,
             cls,
             members,
             pos,
@@ -315,6 +358,93 @@ impl World {
             hpos,
             seed,
         }
+    }
+
+    /// The administrative class of country `country` for regions or cities ("province of X",
+    /// "municipality of X"), when the dump has one.
+    pub(super) fn admin_class(&self, c: Cls, country: u32) -> Option<u32> {
+        let k = match c {
+            Cls::Region => 0,
+            Cls::City => 1,
+            _ => return None,
+        };
+        if country == NONE {
+            return None;
+        }
+        let i = N_CLS + 2 * self.pos[country as usize] as usize + k;
+        self.members[Cls::Class as usize].get(i).copied()
+    }
+
+    /// The generic subclasses of base class `c` (class items that refine it, like "film" for creative work).
+    pub(super) fn subclasses(&self, c: Cls) -> &[u32] {
+        let first = (N_CLS + 2 * self.n_countries()) as u32;
+        match self.class_item(c) {
+            Some(ci) => {
+                let kids = &self.children[ci as usize];
+                // Children are by rank; the generic ones are those past the administrative classes.
+                let k = kids.partition_point(|&x| self.pos[x as usize] < first);
+                &kids[k..]
+            }
+            None => &[],
+        }
+    }
+
+    /// Labelled-in-eight-languages weight of a class, relative to `labelled_share`: countries, continents,
+    /// languages and class items nearly always carry all eight labels, the long tail of humans, works and
+    /// taxa rarely.
+    pub(super) fn label_weight(&self, r: u32) -> f64 {
+        match self.cls[r as usize] {
+            Cls::Country | Cls::Continent => 5.0,
+            Cls::Class | Cls::Language => 4.0,
+            Cls::Region => 4.0,
+            Cls::Occupation => 3.0,
+            Cls::Genre => 2.5,
+            Cls::City => 3.0,
+            Cls::Award | Cls::Party | Cls::University => 1.5,
+            Cls::Org => 0.6,
+            Cls::Human => 0.3,
+            Cls::Other => 0.3,
+            Cls::Work => 0.3,
+            Cls::Taxon => 0.25,
+        }
+    }
+
+    /// How much richer than average the statements of item r are: popular items carry more optional
+    /// claims (a famous person has a residence, employers and memberships recorded, an obscure one rarely),
+    /// up to 3× for the top of its class.
+    pub(super) fn richness(&self, r: u32) -> f64 {
+        1.0 + 2.0 * (-self.class_quantile(r) / 0.05).exp()
+    }
+
+    /// Popularity of item r within its class: (position + ½) / class size, in (0, 1]; small is popular.
+    pub(super) fn class_quantile(&self, r: u32) -> f64 {
+        let len = self.members[self.cls[r as usize] as usize].len().max(1);
+        (self.pos[r as usize] as f64 + 0.5) / len as f64
+    }
+
+    /// Countries with diplomatic relations with country `r`: its neighbours in country order (up to four on
+    /// each side) and the five most popular countries (which relate to every country).
+    pub(super) fn diplomatic(&self, r: u32) -> Vec<u32> {
+        let list = &self.members[Cls::Country as usize];
+        let Some(i) = list.iter().position(|&x| x == r) else {
+            return Vec::new();
+        };
+        let mut out: Vec<u32> = Vec::new();
+        for d in 1..=4usize {
+            if list.len() > d + 1 {
+                out.push(list[(i + d) % list.len()]);
+                out.push(list[(i + list.len() - d) % list.len()]);
+            }
+        }
+        if i < 5 {
+            out.extend_from_slice(list);
+        } else {
+            out.extend_from_slice(&list[..5.min(list.len())]);
+        }
+        out.sort_unstable();
+        out.dedup();
+        out.retain(|&x| x != r);
+        out
     }
 
     pub(super) fn n_countries(&self) -> usize {
@@ -346,7 +476,7 @@ impl World {
         } else {
             &self.members[c as usize][..]
         };
-        (!list.is_empty()).then(|| list[heavy_index(u, list.len(), 2.0)])
+        (!list.is_empty()).then(|| list[heavy_index(u, list.len(), 4.0)])
     }
 
     /// The class item standing for class `c` (the first N_CLS class items), if the dump has it.
@@ -431,6 +561,10 @@ impl World {
         let list: &[u32] = match self.cls[r as usize] {
             Cls::Country => &self.members[Cls::Country as usize],
             Cls::Region => self.local(Cls::Region, self.country[r as usize]),
+            // Municipalities border the municipalities of their region.
+            Cls::City if self.parent[r as usize] != NONE => {
+                &self.children[self.parent[r as usize] as usize]
+            }
             _ => return Vec::new(),
         };
         let Some(i) = list.iter().position(|&x| x == r) else {
