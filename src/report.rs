@@ -30,8 +30,8 @@ pub struct ReportSummary {
     pub centred_pss_ss: Option<(f64, f64, f64)>,
     /// Mean of cos(POS) − cos(OS) on centred cosines with its 95% bootstrap interval over originals.
     pub centred_pos_os: Option<(f64, f64, f64)>,
-    /// `Some(true)` when both mean differences are positive, `Some(false)` when both are ≤ 0, `None` when
-    /// mixed or undetermined.
+    /// On centred cosines: `Some(true)` when both 95% intervals lie above 0, `Some(false)` when both means
+    /// are ≤ 0, `None` otherwise (mixed, an interval reaching 0, or undetermined).
     pub property_based_more_similar: Option<bool>,
 }
 
@@ -97,12 +97,15 @@ fn plot_err(path: &Path, e: impl std::fmt::Display) -> Error {
     Error::io(path, std::io::Error::other(format!("plot: {e}")))
 }
 
-/// Draw density curves of several named series into an SVG string.
+/// Draw density curves of several named series into an SVG string. `marks[i]`, when given, is series i's
+/// (mean, low, high): its mean is drawn as a vertical line and its 95% interval as a bar with end ticks near
+/// the top, and both are written into the legend.
 pub fn density_svg(
     title: &str,
     x_desc: &str,
     range: (f64, f64),
     series: &[(String, Vec<f64>)],
+    marks: &[Option<(f64, f64, f64)>],
     path: &Path,
 ) -> Result<String> {
     let grid: Vec<f64> = (0..=200)
@@ -135,14 +138,40 @@ pub fn density_svg(
         let colours = [RED, BLUE, GREEN, MAGENTA, CYAN, BLACK];
         for (i, ((name, xs), ys)) in series.iter().zip(&curves).enumerate() {
             let c = colours[i % colours.len()];
+            let mark = marks.get(i).copied().flatten();
+            let label = match mark {
+                Some((m, lo, hi)) => {
+                    format!(
+                        "{name} (n={}): mean {m:.3}, 95% CI [{lo:.3}, {hi:.3}]",
+                        xs.len()
+                    )
+                }
+                None => format!("{name} (n={})", xs.len()),
+            };
             chart
                 .draw_series(LineSeries::new(
                     grid.iter().copied().zip(ys.iter().copied()),
                     c.stroke_width(2),
                 ))
                 .map_err(|e| plot_err(path, e))?
-                .label(format!("{name} (n={})", xs.len()))
+                .label(label)
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c));
+            if let Some((m, lo, hi)) = mark {
+                let y = ymax * (0.6 - 0.06 * i as f64);
+                let tick = ymax * 0.015;
+                let bars = [
+                    vec![(m, 0.0), (m, y)],
+                    vec![(lo, y), (hi, y)],
+                    vec![(lo, y - tick), (lo, y + tick)],
+                    vec![(hi, y - tick), (hi, y + tick)],
+                ];
+                chart
+                    .draw_series(
+                        bars.into_iter()
+                            .map(|v| PathElement::new(v, c.stroke_width(2))),
+                    )
+                    .map_err(|e| plot_err(path, e))?;
+            }
         }
         chart
             .configure_series_labels()
@@ -208,13 +237,23 @@ pub fn write_report(
     let dc_pss = differences(rows, Strategy::PSS, Strategy::SS, true);
     let dc_pos = differences(rows, Strategy::POS, Strategy::OS, true);
 
-    for (name, title, xd, range, series) in [
+    let ci_pss = bootstrap_mean_ci(&dc_pss, BOOTSTRAP_RESAMPLES, 0x5EED_0001);
+    let ci_pos = bootstrap_mean_ci(&dc_pos, BOOTSTRAP_RESAMPLES, 0x5EED_0002);
+    let ci_strategy: Vec<Option<(f64, f64, f64)>> = cen
+        .iter()
+        .enumerate()
+        .map(|(i, (_, xs))| bootstrap_mean_ci(xs, BOOTSTRAP_RESAMPLES, 0x5EED_0010 + i as u64))
+        .collect();
+    // Fig. 1b (densities per strategy, centred with each mean and its interval) and Fig. 1c (per-original
+    // differences, the centred ones with their intervals).
+    for (name, title, xd, range, series, marks) in [
         (
             "cosine_density.svg",
             "Cosine similarity of original and replacement (raw)",
             "cosine",
             (-1.0, 1.0),
             raw.clone(),
+            vec![],
         ),
         (
             "cosine_density_centred.svg",
@@ -222,6 +261,7 @@ pub fn write_report(
             "cosine (mean vector subtracted)",
             (-1.0, 1.0),
             cen.clone(),
+            ci_strategy.clone(),
         ),
         (
             "cosine_diff_density.svg",
@@ -234,18 +274,21 @@ pub fn write_report(
                 ("PSS-SS centred".to_string(), dc_pss.clone()),
                 ("POS-OS centred".to_string(), dc_pos.clone()),
             ],
+            vec![None, None, ci_pss, ci_pos],
         ),
     ] {
         let path = dir.join(name);
-        let svg = density_svg(title, xd, range, &series, &path)?;
+        let svg = density_svg(title, xd, range, &series, &marks, &path)?;
         write_atomic(&path, |w| w.write_all(svg.as_bytes()))?;
     }
 
     let m_pss = mean(&d_pss);
     let m_pos = mean(&d_pos);
-    let verdict = match (m_pss, m_pos) {
-        (Some(a), Some(b)) if a > 0.0 && b > 0.0 => Some(true),
-        (Some(a), Some(b)) if a <= 0.0 && b <= 0.0 => Some(false),
+    // The verdict reads the centred cosines (the raw ones share a common direction that swamps the
+    // differences): yes when both 95% intervals lie above 0, no when both means are ≤ 0.
+    let verdict = match (ci_pss, ci_pos) {
+        (Some(a), Some(b)) if a.1 > 0.0 && b.1 > 0.0 => Some(true),
+        (Some(a), Some(b)) if a.0 <= 0.0 && b.0 <= 0.0 => Some(false),
         _ => None,
     };
     let mut md = String::new();
@@ -254,21 +297,14 @@ pub fn write_report(
         md,
         "## Similarity: are property-based replacements more similar than random ones?\n"
     );
-    let verdict_text = match (verdict, m_pss, m_pos) {
-        (Some(true), _, _) => "**Yes** in this run: on average PSS replacements are closer to the original subject than SS ones, and POS closer to the original object than OS ones (raw cosine), as in the paper.".to_string(),
-        (Some(false), _, _) => "**No** in this run: property-based replacements are not more similar than random ones on average (raw cosine), unlike the paper.".to_string(),
-        (None, None, _) | (None, _, None) => "**Undetermined**: no original has both a property-based and a random variant with cosines (embeddings missing or variants dropped).".to_string(),
-        (None, _, _) => "**Mixed** in this run: one of PSS−SS and POS−OS is positive on average and the other is not.".to_string(),
+    let verdict_text = match (verdict, ci_pss, ci_pos) {
+        (Some(true), _, _) => "**Yes** in this run, as in the paper: on centred cosines (mean vector subtracted), PSS replacements are closer to the original subject than SS ones and POS closer to the original object than OS ones, with both 95% bootstrap intervals over originals above 0.",
+        (Some(false), _, _) => "**No** in this run, unlike the paper: on centred cosines, property-based replacements are on average not closer to the original than random ones.",
+        (None, None, _) | (None, _, None) => "**Undetermined**: too few originals have both a property-based and a random variant with cosines (embeddings missing or variants dropped).",
+        (None, _, _) => "**Not shown** in this run: on centred cosines at least one 95% bootstrap interval of PSS − SS or POS − OS reaches 0 or below.",
     };
     let _ = writeln!(md, "{verdict_text}\n");
-    let ci_pss = bootstrap_mean_ci(&dc_pss, BOOTSTRAP_RESAMPLES, 0x5EED_0001);
-    let ci_pos = bootstrap_mean_ci(&dc_pos, BOOTSTRAP_RESAMPLES, 0x5EED_0002);
-    let centred_text = match (ci_pss, ci_pos) {
-        (Some(a), Some(b)) if a.1 > 0.0 && b.1 > 0.0 => "On centred cosines (mean vector subtracted) both differences are positive, with 95% bootstrap intervals over originals above 0.",
-        (Some(_), Some(_)) => "On centred cosines (mean vector subtracted) at least one 95% bootstrap interval over originals reaches 0 or below.",
-        _ => "On centred cosines: too few originals with both variants for an interval.",
-    };
-    let _ = writeln!(md, "{centred_text}\n");
+    let _ = writeln!(md, "Raw means (without centring) are listed too; they are dominated by the direction all embeddings share.\n");
     let _ = writeln!(md, "| difference | n | mean (raw) | share > 0 (raw) | mean (centred) | 95% bootstrap interval (centred) |\n|---|---:|---:|---:|---:|---|");
     for (name, d, dc, ci) in [
         ("PSS − SS", &d_pss, &dc_pss, ci_pss),
@@ -509,10 +545,15 @@ mod tests {
             "x",
             (-1.0, 1.0),
             &[("A".into(), vec![0.1, 0.2]), ("B".into(), vec![])],
+            &[Some((0.15, 0.1, 0.2)), None],
             Path::new("mem"),
         )
         .unwrap();
         assert!(svg.starts_with("<svg"));
-        assert!(svg.contains("A (n=2)"));
+        assert!(
+            svg.contains("A (n=2): mean 0.150, 95% CI [0.100, 0.200]"),
+            "{svg}"
+        );
+        assert!(svg.contains("B (n=0)"));
     }
 }
