@@ -78,8 +78,10 @@ pub struct Config {
     /// Mean number of claim properties per item (the count is heavy-tailed: most items have a few, some
     /// hundreds). Typical 7.
     pub mean_claims: f64,
-    /// Share of items labelled in all eight SWORD languages (popular items more often). Real Wikidata: a few
-    /// percent; the default is larger so that small dumps give enough triples. Typical 0.2.
+    /// Scale of the share of items labelled in all eight SWORD languages: each class gets this times its
+    /// weight (5 for countries … 0.25 for taxa), concentrated on the popular members of the class (see
+    /// docs/synth.md). With 0.2 about 12% of the items are labelled. Real Wikidata: a few percent; the
+    /// default is larger so that small dumps give enough triples. Typical 0.2.
     pub labelled_share: f64,
     /// Share of labelled items whose Latin-script labels come from a `mul` label. Typical 0.15.
     pub mul_share: f64,
