@@ -270,7 +270,7 @@ impl World {
             match c {
                 Cls::Class if p >= N_CLS && p < N_CLS + 2 * n_c => {
                     // A country's administrative class is a subclass of region or city.
-                    let base = if (p - N_CLS) % 2 == 0 {
+                    let base = if (p - N_CLS).is_multiple_of(2) {
                         Cls::Region
                     } else {
                         Cls::City
