@@ -60,7 +60,7 @@ pub struct StatementText {
     pub label: Option<bool>,
     /// The check's verdict ([`check::check`]); `None` = not checked.
     pub text_ok: Option<bool>,
-    /// Why `text_ok` is false (`empty`, `echo`, `too_long`, `wrong_script`).
+    /// Why `text_ok` is false (`empty`, `echo`, `too_long`, `wrong_script`, `wrong_language`).
     pub text_reason: Option<String>,
 }
 

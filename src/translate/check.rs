@@ -7,8 +7,14 @@
 //! * `echo`: the answer contains the prompt, or a bracketed span `[…]` holding all three labels (the input
 //!   triple handed back). A sentence that uses the three labels without brackets is the expected answer.
 //! * `too_long`: more than [`max_chars`] characters: far more than one sentence about three labels.
-//! * `wrong_script`: no letter of the language's script: ko needs Hangul; ja needs kana or kanji; en, fr,
-//!   de, es, it, pt need Latin letters. Other languages are not checked.
+//! * `wrong_script`: fewer than half of the letters are in the language's script (Hangul for ko; kana or
+//!   kanji for ja; Latin for en, fr, de, es, it, pt). Half, not one: a small model asked for Korean often
+//!   answers "The Korean language writing expert has crafted a sentence…" with one Hangul word, or a
+//!   Japanese sentence followed by an English comment on it. Other languages are not checked.
+//! * `wrong_language`: a Latin-script answer written in English instead of fr, de, es, it or pt (or in one
+//!   of those instead of en): at least three function words of the other language and more than twice as
+//!   many as of the asked one ([`FUNCTION_WORDS`]). Labels are not function words, so a sentence that is
+//!   mostly the three labels passes.
 
 /// Why a text is not usable; `None` = usable.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -17,6 +23,7 @@ pub enum Reason {
     Echo,
     TooLong,
     WrongScript,
+    WrongLanguage,
 }
 
 impl Reason {
@@ -27,15 +34,17 @@ impl Reason {
             Reason::Echo => "echo",
             Reason::TooLong => "too_long",
             Reason::WrongScript => "wrong_script",
+            Reason::WrongLanguage => "wrong_language",
         }
     }
 
     /// All reasons, in check order.
-    pub const ALL: [Reason; 4] = [
+    pub const ALL: [Reason; 5] = [
         Reason::Empty,
         Reason::Echo,
         Reason::TooLong,
         Reason::WrongScript,
+        Reason::WrongLanguage,
     ];
 }
 
@@ -109,7 +118,8 @@ fn is_latin(c: char) -> bool {
         || matches!(c, '\u{00C0}'..='\u{024F}' if c != '\u{00D7}' && c != '\u{00F7}')
 }
 
-/// Whether `text` has at least one letter of `lang`'s script (`None` = the language is not checked).
+/// Whether at least half of the letters of `text` are in `lang`'s script (`None` = the language is not
+/// checked). A text without letters fails.
 pub fn has_script(lang: &str, text: &str) -> Option<bool> {
     let f: fn(char) -> bool = match lang {
         "ko" => is_hangul,
@@ -117,7 +127,87 @@ pub fn has_script(lang: &str, text: &str) -> Option<bool> {
         "en" | "fr" | "de" | "es" | "it" | "pt" => is_latin,
         _ => return None,
     };
-    Some(text.chars().any(f))
+    let (mut letters, mut ours) = (0usize, 0usize);
+    for c in text.chars().filter(|c| c.is_alphabetic()) {
+        letters += 1;
+        ours += usize::from(f(c));
+    }
+    Some(letters > 0 && 2 * ours >= letters)
+}
+
+/// Frequent function words of each Latin-script language, chosen not to be words of English (for the
+/// five others) or of the five others (for English): no `a`, `in`, `an`, `was`.
+pub const FUNCTION_WORDS: [(&str, &[&str]); 6] = [
+    (
+        "en",
+        &[
+            "the", "is", "of", "and", "are", "this", "that", "with", "which", "has", "have",
+            "from", "its", "by", "it", "for", "be", "been", "his", "her", "their", "known",
+            "sentence",
+        ],
+    ),
+    (
+        "fr",
+        &[
+            "le", "la", "les", "est", "des", "du", "une", "et", "dans", "pour", "sur", "qui", "au",
+            "aux", "par", "avec", "son", "sa", "ses", "été", "il", "elle",
+        ],
+    ),
+    (
+        "de",
+        &[
+            "der", "die", "das", "und", "ist", "ein", "eine", "von", "mit", "den", "dem", "des",
+            "im", "zu", "auf", "für", "nicht", "sich", "auch", "wird", "wurde", "er", "sie",
+        ],
+    ),
+    (
+        "es",
+        &[
+            "el", "la", "los", "las", "es", "de", "del", "y", "en", "un", "una", "que", "por",
+            "con", "para", "su", "se", "al", "fue",
+        ],
+    ),
+    (
+        "it",
+        &[
+            "il", "lo", "la", "gli", "le", "è", "di", "del", "della", "e", "un", "una", "che",
+            "per", "con", "nel", "sono", "da", "è", "fu",
+        ],
+    ),
+    (
+        "pt",
+        &[
+            "o", "os", "as", "é", "de", "do", "da", "dos", "das", "e", "um", "uma", "que", "em",
+            "no", "na", "com", "para", "por", "foi",
+        ],
+    ),
+];
+
+fn function_words(lang: &str, text: &str) -> usize {
+    let Some((_, words)) = FUNCTION_WORDS.iter().find(|(l, _)| *l == lang) else {
+        return 0;
+    };
+    text.split(|c: char| !c.is_alphabetic())
+        .filter(|w| !w.is_empty())
+        .filter(|w| words.contains(&w.to_lowercase().as_str()))
+        .count()
+}
+
+/// Whether a Latin-script `text` asked in `lang` reads as another language: English for fr, de, es, it,
+/// pt; any of those five for en (`None` = the language is not checked).
+pub fn is_wrong_language(lang: &str, text: &str) -> Option<bool> {
+    let others: &[&str] = match lang {
+        "en" => &["fr", "de", "es", "it", "pt"],
+        "fr" | "de" | "es" | "it" | "pt" => &["en"],
+        _ => return None,
+    };
+    let own = function_words(lang, text);
+    let other = others
+        .iter()
+        .map(|o| function_words(o, text))
+        .max()
+        .unwrap_or(0);
+    Some(other >= 3 && other > 2 * own)
 }
 
 /// Whether `text` echoes the prompt or the bracketed triple.
@@ -165,6 +255,8 @@ pub fn check(lang: &str, answer: &str, prompt: &str, labels: [&str; 3]) -> Check
         Some(Reason::TooLong)
     } else if has_script(lang, &text) == Some(false) {
         Some(Reason::WrongScript)
+    } else if is_wrong_language(lang, &text) == Some(true) {
+        Some(Reason::WrongLanguage)
     } else {
         None
     };
@@ -235,6 +327,34 @@ mod tests {
         assert_eq!(check("es", "¿?", P, L).reason, Some(Reason::WrongScript));
         // Unchecked languages pass on script.
         assert_eq!(check("zh", "Paris", P, L).reason, None);
+    }
+
+    #[test]
+    fn answers_mostly_in_another_script_or_language_are_caught() {
+        // Answers of SmolLM2-135M in the end-to-end run (scripts/e2e-local-model.sh).
+        let cases = [
+            ("ko", "The Korean language writing expert has crafted a sentence: 파리.", Some(Reason::WrongScript)),
+            ("ja", "アニンゴーは、バカの美鮨を観るこうにないです。\nThis sentence is a Japanese language writing example.", Some(Reason::WrongScript)),
+            ("ja", "The Japanese language is a unique blend, with the suffix \"く\".", Some(Reason::WrongScript)),
+            ("fr", "Wickfiel Burde, a French language writer and author of the novel \"Sacred Love\" (1982), has been known for his work.", Some(Reason::WrongLanguage)),
+            ("pt", "Isvel Eldorord, a Portuguese writer and author of the \"Sacred Love\" genre, is a prominent figure.", Some(Reason::WrongLanguage)),
+            ("pt", "Apolinario dos Linhas de Iscola, a polícia para o Brasil.", None),
+            ("es", "El cielo es un lado de la manera.", None),
+            ("de", "Das ist eine neue Auswirkung, die Ihre Befunde öffnet wird. In this sentence, the German language is used.", None),
+            ("en", "Paris est la capitale de la France et le siège du gouvernement.", Some(Reason::WrongLanguage)),
+            ("en", "Paris is the capital of France.", None),
+            // Mostly the labels: no function words either way.
+            ("it", "Burel Renarpora capital of Sacred Love.", None),
+            ("ko", "파리는 France의 수도이다.", None),
+        ];
+        for (lang, text, want) in cases {
+            assert_eq!(check(lang, text, P, L).reason, want, "{lang}: {text}");
+        }
+        // Half the letters in the script is enough; a text of digits has no letters and fails.
+        assert_eq!(has_script("ko", "파리 ab"), Some(true));
+        assert_eq!(has_script("ko", "파리 abc"), Some(false));
+        assert_eq!(has_script("fr", "1982"), Some(false));
+        assert_eq!(is_wrong_language("zh", "the the the"), None);
     }
 
     #[test]
