@@ -2,7 +2,8 @@
 //! hierarchy, its family, its creator. A pure function of the config, built once before the lines, so that each
 //! line can state its side of a relation (and only its side) without seeing the other line.
 //!
-//! Popularity rank `r` (0 = most popular) still decides labels and claim counts. The small "hub" classes
+//! Popularity rank `r` (0 = most popular) decides claim counts; labels in all eight languages follow the
+//! item's popularity within its class and the class's weight (`World::label_weight`). The small "hub" classes
 //! (class items, continents, countries, languages, occupations, genres, awards, parties) are placed at
 //! popular ranks; the other classes fill the rest by their shares. Within a class, members are ordered by `r`,
 //! and every draw of a member is heavy-tailed towards the popular ones.
