@@ -112,12 +112,18 @@ pub fn density_svg(
         .map(|i| range.0 + (range.1 - range.0) * f64::from(i) / 200.0)
         .collect();
     let curves: Vec<Vec<f64>> = series.iter().map(|(_, xs)| kde(xs, &grid)).collect();
+    // With interval marks, leave room above the curves for them and, above those, for the legend.
+    let headroom = if marks.iter().any(Option::is_some) {
+        1.6
+    } else {
+        1.1
+    };
     let ymax = curves
         .iter()
         .flatten()
         .fold(0.0f64, |a, &b| a.max(b))
         .max(0.1)
-        * 1.1;
+        * headroom;
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (800, 500)).into_drawing_area();
@@ -157,7 +163,10 @@ pub fn density_svg(
                 .label(label)
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c));
             if let Some((m, lo, hi)) = mark {
-                let y = ymax * (0.6 - 0.06 * i as f64);
+                // Just above the series' own peak, staggered so that close intervals do not overlap, and below
+                // the legend.
+                let peak = ys.iter().fold(0.0f64, |a, &b| a.max(b));
+                let y = (peak * 1.08 + ymax * 0.03 * i as f64).min(ymax * 0.75);
                 let tick = ymax * 0.015;
                 let bars = [
                     vec![(m, 0.0), (m, y)],
@@ -175,6 +184,7 @@ pub fn density_svg(
         }
         chart
             .configure_series_labels()
+            .position(SeriesLabelPosition::UpperRight)
             .background_style(WHITE.mix(0.8))
             .border_style(BLACK)
             .draw()
