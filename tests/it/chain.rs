@@ -7,7 +7,7 @@
 //! answers carry a `<think>` block. Every SWORD question is answered "False", so the known accuracies are
 //! exactly 1 for SS/OS/PSS/POS and 0 for ORG in every language.
 
-use crate::util::{runner_args, Workdir};
+use crate::util::{runner_args, small_configs, small_dump, Workdir};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -182,23 +182,14 @@ fn read_request(stream: &std::net::TcpStream) -> Option<Vec<u8>> {
 
 /// A small run directory from `sword run` on a generated dump (8 originals, 8 languages).
 fn small_run(wd: &Workdir) {
-    wd.write("conf/train.toml", "dim = 16\n");
-    wd.write("conf/distort.toml", "samples = 8\n");
-    wd.run_ok(&[
-        "synth",
-        "--entities",
-        "3000",
-        "--seed",
-        "5",
-        "--out",
-        "d.json.gz",
-    ]);
+    small_configs(wd, 8);
+    let dump = small_dump(wd);
     wd.run_ok(&[
         "-j",
         "1",
         "run",
         "--dump",
-        "d.json.gz",
+        &dump,
         "--out",
         "run",
         "--seed",
