@@ -1,5 +1,5 @@
 //! The item → item claims an item states from the world model: its class, its places, its people, its works
-//! and its hierarchies, each two-sided relation stated on the side(s) `World::sides` picks.
+//! and its hierarchies, each two-sided relation stated on the side(s) `World::states` picks.
 
 use super::world::{heavy_index, Cls, World};
 use super::*;
@@ -73,21 +73,17 @@ pub(super) fn schema_claims(g: &mut Gen, r: u32) -> Vec<(usize, Vec<u32>)> {
                 }
                 put(106, v);
             }
-            if q(g, 0.45) {
-                let v = pick(g, w, Cls::University, home, 0.8);
-                put(69, vec![v]);
-            }
-            if q(g, 0.4) {
-                let v = pick(g, w, Cls::Org, home, 0.75);
-                put(108, vec![v]);
-            }
-            if q(g, 0.25) {
-                let v = pick(g, w, Cls::Party, home, 0.95);
-                put(102, vec![v]);
-            }
-            if q(g, 0.2) {
-                let v = pick(g, w, Cls::Award, home, 0.7);
-                put(166, vec![v]);
+            // (property, base probability before richness, class, share in the home country)
+            for (pid, x, k, local) in [
+                (69, 0.45, Cls::University, 0.8),
+                (108, 0.4, Cls::Org, 0.75),
+                (102, 0.25, Cls::Party, 0.95),
+                (166, 0.2, Cls::Award, 0.7),
+            ] {
+                if q(g, x) {
+                    let v = pick(g, w, k, home, local);
+                    put(pid, vec![v]);
+                }
             }
             if home != NONE && q(g, 0.6) {
                 let lang = w.language[w.pos[home as usize] as usize];
@@ -98,85 +94,58 @@ pub(super) fn schema_claims(g: &mut Gen, r: u32) -> Vec<(usize, Vec<u32>)> {
                 };
                 put(1412, vec![v]);
             }
-            if q(g, 0.3) {
-                let v = pick(g, w, Cls::City, home, 0.9);
-                put(551, vec![v]);
-            }
-            if q(g, 0.3) {
-                let v = pick(g, w, Cls::City, home, 0.9);
-                put(937, vec![v]);
-            }
-            if q(g, 0.15) {
-                let v = pick(g, w, Cls::Org, home, 0.85);
-                put(463, vec![v]);
+            for (pid, x, k, local) in [
+                (551, 0.3, Cls::City, 0.9),
+                (937, 0.3, Cls::City, 0.9),
+                (463, 0.15, Cls::Org, 0.85),
+            ] {
+                if q(g, x) {
+                    let v = pick(g, w, k, home, local);
+                    put(pid, vec![v]);
+                }
             }
             // Student of a teacher (P1066), stated by the student, by the teacher (P802 student), or both.
             let t = w.teacher[r as usize];
-            if t != NONE && w.sides(1066, r, t).0 {
+            if t != NONE && w.states(1066, r, t) {
                 put(1066, vec![t]);
             }
-            let st: Vec<u32> = w.students[r as usize]
-                .iter()
-                .copied()
-                .filter(|&x| w.sides(1066, x, r).1)
-                .collect();
-            put(802, st);
+            put(
+                802,
+                w.stated_by(1066, r, w.students[r as usize].iter().copied()),
+            );
             if let Some(s) = w.spouse(r) {
-                if w.sides(26, r, s).0 {
+                if w.states(26, r, s) {
                     put(26, vec![s]);
                 }
             }
             if let Some((f, mo)) = w.parents(r) {
-                if w.sides(40, f, r).1 {
+                if w.states(40, r, f) {
                     put(22, vec![f]);
                 }
-                if w.sides(40, mo, r).1 {
+                if w.states(40, r, mo) {
                     put(25, vec![mo]);
                 }
-                let sib: Vec<u32> = w
-                    .siblings(r)
-                    .into_iter()
-                    .filter(|&x| w.sides(3373, r, x).0)
-                    .collect();
-                put(3373, sib);
+                put(3373, w.stated_by(3373, r, w.siblings(r)));
             }
-            let kids: Vec<u32> = w
-                .kids(r)
-                .iter()
-                .copied()
-                .filter(|&k| w.sides(40, r, k).0)
-                .collect();
-            put(40, kids);
+            put(40, w.stated_by(40, r, w.kids(r).iter().copied()));
         }
         Cls::Country => {
             if home != NONE {
                 let cp = w.pos[r as usize] as usize;
                 put(30, vec![w.continent[cp]]);
                 if let Some(&cap) = w.local(Cls::City, r).first() {
-                    if w.sides(36, r, cap).0 {
+                    if w.states(36, r, cap) {
                         put(36, vec![cap]);
                     }
                 }
                 put(37, vec![w.language[cp]]);
             }
-            let b: Vec<u32> = w
-                .borders(r)
-                .into_iter()
-                .filter(|&x| w.sides(47, r, x).0)
-                .collect();
-            put(47, b);
-            let d: Vec<u32> = w
-                .diplomatic(r)
-                .into_iter()
-                .filter(|&x| w.sides(530, r, x).0)
-                .collect();
-            put(530, d);
-            let regions: Vec<u32> = w.children[r as usize]
-                .iter()
-                .copied()
-                .filter(|&x| w.sides(131, x, r).1)
-                .collect();
-            put(150, regions);
+            put(47, w.stated_by(47, r, w.borders(r)));
+            put(530, w.stated_by(530, r, w.diplomatic(r)));
+            put(
+                150,
+                w.stated_by(131, r, w.children[r as usize].iter().copied()),
+            );
         }
         Cls::Region | Cls::City => {
             if p(g, 0.9) {
@@ -184,7 +153,7 @@ pub(super) fn schema_claims(g: &mut Gen, r: u32) -> Vec<(usize, Vec<u32>)> {
             }
             if parent != NONE {
                 let mut v = Vec::new();
-                if w.sides(131, r, parent).0 {
+                if w.states(131, r, parent) {
                     v.push(parent);
                 }
                 // Now and then the country too (redundant under transitivity, as in Wikidata).
@@ -196,7 +165,7 @@ pub(super) fn schema_claims(g: &mut Gen, r: u32) -> Vec<(usize, Vec<u32>)> {
             // Capitals, stated by the country or region (P36), by the city (P1376 capital of), or both.
             if c == Cls::Region {
                 if let Some(&cap) = w.children[r as usize].first() {
-                    if w.sides(36, r, cap).0 {
+                    if w.states(36, r, cap) {
                         put(36, vec![cap]);
                     }
                 }
@@ -204,33 +173,24 @@ pub(super) fn schema_claims(g: &mut Gen, r: u32) -> Vec<(usize, Vec<u32>)> {
                 let mut of = Vec::new();
                 if home != NONE
                     && w.local(Cls::City, home).first() == Some(&r)
-                    && w.sides(36, home, r).1
+                    && w.states(36, r, home)
                 {
                     of.push(home);
                 }
                 if parent != NONE
                     && w.children[parent as usize].first() == Some(&r)
-                    && w.sides(36, parent, r).1
+                    && w.states(36, r, parent)
                 {
                     of.push(parent);
                 }
                 put(1376, of);
             }
-            {
-                let b: Vec<u32> = w
-                    .borders(r)
-                    .into_iter()
-                    .filter(|&x| w.sides(47, r, x).0)
-                    .collect();
-                put(47, b);
-            }
+            put(47, w.stated_by(47, r, w.borders(r)));
             if c == Cls::Region {
-                let cities: Vec<u32> = w.children[r as usize]
-                    .iter()
-                    .copied()
-                    .filter(|&x| w.sides(131, x, r).1)
-                    .collect();
-                put(150, cities);
+                put(
+                    150,
+                    w.stated_by(131, r, w.children[r as usize].iter().copied()),
+                );
             }
         }
         Cls::Org | Cls::University | Cls::Party | Cls::Award => {
@@ -247,15 +207,13 @@ pub(super) fn schema_claims(g: &mut Gen, r: u32) -> Vec<(usize, Vec<u32>)> {
                 }
             }
             if c == Cls::Org {
-                if parent != NONE && w.sides(361, r, parent).0 {
+                if parent != NONE && w.states(361, r, parent) {
                     put(361, vec![parent]);
                 }
-                let parts: Vec<u32> = w.children[r as usize]
-                    .iter()
-                    .copied()
-                    .filter(|&x| w.sides(361, x, r).1)
-                    .collect();
-                put(527, parts);
+                put(
+                    527,
+                    w.stated_by(361, r, w.children[r as usize].iter().copied()),
+                );
             }
         }
         Cls::Work => {

@@ -485,24 +485,34 @@ impl World {
         self.members[Cls::Class as usize].get(c as usize).copied()
     }
 
-    /// Which side(s) state a two-sided relation between `a` and `b` under `tag`: (a states it, b states it).
-    pub(super) fn sides(&self, tag: u64, a: u32, b: u32) -> (bool, bool) {
-        let (x, y) = if a < b { (a, b) } else { (b, a) };
+    /// Whether `who` states its side of the two-sided relation `tag` with `other` (a border, a marriage, a
+    /// region and its country, …). For each pair a hash decides: both sides state it (35 %), only the side
+    /// with the smaller rank (35 %), or only the other (30 %); so `states(tag, a, b)` and `states(tag, b, a)`
+    /// describe one pair consistently, and at least one of them is true.
+    pub(super) fn states(&self, tag: u64, who: u32, other: u32) -> bool {
+        let (x, y) = (who.min(other), who.max(other));
         let u = unit_of(splitmix(
             self.seed ^ splitmix(tag ^ splitmix(u64::from(x) << 32 | u64::from(y))),
         ));
-        let (lo, hi) = if u < 0.35 {
-            (true, true)
-        } else if u < 0.7 {
-            (true, false)
+        // u < 0.35: both sides; 0.35 ≤ u < 0.7: only the smaller rank; u ≥ 0.7: only the larger.
+        if who < other {
+            u < 0.7
         } else {
-            (false, true)
-        };
-        if a < b {
-            (lo, hi)
-        } else {
-            (hi, lo)
+            !(0.35..0.7).contains(&u)
         }
+    }
+
+    /// The members of `others` with which `who` states the relation `tag` (see [`World::states`]).
+    pub(super) fn stated_by(
+        &self,
+        tag: u64,
+        who: u32,
+        others: impl IntoIterator<Item = u32>,
+    ) -> Vec<u32> {
+        others
+            .into_iter()
+            .filter(|&x| self.states(tag, who, x))
+            .collect()
     }
 
     fn pair_unit(&self, tag: u64, i: u64) -> f64 {
