@@ -7,7 +7,7 @@
 //! answers carry a `<think>` block. Every SWORD question is answered "False", so the known accuracies are
 //! exactly 1 for SS/OS/PSS/POS and 0 for ORG in every language.
 
-use crate::util::{runner_args, small_configs, small_dump, Workdir};
+use crate::util::{runner_args, small_configs, small_dump, small_run_args, Workdir};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -184,19 +184,7 @@ fn read_request(stream: &std::net::TcpStream) -> Option<Vec<u8>> {
 fn small_run(wd: &Workdir) {
     small_configs(wd, 8);
     let dump = small_dump(wd);
-    wd.run_ok(&[
-        "-j",
-        "1",
-        "run",
-        "--dump",
-        &dump,
-        "--out",
-        "run",
-        "--seed",
-        "3",
-        "--config-dir",
-        "conf",
-    ]);
+    wd.run_ok(&small_run_args(&dump, "run"));
 }
 
 /// Exported statements (the original and each variant distort could draw) of the first `n` originals, read

@@ -4,7 +4,9 @@
 //! not vouch for), and, once the tmpfs is remounted bigger, a rerun must complete byte-identically to a run that
 //! never failed.
 
-use crate::util::{small_configs, small_dump, Workdir, EXTRACT_ARTIFACTS, FINAL_ARTIFACTS};
+use crate::util::{
+    small_configs, small_dump, small_run_args, Workdir, EXTRACT_ARTIFACTS, FINAL_ARTIFACTS,
+};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -142,29 +144,7 @@ fn full_disk_exits_4_leaves_nothing_partial_and_a_rerun_with_space_completes_ide
     let dump = small_dump(&wd);
     let dump = dump.as_str();
     small_configs(&wd, 60);
-    let run = |out: &str| -> Vec<String> {
-        [
-            "-j",
-            "1",
-            "run",
-            "--dump",
-            dump,
-            "--out",
-            out,
-            "--seed",
-            "3",
-            "--config-dir",
-            "conf",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect()
-    };
-    fn args(v: &[String]) -> Vec<&str> {
-        v.iter().map(String::as_str).collect()
-    }
-    // The run that never failed, on the ordinary disk.
-    wd.run_ok(&args(&run("ref")));
+    wd.run_ok(&small_run_args(dump, "ref"));
     let ref_dir = wd.join("ref");
     let extract_bytes = size_of(&ref_dir, EXTRACT_ARTIFACTS);
     let all_bytes = size_of(&ref_dir, FINAL_ARTIFACTS);
@@ -196,7 +176,7 @@ fn full_disk_exits_4_leaves_nothing_partial_and_a_rerun_with_space_completes_ide
     std::fs::remove_dir_all(wd.join("mnt/x")).unwrap();
     tmpfs.resize(8);
     tmpfs.leave_free(extract_bytes + (all_bytes - extract_bytes) / 2);
-    let (code, err) = wd.run_err(&args(&run("mnt/run")));
+    let (code, err) = wd.run_err(&small_run_args(dump, "mnt/run"));
     assert_eq!(code, 4, "{err}");
     assert!(
         err.contains("mnt/run/") && err.contains("No space left on device"),
@@ -206,7 +186,7 @@ fn full_disk_exits_4_leaves_nothing_partial_and_a_rerun_with_space_completes_ide
     assert!(!wd.join("mnt/run/export.manifest.json").exists());
     assert_only_vouched_files(&wd.join("mnt/run"));
     tmpfs.resize(64);
-    wd.run_ok(&args(&run("mnt/run")));
+    wd.run_ok(&small_run_args(dump, "mnt/run"));
     for a in FINAL_ARTIFACTS {
         assert!(
             wd.read(&format!("mnt/run/{a}")) == wd.read(&format!("ref/{a}")),

@@ -1,6 +1,8 @@
 //! Integration tests for the nightly batch: `sword run`, crash safety, the Makefile, fetch-dump.sh.
 
-use crate::util::{small_configs, small_dump, Workdir, FINAL_ARTIFACTS};
+use crate::util::{
+    pipeline_nightly, small_configs, small_dump, small_run_args, Workdir, FINAL_ARTIFACTS,
+};
 use std::path::Path;
 use std::process::Command;
 
@@ -121,23 +123,6 @@ fn fetch_dump_resumes_and_only_renames_verified_files() {
     assert!(!wd.join("dest2/wikidata-20240911-all.json.gz").exists());
 }
 
-fn run_args<'a>(dump: &'a str, out: &'a str) -> Vec<&'a str> {
-    // -j 1: Hogwild training is byte-reproducible only on one thread.
-    vec![
-        "-j",
-        "1",
-        "run",
-        "--dump",
-        dump,
-        "--out",
-        out,
-        "--seed",
-        "3",
-        "--config-dir",
-        "conf",
-    ]
-}
-
 fn assert_same_artifacts(wd: &Workdir, a: &str, b: &str) {
     for name in FINAL_ARTIFACTS {
         let x = wd.read(&format!("{a}/{name}"));
@@ -151,7 +136,7 @@ fn run_survives_crashes_at_several_points_with_identical_artifacts() {
     let wd = Workdir::new();
     let dump = small_dump(&wd);
     small_configs(&wd, 60);
-    wd.run_ok(&run_args(&dump, "ref"));
+    wd.run_ok(&small_run_args(&dump, "ref"));
     for name in FINAL_ARTIFACTS {
         assert!(wd.join(&format!("ref/{name}")).exists(), "{name} missing");
     }
@@ -167,13 +152,13 @@ fn run_survives_crashes_at_several_points_with_identical_artifacts() {
     for (i, point) in points.iter().enumerate() {
         let out = format!("crash{i}");
         let status = wd
-            .command(&run_args(&dump, &out))
+            .command(&small_run_args(&dump, &out))
             .env("SWORD_CRASH_AT", point)
             .status()
             .unwrap();
         assert!(!status.success(), "crash point {point} was never reached");
         // The crashed run left no final artifact that its manifest does not vouch for: a rerun completes...
-        wd.run_ok(&run_args(&dump, &out));
+        wd.run_ok(&small_run_args(&dump, &out));
         // ...and gives exactly the uninterrupted bytes, with no temporary file left behind.
         assert_same_artifacts(&wd, "ref", &out);
         let leftovers: Vec<_> = std::fs::read_dir(wd.join(&out))
@@ -194,15 +179,15 @@ fn run_survives_sigkill_at_random_moments() {
     let wd = Workdir::new();
     let dump = small_dump(&wd);
     small_configs(&wd, 60);
-    wd.run_ok(&run_args(&dump, "ref"));
+    wd.run_ok(&small_run_args(&dump, "ref"));
     // Kill -9 after a few delays spread over the run; whatever stage it hits, a rerun must converge.
     for (i, ms) in [150u64, 400, 900, 1600].iter().enumerate() {
         let out = format!("kill{i}");
-        let mut child = wd.command(&run_args(&dump, &out)).spawn().unwrap();
+        let mut child = wd.command(&small_run_args(&dump, &out)).spawn().unwrap();
         std::thread::sleep(std::time::Duration::from_millis(*ms));
         let _ = child.kill(); // SIGKILL
         let _ = child.wait();
-        wd.run_ok(&run_args(&dump, &out));
+        wd.run_ok(&small_run_args(&dump, &out));
         assert_same_artifacts(&wd, "ref", &out);
     }
 }
@@ -232,9 +217,9 @@ fn rerun_skips_fresh_stages_and_reruns_after_input_change() {
     let wd = Workdir::new();
     let dump = small_dump(&wd);
     small_configs(&wd, 60);
-    wd.run_ok(&run_args(&dump, "r"));
+    wd.run_ok(&small_run_args(&dump, "r"));
     let m1 = wd.read("r/walks.manifest.json");
-    wd.run_ok(&run_args(&dump, "r"));
+    wd.run_ok(&small_run_args(&dump, "r"));
     assert_eq!(
         m1,
         wd.read("r/walks.manifest.json"),
@@ -246,26 +231,14 @@ fn rerun_skips_fresh_stages_and_reruns_after_input_change() {
     let n = bad.len();
     bad[n - 1] ^= 1;
     wd.write("r/walks.bin", &bad);
-    wd.run_ok(&run_args(&dump, "r"));
+    wd.run_ok(&small_run_args(&dump, "r"));
     assert_eq!(wd.read("r/walks.bin"), good);
-}
-
-/// `pipeline/nightly` (make with the failing stage's exit code) on the test binary.
-fn make(wd: &Workdir, args: &[&str]) -> std::process::Output {
-    Command::new("bash")
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("pipeline/nightly"))
-        .arg(format!("SWORD={}", env!("CARGO_BIN_EXE_sword")))
-        .arg(format!("OUT={}", wd.join("out").display()))
-        .args(args)
-        .env("SWORD_QUIET", "1")
-        .output()
-        .expect("make is installed")
 }
 
 #[test]
 fn makefile_smoke_is_incremental_locked_and_returns_stage_exit_codes() {
     let wd = Workdir::new();
-    let out = make(&wd, &["smoke", "SMOKE_ENTITIES=1500"]);
+    let out = pipeline_nightly(&wd, &["smoke", "SMOKE_ENTITIES=1500"]);
     let log = |o: &std::process::Output| {
         format!(
             "{}\n{}",
@@ -282,7 +255,7 @@ fn makefile_smoke_is_incremental_locked_and_returns_stage_exit_codes() {
     );
 
     // Nothing changed: no stage runs again.
-    let again = make(&wd, &["smoke", "SMOKE_ENTITIES=1500"]);
+    let again = pipeline_nightly(&wd, &["smoke", "SMOKE_ENTITIES=1500"]);
     assert!(again.status.success(), "{}", log(&again));
     assert!(!log(&again).contains(" start"), "{}", log(&again));
 
@@ -290,7 +263,7 @@ fn makefile_smoke_is_incremental_locked_and_returns_stage_exit_codes() {
     {
         let lock = std::fs::File::open(wd.join("out/.nightly.lock")).unwrap();
         lock.try_lock().unwrap();
-        let locked = make(&wd, &["smoke", "SMOKE_ENTITIES=1500"]);
+        let locked = pipeline_nightly(&wd, &["smoke", "SMOKE_ENTITIES=1500"]);
         assert_eq!(locked.status.code(), Some(6), "{}", log(&locked));
         assert!(
             log(&locked).contains("another run holds"),
@@ -309,7 +282,7 @@ fn makefile_smoke_is_incremental_locked_and_returns_stage_exit_codes() {
     }
     bad.push_str("]\n");
     let dump = wd.write("dumps/wikidata-20240102-all.json", bad);
-    let failed = make(&wd, &["nightly", &format!("DUMP={}", dump.display())]);
+    let failed = pipeline_nightly(&wd, &["nightly", &format!("DUMP={}", dump.display())]);
     assert_eq!(failed.status.code(), Some(2), "{}", log(&failed));
     assert!(wd.join("out/20240102/logs/extract.log").exists());
     assert!(!wd.join("out/20240102/triples.parquet").exists());

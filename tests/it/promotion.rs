@@ -3,21 +3,14 @@
 //! fail their stage and leave `latest` alone; retention never removes the run `latest` points to nor the
 //! newest complete run. docs/nightly-safety.md describes the rule.
 
-use crate::util::Workdir;
-use std::path::Path;
-use std::process::{Command, Output};
+use crate::util::{pipeline_nightly, Workdir};
+use std::process::Output;
 
-/// `pipeline/nightly` (make with the failing stage's exit code) on the test binary.
+/// `pipeline/nightly nightly ARGS`.
 fn nightly(wd: &Workdir, args: &[&str]) -> Output {
-    Command::new("bash")
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("pipeline/nightly"))
-        .arg("nightly")
-        .arg(format!("SWORD={}", env!("CARGO_BIN_EXE_sword")))
-        .arg(format!("OUT={}", wd.join("out").display()))
-        .args(args)
-        .env("SWORD_QUIET", "1")
-        .output()
-        .expect("make is installed")
+    let mut all = vec!["nightly"];
+    all.extend_from_slice(args);
+    pipeline_nightly(wd, &all)
 }
 
 fn log(o: &Output) -> String {

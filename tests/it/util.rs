@@ -189,3 +189,34 @@ pub fn small_configs(wd: &Workdir, samples: u32) {
     wd.write("conf/train.toml", "dim = 16\n");
     wd.write("conf/distort.toml", format!("samples = {samples}\n"));
 }
+
+/// `sword -j 1 run --dump DUMP --out OUT --seed 3 --config-dir conf`: a whole run with the small configs
+/// (`-j 1`: Hogwild training is byte-reproducible only on one thread).
+pub fn small_run_args<'a>(dump: &'a str, out: &'a str) -> Vec<&'a str> {
+    vec![
+        "-j",
+        "1",
+        "run",
+        "--dump",
+        dump,
+        "--out",
+        out,
+        "--seed",
+        "3",
+        "--config-dir",
+        "conf",
+    ]
+}
+
+/// `pipeline/nightly ARGS` (make with the failing stage's exit code) on the test binary, with `OUT` under the
+/// work directory.
+pub fn pipeline_nightly(wd: &Workdir, args: &[&str]) -> std::process::Output {
+    std::process::Command::new("bash")
+        .arg(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("pipeline/nightly"))
+        .arg(format!("SWORD={}", env!("CARGO_BIN_EXE_sword")))
+        .arg(format!("OUT={}", wd.join("out").display()))
+        .args(args)
+        .env("SWORD_QUIET", "1")
+        .output()
+        .expect("make is installed")
+}
