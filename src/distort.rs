@@ -65,6 +65,12 @@ pub struct DistortConfig {
     /// Node budget of one transitive reachability search; when exhausted the candidate is rejected
     /// (`transitive_bound`). Typical: 100 000 (a few ms).
     pub transitive_max_visits: usize,
+    /// Guard probe: further candidates per variant on which every guard is run and its verdict counted
+    /// (`extra.guard_probe` of the manifest), the whole pool when it is smaller. They come from a random
+    /// stream of their own and never enter the output, so the probe changes no row. It measures how often a
+    /// uniform draw would be true, per strategy and guard (a 500-original run draws ≈ 2 000 candidates, too
+    /// few to meet the rarer near-misses). Default 100 (`max_attempts`); 0 turns it off.
+    pub probe_candidates: usize,
     /// Accept inputs whose manifests do not vouch for them (set by `--force`; not part of the config identity).
     #[serde(skip)]
     pub force: bool,
@@ -79,6 +85,7 @@ impl Default for DistortConfig {
             per_property_cap: 10,
             max_attempts: 100,
             transitive_max_visits: 100_000,
+            probe_candidates: 100,
             force: false,
         }
     }
@@ -634,6 +641,116 @@ pub struct OriginalResult {
     pub variants: Vec<VariantOutcome>,
     /// Rejected candidates by reason (every failed attempt counts once).
     pub rejections: BTreeMap<Reason, u64>,
+    /// The guard probe of this original, per variant strategy (in `Strategy::VARIANTS` order).
+    pub probe: [ProbeTally; 4],
+}
+
+/// What the guard probe saw for one strategy (see [`DistortConfig::probe_candidates`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ProbeTally {
+    /// Variants probed (those with a candidate other than the original).
+    pub variants: u64,
+    /// Candidates checked.
+    pub candidates: u64,
+    /// Variants whose whole pool was checked (pool no larger than `probe_candidates`).
+    pub exact_pools: u64,
+    /// Candidates rejected, by reason (the first guard that says the candidate may be true).
+    pub rejected: BTreeMap<Reason, u64>,
+    /// Sum over variants of the share of their candidates each reason rejected; divided by `variants` it is
+    /// the estimated chance that one uniform draw is rejected for that reason.
+    pub share_sum: BTreeMap<Reason, f64>,
+}
+
+impl ProbeTally {
+    fn add(&mut self, other: &ProbeTally) {
+        self.variants += other.variants;
+        self.candidates += other.candidates;
+        self.exact_pools += other.exact_pools;
+        for (r, c) in &other.rejected {
+            *self.rejected.entry(*r).or_default() += c;
+        }
+        for (r, x) in &other.share_sum {
+            *self.share_sum.entry(*r).or_default() += x;
+        }
+    }
+}
+
+/// The replacement pool of a variant strategy and the slot of the original in it (skipped when drawing).
+fn pool_of<'a>(
+    index: &'a Index,
+    t: &Triple,
+    strategy: Strategy,
+    empty: &'a Vec<Qid>,
+) -> (&'a [Qid], Option<usize>) {
+    let original = match strategy.role() {
+        Some(Role::Subject) => t.subject,
+        _ => t.object,
+    };
+    let pool: &Vec<Qid> = match strategy {
+        Strategy::SS | Strategy::OS => &index.all_entities,
+        Strategy::PSS => index.subjects_of.get(&t.property).unwrap_or(empty),
+        Strategy::POS => index.objects_of.get(&t.property).unwrap_or(empty),
+        Strategy::ORG => empty,
+    };
+    (pool, pool.binary_search(&original).ok())
+}
+
+/// The variant of `t` with `cand` in the role `strategy` replaces.
+fn variant_of(t: &Triple, strategy: Strategy, cand: Qid) -> (Qid, Qid) {
+    match strategy.role() {
+        Some(Role::Subject) => (cand, t.object),
+        _ => (t.subject, cand),
+    }
+}
+
+/// The guard probe of one original: every guard's verdict on up to `probe_candidates` candidates per variant
+/// (the whole pool when it is no larger), drawn from the stream (seed, 4, original).
+pub fn probe_one(
+    index: &Index,
+    original_id: u32,
+    t: &Triple,
+    cfg: &DistortConfig,
+) -> [ProbeTally; 4] {
+    let mut out: [ProbeTally; 4] = Default::default();
+    let k = cfg.probe_candidates;
+    if k == 0 {
+        return out;
+    }
+    let mut rng = item_rng(cfg.seed, 4, u64::from(original_id));
+    let empty = Vec::new();
+    for (slot, strategy) in Strategy::VARIANTS.into_iter().enumerate() {
+        let (pool, skip) = pool_of(index, t, strategy, &empty);
+        let n = pool.len() - usize::from(skip.is_some());
+        if n == 0 {
+            continue;
+        }
+        let tally = &mut out[slot];
+        tally.variants = 1;
+        let exact = n <= k;
+        tally.exact_pools = u64::from(exact);
+        let draws = if exact { n } else { k };
+        let mut local: BTreeMap<Reason, u64> = BTreeMap::new();
+        for i in 0..draws {
+            let mut j = if exact {
+                i
+            } else {
+                below(&mut rng, n as u64) as usize
+            };
+            if skip.is_some_and(|s| j >= s) {
+                j += 1;
+            }
+            let (s, o) = variant_of(t, strategy, pool[j]);
+            if let Err(r) = index.check(strategy, s, t.property, o, cfg.transitive_max_visits) {
+                *local.entry(r).or_default() += 1;
+            }
+        }
+        tally.candidates = draws as u64;
+        for (r, c) in local {
+            tally.share_sum.insert(r, c as f64 / draws as f64);
+            tally.rejected.insert(r, c);
+        }
+    }
+    out
 }
 
 /// Draw the four variants of one original.
@@ -670,14 +787,8 @@ pub fn distort_one(
             Role::Subject => t.subject,
             Role::Object => t.object,
         };
-        let pool: &Vec<Qid> = match strategy {
-            Strategy::SS | Strategy::OS => &index.all_entities,
-            Strategy::PSS => index.subjects_of.get(&t.property).unwrap_or(&empty),
-            Strategy::POS => index.objects_of.get(&t.property).unwrap_or(&empty),
-            Strategy::ORG => &empty,
-        };
         // Draw from the pool without the original: skip its slot.
-        let skip = pool.binary_search(&original).ok();
+        let (pool, skip) = pool_of(index, t, strategy, &empty);
         let n = pool.len() - usize::from(skip.is_some());
         if n == 0 {
             variants.push(VariantOutcome::Dropped {
@@ -697,10 +808,7 @@ pub fn distort_one(
                 k += 1;
             }
             let cand = pool[k];
-            let (s, o) = match role {
-                Role::Subject => (cand, t.object),
-                Role::Object => (t.subject, cand),
-            };
+            let (s, o) = variant_of(t, strategy, cand);
             match index.check(strategy, s, t.property, o, cfg.transitive_max_visits) {
                 Ok(()) => {
                     accepted = Some((cand, s, o));
@@ -748,6 +856,7 @@ pub fn distort_one(
         org,
         variants,
         rejections,
+        probe: probe_one(index, original_id, t, cfg),
     }
 }
 
@@ -761,6 +870,8 @@ pub struct DistortOutput {
     pub rejects: BTreeMap<String, u64>,
     /// Histogram of attempts of emitted variants: attempts → variants.
     pub attempts_histogram: BTreeMap<u32, u64>,
+    /// The guard probe summed over originals, per variant strategy (`Strategy::VARIANTS` order).
+    pub probe: [ProbeTally; 4],
 }
 
 /// The pure core: sample originals and draw their variants. Deterministic for a config.
@@ -794,7 +905,11 @@ pub fn distort_with_index(
     for s in Strategy::ALL {
         counts.insert(format!("emitted_{}", s.as_str()), 0);
     }
+    let mut probe: [ProbeTally; 4] = Default::default();
     for r in results {
+        for (acc, p) in probe.iter_mut().zip(&r.probe) {
+            acc.add(p);
+        }
         rows.push(r.org);
         *counts.entry("emitted_ORG".into()).or_default() += 1;
         for (reason, c) in r.rejections {
@@ -834,7 +949,55 @@ pub fn distort_with_index(
         counts,
         rejects,
         attempts_histogram,
+        probe,
     }
+}
+
+/// The guard probe as the manifest states it (`extra.guard_probe`).
+pub fn probe_json(probe: &[ProbeTally; 4], candidates_per_variant: usize) -> serde_json::Value {
+    let mut total: BTreeMap<&str, u64> = BTreeMap::new();
+    let mut by = serde_json::Map::new();
+    for (strategy, t) in Strategy::VARIANTS.iter().zip(probe) {
+        for (r, c) in &t.rejected {
+            *total.entry(r.as_str()).or_default() += c;
+        }
+        let share: BTreeMap<&str, f64> = t
+            .share_sum
+            .iter()
+            .map(|(r, x)| {
+                (
+                    r.as_str(),
+                    if t.variants == 0 {
+                        0.0
+                    } else {
+                        x / t.variants as f64
+                    },
+                )
+            })
+            .collect();
+        let rejected: BTreeMap<&str, u64> =
+            t.rejected.iter().map(|(r, c)| (r.as_str(), *c)).collect();
+        by.insert(
+            strategy.as_str().to_string(),
+            serde_json::json!({
+                "variants": t.variants,
+                "candidates": t.candidates,
+                "exact_pools": t.exact_pools,
+                "rejected": rejected,
+                "share": share,
+            }),
+        );
+    }
+    serde_json::json!({
+        "candidates_per_variant": candidates_per_variant,
+        "what": "every guard's verdict on up to candidates_per_variant further candidates per variant (the whole \
+                 pool when it is smaller), drawn from a random stream of their own; they never enter the output. \
+                 rejected counts candidates by the first guard that says they may be true; share is the mean over \
+                 variants of the share of their candidates each reason rejects: the chance that one uniform draw \
+                 would be true by that guard",
+        "rejected": total,
+        "by_strategy": by,
+    })
 }
 
 /// Schema of `distortions.parquet` (one row per statement; see `Distortion` for the meaning of each column).
@@ -1080,6 +1243,7 @@ pub fn run(dir: &Path, cfg: &DistortConfig) -> Result<Manifest> {
         "sampling": out.sampling,
         "attempts_histogram": out.attempts_histogram.iter().map(|(k, v)| (k.to_string(), *v)).collect::<BTreeMap<_, _>>(),
         "transitive_bound": format!("breadth-first search expands at most {} nodes per check", cfg.transitive_max_visits),
+        "guard_probe": probe_json(&out.probe, cfg.probe_candidates),
     });
     manifest.write(dir)?;
     Ok(manifest)
@@ -1128,6 +1292,10 @@ pub struct Args {
     /// Node budget of a transitive reachability search (default 100000).
     #[arg(long)]
     pub transitive_max_visits: Option<usize>,
+    /// Further candidates per variant that the guard probe checks (default 100; 0 turns it off). They never
+    /// change the output; the manifest counts every guard's verdict on them.
+    #[arg(long)]
+    pub probe_candidates: Option<usize>,
     /// Accept inputs whose manifests do not vouch for them.
     #[arg(long)]
     pub force: bool,
@@ -1153,6 +1321,9 @@ pub fn cli(args: Args) -> Result<()> {
     }
     if let Some(v) = args.transitive_max_visits {
         cfg.transitive_max_visits = v;
+    }
+    if let Some(v) = args.probe_candidates {
+        cfg.probe_candidates = v;
     }
     cfg.force |= args.force;
     if cfg.max_attempts == 0 {
@@ -1232,6 +1403,113 @@ mod tests {
             ix.check(Strategy::SS, Qid(20), Pid(4), Qid(23), 1),
             Err(Reason::TransitiveBound)
         );
+    }
+
+    /// The knowledge base of the probe tests: P2 ↔ P3 inverse; final triples (10,2,11), (12,2,13), (14,2,15),
+    /// (16,2,11); stated only: (11,3,12) and (13,3,10).
+    fn probe_kb() -> KnowledgeBase {
+        let finals = vec![t(10, 2, 11), t(12, 2, 13), t(14, 2, 15), t(16, 2, 11)];
+        let mut statements = finals.clone();
+        statements.extend([t(11, 3, 12), t(13, 3, 10)]);
+        KnowledgeBase {
+            final_triples: finals,
+            statements,
+            transitive: vec![],
+            properties: vec![
+                prop(2, false, false, vec![3]),
+                prop(3, false, false, vec![]),
+            ],
+        }
+    }
+
+    #[test]
+    fn the_probe_checks_whole_small_pools_exactly() {
+        // Original (10, P2, 11). Worked out by hand from the statements above:
+        // SS over {11..16}: 11 self loop, 12 inverse (11 P3 12), 16 exists, 13 14 15 false.
+        // OS over {10, 12..16}: 10 self loop, 13 inverse (13 P3 10), the rest false.
+        // PSS over {12, 14, 16}: 12 inverse, 16 exists, 14 false. POS over {13, 15}: 13 inverse, 15 false.
+        let kb = probe_kb();
+        let ix = Index::build(&kb);
+        let cfg = DistortConfig::default();
+        let p = probe_one(&ix, 0, &kb.final_triples[0], &cfg);
+        let want = |pairs: &[(Reason, u64)]| pairs.iter().copied().collect::<BTreeMap<_, _>>();
+        let expect = [
+            (
+                6,
+                want(&[
+                    (Reason::SelfLoop, 1),
+                    (Reason::Inverse, 1),
+                    (Reason::Exists, 1),
+                ]),
+            ),
+            (6, want(&[(Reason::SelfLoop, 1), (Reason::Inverse, 1)])),
+            (3, want(&[(Reason::Inverse, 1), (Reason::Exists, 1)])),
+            (2, want(&[(Reason::Inverse, 1)])),
+        ];
+        for (slot, (n, rejected)) in expect.into_iter().enumerate() {
+            let got = &p[slot];
+            assert_eq!(
+                (got.variants, got.exact_pools, got.candidates),
+                (1, 1, n),
+                "slot {slot}"
+            );
+            assert_eq!(got.rejected, rejected, "slot {slot}");
+            for (r, c) in &got.rejected {
+                assert!((got.share_sum[r] - *c as f64 / n as f64).abs() < 1e-12);
+            }
+        }
+        // Off: nothing probed.
+        let off = DistortConfig {
+            probe_candidates: 0,
+            ..DistortConfig::default()
+        };
+        assert_eq!(
+            probe_one(&ix, 0, &kb.final_triples[0], &off),
+            <[ProbeTally; 4]>::default()
+        );
+    }
+
+    #[test]
+    fn the_probe_samples_large_pools_and_never_changes_the_output() {
+        let kb = probe_kb();
+        let ix = Index::build(&kb);
+        let small = DistortConfig {
+            probe_candidates: 2,
+            ..DistortConfig::default()
+        };
+        let p = probe_one(&ix, 0, &kb.final_triples[0], &small);
+        // SS, OS and PSS pools (6, 6, 3 candidates) are sampled twice; POS (2) is enumerated.
+        assert_eq!(
+            p.iter()
+                .map(|x| (x.candidates, x.exact_pools))
+                .collect::<Vec<_>>(),
+            vec![(2, 0), (2, 0), (2, 0), (2, 1)]
+        );
+        assert_eq!(
+            p,
+            probe_one(&ix, 0, &kb.final_triples[0], &small),
+            "deterministic"
+        );
+        let with = distort(&kb, &DistortConfig::default(), &NoSimilarity);
+        let without = distort(
+            &kb,
+            &DistortConfig {
+                probe_candidates: 0,
+                ..DistortConfig::default()
+            },
+            &NoSimilarity,
+        );
+        assert_eq!(with.rows, without.rows);
+        assert_eq!(with.rejects, without.rejects);
+        assert!(with.probe[0].candidates > 0 && without.probe[0].candidates == 0);
+        let j = probe_json(&with.probe, 100);
+        let inverse = j["rejected"]["inverse"].as_u64().unwrap();
+        let summed: u64 = with
+            .probe
+            .iter()
+            .map(|t| t.rejected.get(&Reason::Inverse).copied().unwrap_or(0))
+            .sum();
+        assert_eq!(inverse, summed);
     }
 
     #[test]

@@ -218,6 +218,66 @@ pub fn id_cell(id: EntityId, lookup: &dyn EnglishLabels) -> String {
     }
 }
 
+/// The reasons of the guard probe's table, in check order (`transitive_bound` joins when it occurred).
+const PROBE_REASONS: [&str; 6] = [
+    "self_loop",
+    "exists",
+    "subject_has_value",
+    "symmetric",
+    "inverse",
+    "transitive",
+];
+
+/// The report's section on the guard probe (`extra.guard_probe` of `distort.manifest.json`): per strategy, the
+/// share of candidates each guard rejects, i.e. how often one uniform draw would be true without that guard.
+fn probe_section(md: &mut String, probe: &serde_json::Value) {
+    let Some(by) = probe.get("by_strategy").and_then(|v| v.as_object()) else {
+        return;
+    };
+    let k = probe
+        .get("candidates_per_variant")
+        .and_then(|v| v.as_u64())
+        .unwrap_or(0);
+    let mut reasons: Vec<&str> = PROBE_REASONS.to_vec();
+    if by
+        .values()
+        .any(|v| v["rejected"].get("transitive_bound").is_some())
+    {
+        reasons.push("transitive_bound");
+    }
+    let _ = writeln!(md, "\n## How often a swap would be true: the guard probe\n");
+    let _ = writeln!(
+        md,
+        "Each guard's verdict on up to {k} further candidates per variant (the whole pool when it is smaller), \
+         drawn apart from the output. A cell is the chance that one uniform draw is rejected for that reason \
+         (the mean share over variants), with the candidates it rejected in brackets. `subject_has_value` is \
+         `exists` for OS/POS, where the subject is the original's.\n"
+    );
+    let _ = write!(md, "| strategy | candidates |");
+    for r in &reasons {
+        let _ = write!(md, " {r} |");
+    }
+    let _ = write!(md, "\n|---|---:|");
+    for _ in &reasons {
+        let _ = write!(md, "---:|");
+    }
+    let _ = writeln!(md);
+    for s in ["SS", "OS", "PSS", "POS"] {
+        let Some(t) = by.get(s) else { continue };
+        let _ = write!(md, "| {s} | {} |", t["candidates"].as_u64().unwrap_or(0));
+        for r in &reasons {
+            let n = t["rejected"].get(*r).and_then(|v| v.as_u64()).unwrap_or(0);
+            let share = t["share"].get(*r).and_then(|v| v.as_f64()).unwrap_or(0.0);
+            if n == 0 {
+                let _ = write!(md, " 0 |");
+            } else {
+                let _ = write!(md, " {:.3} % ({n}) |", 100.0 * share);
+            }
+        }
+        let _ = writeln!(md);
+    }
+}
+
 /// Write the report into `dir` (which must exist). Ids in its tables carry their English labels from
 /// `lookup` (see [`id_cell`]).
 pub fn write_report(
@@ -398,6 +458,9 @@ pub fn write_report(
             let _ = writeln!(md, "(distort.manifest.json not found.)");
         }
     }
+    if let Some(probe) = distort_manifest.and_then(|m| m.extra.get("guard_probe")) {
+        probe_section(&mut md, probe);
+    }
     let _ = writeln!(
         md,
         "\n## Attempts per emitted variant\n\n| attempts | variants |\n|---|---:|"
@@ -537,6 +600,31 @@ mod tests {
                 "| P999 | 1 | 0 | 0 | 0 | 0 |",
             ]
         );
+    }
+
+    #[test]
+    fn the_probe_table_gives_each_share_with_its_count() {
+        let probe = serde_json::json!({
+            "candidates_per_variant": 100,
+            "by_strategy": {
+                "SS": {"candidates": 200, "rejected": {"exists": 3}, "share": {"exists": 0.015}},
+                "PSS": {"candidates": 150, "rejected": {"inverse": 1, "exists": 12},
+                        "share": {"inverse": 0.005, "exists": 0.08}},
+            }
+        });
+        let mut md = String::new();
+        probe_section(&mut md, &probe);
+        let rows: Vec<&str> = md.lines().filter(|l| l.starts_with('|')).collect();
+        assert_eq!(
+            rows,
+            [
+                "| strategy | candidates | self_loop | exists | subject_has_value | symmetric | inverse | transitive |",
+                "|---|---:|---:|---:|---:|---:|---:|---:|",
+                "| SS | 200 | 0 | 1.500 % (3) | 0 | 0 | 0 | 0 |",
+                "| PSS | 150 | 0 | 8.000 % (12) | 0 | 0 | 0.500 % (1) | 0 |",
+            ]
+        );
+        assert!(md.contains("up to 100 further candidates"));
     }
 
     #[test]

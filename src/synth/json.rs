@@ -125,12 +125,17 @@ pub(super) fn script_name(lang: &str, base: &str, rng: &mut ChaCha8Rng) -> Strin
     };
     match range {
         None => {
-            // Latin-script languages: mostly the same name, sometimes a local variant.
+            // Latin-script languages: mostly the same name, sometimes a local variant. English is the base
+            // language (the curated property and class names are English), so it keeps the name; the draws are
+            // made all the same, so that every other byte of a dump stays what it was.
             if rng.random_bool(0.7) {
                 base.to_string()
             } else {
                 let mut s = base.to_string();
-                s.push_str(["e", "o", "a", "us", "ia"][rng.random_range(0..5)]);
+                let variant = ["e", "o", "a", "us", "ia"][rng.random_range(0..5)];
+                if lang != "en" {
+                    s.push_str(variant);
+                }
                 s
             }
         }

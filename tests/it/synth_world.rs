@@ -17,6 +17,21 @@ fn run(
     Vec<distort::Distortion>,
     sword::artifact::Manifest,
 ) {
+    let (truth, rows, manifest, _) = run_in(seed, entities, samples);
+    (truth, rows, manifest)
+}
+
+/// [`run`], keeping the work directory (its `run/` holds the extract and distort artifacts).
+fn run_in(
+    seed: u64,
+    entities: u64,
+    samples: usize,
+) -> (
+    synth::Truth,
+    Vec<distort::Distortion>,
+    sword::artifact::Manifest,
+    Workdir,
+) {
     let wd = Workdir::new();
     let dump = wd.join("dump.json");
     let cfg = Config {
@@ -39,7 +54,7 @@ fn run(
     };
     let manifest = distort::run(&out, &dcfg).unwrap();
     let rows = distort::read_distortions_file(&out.join("distortions.parquet")).unwrap();
-    (truth, rows, manifest)
+    (truth, rows, manifest, wd)
 }
 
 #[test]
@@ -91,6 +106,94 @@ fn the_default_world_makes_every_guard_meet_a_near_miss() {
             manifest.rejects
         );
     }
+}
+
+#[test]
+fn the_guard_probe_meets_every_near_miss_on_the_default_run_and_agrees_with_the_closure() {
+    // The paper's protocol on the default world: 500 originals. Their own draws rarely meet an inverse
+    // near-miss (≈ 0.09 expected per run), so the probe checks 100 more candidates per variant (whole pools
+    // when smaller) and the manifest counts every guard's verdict on them.
+    let (truth, rows, manifest, wd) = run_in(42, 20_000, 500);
+    let probe = &manifest.extra["guard_probe"];
+    eprintln!("guard probe on the default run: {}", probe["rejected"]);
+    for reason in [
+        "exists",
+        "subject_has_value",
+        "symmetric",
+        "inverse",
+        "transitive",
+    ] {
+        assert!(
+            probe["rejected"][reason].as_u64().unwrap_or(0) > 0,
+            "the probe never met {reason}: {probe}"
+        );
+    }
+    assert!(probe["rejected"].get("transitive_bound").is_none());
+    // Independent check: on every pool the probe checked whole, the candidates it rejects (self loops aside)
+    // are exactly those whose variant holds in the closure of what the generator stated.
+    let dir = wd.join("run");
+    let read = |f: &str| sword::tables::read_triples_file(&dir.join(f)).unwrap();
+    let kb = distort::KnowledgeBase {
+        final_triples: read("triples.parquet"),
+        statements: read("statements.parquet"),
+        transitive: read("transitive.parquet"),
+        properties: sword::tables::read_properties(&dir.join("properties.parquet")).unwrap(),
+    };
+    let index = distort::Index::build(&kb);
+    let world = truth.closure();
+    let cfg = DistortConfig::default();
+    let (mut pools, mut true_candidates) = (0, 0);
+    for org in rows.iter().filter(|d| d.strategy == Strategy::ORG) {
+        let t = sword::model::Triple {
+            subject: org.subject,
+            property: org.property,
+            object: org.object,
+            rank: org.original_rank,
+            statement_id: org.original_statement_id.clone(),
+        };
+        let tallies = distort::probe_one(&index, org.original_id, &t, &cfg);
+        for (slot, strategy) in Strategy::VARIANTS.into_iter().enumerate() {
+            let tally = &tallies[slot];
+            if tally.exact_pools == 0 {
+                continue;
+            }
+            let (pool, original) = match strategy {
+                Strategy::SS | Strategy::OS => (&index.all_entities, None),
+                Strategy::PSS => (&index.subjects_of[&t.property], Some(t.subject)),
+                _ => (&index.objects_of[&t.property], Some(t.object)),
+            };
+            let original = original.unwrap();
+            let holds = pool
+                .iter()
+                .filter(|&&c| c != original)
+                .filter(|&&c| {
+                    let (s, o) = if strategy == Strategy::PSS {
+                        (c, t.object)
+                    } else {
+                        (t.subject, c)
+                    };
+                    s != o && world.holds(s, t.property, o)
+                })
+                .count() as u64;
+            let rejected: u64 = tally
+                .rejected
+                .iter()
+                .filter(|(r, _)| r.as_str() != "self_loop")
+                .map(|(_, c)| c)
+                .sum();
+            assert_eq!(
+                rejected, holds,
+                "{} {:?}: the probe rejected {rejected} candidates, {holds} hold in the world ({:?})",
+                org.statement_id, strategy, tally.rejected
+            );
+            pools += 1;
+            true_candidates += holds;
+        }
+    }
+    assert!(
+        pools > 100 && true_candidates > 100,
+        "{pools} whole pools, {true_candidates} true candidates"
+    );
 }
 
 #[test]
