@@ -63,6 +63,10 @@ pub struct Args {
     /// Accept a dump without any entity line (`[` and `]` only) instead of failing with exit code 2.
     #[arg(long)]
     pub allow_empty: bool,
+    /// Longest line accepted, in MiB (default 256): a longer one fails with exit code 2 (it would be held
+    /// whole in memory; a dump line is one entity, a few MB at most).
+    #[arg(long, value_name = "MIB")]
+    pub max_line_mib: Option<u64>,
     /// Benchmark baseline: only decompress and chunk the dump with the same decoders and threads, discard the
     /// bytes, print the JSON MB/s; writes nothing.
     #[arg(long, hide = true)]
@@ -107,6 +111,9 @@ pub fn cli(args: Args) -> Result<()> {
     }
     if let Some(x) = args.max_bad_share {
         cfg.max_bad_share = x;
+    }
+    if let Some(x) = args.max_line_mib {
+        cfg.max_line_mib = x;
     }
     cfg.allow_truncated |= args.allow_truncated;
     cfg.allow_empty |= args.allow_empty;
@@ -158,6 +165,7 @@ pub fn decode_only(dump: &Path, cfg: &Config) -> Result<(dump::ReadStats, f64)> 
     let opts = ReadOpts {
         chunk_size: cfg.chunk_kib.max(1) << 10,
         parallel_gzip: cfg.parallel_gzip,
+        max_line: usize::try_from(cfg.max_line_mib << 20).unwrap_or(usize::MAX),
         ..ReadOpts::default()
     };
     // Touch every byte (count newlines) so a memory-mapped plain file is really read.
@@ -403,6 +411,7 @@ pub fn run_with(
     let opts = ReadOpts {
         chunk_size: cfg.chunk_kib.max(1) << 10,
         parallel_gzip: cfg.parallel_gzip,
+        max_line: usize::try_from(cfg.max_line_mib << 20).unwrap_or(usize::MAX),
         ..ReadOpts::default()
     };
     let mut acc = Acc::new(&rules, cfg.max_bad_lines, dump);

@@ -154,7 +154,27 @@ impl<'r> ShardAcc<'r> {
             }
             self.seen_newline = c.has_newline;
         }
+        // Before its first newline a shard's bytes go to `head`; after it, to the joiner: either may hold one
+        // line whole, so both are bounded by max_line_mib.
+        let head = self.head.as_ref().map_or(0, |h| h.len() as u64);
+        let long = if head > self.rules.max_line {
+            Some((0, 0, head, false))
+        } else {
+            None
+        };
         let (base, joined, data) = self.joiner.feed(c);
+        if let Some((line, offset, _, ended)) =
+            long.or_else(|| keep::overlong_line(self.rules, joined.as_ref(), &self.joiner))
+        {
+            return Err(Error::bad_input(
+                &self.path,
+                format!(
+                    "line {} of this shard (at byte offset {offset} of its decompressed data): {}",
+                    line + 1,
+                    keep::overlong_message(self.rules, ended)
+                ),
+            ));
+        }
         if let Some(j) = joined {
             let p = line_part(self.rules, &j.bytes);
             self.absorb(p, j.line, j.offset)?;
@@ -163,6 +183,17 @@ impl<'r> ShardAcc<'r> {
     }
 
     fn absorb(&mut self, p: Part, base_line: u64, base_offset: u64) -> Result<()> {
+        if let Some((l, o)) = p.overlong {
+            return Err(Error::bad_input(
+                &self.path,
+                format!(
+                    "line {} of this shard (at byte offset {} of its decompressed data): {}",
+                    base_line + l + 1,
+                    base_offset + o,
+                    keep::overlong_message(self.rules, true)
+                ),
+            ));
+        }
         let s = &mut self.part;
         s.entities.extend(p.entities);
         s.properties.extend(p.properties);
@@ -337,6 +368,7 @@ pub fn run_shard(dump: &Path, out: &Path, cfg: &Config, i: u32, n: u32) -> Resul
     let opts = ReadOpts {
         chunk_size: cfg.chunk_kib.max(1) << 10,
         parallel_gzip: cfg.parallel_gzip,
+        max_line: usize::try_from(cfg.max_line_mib << 20).unwrap_or(usize::MAX),
         ..ReadOpts::default()
     };
     let (lo, hi) = match format {

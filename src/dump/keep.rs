@@ -34,6 +34,11 @@ pub struct Config {
     pub allow_truncated: bool,
     /// Accept a dump without any entity line (`[` and `]` only). Default `false`: exit code 2.
     pub allow_empty: bool,
+    /// Longest line accepted, in MiB. A line is one entity (real ones are a few MB at most); a longer one is
+    /// held whole until its newline, so this bounds memory against a file with no line structure (a minified
+    /// array, a damaged stream): past it the run fails with exit code 2 naming the line's byte offset.
+    /// Default 256; at least the chunk size.
+    pub max_line_mib: u64,
     /// Properties whose statements are kept whatever their subject's labels *before* their property entity is
     /// seen (the dump is not ordered by type, so transitivity is only known at the end). Statements of other
     /// transitive properties with unlabelled subjects are counted as `transitive_statements_missed`; add such
@@ -62,6 +67,7 @@ impl Default for Config {
             max_bad_share: 0.01,
             allow_truncated: false,
             allow_empty: false,
+            max_line_mib: 256,
             transitive_seed: s(&[
                 "P131", "P150", "P171", "P276", "P279", "P361", "P527", "P706",
             ]),
@@ -74,6 +80,37 @@ impl Default for Config {
 
 // ---- per-line core -----------------------------------------------------------------------------------------
 
+/// A line longer than `max_line_mib`: the one the joiner just completed, or the one it is still holding
+/// (lines longer than a chunk are held whole until their newline, so this is what bounds memory on a file
+/// without line structure). `(0-based line, byte offset, bytes, ended)` relative to the joiner's stream.
+pub(crate) fn overlong_line(
+    rules: &Rules,
+    joined: Option<&crate::dump::JoinedLine>,
+    joiner: &Joiner,
+) -> Option<(u64, u64, u64, bool)> {
+    joined
+        .map(|j| (j.line, j.offset, j.bytes.len() as u64, true))
+        .filter(|x| x.2 > rules.max_line)
+        .or_else(|| {
+            joiner
+                .pending()
+                .filter(|x| x.2 > rules.max_line)
+                .map(|(l, o, n)| (l, o, n, false))
+        })
+}
+
+/// What to say about an over-long line (`ended`: its newline was seen).
+pub(crate) fn overlong_message(rules: &Rules, ended: bool) -> String {
+    let mib = rules.max_line >> 20;
+    format!(
+        "this line is {} {mib} MiB{} (extract.max_line_mib); a dump line is one entity, a few MB at most, so the \
+         file has no line-per-entity structure (a minified JSON array, or damaged data). Pass --max-line-mib to \
+         accept longer lines",
+        if ended { "longer than" } else { "already longer than" },
+        if ended { "" } else { " and has no newline yet" },
+    )
+}
+
 /// Config resolved for the hot loop.
 pub struct Rules {
     langs: entity::Langs,
@@ -82,6 +119,8 @@ pub struct Rules {
     /// path) beats hashing.
     pub(crate) seed: Vec<Pid>,
     skim: bool,
+    /// `max_line_mib` in bytes.
+    pub(crate) max_line: u64,
 }
 
 impl Rules {
@@ -115,7 +154,15 @@ impl Rules {
             .collect::<Result<_>>()?;
         seed.sort_unstable();
         seed.dedup();
+        if cfg.max_line_mib == 0 || (cfg.max_line_mib << 10) < cfg.chunk_kib as u64 {
+            return Err(Error::Config(format!(
+                "extract.max_line_mib: {} MiB is below the chunk size ({} KiB); a line longer than a chunk is \
+                 what the limit is for (default 256)",
+                cfg.max_line_mib, cfg.chunk_kib
+            )));
+        }
         Ok(Rules {
+            max_line: cfg.max_line_mib << 20,
             langs: entity::Langs {
                 langs: cfg.languages.clone(),
             },
@@ -341,6 +388,9 @@ pub struct Part {
     /// Malformed lines: (relative line, relative offset, kind, message).
     pub(crate) bad: Vec<(u64, u64, &'static str, String)>,
     pub(crate) max_modified: Option<String>,
+    /// The first line longer than `max_line_mib` (relative line, relative offset): not parsed; the reader
+    /// fails on it.
+    pub(crate) overlong: Option<(u64, u64)>,
 }
 
 /// Parse one line and add what it contributes to `part` (the per-line core: pure, no I/O).
@@ -353,6 +403,11 @@ pub fn handle_line(
     rel_offset: u64,
     raw: &[u8],
 ) {
+    if raw.len() as u64 > rules.max_line {
+        // Never copied or parsed: the reader fails on it (a memory map may hand over a line of any length).
+        part.overlong.get_or_insert((rel_line, rel_offset));
+        return;
+    }
     let (a, b) = entity::trim_line(raw);
     let line = &raw[a..b];
     // Skimmed bytes when the line is an entity object the skim understands; otherwise the whole line, so
@@ -622,6 +677,14 @@ impl<'r> Acc<'r> {
     }
 
     fn absorb(&mut self, part: Part, base_line: u64, base_offset: u64) -> Result<()> {
+        if let Some((l, o)) = part.overlong {
+            return Err(Error::Json {
+                path: self.path.clone(),
+                line: base_line + l + 1,
+                offset: base_offset + o,
+                what: overlong_message(self.rules, true),
+            });
+        }
         let n_ent = part.counts.get("entities_item")
             + part.counts.get("entities_property")
             + part.counts.get("entities_other");
@@ -695,6 +758,16 @@ impl<'r> Acc<'r> {
     /// Take the next chunk result (input order).
     pub fn feed(&mut self, c: ChunkOut<Part>) -> Result<()> {
         let (base, joined, part) = self.joiner.feed(c);
+        if let Some((line, offset, _, ended)) =
+            overlong_line(self.rules, joined.as_ref(), &self.joiner)
+        {
+            return Err(Error::Json {
+                path: self.path.clone(),
+                line: line + 1,
+                offset,
+                what: overlong_message(self.rules, ended),
+            });
+        }
         if let Some(j) = joined {
             let p = self.line_part(&j.bytes);
             self.absorb(p, j.line, j.offset)?;

@@ -237,6 +237,12 @@ impl Joiner {
         }
     }
 
+    /// The line held across chunks so far, if any: (0-based line, byte offset of its start, bytes held).
+    pub fn pending(&self) -> Option<(u64, u64, u64)> {
+        self.carry_started
+            .then_some((self.carry_line, self.carry_offset, self.carry.len() as u64))
+    }
+
     /// End of stream: the unterminated last line, if any.
     pub fn finish(mut self) -> Option<JoinedLine> {
         (self.carry_started && !self.carry.is_empty()).then(|| self.take_carry())
@@ -253,6 +259,9 @@ pub struct ReadOpts {
     pub chunks_per_thread: usize,
     /// Try to inflate the members of a multi-member gzip in parallel.
     pub parallel_gzip: bool,
+    /// Longest line a memory-mapped chunk may be stretched to so that it ends at a newline; a line without
+    /// one that far is handed over in chunk-size pieces (joined, and bounded, by the caller's [`Joiner`]).
+    pub max_line: usize,
 }
 
 impl Default for ReadOpts {
@@ -261,6 +270,7 @@ impl Default for ReadOpts {
             chunk_size: 4 << 20,
             chunks_per_thread: 2,
             parallel_gzip: true,
+            max_line: 256 << 20,
         }
     }
 }
@@ -488,21 +498,28 @@ pub(crate) fn read_mapped<T: Send>(
     let batch = rayon::current_num_threads().max(1) * opts.chunks_per_thread.max(1);
     let data: &[u8] = &map[..range.end];
     let mut start = range.start;
+    let mut at_line_start = true;
     while start < data.len() {
         let mut ranges = Vec::with_capacity(batch);
         while ranges.len() < batch && start < data.len() {
             let target = (start + opts.chunk_size.max(1)).min(data.len());
-            let end = match memchr_nl(data, target.saturating_sub(1).max(start)) {
-                Some(nl) => nl + 1,
-                None => data.len(),
+            // A chunk ends after a newline, looked for at most `max_line` past its target size; a line longer
+            // than that goes on in the next chunk (which then starts inside a line).
+            let bound = target.saturating_add(opts.max_line).min(data.len());
+            let from = target.saturating_sub(1).max(start);
+            let (end, ends_line) = match memchr::memchr(b'\n', &data[from..bound]) {
+                Some(i) => (from + i + 1, true),
+                None if bound < data.len() => (target, false),
+                None => (data.len(), true),
             };
-            ranges.push(start..end);
+            ranges.push((start..end, at_line_start));
+            at_line_start = ends_line;
             start = end;
         }
         let outs: Vec<ChunkOut<T>> = ranges
             .par_iter()
-            .map(|r| {
-                let out = work(&data[r.clone()], true);
+            .map(|(r, at)| {
+                let out = work(&data[r.clone()], *at);
                 progress.inc(r.len() as u64);
                 out
             })
@@ -511,7 +528,7 @@ pub(crate) fn read_mapped<T: Send>(
             sink(o)?;
         }
         if let (Some(first), Some(last)) = (ranges.first(), ranges.last()) {
-            release(map, first.start, last.end - first.start);
+            release(map, first.0.start, last.0.end - first.0.start);
         }
     }
     Ok(())
@@ -699,6 +716,9 @@ fn read_stream<R: Read + Send, T: Send>(
     let (tx, rx) = std::sync::mpsc::sync_channel::<Msg>(batch);
     let chunk_size = opts.chunk_size;
     let json_bytes = std::thread::scope(|s| -> Result<u64> {
+        // The receiver lives in this closure: when the sink fails and the closure returns early, dropping it
+        // wakes the decoding thread blocked on a full channel (its send fails), so the scope can end.
+        let rx = rx;
         s.spawn(move || {
             let mut chunker = LineChunker::new(decoder, chunk_size);
             let mut at_line_start = true;

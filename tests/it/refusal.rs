@@ -610,3 +610,110 @@ fn real_fixture_cut_to_300_kb_is_refused_unless_allowed() {
     ]);
     assert_eq!(manifest(&wd.join("bugs"), "extract")["complete"], true);
 }
+
+#[test]
+fn a_line_longer_than_max_line_mib_is_refused_with_its_offset_in_every_reader() {
+    // A file without line structure (one long line) is held whole until its newline, so memory is bounded by
+    // `max_line_mib`. Here 5 MiB (one chunk is 4 MiB) against 6 MiB lines; 3 MiB lines are fine.
+    let wd = Workdir::new();
+    let plain = String::from_utf8(synth(&wd, 300, "d.json")).unwrap();
+    let mut lines: Vec<String> = plain.lines().map(str::to_string).collect();
+    let entity = |n: usize| {
+        format!(
+            "{{\"type\":\"item\",\"id\":\"Q99999999\",\"labels\":{{\"en\":{{\"language\":\"en\",\"value\":\"big\"}}}},\
+             \"descriptions\":{{\"en\":{{\"language\":\"en\",\"value\":\"{}\"}}}},\"claims\":{{}}}},",
+            "x".repeat(n << 20)
+        )
+    };
+    let offset_of_line =
+        |lines: &[String], k: usize| -> usize { lines[..k].iter().map(|l| l.len() + 1).sum() };
+    lines.insert(4, entity(3));
+    wd.write("ok.json", lines.join("\n") + "\n");
+    wd.run_ok(&[
+        "extract",
+        "--dump",
+        "ok.json",
+        "--out",
+        "ok",
+        "--max-line-mib",
+        "5",
+    ]);
+    // A 6 MiB line that ends: refused naming line 6 and its byte offset, in the plain (mapped), single-member
+    // gzip (one decoding thread) and sharded readers.
+    lines.insert(5, entity(6));
+    let at = offset_of_line(&lines, 5);
+    let text = lines.join("\n") + "\n";
+    wd.write("long.json", &text);
+    wd.write("long.json.gz", gzip(text.as_bytes()));
+    // Wikimedia layout (members inflated in parallel): the long line in a member of its own.
+    let mut wm = gzip((lines[..5].join("\n") + "\n").as_bytes());
+    wm.extend(gzip((lines[5].clone() + "\n").as_bytes()));
+    wm.extend(gzip((lines[6..].join("\n") + "\n").as_bytes()));
+    wd.write("long-wm.json.gz", wm);
+    for dump in ["long.json", "long.json.gz", "long-wm.json.gz"] {
+        refused(
+            &wd,
+            dump,
+            &["--max-line-mib", "5"],
+            &[
+                dump,
+                "line 6",
+                &format!("byte offset {at}"),
+                "longer than 5 MiB",
+                "--max-line-mib",
+            ],
+        );
+    }
+    // No newline at all after the long line's start (a minified array, a stream of junk): refused as soon as
+    // 5 MiB are held, not at the end of the file.
+    let nonl = format!("{}\n{}", lines[..5].join("\n"), "x".repeat(40 << 20));
+    wd.write("nonl.json", &nonl);
+    wd.write("nonl.json.gz", gzip(nonl.as_bytes()));
+    for dump in ["nonl.json", "nonl.json.gz"] {
+        refused(
+            &wd,
+            dump,
+            &["--max-line-mib", "5"],
+            &[
+                dump,
+                "line 6",
+                &format!("byte offset {at}"),
+                "no newline yet",
+                "already longer than 5 MiB",
+            ],
+        );
+    }
+    // The shard that holds the long line says so too.
+    let (code, err) = wd.run_err(&[
+        "extract",
+        "--dump",
+        "long.json",
+        "--out",
+        "sh",
+        "--shard",
+        "0/1",
+        "--max-line-mib",
+        "5",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("longer than 5 MiB") && err.contains("of this shard"),
+        "{err}"
+    );
+    // The default (256 MiB) takes the 6 MiB line; a limit below the chunk size is a configuration error.
+    wd.run_ok(&["extract", "--dump", "long.json", "--out", "default"]);
+    let (code, err) = wd.run_err(&[
+        "extract",
+        "--dump",
+        "long.json",
+        "--out",
+        "x",
+        "--max-line-mib",
+        "1",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("max_line_mib") && err.contains("chunk size"),
+        "{err}"
+    );
+}
