@@ -1071,11 +1071,21 @@ pub fn distortion_columns(chunk: &[Distortion]) -> Vec<ArrayRef> {
     ]
 }
 
-/// Write distortion rows as Parquet.
-pub fn write_distortions<W: Write + Send>(w: W, rows: &[Distortion], path: &Path) -> Result<W> {
+/// Write distortion rows as Parquet (`complete == false` marks an incomplete build, see
+/// [`tables::writer_props_marked`]).
+pub fn write_distortions<W: Write + Send>(
+    w: W,
+    rows: &[Distortion],
+    complete: bool,
+    path: &Path,
+) -> Result<W> {
     let schema = distortions_schema();
-    let mut writer = ArrowWriter::try_new(w, schema.clone(), Some(tables::writer_props()))
-        .map_err(|e| Error::parquet(path, e))?;
+    let mut writer = ArrowWriter::try_new(
+        w,
+        schema.clone(),
+        Some(tables::writer_props_marked(complete)),
+    )
+    .map_err(|e| Error::parquet(path, e))?;
     for chunk in rows.chunks(tables::ROW_GROUP) {
         let cols: Vec<ArrayRef> = distortion_columns(chunk);
         let batch =
@@ -1211,10 +1221,12 @@ pub fn run(dir: &Path, cfg: &DistortConfig) -> Result<Manifest> {
     let out = distort(&kb, cfg, sim.as_ref());
     let core_s = started.elapsed().as_secs_f64() - read_s;
     let dest: PathBuf = dir.join("distortions.parquet");
-    let mut file = artifact::AtomicFile::create(&dest)?;
-    write_distortions(&mut file, &out.rows, &dest)?;
-    file.commit()?;
     manifest.inputs = inputs;
+    // An incomplete build (its extract kept what a truncated dump held) marks this file too.
+    let complete = manifest.incomplete_inputs().is_empty();
+    let mut file = artifact::AtomicFile::create(&dest)?;
+    write_distortions(&mut file, &out.rows, complete, &dest)?;
+    file.commit()?;
     manifest.add_outputs(dir, &["distortions.parquet"])?;
     manifest.counts = out.counts;
     manifest
@@ -1595,7 +1607,7 @@ mod tests {
             &sim,
         );
         assert_eq!(out.rows.len(), 50);
-        let bytes = write_distortions(Vec::new(), &out.rows, Path::new("mem")).unwrap();
+        let bytes = write_distortions(Vec::new(), &out.rows, true, Path::new("mem")).unwrap();
         let back = read_distortions(bytes::Bytes::from(bytes), Path::new("mem")).unwrap();
         assert_eq!(back, out.rows);
     }

@@ -469,22 +469,31 @@ pub fn run_with(
 
     let t2 = Instant::now();
     // All five to temporary files first (a full disk fails here, before any artifact changes)...
+    // An incomplete build (--allow-truncated) marks every file: `sword.complete = false`.
+    let complete = incomplete.is_none();
+    fn borrowed(t: &[crate::model::Triple]) -> Vec<std::borrow::Cow<'_, [crate::model::Triple]>> {
+        t.chunks(tables::ROW_GROUP)
+            .map(std::borrow::Cow::Borrowed)
+            .collect()
+    }
     let files = vec![
         write_parquet(out, ENTITIES, |w, p| {
-            tables::write_entities(w, &cfg.languages, &j.entities, p)
+            tables::write_entities(w, &cfg.languages, &j.entities, complete, p)
         })?,
         write_parquet(out, PROPERTIES, |w, p| {
-            tables::write_properties(w, &cfg.languages, &j.properties, p)
+            tables::write_properties(w, &cfg.languages, &j.properties, complete, p)
         })?,
-        write_parquet(out, TRIPLES, |w, p| tables::write_triples(w, &j.triples, p))?,
+        write_parquet(out, TRIPLES, |w, p| {
+            tables::write_triples_chunked(w, borrowed(&j.triples), complete, p)
+        })?,
         write_parquet(out, STATEMENTS, |w, p| {
-            tables::write_triples(w, &j.statements, p)
+            tables::write_triples_chunked(w, borrowed(&j.statements), complete, p)
         })?,
         write_parquet(out, TRANSITIVE, |w, p| {
             let rows = j.transitive.chunks(tables::ROW_GROUP).map(|c| {
                 std::borrow::Cow::Owned(c.iter().map(Cand::to_triple).collect::<Vec<_>>())
             });
-            tables::write_triples_chunked(w, rows, p)
+            tables::write_triples_chunked(w, rows, complete, p)
         })?,
     ];
     // ...then renamed into place together.

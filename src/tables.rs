@@ -26,12 +26,43 @@ pub const ROW_GROUP: usize = 1 << 17;
 
 /// Writer properties used for every artifact (ZSTD level 3, fixed row-group size).
 pub fn writer_props() -> WriterProperties {
-    WriterProperties::builder()
+    writer_props_marked(true)
+}
+
+/// Key of the Parquet key-value metadata that marks an artifact of an incomplete build (a dump that ended
+/// early, read with `--allow-truncated`): `sword.complete = false`. A whole build writes no entry, so its
+/// bytes are those it always wrote.
+pub const COMPLETE_KEY: &str = "sword.complete";
+
+/// [`writer_props`], with `sword.complete = false` in the file's key-value metadata when `complete` is false.
+pub fn writer_props_marked(complete: bool) -> WriterProperties {
+    let b = WriterProperties::builder()
         .set_compression(Compression::ZSTD(
             ZstdLevel::try_new(3).expect("valid level"),
         ))
-        .set_max_row_group_row_count(Some(ROW_GROUP))
-        .build()
+        .set_max_row_group_row_count(Some(ROW_GROUP));
+    let b = if complete {
+        b
+    } else {
+        b.set_key_value_metadata(Some(vec![parquet::file::metadata::KeyValue::new(
+            COMPLETE_KEY.to_string(),
+            "false".to_string(),
+        )]))
+    };
+    b.build()
+}
+
+/// Whether a Parquet file says it comes from a whole build: `false` when its key-value metadata holds
+/// `sword.complete = false`.
+pub fn file_is_complete(path: &Path) -> Result<bool> {
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+    let f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let r = SerializedFileReader::new(f).map_err(|e| Error::parquet(path, e))?;
+    let kv = r.metadata().file_metadata().key_value_metadata();
+    Ok(!kv.is_some_and(|kv| {
+        kv.iter()
+            .any(|e| e.key == COMPLETE_KEY && e.value.as_deref() == Some("false"))
+    }))
 }
 
 /// Schema of `triples.parquet`, `statements.parquet` and `transitive.parquet`:
@@ -56,19 +87,22 @@ pub fn write_triples<W: Write + Send>(
     write_triples_chunked(
         w,
         triples.chunks(ROW_GROUP).map(Cow::Borrowed),
+        true,
         path_for_errors,
     )
 }
 
 /// Write triples given as consecutive chunks (each becomes one record batch; chunks of `ROW_GROUP` rows give
 /// the same bytes as [`write_triples`]), so a caller can convert rows lazily instead of holding them all.
+/// `complete == false` marks the file (see [`writer_props_marked`]).
 pub fn write_triples_chunked<'a, W: Write + Send>(
     w: W,
     chunks: impl IntoIterator<Item = Cow<'a, [Triple]>>,
+    complete: bool,
     path_for_errors: &Path,
 ) -> Result<W> {
     let schema = triple_schema();
-    let mut writer = ArrowWriter::try_new(w, schema.clone(), Some(writer_props()))
+    let mut writer = ArrowWriter::try_new(w, schema.clone(), Some(writer_props_marked(complete)))
         .map_err(|e| Error::parquet(path_for_errors, e))?;
     for chunk in chunks {
         let chunk: &[Triple] = &chunk;
@@ -191,15 +225,16 @@ fn entity_kind(id: &EntityId) -> &'static str {
 }
 
 /// Write labelled entities (`entities.parquet`). Every record must have one label and one description slot
-/// per language.
+/// per language. `complete == false` marks the file (see [`writer_props_marked`]).
 pub fn write_entities<W: Write + Send>(
     w: W,
     langs: &[String],
     entities: &[EntityRecord],
+    complete: bool,
     path_for_errors: &Path,
 ) -> Result<W> {
     let schema = entity_schema(langs);
-    let mut writer = ArrowWriter::try_new(w, schema.clone(), Some(writer_props()))
+    let mut writer = ArrowWriter::try_new(w, schema.clone(), Some(writer_props_marked(complete)))
         .map_err(|e| Error::parquet(path_for_errors, e))?;
     for chunk in entities.chunks(ROW_GROUP) {
         if let Some(bad) = chunk
@@ -364,15 +399,17 @@ pub fn property_schema(langs: &[String]) -> Arc<Schema> {
     Arc::new(Schema::new(fields))
 }
 
-/// Write property metadata (`properties.parquet`).
+/// Write property metadata (`properties.parquet`). `complete == false` marks the file (see
+/// [`writer_props_marked`]).
 pub fn write_properties<W: Write + Send>(
     w: W,
     langs: &[String],
     props: &[PropertyRecord],
+    complete: bool,
     path_for_errors: &Path,
 ) -> Result<W> {
     let schema = property_schema(langs);
-    let mut writer = ArrowWriter::try_new(w, schema.clone(), Some(writer_props()))
+    let mut writer = ArrowWriter::try_new(w, schema.clone(), Some(writer_props_marked(complete)))
         .map_err(|e| Error::parquet(path_for_errors, e))?;
     for chunk in props.chunks(ROW_GROUP) {
         if let Some(bad) = chunk.iter().find(|p| p.labels.len() != langs.len()) {
@@ -529,6 +566,34 @@ mod tests {
     }
 
     #[test]
+    fn an_incomplete_build_is_marked_and_a_whole_one_keeps_its_bytes() {
+        let triples: Vec<Triple> = (1..=3u64)
+            .map(|i| Triple {
+                subject: Qid(i),
+                property: Pid(31),
+                object: Qid(5),
+                rank: Rank::Normal,
+                statement_id: String::new(),
+            })
+            .collect();
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, complete: bool| {
+            let path = dir.path().join(name);
+            let f = std::fs::File::create(&path).unwrap();
+            let chunks = triples.chunks(ROW_GROUP).map(Cow::Borrowed);
+            write_triples_chunked(f, chunks, complete, &path).unwrap();
+            path
+        };
+        let (whole, cut) = (write("whole.parquet", true), write("cut.parquet", false));
+        assert!(file_is_complete(&whole).unwrap());
+        assert!(!file_is_complete(&cut).unwrap());
+        // The whole build's bytes are those of the unmarked writer; the rows are the same either way.
+        let plain = write_triples(Vec::new(), &triples, Path::new("mem")).unwrap();
+        assert_eq!(std::fs::read(&whole).unwrap(), plain);
+        assert_eq!(read_triples_file(&cut).unwrap(), triples);
+    }
+
+    #[test]
     fn entities_and_properties_round_trip_in_memory() {
         let langs = vec!["en".to_string(), "ko".to_string()];
         let ents = vec![
@@ -567,7 +632,7 @@ mod tests {
                 modified: Some("2015-11-01T00:00:00Z".into()),
             },
         ];
-        let bytes = write_entities(Vec::new(), &langs, &ents, Path::new("mem")).unwrap();
+        let bytes = write_entities(Vec::new(), &langs, &ents, true, Path::new("mem")).unwrap();
         let (l2, back) = read_entities_from(bytes::Bytes::from(bytes), Path::new("mem")).unwrap();
         assert_eq!(l2, langs);
         assert_eq!(back, ents);
@@ -585,7 +650,7 @@ mod tests {
             symmetric: true,
             inverse: vec![Pid(1), Pid(22)],
         }];
-        let bytes = write_properties(Vec::new(), &langs, &props, Path::new("mem")).unwrap();
+        let bytes = write_properties(Vec::new(), &langs, &props, true, Path::new("mem")).unwrap();
         let back = read_properties_from(bytes::Bytes::from(bytes), Path::new("mem")).unwrap();
         assert_eq!(back, props);
     }

@@ -262,11 +262,21 @@ pub fn text_schema() -> Arc<Schema> {
     ]))
 }
 
-/// Write statements with text as Parquet.
-pub fn write_texts<W: Write + Send>(w: W, rows: &[StatementText], path: &Path) -> Result<W> {
+/// Write statements with text as Parquet (`complete == false` marks an incomplete build, see
+/// [`tables::writer_props_marked`]).
+pub fn write_texts<W: Write + Send>(
+    w: W,
+    rows: &[StatementText],
+    complete: bool,
+    path: &Path,
+) -> Result<W> {
     let schema = text_schema();
-    let mut writer = ArrowWriter::try_new(w, schema.clone(), Some(tables::writer_props()))
-        .map_err(|e| Error::parquet(path, e))?;
+    let mut writer = ArrowWriter::try_new(
+        w,
+        schema.clone(),
+        Some(tables::writer_props_marked(complete)),
+    )
+    .map_err(|e| Error::parquet(path, e))?;
     for chunk in rows.chunks(tables::ROW_GROUP) {
         let col = |f: &dyn Fn(&StatementText) -> &str| -> ArrayRef {
             Arc::new(StringArray::from_iter_values(chunk.iter().map(f)))
@@ -447,7 +457,10 @@ pub fn run(dir: &Path, batch_output: &Path) -> Result<Manifest> {
     }
     let dest = dir.join("statements_text.parquet");
     let mut file = artifact::AtomicFile::create(&dest)?;
-    write_texts(&mut file, &imported.texts, &dest)?;
+    // The statements of an incomplete build (sword.parquet says `sword.complete = false`) stay marked.
+    let sword = dir.join("sword.parquet");
+    let complete = !sword.exists() || tables::file_is_complete(&sword)?;
+    write_texts(&mut file, &imported.texts, complete, &dest)?;
     file.commit()?;
     m.add_outputs(dir, &["statements_text.parquet"])?;
     m.counts.insert("lines".into(), imported.lines);

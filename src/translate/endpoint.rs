@@ -374,7 +374,13 @@ pub fn run(args: &Args) -> Result<Summary> {
     rows.sort_by(|a, b| a.custom_id.cmp(&b.custom_id));
     let dest = dir.join("statements_text.parquet");
     let mut file = artifact::AtomicFile::create(&dest)?;
-    write_texts(&mut file, &rows, &dest)?;
+    // The statements of an incomplete build (sword.parquet says `sword.complete = false`) stay marked.
+    write_texts(
+        &mut file,
+        &rows,
+        tables::file_is_complete(&sword_path)?,
+        &dest,
+    )?;
     file.commit()?;
     let mut m = Manifest::new("translate");
     m.inputs.push(FileRef::of(&sword_path)?);

@@ -443,7 +443,7 @@ fn same_seed_is_byte_identical_at_any_thread_count() {
         pool.install(|| {
             let out = distort::distort(&base, &cfg(seed, 15), &sim());
             (
-                distort::write_distortions(Vec::new(), &out.rows, Path::new("m")).unwrap(),
+                distort::write_distortions(Vec::new(), &out.rows, true, Path::new("m")).unwrap(),
                 sword_bytes(&out.rows, &kb),
             )
         })
@@ -756,11 +756,11 @@ fn write_kb_artifacts(kb: &Kb, dir: &Path) {
     );
     w(
         "entities.parquet",
-        tables::write_entities(Vec::new(), &langs, &kb.entities, Path::new("e")).unwrap(),
+        tables::write_entities(Vec::new(), &langs, &kb.entities, true, Path::new("e")).unwrap(),
     );
     w(
         "properties.parquet",
-        tables::write_properties(Vec::new(), &langs, &kb.properties, Path::new("p")).unwrap(),
+        tables::write_properties(Vec::new(), &langs, &kb.properties, true, Path::new("p")).unwrap(),
     );
     let mut m = sword::artifact::Manifest::new("extract");
     m.extra = serde_json::json!({"dump_date": "2024-09-11"});

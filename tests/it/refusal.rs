@@ -534,18 +534,13 @@ fn run_refuses_bad_input_and_carries_the_incomplete_flag_to_export() {
     for stage in sword::pipeline::STAGES {
         assert_eq!(manifest(&r1, stage)["complete"], false, "{stage}");
     }
-    let file = std::fs::File::open(r1.join("sword.parquet")).unwrap();
-    let reader = parquet::file::reader::SerializedFileReader::new(file).unwrap();
-    let kv = parquet::file::reader::FileReader::metadata(&reader)
-        .file_metadata()
-        .key_value_metadata()
-        .cloned()
-        .unwrap_or_default();
-    assert!(
-        kv.iter()
-            .any(|k| k.key == "sword.complete" && k.value.as_deref() == Some("false")),
-        "{kv:?}"
-    );
+    // Every Parquet file of the run carries the mark, not only sword.parquet: a file copied out of the run
+    // directory still says what it is.
+    let marked = parquet_files(&r1);
+    assert_eq!(marked.len(), 7, "{marked:?}");
+    for (name, kv) in &marked {
+        assert_eq!(kv.as_deref(), Some("false"), "{name}");
+    }
     let report = String::from_utf8(wd.read("r1/report/report.md")).unwrap();
     assert!(report.starts_with("> **Incomplete build.**"), "{report}");
     // The promotion check refuses it (exit code 7).
@@ -569,14 +564,36 @@ fn run_refuses_bad_input_and_carries_the_incomplete_flag_to_export() {
     for stage in sword::pipeline::STAGES {
         assert_eq!(manifest(&wd.join("r2"), stage)["complete"], true, "{stage}");
     }
-    let file = std::fs::File::open(wd.join("r2/sword.parquet")).unwrap();
-    let reader = parquet::file::reader::SerializedFileReader::new(file).unwrap();
-    let kv = parquet::file::reader::FileReader::metadata(&reader)
-        .file_metadata()
-        .key_value_metadata()
-        .cloned()
-        .unwrap_or_default();
-    assert!(!kv.iter().any(|k| k.key == "sword.complete"), "{kv:?}");
+    let whole = parquet_files(&wd.join("r2"));
+    assert_eq!(whole.len(), 7, "{whole:?}");
+    for (name, kv) in &whole {
+        assert_eq!(kv, &None, "{name}");
+    }
+}
+
+/// The Parquet files of a run directory with the value of their `sword.complete` key-value entry, if any.
+fn parquet_files(dir: &Path) -> Vec<(String, Option<String>)> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let path = e.unwrap().path();
+        if path.extension().is_some_and(|x| x == "parquet") {
+            let file = std::fs::File::open(&path).unwrap();
+            let reader = parquet::file::reader::SerializedFileReader::new(file).unwrap();
+            let value = parquet::file::reader::FileReader::metadata(&reader)
+                .file_metadata()
+                .key_value_metadata()
+                .into_iter()
+                .flatten()
+                .find(|k| k.key == "sword.complete")
+                .and_then(|k| k.value.clone());
+            out.push((
+                path.file_name().unwrap().to_string_lossy().into_owned(),
+                value,
+            ));
+        }
+    }
+    out.sort();
+    out
 }
 
 #[test]
@@ -716,4 +733,102 @@ fn a_line_longer_than_max_line_mib_is_refused_with_its_offset_in_every_reader() 
         err.contains("max_line_mib") && err.contains("chunk size"),
         "{err}"
     );
+}
+
+#[test]
+fn a_truncated_dump_is_refused_by_the_shard_that_meets_the_cut_and_marked_when_allowed() {
+    let wd = Workdir::new();
+    let args = |dump: &str, out: &str, extra: &[&str]| -> Vec<String> {
+        let mut a: Vec<String> = ["extract", "--dump", dump, "--out", out]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        a.extend(extra.iter().map(|s| s.to_string()));
+        a
+    };
+    let run = |a: &[String]| -> (i32, String) {
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        let out = wd.command(&a).output().unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    wd.run_ok(&[
+        "synth",
+        "--entities",
+        "3000",
+        "--member-lines",
+        "100",
+        "--seed",
+        "4",
+        "--out",
+        "wm.json.gz",
+    ]);
+    let full = wd.read("wm.json.gz");
+    wd.write("cut.json.gz", &full[..full.len() * 6 / 10]);
+    let plain = synth(&wd, 3000, "d.json");
+    wd.write("cut.json", &plain[..plain.len() * 6 / 10]);
+
+    // Wikimedia-layout gzip cut inside a member: the shard holding the cut names it; the others read.
+    let mut refused_by = Vec::new();
+    for i in 0..4 {
+        let spec = format!("{i}/4");
+        let (code, err) = run(&args("cut.json.gz", "g", &["--shard", &spec]));
+        if code != 0 {
+            assert_eq!(code, 2, "shard {spec}: {err}");
+            assert!(
+                err.contains("ends early") && err.contains(&format!("shard {spec}")),
+                "{err}"
+            );
+            assert!(err.contains("--allow-truncated"), "{err}");
+            refused_by.push(i);
+        }
+    }
+    assert_eq!(refused_by.len(), 1, "{refused_by:?}");
+    let (code, err) = run(&args("cut.json.gz", "g", &["--join-shards", "4"]));
+    assert_ne!(
+        code, 0,
+        "the join must not pass over the missing part: {err}"
+    );
+    assert!(!wd.join("g/triples.parquet").exists());
+
+    // Plain JSON cut inside a line: the shards read, the join sees the cut last line and refuses.
+    for i in 0..4 {
+        let (code, err) = run(&args("cut.json", "p", &["--shard", &format!("{i}/4")]));
+        assert_eq!(code, 0, "{err}");
+    }
+    let (code, err) = run(&args("cut.json", "p", &["--join-shards", "4"]));
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("ends early") && err.contains("--allow-truncated"),
+        "{err}"
+    );
+    assert!(!wd.join("p/triples.parquet").exists());
+
+    // With --allow-truncated, shards and join go through and the join is marked incomplete, manifest and files.
+    for (dump, out) in [("cut.json.gz", "ga"), ("cut.json", "pa")] {
+        for i in 0..4 {
+            let (code, err) = run(&args(
+                dump,
+                out,
+                &["--shard", &format!("{i}/4"), "--allow-truncated"],
+            ));
+            assert_eq!(code, 0, "{dump} {i}: {err}");
+        }
+        let (code, err) = run(&args(
+            dump,
+            out,
+            &["--join-shards", "4", "--allow-truncated"],
+        ));
+        assert_eq!(code, 0, "{dump}: {err}");
+        let dir = wd.join(out);
+        assert_eq!(manifest(&dir, "extract")["complete"], false, "{dump}");
+        let files = parquet_files(&dir);
+        assert_eq!(files.len(), 5, "{files:?}");
+        assert!(
+            files.iter().all(|(_, kv)| kv.as_deref() == Some("false")),
+            "{dump}: {files:?}"
+        );
+    }
 }
