@@ -667,38 +667,24 @@ fn a_line_longer_than_max_line_mib_is_refused_with_its_offset_in_every_reader() 
     wm.extend(gzip((lines[5].clone() + "\n").as_bytes()));
     wm.extend(gzip((lines[6..].join("\n") + "\n").as_bytes()));
     wd.write("long-wm.json.gz", wm);
-    for dump in ["long.json", "long.json.gz", "long-wm.json.gz"] {
-        refused(
-            &wd,
-            dump,
-            &["--max-line-mib", "5"],
-            &[
-                dump,
-                "line 6",
-                &format!("byte offset {at}"),
-                "longer than 5 MiB",
-                "--max-line-mib",
-            ],
-        );
-    }
     // No newline at all after the long line's start (a minified array, a stream of junk): refused as soon as
     // 5 MiB are held, not at the end of the file.
     let nonl = format!("{}\n{}", lines[..5].join("\n"), "x".repeat(40 << 20));
     wd.write("nonl.json", &nonl);
     wd.write("nonl.json.gz", gzip(nonl.as_bytes()));
-    for dump in ["nonl.json", "nonl.json.gz"] {
-        refused(
-            &wd,
-            dump,
-            &["--max-line-mib", "5"],
-            &[
-                dump,
-                "line 6",
-                &format!("byte offset {at}"),
-                "no newline yet",
-                "already longer than 5 MiB",
-            ],
-        );
+    let ended: &[&str] = &["longer than 5 MiB"];
+    let open: &[&str] = &["no newline yet", "already longer than 5 MiB"];
+    for (dump, what) in [
+        ("long.json", ended),
+        ("long.json.gz", ended),
+        ("long-wm.json.gz", ended),
+        ("nonl.json", open),
+        ("nonl.json.gz", open),
+    ] {
+        let at = format!("byte offset {at}");
+        let mut needles = vec![dump, "line 6", at.as_str(), "--max-line-mib"];
+        needles.extend_from_slice(what);
+        refused(&wd, dump, &["--max-line-mib", "5"], &needles);
     }
     // The shard that holds the long line says so too.
     let (code, err) = wd.run_err(&[

@@ -8,21 +8,9 @@ use sword::distort::{self, DistortConfig, Strategy};
 use sword::ids::{Pid, Qid};
 use sword::synth::{self, Config};
 
+/// Generate a world, extract it and distort it; the work directory is returned with the rest (its `run/` holds
+/// the extract and distort artifacts).
 fn run(
-    seed: u64,
-    entities: u64,
-    samples: usize,
-) -> (
-    synth::Truth,
-    Vec<distort::Distortion>,
-    sword::artifact::Manifest,
-) {
-    let (truth, rows, manifest, _) = run_in(seed, entities, samples);
-    (truth, rows, manifest)
-}
-
-/// [`run`], keeping the work directory (its `run/` holds the extract and distort artifacts).
-fn run_in(
     seed: u64,
     entities: u64,
     samples: usize,
@@ -61,7 +49,7 @@ fn run_in(
 fn no_exported_false_statement_holds_in_the_generator_world_over_20_seeds() {
     let mut emitted = 0;
     for seed in 0..20u64 {
-        let (truth, rows, _) = run(1000 + seed, 3000, 600);
+        let (truth, rows, _, _) = run(1000 + seed, 3000, 600);
         let world = truth.closure();
         for d in rows.iter().filter(|d| d.strategy != Strategy::ORG) {
             emitted += 1;
@@ -88,7 +76,7 @@ fn the_default_world_makes_every_guard_meet_a_near_miss() {
     // The default world (seed 42, 20 000 lines) with every final triple as an original (8 491): each of the
     // five reasons rejects at least one candidate. With the paper's 500 originals, `inverse` fires only about
     // once per 15 000 originals (docs/synth.md, "What the embeddings see"), so the sweep covers all of them.
-    let (_, rows, manifest) = run(42, 20_000, usize::MAX);
+    let (_, rows, manifest, _) = run(42, 20_000, usize::MAX);
     eprintln!("rejections on the default world: {:?}", manifest.rejects);
     let originals = rows.iter().filter(|d| d.strategy == Strategy::ORG).count();
     assert!(originals > 5_000, "{originals} originals");
@@ -113,7 +101,7 @@ fn the_guard_probe_meets_every_near_miss_on_the_default_run_and_agrees_with_the_
     // The paper's protocol on the default world: 500 originals. Their own draws rarely meet an inverse
     // near-miss (≈ 0.09 expected per run), so the probe checks 100 more candidates per variant (whole pools
     // when smaller) and the manifest counts every guard's verdict on them.
-    let (truth, rows, manifest, wd) = run_in(42, 20_000, 500);
+    let (truth, rows, manifest, wd) = run(42, 20_000, 500);
     let probe = &manifest.extra["guard_probe"];
     eprintln!("guard probe on the default run: {}", probe["rejected"]);
     for reason in [
