@@ -675,24 +675,45 @@ impl ProbeTally {
     }
 }
 
-/// The replacement pool of a variant strategy and the slot of the original in it (skipped when drawing).
-fn pool_of<'a>(
-    index: &'a Index,
-    t: &Triple,
-    strategy: Strategy,
-    empty: &'a Vec<Qid>,
-) -> (&'a [Qid], Option<usize>) {
-    let original = match strategy.role() {
+/// The entity of `t` that `strategy` replaces.
+fn replaced(t: &Triple, strategy: Strategy) -> Qid {
+    match strategy.role() {
         Some(Role::Subject) => t.subject,
         _ => t.object,
-    };
-    let pool: &Vec<Qid> = match strategy {
+    }
+}
+
+/// The candidates of a variant: its replacement pool without the original entity.
+struct Pool<'a> {
+    items: &'a [Qid],
+    /// The original's slot in `items`, skipped.
+    skip: Option<usize>,
+}
+
+impl Pool<'_> {
+    /// Candidates (the pool without the original).
+    fn len(&self) -> usize {
+        self.items.len() - usize::from(self.skip.is_some())
+    }
+
+    /// Candidate `k` (`k < len()`).
+    fn get(&self, k: usize) -> Qid {
+        self.items[k + usize::from(self.skip.is_some_and(|s| k >= s))]
+    }
+}
+
+/// The replacement pool of a variant strategy, without the original.
+fn pool_of<'a>(index: &'a Index, t: &Triple, strategy: Strategy, empty: &'a Vec<Qid>) -> Pool<'a> {
+    let items: &Vec<Qid> = match strategy {
         Strategy::SS | Strategy::OS => &index.all_entities,
         Strategy::PSS => index.subjects_of.get(&t.property).unwrap_or(empty),
         Strategy::POS => index.objects_of.get(&t.property).unwrap_or(empty),
         Strategy::ORG => empty,
     };
-    (pool, pool.binary_search(&original).ok())
+    Pool {
+        items,
+        skip: items.binary_search(&replaced(t, strategy)).ok(),
+    }
 }
 
 /// The variant of `t` with `cand` in the role `strategy` replaces.
@@ -719,8 +740,8 @@ pub fn probe_one(
     let mut rng = item_rng(cfg.seed, 4, u64::from(original_id));
     let empty = Vec::new();
     for (slot, strategy) in Strategy::VARIANTS.into_iter().enumerate() {
-        let (pool, skip) = pool_of(index, t, strategy, &empty);
-        let n = pool.len() - usize::from(skip.is_some());
+        let pool = pool_of(index, t, strategy, &empty);
+        let n = pool.len();
         if n == 0 {
             continue;
         }
@@ -731,15 +752,12 @@ pub fn probe_one(
         let draws = if exact { n } else { k };
         let mut local: BTreeMap<Reason, u64> = BTreeMap::new();
         for i in 0..draws {
-            let mut j = if exact {
+            let j = if exact {
                 i
             } else {
                 below(&mut rng, n as u64) as usize
             };
-            if skip.is_some_and(|s| j >= s) {
-                j += 1;
-            }
-            let (s, o) = variant_of(t, strategy, pool[j]);
+            let (s, o) = variant_of(t, strategy, pool.get(j));
             if let Err(r) = index.check(strategy, s, t.property, o, cfg.transitive_max_visits) {
                 *local.entry(r).or_default() += 1;
             }
@@ -783,13 +801,10 @@ pub fn distort_one(
     let mut variants = Vec::with_capacity(4);
     for strategy in Strategy::VARIANTS {
         let role = strategy.role().expect("variants have a role");
-        let original = match role {
-            Role::Subject => t.subject,
-            Role::Object => t.object,
-        };
-        // Draw from the pool without the original: skip its slot.
-        let (pool, skip) = pool_of(index, t, strategy, &empty);
-        let n = pool.len() - usize::from(skip.is_some());
+        let original = replaced(t, strategy);
+        // Draw from the pool without the original.
+        let pool = pool_of(index, t, strategy, &empty);
+        let n = pool.len();
         if n == 0 {
             variants.push(VariantOutcome::Dropped {
                 strategy,
@@ -803,11 +818,7 @@ pub fn distort_one(
         let mut attempts = 0;
         while attempts < cfg.max_attempts {
             attempts += 1;
-            let mut k = below(&mut rng, n as u64) as usize;
-            if skip.is_some_and(|s| k >= s) {
-                k += 1;
-            }
-            let cand = pool[k];
+            let cand = pool.get(below(&mut rng, n as u64) as usize);
             let (s, o) = variant_of(t, strategy, cand);
             match index.check(strategy, s, t.property, o, cfg.transitive_max_visits) {
                 Ok(()) => {

@@ -283,17 +283,15 @@ pub fn write_sword_marked<W: Write + Send>(
     let mut schema = sword_schema(&lookup.languages);
     if !complete {
         let mut md = schema.metadata().clone();
-        md.insert("sword.complete".to_string(), "false".to_string());
+        md.insert(tables::COMPLETE_KEY.to_string(), "false".to_string());
         schema = Arc::new(schema.as_ref().clone().with_metadata(md));
     }
-    let mut writer = ArrowWriter::try_new(w, schema.clone(), Some(tables::writer_props()))
-        .map_err(|e| Error::parquet(path, e))?;
-    if !complete {
-        writer.append_key_value_metadata(parquet::file::metadata::KeyValue::new(
-            "sword.complete".to_string(),
-            "false".to_string(),
-        ));
-    }
+    let mut writer = ArrowWriter::try_new(
+        w,
+        schema.clone(),
+        Some(tables::writer_props_marked(complete)),
+    )
+    .map_err(|e| Error::parquet(path, e))?;
     for chunk in rows.chunks(tables::ROW_GROUP) {
         let batch = batch_for(chunk, lookup, dump_date, &schema, path)?;
         writer.write(&batch).map_err(|e| Error::parquet(path, e))?;

@@ -162,12 +162,7 @@ pub fn decode_only(dump: &Path, cfg: &Config) -> Result<(dump::ReadStats, f64)> 
         .then(|| std::fs::metadata(dump).ok().map(|m| m.len()))
         .flatten();
     let progress = Progress::new("decode", total, Unit::Bytes);
-    let opts = ReadOpts {
-        chunk_size: cfg.chunk_kib.max(1) << 10,
-        parallel_gzip: cfg.parallel_gzip,
-        max_line: usize::try_from(cfg.max_line_mib << 20).unwrap_or(usize::MAX),
-        ..ReadOpts::default()
-    };
+    let opts = cfg.read_opts();
     // Touch every byte (count newlines) so a memory-mapped plain file is really read.
     let work = |bytes: &[u8], _: bool| ChunkOut {
         len: bytes.len() as u64,
@@ -408,12 +403,7 @@ pub fn run_with(
         )
     };
     let progress = Progress::new("extract", total, Unit::Bytes);
-    let opts = ReadOpts {
-        chunk_size: cfg.chunk_kib.max(1) << 10,
-        parallel_gzip: cfg.parallel_gzip,
-        max_line: usize::try_from(cfg.max_line_mib << 20).unwrap_or(usize::MAX),
-        ..ReadOpts::default()
-    };
+    let opts = cfg.read_opts();
     let mut acc = Acc::new(&rules, cfg.max_bad_lines, dump);
     acc.progress = Some(&progress);
     let stats = read(&rules, &mut acc, &opts, &progress)?;

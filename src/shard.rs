@@ -154,26 +154,18 @@ impl<'r> ShardAcc<'r> {
             }
             self.seen_newline = c.has_newline;
         }
+        let (base, joined, data) = self.joiner.feed(c);
         // Before its first newline a shard's bytes go to `head`; after it, to the joiner: either may hold one
         // line whole, so both are bounded by max_line_mib.
-        let head = self.head.as_ref().map_or(0, |h| h.len() as u64);
-        let long = if head > self.rules.max_line {
-            Some((0, 0, head, false))
-        } else {
-            None
-        };
-        let (base, joined, data) = self.joiner.feed(c);
-        if let Some((line, offset, _, ended)) =
-            long.or_else(|| keep::overlong_line(self.rules, joined.as_ref(), &self.joiner))
-        {
-            return Err(Error::bad_input(
-                &self.path,
-                format!(
-                    "line {} of this shard (at byte offset {offset} of its decompressed data): {}",
-                    line + 1,
-                    keep::overlong_message(self.rules, ended)
-                ),
-            ));
+        let head_too_long = self
+            .head
+            .as_ref()
+            .is_some_and(|h| h.len() as u64 > self.rules.max_line);
+        let held = head_too_long
+            .then_some((0, 0))
+            .or_else(|| keep::overlong_pending(self.rules, &self.joiner));
+        if let Some((line, offset)) = held {
+            return Err(self.overlong(line, offset, false));
         }
         if let Some(j) = joined {
             let p = line_part(self.rules, &j.bytes);
@@ -182,17 +174,21 @@ impl<'r> ShardAcc<'r> {
         self.absorb(data, base.line, base.offset)
     }
 
+    /// The error for a line longer than `max_line_mib` (0-based `line` and `offset` within the shard).
+    fn overlong(&self, line: u64, offset: u64, ended: bool) -> Error {
+        Error::bad_input(
+            &self.path,
+            format!(
+                "line {} of this shard (at byte offset {offset} of its decompressed data): {}",
+                line + 1,
+                keep::overlong_message(self.rules, ended)
+            ),
+        )
+    }
+
     fn absorb(&mut self, p: Part, base_line: u64, base_offset: u64) -> Result<()> {
         if let Some((l, o)) = p.overlong {
-            return Err(Error::bad_input(
-                &self.path,
-                format!(
-                    "line {} of this shard (at byte offset {} of its decompressed data): {}",
-                    base_line + l + 1,
-                    base_offset + o,
-                    keep::overlong_message(self.rules, true)
-                ),
-            ));
+            return Err(self.overlong(base_line + l, base_offset + o, true));
         }
         let s = &mut self.part;
         s.entities.extend(p.entities);
@@ -365,12 +361,7 @@ pub fn run_shard(dump: &Path, out: &Path, cfg: &Config, i: u32, n: u32) -> Resul
     }
     let input = FileRef::of(dump)?;
     let t_hash = t0.elapsed().as_secs_f64();
-    let opts = ReadOpts {
-        chunk_size: cfg.chunk_kib.max(1) << 10,
-        parallel_gzip: cfg.parallel_gzip,
-        max_line: usize::try_from(cfg.max_line_mib << 20).unwrap_or(usize::MAX),
-        ..ReadOpts::default()
-    };
+    let opts = cfg.read_opts();
     let (lo, hi) = match format {
         Format::Plain => {
             let b = plain_boundaries(data, n);

@@ -4,7 +4,7 @@
 //! by shards (which replay their parts through the same [`Acc`]), so it sits below both.
 
 use super::entity::{self, Entity, EntityValue, Kind, Line};
-use super::{skim, ChunkOut, Joiner};
+use super::{skim, ChunkOut, Joiner, ReadOpts};
 use crate::error::{Error, Result};
 use crate::ids::{EntityId, Pid, Qid};
 use crate::model::{EntityRecord, Label, PropertyRecord, Rank, Triple};
@@ -78,25 +78,28 @@ impl Default for Config {
     }
 }
 
+impl Config {
+    /// How the readers chunk the dump under this config (the same for a whole run, a shard and decode-only).
+    pub fn read_opts(&self) -> ReadOpts {
+        ReadOpts {
+            chunk_size: self.chunk_kib.max(1) << 10,
+            parallel_gzip: self.parallel_gzip,
+            max_line: usize::try_from(self.max_line_mib << 20).unwrap_or(usize::MAX),
+            ..ReadOpts::default()
+        }
+    }
+}
+
 // ---- per-line core -----------------------------------------------------------------------------------------
 
-/// A line longer than `max_line_mib`: the one the joiner just completed, or the one it is still holding
-/// (lines longer than a chunk are held whole until their newline, so this is what bounds memory on a file
-/// without line structure). `(0-based line, byte offset, bytes, ended)` relative to the joiner's stream.
-pub(crate) fn overlong_line(
-    rules: &Rules,
-    joined: Option<&crate::dump::JoinedLine>,
-    joiner: &Joiner,
-) -> Option<(u64, u64, u64, bool)> {
-    joined
-        .map(|j| (j.line, j.offset, j.bytes.len() as u64, true))
+/// The line the joiner still holds, when it is already longer than `max_line_mib` (lines longer than a chunk
+/// are held whole until their newline, so this is what bounds memory on a file without line structure; a
+/// completed line is checked by [`handle_line`]). `(0-based line, byte offset)` in the joiner's stream.
+pub(crate) fn overlong_pending(rules: &Rules, joiner: &Joiner) -> Option<(u64, u64)> {
+    joiner
+        .pending()
         .filter(|x| x.2 > rules.max_line)
-        .or_else(|| {
-            joiner
-                .pending()
-                .filter(|x| x.2 > rules.max_line)
-                .map(|(l, o, n)| (l, o, n, false))
-        })
+        .map(|(l, o, _)| (l, o))
 }
 
 /// What to say about an over-long line (`ended`: its newline was seen).
@@ -676,14 +679,19 @@ impl<'r> Acc<'r> {
         }
     }
 
+    /// The error for a line longer than `max_line_mib` (0-based `line`; `ended`: its newline was seen).
+    fn overlong(&self, line: u64, offset: u64, ended: bool) -> Error {
+        Error::Json {
+            path: self.path.clone(),
+            line: line + 1,
+            offset,
+            what: overlong_message(self.rules, ended),
+        }
+    }
+
     fn absorb(&mut self, part: Part, base_line: u64, base_offset: u64) -> Result<()> {
         if let Some((l, o)) = part.overlong {
-            return Err(Error::Json {
-                path: self.path.clone(),
-                line: base_line + l + 1,
-                offset: base_offset + o,
-                what: overlong_message(self.rules, true),
-            });
+            return Err(self.overlong(base_line + l, base_offset + o, true));
         }
         let n_ent = part.counts.get("entities_item")
             + part.counts.get("entities_property")
@@ -758,15 +766,8 @@ impl<'r> Acc<'r> {
     /// Take the next chunk result (input order).
     pub fn feed(&mut self, c: ChunkOut<Part>) -> Result<()> {
         let (base, joined, part) = self.joiner.feed(c);
-        if let Some((line, offset, _, ended)) =
-            overlong_line(self.rules, joined.as_ref(), &self.joiner)
-        {
-            return Err(Error::Json {
-                path: self.path.clone(),
-                line: line + 1,
-                offset,
-                what: overlong_message(self.rules, ended),
-            });
+        if let Some((line, offset)) = overlong_pending(self.rules, &self.joiner) {
+            return Err(self.overlong(line, offset, false));
         }
         if let Some(j) = joined {
             let p = self.line_part(&j.bytes);
