@@ -10,6 +10,7 @@ mod docs;
 mod eval;
 mod extract;
 mod gz;
+mod hostile;
 mod modules;
 mod node2vec;
 mod pipeline;
