@@ -806,11 +806,22 @@ pub fn trim_line(line: &[u8]) -> (usize, usize) {
     (start, end)
 }
 
-/// Parse one dump line in place (simd-json rewrites `buf`). `buf` holds exactly the trimmed line.
+/// Parse one dump line in place (simd-json rewrites `buf`). `buf` holds exactly the trimmed line. Error
+/// positions are byte offsets in `buf`.
 pub fn parse_entity<'a>(
     buf: &'a mut [u8],
     langs: &Langs,
     buffers: &mut simd_json::Buffers,
+) -> Result<Line<'a>, LineError> {
+    parse_entity_at(buf, langs, buffers, 0)
+}
+
+/// [`parse_entity`] of bytes that start `base` bytes into their line (error positions count from the line).
+fn parse_entity_at<'a>(
+    buf: &'a mut [u8],
+    langs: &Langs,
+    buffers: &mut simd_json::Buffers,
+    base: usize,
 ) -> Result<Line<'a>, LineError> {
     match &*buf {
         b"" => return Ok(Line::Frame(FrameKind::Blank)),
@@ -818,24 +829,154 @@ pub fn parse_entity<'a>(
         b"]" => return Ok(Line::Frame(FrameKind::Close)),
         _ => {}
     }
-    if buf[0] != b'{' {
+    if buf.first() != Some(&b'{') {
         return Err(LineError {
             kind: "not_object",
             message: "line does not start with `{`".into(),
         });
     }
-    let mut de =
-        simd_json::Deserializer::from_slice_with_buffers(buf, buffers).map_err(|e| LineError {
-            kind: "json",
-            message: e.to_string(),
-        })?;
+    let mut de = simd_json::Deserializer::from_slice_with_buffers(buf, buffers)
+        .map_err(|e| json_error(&e, base))?;
     EntitySeed { langs }
         .deserialize(&mut de)
         .map(Line::Entity)
-        .map_err(|e| LineError {
+        .map_err(|e| json_error(&e, base))
+}
+
+/// A simd-json error as a line error; `base` is added to its position (the bytes trimmed off the line's start).
+fn json_error(e: &simd_json::Error, base: usize) -> LineError {
+    let message = match e.error() {
+        // Raised by the entity visitor (a value of the wrong type): simd-json has no position for these.
+        simd_json::ErrorType::Serde(m) => m.clone(),
+        t => {
+            let at = e.index().saturating_add(base);
+            match e.character() {
+                Some(c) => format!("{t:?} at byte {at} of the line ({c:?})"),
+                None => format!("{t:?} at byte {at} of the line"),
+            }
+        }
+    };
+    LineError {
+        kind: "json",
+        message,
+    }
+}
+
+/// Parse one raw dump line (newline excluded; whitespace and the trailing comma are trimmed here) with the
+/// verdict both parsing paths share, so that `skim = true` (the default) and `skim = false` (`--no-skim`) accept
+/// and refuse exactly the same lines and give the same entity:
+///
+/// - a line that is not UTF-8 (anywhere) is malformed: JSON text is UTF-8 (RFC 8259 §8.1), and a line that is
+///   not has been damaged; the check runs at memory speed ([`simdutf8`]);
+/// - otherwise the line is accepted when simd-json parses the whole line, **or** when the skim
+///   ([`super::skim`]) understands its structure and simd-json parses the skimmed copy. So a value the stage
+///   does not read is checked for structure (terminated strings, balanced brackets), not for full JSON
+///   validity — a number simd-json cannot represent (`1e999999`) or a stray literal inside a reference does not
+///   make an entity a bad line in either mode, while anything wrong in a value the stage reads does;
+/// - a refused line's message is the whole-line parser's, with byte offsets into the line as it is in the
+///   dump (`at byte N of the line`), never into the skimmed copy.
+///
+/// The path tried first is the fast one for the mode (skimmed copy, or whole line); the other one only runs
+/// when the first fails (bad lines, or lines the skim does not understand), and its result is then owned.
+pub fn parse_line<'s>(
+    raw: &[u8],
+    langs: &Langs,
+    skim: bool,
+    scratch: &'s mut Vec<u8>,
+    buffers: &mut simd_json::Buffers,
+) -> Result<Line<'s>, LineError> {
+    let (a, b) = trim_line(raw);
+    let line = raw.get(a..b).unwrap_or_default();
+    if line.first() != Some(&b'{') {
+        // Frames and lines that are no object: the whole-line verdict (no skim involved).
+        scratch.clear();
+        scratch.extend_from_slice(line);
+        return parse_entity_at(scratch, langs, buffers, a);
+    }
+    if let Err(e) = simdutf8::compat::from_utf8(line) {
+        return Err(LineError {
             kind: "json",
-            message: e.to_string(),
-        })
+            message: format!(
+                "invalid UTF-8 at byte {} of the line",
+                e.valid_up_to().saturating_add(a)
+            ),
+        });
+    }
+    let skimmed = skim && super::skim::skim(line, langs, scratch).is_ok();
+    if !skimmed {
+        scratch.clear();
+        scratch.extend_from_slice(line);
+    }
+    let whole_first = !skimmed;
+    let first = match parse_entity_at(scratch, langs, buffers, a) {
+        Ok(l) => return Ok(l),
+        Err(e) => e,
+    };
+    // The other path, in a buffer of its own.
+    let mut other = Vec::new();
+    let other_ok = if whole_first {
+        super::skim::skim(line, langs, &mut other).is_ok()
+    } else {
+        other.extend_from_slice(line);
+        true
+    };
+    if other_ok {
+        match parse_entity_at(&mut other, langs, buffers, a) {
+            Ok(l) => return Ok(l.into_owned()),
+            Err(e) if !whole_first => return Err(e),
+            Err(_) => {}
+        }
+    }
+    Err(first)
+}
+
+impl Line<'_> {
+    /// The same line, owning its strings.
+    pub fn into_owned(self) -> Line<'static> {
+        match self {
+            Line::Frame(k) => Line::Frame(k),
+            Line::Entity(e) => Line::Entity(e.into_owned()),
+        }
+    }
+}
+
+fn own(c: Option<Cow<'_, str>>) -> Option<Cow<'static, str>> {
+    c.map(|c| Cow::Owned(c.into_owned()))
+}
+
+impl Entity<'_> {
+    /// The same entity, owning its strings.
+    pub fn into_owned(self) -> Entity<'static> {
+        Entity {
+            kind: self.kind.map(|k| match k {
+                Kind::Item => Kind::Item,
+                Kind::Property => Kind::Property,
+                Kind::Other(s) => Kind::Other(Cow::Owned(s.into_owned())),
+            }),
+            id: own(self.id),
+            labels: self.labels.into_iter().map(own).collect(),
+            mul_label: own(self.mul_label),
+            descriptions: self.descriptions.into_iter().map(own).collect(),
+            sitelinks: self.sitelinks,
+            lastrevid: self.lastrevid,
+            modified: own(self.modified),
+            datatype: own(self.datatype),
+            statements: self
+                .statements
+                .into_iter()
+                .map(|s| Statement {
+                    property: Cow::Owned(s.property.into_owned()),
+                    rank: s.rank,
+                    id: own(s.id),
+                    value: s.value,
+                })
+                .collect(),
+            snaks: self.snaks,
+            terms_as_array: self.terms_as_array,
+            claims_as_array: self.claims_as_array,
+            claims_missing: self.claims_missing,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -856,44 +997,8 @@ mod tests {
         let mut buffers = simd_json::Buffers::new(b.len());
         let line = parse_entity(&mut b, &langs(), &mut buffers).unwrap();
         match line {
-            Line::Entity(e) => into_owned(e),
+            Line::Entity(e) => e.into_owned(),
             other => panic!("{other:?}"),
-        }
-    }
-
-    fn own(c: Option<Cow<'_, str>>) -> Option<Cow<'static, str>> {
-        c.map(|c| Cow::Owned(c.into_owned()))
-    }
-
-    fn into_owned(e: Entity<'_>) -> Entity<'static> {
-        Entity {
-            kind: e.kind.map(|k| match k {
-                Kind::Item => Kind::Item,
-                Kind::Property => Kind::Property,
-                Kind::Other(s) => Kind::Other(Cow::Owned(s.into_owned())),
-            }),
-            id: own(e.id),
-            labels: e.labels.into_iter().map(own).collect(),
-            mul_label: own(e.mul_label),
-            descriptions: e.descriptions.into_iter().map(own).collect(),
-            sitelinks: e.sitelinks,
-            lastrevid: e.lastrevid,
-            modified: own(e.modified),
-            datatype: own(e.datatype),
-            statements: e
-                .statements
-                .into_iter()
-                .map(|s| Statement {
-                    property: Cow::Owned(s.property.into_owned()),
-                    rank: s.rank,
-                    id: own(s.id),
-                    value: s.value,
-                })
-                .collect(),
-            snaks: e.snaks,
-            terms_as_array: e.terms_as_array,
-            claims_as_array: e.claims_as_array,
-            claims_missing: e.claims_missing,
         }
     }
 

@@ -87,7 +87,11 @@ pub fn looks_like(b: &[u8]) -> (String, &'static str) {
     if starts(b"%PDF") {
         return ("a PDF document".into(), CHECK_PATH);
     }
-    if starts(&[0x1f, 0x8b]) || starts(b"BZh") || starts(&[0x28, 0xb5, 0x2f, 0xfd]) {
+    if starts(&[0x1f, 0x8b])
+        || starts(b"BZh")
+        || starts(&[0x28, 0xb5, 0x2f, 0xfd])
+        || super::is_zstd_skippable(b)
+    {
         return (
             "compressed data (compressed twice?)".into(),
             "decompress it once and pass the result",
