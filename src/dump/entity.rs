@@ -18,6 +18,9 @@ use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqA
 use std::borrow::Cow;
 use std::fmt;
 
+/// simd-json's reusable parse buffers, as [`parse_line`] takes them.
+pub use simd_json::Buffers;
+
 /// The languages whose labels and descriptions are kept.
 #[derive(Clone, Debug)]
 pub struct Langs {
