@@ -1,12 +1,13 @@
 //! One dump line → a small borrowed [`Entity`]: only what the extract stage reads.
 //!
-//! The parser is a hand-written serde visitor driven by simd-json (`parse_line`). It reads the top-level keys
-//! in any order and keeps: `type`, `id`, the labels and descriptions of the configured languages (plus `mul`),
-//! the number of sitelinks (their content is skipped), `lastrevid`, `modified`, `datatype`, and for every
-//! statement its claim key, rank, statement id and — when the main snak is a `wikibase-entityid` value — the
-//! item or property it points to. Aliases, qualifiers, references, other languages and every other value are
-//! skipped with `IgnoredAny`. Strings are `Cow`: simd-json unescapes in place, so `\uXXXX` escapes (surrogate
-//! pairs included) arrive as borrowed, already-decoded text; other serde deserializers may hand owned strings.
+//! The parser is a hand-written serde visitor driven by simd-json ([`parse_entity`]; the verdict on a raw line,
+//! with and without the skim, is `parse_line` in the skim module, which calls this one). It reads the top-level
+//! keys in any order and keeps: `type`, `id`, the labels and descriptions of the configured languages (plus `mul`),
+//! the number of sitelinks (their content is skipped), `lastrevid`, `modified`, `datatype`, and for every statement
+//! its claim key, rank, statement id and — when the main snak is a `wikibase-entityid` value — the item or property
+//! it points to. Aliases, qualifiers, references, other languages and every other value are skipped with
+//! `IgnoredAny`. Strings are `Cow`: simd-json unescapes in place, so `\uXXXX` escapes (surrogate pairs included)
+//! arrive as borrowed, already-decoded text; other serde deserializers may hand owned strings.
 //!
 //! Quirks of real dumps handled here: `"labels":[]` / `"claims":[]` / `"sitelinks":[]` written as arrays
 //! (empty maps of old PHP serialisers), missing `claims`, entity values with `numeric-id` but no `id`
@@ -18,7 +19,7 @@ use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqA
 use std::borrow::Cow;
 use std::fmt;
 
-/// simd-json's reusable parse buffers, as [`parse_line`] takes them.
+/// simd-json's reusable parse buffers, as [`parse_entity`] takes them.
 pub use simd_json::Buffers;
 
 /// The languages whose labels and descriptions are kept.
@@ -820,7 +821,7 @@ pub fn parse_entity<'a>(
 }
 
 /// [`parse_entity`] of bytes that start `base` bytes into their line (error positions count from the line).
-fn parse_entity_at<'a>(
+pub(crate) fn parse_entity_at<'a>(
     buf: &'a mut [u8],
     langs: &Langs,
     buffers: &mut simd_json::Buffers,
@@ -863,74 +864,6 @@ fn json_error(e: &simd_json::Error, base: usize) -> LineError {
         kind: "json",
         message,
     }
-}
-
-/// Parse one raw dump line (newline excluded; whitespace and the trailing comma are trimmed here) with the
-/// verdict both parsing paths share, so that `skim = true` (the default) and `skim = false` (`--no-skim`) accept
-/// and refuse exactly the same lines and give the same entity:
-///
-/// - a line that is not UTF-8 (anywhere) is malformed: JSON text is UTF-8 (RFC 8259 §8.1), and a line that is
-///   not has been damaged; the check runs at memory speed ([`simdutf8`]);
-/// - otherwise the line is accepted when simd-json parses the whole line, **or** when the skim
-///   ([`super::skim`]) understands its structure and simd-json parses the skimmed copy. So a value the stage
-///   does not read is checked for structure (terminated strings, balanced brackets), not for full JSON
-///   validity — a number simd-json cannot represent (`1e999999`) or a stray literal inside a reference does not
-///   make an entity a bad line in either mode, while anything wrong in a value the stage reads does;
-/// - a refused line's message is the whole-line parser's, with byte offsets into the line as it is in the
-///   dump (`at byte N of the line`), never into the skimmed copy.
-///
-/// The path tried first is the fast one for the mode (skimmed copy, or whole line); the other one only runs
-/// when the first fails (bad lines, or lines the skim does not understand), and its result is then owned.
-pub fn parse_line<'s>(
-    raw: &[u8],
-    langs: &Langs,
-    skim: bool,
-    scratch: &'s mut Vec<u8>,
-    buffers: &mut simd_json::Buffers,
-) -> Result<Line<'s>, LineError> {
-    let (a, b) = trim_line(raw);
-    let line = raw.get(a..b).unwrap_or_default();
-    if line.first() != Some(&b'{') {
-        // Frames and lines that are no object: the whole-line verdict (no skim involved).
-        scratch.clear();
-        scratch.extend_from_slice(line);
-        return parse_entity_at(scratch, langs, buffers, a);
-    }
-    if let Err(e) = simdutf8::compat::from_utf8(line) {
-        return Err(LineError {
-            kind: "json",
-            message: format!(
-                "invalid UTF-8 at byte {} of the line",
-                e.valid_up_to().saturating_add(a)
-            ),
-        });
-    }
-    let skimmed = skim && super::skim::skim(line, langs, scratch).is_ok();
-    if !skimmed {
-        scratch.clear();
-        scratch.extend_from_slice(line);
-    }
-    let whole_first = !skimmed;
-    let first = match parse_entity_at(scratch, langs, buffers, a) {
-        Ok(l) => return Ok(l),
-        Err(e) => e,
-    };
-    // The other path, in a buffer of its own.
-    let mut other = Vec::new();
-    let other_ok = if whole_first {
-        super::skim::skim(line, langs, &mut other).is_ok()
-    } else {
-        other.extend_from_slice(line);
-        true
-    };
-    if other_ok {
-        match parse_entity_at(&mut other, langs, buffers, a) {
-            Ok(l) => return Ok(l.into_owned()),
-            Err(e) if !whole_first => return Err(e),
-            Err(_) => {}
-        }
-    }
-    Err(first)
 }
 
 impl Line<'_> {

@@ -4,7 +4,7 @@
 //! by shards (which replay their parts through the same [`Acc`]), so it sits below both.
 
 use super::entity::{self, Entity, EntityValue, Kind, Line};
-use super::{ChunkOut, Joiner, ReadOpts};
+use super::{skim, ChunkOut, Joiner, ReadOpts};
 use crate::error::{Error, Result};
 use crate::ids::{EntityId, Pid, Qid};
 use crate::model::{EntityRecord, Label, PropertyRecord, Rank, Triple};
@@ -411,8 +411,8 @@ pub fn handle_line(
         part.overlong.get_or_insert((rel_line, rel_offset));
         return;
     }
-    // Skimmed or whole: the same verdict and entity either way (see `entity::parse_line`).
-    match entity::parse_line(raw, &rules.langs, rules.skim, scratch, buffers) {
+    // Skimmed or whole: the same verdict and entity either way (see `skim::parse_line`).
+    match skim::parse_line(raw, &rules.langs, rules.skim, scratch, buffers) {
         Ok(Line::Frame(k)) => part.counts.add(
             match k {
                 entity::FrameKind::Blank => "blank_lines",

@@ -26,7 +26,7 @@
 //!
 //! [`Entity`]: super::entity::Entity
 
-use super::entity::Langs;
+use super::entity::{self, Langs, Line};
 use std::fmt;
 
 /// Why a line was not skimmed (the caller then parses the whole line).
@@ -595,10 +595,78 @@ pub fn skim(line: &[u8], langs: &Langs, out: &mut Vec<u8>) -> Result<(), SkimErr
     Ok(())
 }
 
+/// Parse one raw dump line (newline excluded; whitespace and the trailing comma are trimmed here) with the
+/// verdict both parsing paths share, so that `use_skim = true` (the default) and `use_skim = false` (`--no-skim`) accept
+/// and refuse exactly the same lines and give the same entity:
+///
+/// - a line that is not UTF-8 (anywhere) is malformed: JSON text is UTF-8 (RFC 8259 §8.1), and a line that is
+///   not has been damaged; the check runs at memory speed ([`simdutf8`]);
+/// - otherwise the line is accepted when simd-json parses the whole line, **or** when the skim
+///   (this module) understands its structure and simd-json parses the skimmed copy. So a value the stage
+///   does not read is checked for structure (terminated strings, balanced brackets), not for full JSON
+///   validity — a number simd-json cannot represent (`1e999999`) or a stray literal inside a reference does not
+///   make an entity a bad line in either mode, while anything wrong in a value the stage reads does;
+/// - a refused line's message is the whole-line parser's, with byte offsets into the line as it is in the
+///   dump (`at byte N of the line`), never into the skimmed copy.
+///
+/// The path tried first is the fast one for the mode (skimmed copy, or whole line); the other one only runs
+/// when the first fails (bad lines, or lines the skim does not understand), and its result is then owned.
+pub fn parse_line<'s>(
+    raw: &[u8],
+    langs: &Langs,
+    use_skim: bool,
+    scratch: &'s mut Vec<u8>,
+    buffers: &mut simd_json::Buffers,
+) -> Result<Line<'s>, entity::LineError> {
+    let (a, b) = entity::trim_line(raw);
+    let line = raw.get(a..b).unwrap_or_default();
+    if line.first() != Some(&b'{') {
+        // Frames and lines that are no object: the whole-line verdict (no skim involved).
+        scratch.clear();
+        scratch.extend_from_slice(line);
+        return entity::parse_entity_at(scratch, langs, buffers, a);
+    }
+    if let Err(e) = simdutf8::compat::from_utf8(line) {
+        return Err(entity::LineError {
+            kind: "json",
+            message: format!(
+                "invalid UTF-8 at byte {} of the line",
+                e.valid_up_to().saturating_add(a)
+            ),
+        });
+    }
+    let skimmed = use_skim && skim(line, langs, scratch).is_ok();
+    if !skimmed {
+        scratch.clear();
+        scratch.extend_from_slice(line);
+    }
+    let whole_first = !skimmed;
+    let first = match entity::parse_entity_at(scratch, langs, buffers, a) {
+        Ok(l) => return Ok(l),
+        Err(e) => e,
+    };
+    // The other path, in a buffer of its own.
+    let mut other = Vec::new();
+    let other_ok = if whole_first {
+        skim(line, langs, &mut other).is_ok()
+    } else {
+        other.extend_from_slice(line);
+        true
+    };
+    if other_ok {
+        match entity::parse_entity_at(&mut other, langs, buffers, a) {
+            Ok(l) => return Ok(l.into_owned()),
+            Err(e) if !whole_first => return Err(e),
+            Err(_) => {}
+        }
+    }
+    Err(first)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dump::entity::{parse_entity, parse_line, trim_line};
+    use crate::dump::entity::{parse_entity, trim_line};
 
     fn langs() -> Langs {
         Langs {
