@@ -2,6 +2,7 @@
 
 mod util;
 
+mod bz2;
 mod chain;
 mod cli;
 mod disk_full;
@@ -10,10 +11,12 @@ mod docs;
 mod eval;
 mod extract;
 mod gz;
+mod hostile;
 mod modules;
 mod node2vec;
 mod pipeline;
 mod promotion;
 mod refusal;
+mod safety;
 mod synth;
 mod synth_world;
