@@ -19,7 +19,9 @@
 #   huge-member   one member of SIZE_MB of blank lines after a good entity (no error until the end: the dump
 #                 holds no labelled entity...), then one of spaces: memory stays flat while it streams
 #   long-lines-members  2 000 members of 1 MiB of spaces each (a line carried across members)
-# and, for every format the reader has, the long-line shape as single-member gzip, bzip2 and zstd, and stdin.
+# and, for every format the reader has, the long-line shape as single-member gzip, bzip2 (level 9: every block
+# a run-length bomb of ≈ 46 MB, decoded in parallel; bz2-stdin: the same file on stdin, one decoding thread) and
+# zstd, and stdin (plain JSON).
 #
 # Prints one Markdown row per run: shape, compressed size, exit code, wall s, peak RSS MB, the first words of
 # the message. Exits 1 if any run does not exit 2 or goes over the RSS bound printed at the top.
@@ -35,7 +37,7 @@ if [ -z "${BIN:-}" ]; then
   cargo build --profile quick --bin sword >&2
   BIN=$TARGET/quick/sword
 fi
-SHAPES=${SHAPES:-long-line junk-lines many-members huge-member long-lines-members single-gz bz2 zst stdin}
+SHAPES=${SHAPES:-long-line junk-lines many-members huge-member long-lines-members single-gz bz2 bz2-stdin zst stdin}
 mkdir -p "$WORK"
 export SWORD_QUIET=1
 
@@ -56,7 +58,7 @@ make() { # make SHAPE → prints the file name
   local f=$WORK/$1.json.gz
   case $1 in
     single-gz) f=$WORK/$1.json.gz ;;
-    bz2) f=$WORK/$1.json.bz2 ;;
+    bz2 | bz2-stdin) f=$WORK/bz2.json.bz2 ;;
     zst) f=$WORK/$1.json.zst ;;
     stdin) f=$WORK/long-line.json.gz ;;
   esac
@@ -75,7 +77,7 @@ make() { # make SHAPE → prints the file name
         spaces 1 | gzip -1 -c > "$WORK/member-$1.gz"
         { open_member; repeat "$WORK/member-$1.gz" 2000; } > "$f" ;;
       single-gz) { printf '[\n'; spaces "$SIZE_MB"; } | gzip -1 -c > "$f" ;;
-      bz2) { printf '[\n'; spaces 1024; } | bzip2 -1 -c > "$f" ;;
+      bz2 | bz2-stdin) { printf '[\n'; spaces "$SIZE_MB"; } | bzip2 -9 -c > "$f" ;;
       zst) { printf '[\n'; spaces "$SIZE_MB"; } | zstd -q -1 -c > "$f" ;;
     esac
   fi
@@ -95,6 +97,8 @@ for shape in $SHAPES; do
   rm -rf "$out"
   if [ "$shape" = stdin ]; then
     cmd="gzip -dc '$f' | '$BIN' -j $THREADS extract --dump - --out '$out' --max-line-mib $MAX_LINE_MIB"
+  elif [ "$shape" = bz2-stdin ]; then
+    cmd="'$BIN' -j $THREADS extract --dump - --out '$out' --max-line-mib $MAX_LINE_MIB < '$f'"
   else
     cmd="'$BIN' -j $THREADS extract --dump '$f' --out '$out' --max-line-mib $MAX_LINE_MIB"
   fi

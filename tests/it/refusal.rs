@@ -63,6 +63,16 @@ fn bzip2(bytes: &[u8]) -> Vec<u8> {
     e.finish().unwrap()
 }
 
+/// bzip2 at level 9 of `[\n` and then `unit` `copies` times (streamed through the encoder, never held whole).
+fn bzip2_best(unit: &[u8], copies: usize) -> Vec<u8> {
+    let mut e = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::best());
+    e.write_all(b"[\n").unwrap();
+    for _ in 0..copies {
+        e.write_all(unit).unwrap();
+    }
+    e.finish().unwrap()
+}
+
 #[test]
 fn html_zip_pdf_binary_and_text_are_named_and_refused() {
     let wd = Workdir::new();
@@ -905,6 +915,13 @@ fn decompression_bombs_of_every_shape_exit_2_within_a_memory_limit() {
         (
             "single.json.gz",
             cat(&[&gzip(b"[\n{}\n"), &long_member]),
+            "already longer than 16 MiB",
+        ),
+        // bzip2 at level 9, decoded in parallel: every block is a run-length bomb (≈ 46 MB of spaces from a few
+        // dozen bytes), the most a bzip2 block can expand to.
+        (
+            "long-line.json.bz2",
+            bzip2_best(&spaces, 256),
             "already longer than 16 MiB",
         ),
     ];
