@@ -1192,6 +1192,7 @@ fn load_properties(path: &Path) -> Result<Vec<PropertyRecord>> {
 /// `distortions.parquet` and `distort.manifest.json`.
 pub fn run(dir: &Path, cfg: &DistortConfig) -> Result<Manifest> {
     let started = std::time::Instant::now();
+    let _lock = artifact::DirLock::stage(dir, "distort")?;
     let mut manifest = Manifest::new("distort");
     manifest.config = serde_json::to_value(cfg).expect("config serialises");
     manifest.seed = Some(cfg.seed);

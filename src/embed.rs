@@ -20,7 +20,7 @@ pub struct EmbedConfig {
 /// graph → walks → train on an edge list: writes `graph.csr`, `nodes.txt`, `walks.bin`, `embeddings.npy`,
 /// `embeddings.w2v` (keyed by the edge list's ids) and the three manifests into `dir`.
 pub fn run(dir: &Path, edges: &Path, cfg: &EmbedConfig) -> Result<crate::artifact::Manifest> {
-    crate::artifact::ensure_dir(dir)?;
+    let _lock = crate::artifact::DirLock::acquire(dir)?;
     crate::graph::run(dir, &crate::graph::GraphConfig::default(), Some(edges))?;
     crate::walks::run(dir, &cfg.walks)?;
     crate::train::run(dir, &cfg.train)

@@ -529,6 +529,7 @@ pub fn write_all(
 /// `translation_requests.jsonl`, `report/` and `export.manifest.json`.
 pub fn run(dir: &Path, cfg: &ExportConfig) -> Result<Manifest> {
     let started = std::time::Instant::now();
+    let _lock = artifact::DirLock::stage(dir, "export")?;
     let mut manifest = Manifest::new("export");
     manifest.config = serde_json::to_value(cfg).expect("config serialises");
     manifest.inputs.push(artifact::check_input(

@@ -390,8 +390,8 @@ pub fn run_with(
     let t0 = Instant::now();
     let rules = Rules::new(cfg)?;
     dump::start::check_path(dump)?;
-    artifact::ensure_dir(out)?;
-    artifact::clean_stale_temps(out)?;
+    // Before the dump is read: another writer of `out` is refused (exit 6), an unwritable `out` fails (exit 4).
+    let _lock = artifact::DirLock::stage(out, "extract")?;
     let is_stdin = dump == Path::new("-");
     let total = if is_stdin {
         None

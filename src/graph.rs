@@ -747,8 +747,7 @@ pub fn component_summary(csr: &Csr) -> ComponentSummary {
 /// Run the stage: read the triples from `dir` (or the edge list `edges`), write `graph.csr`, `nodes.txt`
 /// and `graph.manifest.json` into `dir`.
 pub fn run(dir: &Path, cfg: &GraphConfig, edges: Option<&Path>) -> Result<Manifest> {
-    artifact::ensure_dir(dir)?;
-    artifact::clean_stale_temps(dir)?;
+    let _lock = artifact::DirLock::stage(dir, "graph")?;
     let mut manifest = Manifest::new("graph");
     manifest.config = serde_json::to_value(cfg).expect("config serialises");
     let t0 = Instant::now();

@@ -1,7 +1,8 @@
 //! `sword run`: every stage in one process, crash-safe and incremental.
 //!
-//! The run directory is locked (`artifact::DirLock`) for the whole run; temporary files left by a killed run
-//! are removed first; a stage whose manifest still matches its inputs, outputs and config
+//! The run directory is locked (`artifact::DirLock`) for the whole run, and each stage takes the same lock
+//! (shared within the process), as it does when run alone; temporary files left by a killed run are removed
+//! by the stage that writes there next, once its input is accepted; a stage whose manifest still matches its inputs, outputs and config
 //! (`artifact::is_fresh`) is skipped, so a rerun after `kill -9` redoes only the interrupted stage and later
 //! ones. Since every stage is deterministic for its config and seed, the final artifacts are byte-identical
 //! to an uninterrupted run (skip-gram training is exactly reproducible at one thread; see `train`).
@@ -268,16 +269,11 @@ pub fn step(
     })
 }
 
-/// Lock the run directory and clean what a killed run left behind.
+/// Lock the run directory for the whole run (exit code 6 if another process holds it; exit 4 at once if it
+/// cannot be written into). The stages take the same lock again, which this process already holds, and each
+/// clears what a killed run left behind once it has accepted its input (see [`artifact::DirLock::stage`]).
 pub fn prepare(dir: &Path) -> Result<DirLock> {
-    let lock = DirLock::acquire(dir)?;
-    let removed = artifact::clean_stale_temps(dir)?;
-    if removed > 0 {
-        progress::log(format!(
-            "[run] removed {removed} temporary file(s) left by an interrupted run"
-        ));
-    }
-    Ok(lock)
+    DirLock::acquire(dir)
 }
 
 /// Name of the embedded default dump inside the run directory.

@@ -349,11 +349,12 @@ pub fn run_shard(dump: &Path, out: &Path, cfg: &Config, i: u32, n: u32) -> Resul
     artifact::ensure_dir(&dir)?;
     // Only this shard's leftovers: other shards may be writing into the same (shared) directory right now, from
     // other machines whose process ids mean nothing here.
-    let own = format!(".extract-part-{i}-of-{n}.");
+    let own = format!("extract-part-{i}-of-{n}.");
     for e in std::fs::read_dir(&dir).at(&dir)? {
         let e = e.at(&dir)?;
         let name = e.file_name().to_string_lossy().into_owned();
-        if name.starts_with(&own) && name.contains(".tmp.") {
+        let temp_of = artifact::parse_temp_name(&name).map(|(target, _)| target);
+        if temp_of.is_some_and(|t| t.starts_with(&own)) && e.path().is_file() {
             std::fs::remove_file(e.path()).at(e.path())?;
         }
     }

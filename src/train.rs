@@ -936,7 +936,7 @@ pub fn run(dir: &Path, cfg: &TrainConfig) -> Result<Manifest> {
 /// [`run`] with `force` (accept inputs whose manifests do not vouch for them).
 pub fn run_with(dir: &Path, cfg: &TrainConfig, force: bool) -> Result<Manifest> {
     cfg.validate()?;
-    artifact::clean_stale_temps(dir)?;
+    let _lock = artifact::DirLock::stage(dir, "train")?;
     let t0 = Instant::now();
     let walks_ref = artifact::check_input(dir, "walks", "walks.bin", force)?;
     let nodes_ref = artifact::check_input(dir, "graph", "nodes.txt", force)?;

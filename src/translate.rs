@@ -375,6 +375,7 @@ pub fn read_texts_file(path: &Path) -> Result<Vec<StatementText>> {
 /// `import-translations.manifest.json`.
 pub fn run(dir: &Path, batch_output: &Path) -> Result<Manifest> {
     let started = std::time::Instant::now();
+    let _lock = artifact::DirLock::stage(dir, "import-translations")?;
     let mut m = Manifest::new("import-translations");
     m.config = serde_json::json!({ "batch_output": batch_output.to_string_lossy() });
     let f = std::fs::File::open(batch_output).at(batch_output)?;

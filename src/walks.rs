@@ -1034,7 +1034,7 @@ pub fn generate(csr: &Csr, cfg: &WalkConfig) -> Walks {
 /// `walks.manifest.json`.
 pub fn run(dir: &Path, cfg: &WalkConfig) -> Result<Manifest> {
     cfg.validate()?;
-    artifact::clean_stale_temps(dir)?;
+    let _lock = artifact::DirLock::stage(dir, "walks")?;
     let mut manifest = Manifest::new("walks");
     manifest.config = serde_json::to_value(cfg).expect("config serialises");
     manifest.seed = Some(cfg.seed);

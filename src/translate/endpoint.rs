@@ -245,6 +245,7 @@ fn add(total: &mut Summary, s: &RunSummary) {
 pub fn run(args: &Args) -> Result<Summary> {
     let started = std::time::Instant::now();
     let dir = &args.out;
+    let _lock = artifact::DirLock::stage(dir, "translate")?;
     let sword_path = dir.join("sword.parquet");
     let sources = read_sources(&sword_path)?;
     let template = match &args.template {

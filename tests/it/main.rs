@@ -16,5 +16,6 @@ mod node2vec;
 mod pipeline;
 mod promotion;
 mod refusal;
+mod safety;
 mod synth;
 mod synth_world;
