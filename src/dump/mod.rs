@@ -22,7 +22,6 @@
 
 pub mod entity;
 pub mod gz;
-pub mod keep;
 pub mod skim;
 pub mod start;
 
