@@ -54,6 +54,9 @@ pub struct Config {
     pub chunk_kib: usize,
     /// Inflate the members of a multi-member gzip in parallel (falls back to sequential when impossible).
     pub parallel_gzip: bool,
+    /// Decode the blocks of a bzip2 file in parallel (`dump::bz2`; stdin is always decoded on one thread).
+    /// Does not change the outputs.
+    pub parallel_bzip2: bool,
     /// Skim each line before parsing it: copy only the keys the stage reads (dropping sitelinks, aliases,
     /// qualifiers, references and unconfigured languages) so that simd-json never tapes the rest (see
     /// `dump::skim`). Does not change the outputs of valid lines; `false` parses whole lines (slower; for
@@ -77,6 +80,7 @@ impl Default for Config {
             ]),
             chunk_kib: 4096,
             parallel_gzip: true,
+            parallel_bzip2: true,
             skim: true,
         }
     }
@@ -91,6 +95,7 @@ impl Config {
                 .clamp(1, CHUNK_KIB_MAX)
                 .saturating_mul(1 << 10),
             parallel_gzip: self.parallel_gzip,
+            parallel_bzip2: self.parallel_bzip2,
             max_line: usize::try_from(self.max_line_mib.saturating_mul(1 << 20))
                 .unwrap_or(usize::MAX),
             ..ReadOpts::default()

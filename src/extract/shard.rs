@@ -321,6 +321,7 @@ fn config_key(cfg: &Config) -> serde_json::Value {
     if let Some(o) = v.as_object_mut() {
         o.remove("chunk_kib");
         o.remove("parallel_gzip");
+        o.remove("parallel_bzip2");
     }
     v
 }

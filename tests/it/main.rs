@@ -2,6 +2,7 @@
 
 mod util;
 
+mod bz2;
 mod chain;
 mod cli;
 mod disk_full;
