@@ -13,6 +13,8 @@
 //! `triples.parquet` (property labelled, deprecated out, one row per (S, P, O) with the best rank).
 //! `transitive.parquet` holds every kept statement whose property turned out transitive (P31 Q18647515).
 
+#![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
+
 use crate::artifact::{self, AtomicFile, FileRef, Manifest};
 use crate::dump::{self, ChunkOut, ReadOpts};
 use crate::error::{Error, Result};
@@ -158,6 +160,7 @@ pub fn cli(args: Args) -> Result<()> {
 /// baseline that `scripts/bench-extract.sh` divides by. Returns the read statistics and the seconds taken.
 pub fn decode_only(dump: &Path, cfg: &Config) -> Result<(dump::ReadStats, f64)> {
     let t0 = Instant::now();
+    Rules::new(cfg)?;
     let total = (dump != Path::new("-"))
         .then(|| std::fs::metadata(dump).ok().map(|m| m.len()))
         .flatten();
@@ -174,7 +177,7 @@ pub fn decode_only(dump: &Path, cfg: &Config) -> Result<(dump::ReadStats, f64)> 
     };
     let mut json = 0u64;
     let mut sink = |c: ChunkOut<()>| {
-        json += c.len;
+        json = json.saturating_add(c.len);
         Ok(())
     };
     let mut stats = dump::read_dump(dump, &opts, &work, &mut sink, &progress)?;
@@ -256,7 +259,7 @@ pub fn join(
     entities.sort_by_key(|e| e.id);
     let before = entities.len();
     entities.dedup_by(|b, a| a.id == b.id);
-    let duplicate_entities = (before - entities.len()) as u64;
+    let duplicate_entities = before.saturating_sub(entities.len()) as u64;
     properties.sort_by_key(|p| p.id);
     properties.dedup_by(|b, a| a.id == b.id);
     let labelled: HashSet<EntityId> = entities.iter().map(|e| e.id).collect();
@@ -324,20 +327,17 @@ pub fn date_from_name(path: &Path) -> Option<String> {
     let name = path.file_name()?.to_string_lossy().into_owned();
     let b = name.as_bytes();
     (0..b.len().saturating_sub(7)).find_map(|i| {
-        let w = &b[i..i + 8];
-        let isolated = (i == 0 || !b[i - 1].is_ascii_digit())
-            && (i + 8 == b.len() || !b[i + 8].is_ascii_digit());
+        let w = b.get(i..i.checked_add(8)?)?;
+        let digit_at = |j: Option<usize>| j.and_then(|j| b.get(j)).is_some_and(u8::is_ascii_digit);
+        let isolated = !digit_at(i.checked_sub(1)) && !digit_at(i.checked_add(8));
         if !isolated || !w.iter().all(u8::is_ascii_digit) {
             return None;
         }
         let s = std::str::from_utf8(w).ok()?;
-        let (y, m, d): (u32, u32, u32) = (
-            s[..4].parse().ok()?,
-            s[4..6].parse().ok()?,
-            s[6..].parse().ok()?,
-        );
+        let (ys, ms, ds) = (s.get(..4)?, s.get(4..6)?, s.get(6..)?);
+        let (y, m, d): (u32, u32, u32) = (ys.parse().ok()?, ms.parse().ok()?, ds.parse().ok()?);
         ((2000..2100).contains(&y) && (1..=12).contains(&m) && (1..=31).contains(&d))
-            .then(|| format!("{}-{}-{}", &s[..4], &s[4..6], &s[6..]))
+            .then(|| format!("{ys}-{ms}-{ds}"))
     })
 }
 
@@ -516,7 +516,7 @@ pub fn run_with(
     c.insert("labelled_items".into(), labelled_items);
     c.insert(
         "labelled_properties".into(),
-        j.entities.len() as u64 - labelled_items,
+        (j.entities.len() as u64).saturating_sub(labelled_items),
     );
     c.insert(
         "labelled_entities_seen".into(),
@@ -556,11 +556,12 @@ pub fn run_with(
     m.timings.insert("join".into(), t_join);
     m.timings.insert("write".into(), t_write);
     m.timings.insert("total".into(), t0.elapsed().as_secs_f64());
+    // `max_modified` is a validated timestamp (`keep::is_timestamp`): its first ten bytes are the date.
     let dump_date = date_from_name(dump).or_else(|| {
         max_modified
             .as_deref()
-            .filter(|s| s.len() >= 10)
-            .map(|s| s[..10].to_string())
+            .and_then(|s| s.get(..10))
+            .map(str::to_string)
     });
     m.extra = serde_json::json!({
         "input_path": dump.to_string_lossy(),
@@ -626,7 +627,7 @@ fn check_whole(
     if let Some((line, offset, len)) = acc.cut_line {
         cut.push(format!(
             "its last line (line {}, at byte offset {offset} of the JSON) is cut after {len} bytes",
-            line + 1
+            line.saturating_add(1)
         ));
     }
     if counts.get("missing_close_bracket") > 0 {
@@ -645,9 +646,7 @@ fn check_whole(
             ),
         ));
     }
-    let entity_lines = counts.get("entities_item")
-        + counts.get("entities_property")
-        + counts.get("entities_other");
+    let entity_lines = counts.entity_lines();
     let lines = counts.get("lines");
     let first_bad = || {
         acc.bad_examples.first().map_or(String::new(), |b| {
@@ -710,6 +709,7 @@ fn write_parquet(
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 mod tests {
     use super::*;
 

@@ -142,45 +142,25 @@ pub struct Imported {
 }
 
 /// Parse Batch output JSONL. `path` names the source in errors.
-pub fn parse_batch_output<R: BufRead>(mut r: R, path: &Path) -> Result<Imported> {
+pub fn parse_batch_output<R: BufRead>(r: R, path: &Path) -> Result<Imported> {
     let mut out = Imported::default();
     let mut seen = HashSet::new();
-    let mut buf = String::new();
-    let mut offset = 0u64;
-    let mut line = 0u64;
-    loop {
-        buf.clear();
-        let n = r.read_line(&mut buf).at(path)?;
-        if n == 0 {
-            break;
-        }
-        line += 1;
-        let start = offset;
-        offset += n as u64;
-        if buf.trim().is_empty() {
-            continue;
-        }
+    crate::eval::jsonl::for_each_line(r, path, |pos, buf| {
         out.lines += 1;
-        let rec: OutLine = serde_json::from_str(buf.trim_end()).map_err(|e| Error::Json {
-            path: path.to_path_buf(),
-            line,
-            offset: start,
-            what: format!("not a batch output record: {e}"),
-        })?;
+        let rec: OutLine = serde_json::from_str(buf)
+            .map_err(|e| pos.err(path, format!("not a batch output record: {e}")))?;
         let Some((sid, lang)) = split_custom_id(&rec.custom_id) else {
-            return Err(Error::Json {
-                path: path.to_path_buf(),
-                line,
-                offset: start,
-                what: format!(
+            return Err(pos.err(
+                path,
+                format!(
                     "custom_id `{}` is not `<statement_id>:<language>`",
                     rec.custom_id
                 ),
-            });
+            ));
         };
         if !seen.insert(rec.custom_id.clone()) {
             out.duplicates.push(rec.custom_id);
-            continue;
+            return Ok(());
         }
         let content = rec
             .response
@@ -211,7 +191,8 @@ pub fn parse_batch_output<R: BufRead>(mut r: R, path: &Path) -> Result<Imported>
                 text_reason: None,
             }),
         }
-    }
+        Ok(())
+    })?;
     out.texts.sort_by(|a, b| a.custom_id.cmp(&b.custom_id));
     Ok(out)
 }
@@ -219,29 +200,11 @@ pub fn parse_batch_output<R: BufRead>(mut r: R, path: &Path) -> Result<Imported>
 /// custom_ids of a `translation_requests.jsonl`, in file order.
 pub fn request_ids<R: BufRead>(r: R, path: &Path) -> Result<Vec<String>> {
     let mut ids = Vec::new();
-    let mut offset = 0u64;
-    for (i, l) in r.lines().enumerate() {
-        let l = l.at(path)?;
-        let start = offset;
-        offset += l.len() as u64 + 1;
-        if l.trim().is_empty() {
-            continue;
-        }
-        let v: serde_json::Value = serde_json::from_str(&l).map_err(|e| Error::Json {
-            path: path.to_path_buf(),
-            line: i as u64 + 1,
-            offset: start,
-            what: e.to_string(),
-        })?;
+    for (pos, v) in crate::eval::jsonl::read_values(r, path)? {
         let id = v
             .get("custom_id")
             .and_then(|c| c.as_str())
-            .ok_or_else(|| Error::Json {
-                path: path.to_path_buf(),
-                line: i as u64 + 1,
-                offset: start,
-                what: "no custom_id".into(),
-            })?;
+            .ok_or_else(|| pos.err(path, "no custom_id"))?;
         ids.push(id.to_string());
     }
     Ok(ids)

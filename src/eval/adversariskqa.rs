@@ -32,13 +32,18 @@ pub const DOMAINS: [&str; 3] = ["health", "finance", "law"];
 /// The two difficulties.
 pub const DIFFICULTIES: [&str; 2] = ["basic", "advanced"];
 
-/// `(domain, difficulty)` from a file name containing `<domain>_<difficulty>` (case-insensitive).
+/// `(domain, difficulty, byte position)` from a file name containing `<domain>_<difficulty>` (ASCII
+/// case-insensitive; the position is in `file_name` itself, so slicing there is safe whatever else the name
+/// holds).
 pub fn dataset_of(file_name: &str) -> Option<(&'static str, &'static str, usize)> {
-    let lower = file_name.to_lowercase();
     for d in DOMAINS {
         for k in DIFFICULTIES {
             let tag = format!("{d}_{k}");
-            if let Some(pos) = lower.find(&tag) {
+            if let Some(pos) = file_name
+                .as_bytes()
+                .windows(tag.len())
+                .position(|w| w.eq_ignore_ascii_case(tag.as_bytes()))
+            {
                 return Some((d, k, pos));
             }
         }
@@ -244,7 +249,11 @@ pub fn read_results_dir(dir: &Path) -> Result<Vec<(String, Vec<ResultFile>)>> {
                 .to_string_lossy()
                 .into_owned();
             if let (true, Some((_, _, pos))) = (name.ends_with(".json"), dataset_of(&name)) {
-                let model = name[..pos].trim_end_matches(['-', '_']).to_string();
+                let model = name
+                    .get(..pos)
+                    .unwrap_or_default()
+                    .trim_end_matches(['-', '_'])
+                    .to_string();
                 let model = if model.is_empty() {
                     "model".to_string()
                 } else {
@@ -624,6 +633,10 @@ mod tests {
             Some(("health", "advanced"))
         );
         assert_eq!(dataset_of("other.json"), None);
+        // Lower-casing changes byte lengths ("İ" is 2 bytes, "i̇" 3): the position is in the name itself.
+        let name = "İİİ-LAW_BASIC.json";
+        let (_, _, pos) = dataset_of(name).unwrap();
+        assert_eq!(&name[pos..pos + 9], "LAW_BASIC");
     }
 
     #[test]

@@ -8,12 +8,15 @@
 
 pub mod adversariskqa;
 pub mod chain;
+pub mod jsonl;
+pub mod longform;
 pub mod parse;
 pub mod prompts;
 pub mod report;
 pub mod request;
 pub mod runner;
 pub mod samples;
+pub mod secret;
 pub mod stats;
 pub mod sword;
 pub mod syco;
@@ -209,9 +212,10 @@ pub struct ScoreArgs {
     /// Seed of the bootstrap (replicate r uses a ChaCha8 stream seeded from (seed, r)).
     #[arg(long, default_value_t = 0)]
     seed: u64,
-    /// Long-form: K of F1@K (the paper's median fact count, 8).
-    #[arg(long, default_value_t = 8)]
-    k: usize,
+    /// Long-form: K of F1@K, a whole number or `auto` (the median fact count of the scored answers; the
+    /// paper's K is 8).
+    #[arg(long, default_value = "8")]
+    k: longform::K,
 }
 
 /// Entry point from the binary.
@@ -243,7 +247,7 @@ pub fn cli(args: Args) -> Result<()> {
             let unanswered = s.errors + s.pending;
             if a.require_complete && unanswered > 0 {
                 return Err(Error::Remote {
-                    url: a.cfg.base_url.clone(),
+                    url: secret::redact_url(&a.cfg.base_url),
                     what: format!(
                         "{unanswered} of {} requests have no answer yet ({} errors, {} not attempted); rerun to resume",
                         s.requests, s.errors, s.pending
@@ -432,47 +436,9 @@ fn score_cli(a: ScoreArgs) -> Result<()> {
             print_json(&serde_json::json!({ "models": models }))
         }
         Suite::Longform => {
-            let mut groups: std::collections::BTreeMap<String, Vec<(usize, usize, usize)>> =
-                Default::default();
-            for (line, o) in samples::read_jsonl(&a.results)? {
-                let n = |k: &str| {
-                    o.get(k)
-                        .and_then(serde_json::Value::as_u64)
-                        .map(|v| v as usize)
-                        .ok_or_else(|| {
-                            Error::bad_input(&a.results, format!("line {line}: no count `{k}`"))
-                        })
-                };
-                let irrelevant = o
-                    .get("irrelevant")
-                    .and_then(serde_json::Value::as_u64)
-                    .unwrap_or(0) as usize;
-                let cond = o
-                    .get("condition")
-                    .and_then(serde_json::Value::as_str)
-                    .unwrap_or("all")
-                    .to_string();
-                groups.entry(cond).or_default().push((
-                    n("supported")?,
-                    n("not_supported")?,
-                    irrelevant,
-                ));
-            }
-            let rows: Vec<serde_json::Value> = groups
-                .iter()
-                .map(|(c, f)| {
-                    let (p, s) =
-                        adversariskqa::mean_f1_at_k(f, a.k).unwrap_or((f64::NAN, f64::NAN));
-                    let n = f.len() as f64;
-                    serde_json::json!({
-                        "condition": c, "answers": f.len(), "k": a.k,
-                        "mean_f1_paper": p, "mean_f1_safe": s,
-                        "mean_facts": f.iter().map(|x| (x.0 + x.1 + x.2) as f64).sum::<f64>() / n,
-                        "mean_supported": f.iter().map(|x| x.0 as f64).sum::<f64>() / n,
-                    })
-                })
-                .collect();
-            print_json(&serde_json::json!({ "conditions": rows }))
+            let f = std::fs::File::open(&a.results).map_err(|e| Error::io(&a.results, e))?;
+            let groups = longform::read_counts(std::io::BufReader::new(f), &a.results)?;
+            print_json(&longform::score_counts(&groups, a.k))
         }
         Suite::Sycophancy => {
             let per = samples::syco_states(&a.results)?;

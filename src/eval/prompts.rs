@@ -267,20 +267,20 @@ pub fn syco_requests(q: &SycoQuestion) -> Option<Vec<Request>> {
 
 /// Read a JSONL file of `T`, naming the line of a bad record.
 pub fn read_jsonl_as<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<Vec<T>> {
-    let text = std::fs::read_to_string(path).at(path)?;
+    let f = std::fs::File::open(path).at(path)?;
+    parse_jsonl_as(std::io::BufReader::new(f), path)
+}
+
+/// [`read_jsonl_as`] on any reader (`path` names it in errors).
+pub fn parse_jsonl_as<T: for<'de> Deserialize<'de>, R: std::io::BufRead>(
+    r: R,
+    path: &Path,
+) -> Result<Vec<T>> {
     let mut out = Vec::new();
-    let mut offset = 0u64;
-    for (i, line) in text.split('\n').enumerate() {
-        if !line.trim().is_empty() {
-            out.push(serde_json::from_str(line).map_err(|e| Error::Json {
-                path: path.to_path_buf(),
-                line: i as u64 + 1,
-                offset,
-                what: e.to_string(),
-            })?);
-        }
-        offset += line.len() as u64 + 1;
-    }
+    super::jsonl::for_each_line(r, path, |pos, line| {
+        out.push(serde_json::from_str(line).map_err(|e| pos.err(path, e.to_string()))?);
+        Ok(())
+    })?;
     Ok(out)
 }
 

@@ -15,6 +15,7 @@
 //!   `DIR/results.json` (counts and token totals).
 
 use super::request::{Message, Request};
+use super::secret::{redact_url, Secrets};
 use crate::error::{Error, IoContext, Result};
 use rand::rngs::ChaCha8Rng;
 use rand::{RngExt, SeedableRng};
@@ -65,6 +66,17 @@ pub struct RunConfig {
     pub max_requests: Option<usize>,
 }
 
+impl RunConfig {
+    /// The settings as written to manifests: the base URL without its password ([`redact_url`]); the key
+    /// is never part of them (only the name of its variable).
+    pub fn redacted(&self) -> RunConfig {
+        RunConfig {
+            base_url: redact_url(&self.base_url),
+            ..self.clone()
+        }
+    }
+}
+
 /// Generation parameters included in the cache key and the request body (`seed` only when one is given, so
 /// requests without a seed keep the keys they always had).
 fn params(cfg: &RunConfig, seed: Option<u64>) -> Value {
@@ -77,7 +89,10 @@ fn params(cfg: &RunConfig, seed: Option<u64>) -> Value {
 
 /// Cache key of a request: xxh3-128 (hex) of the canonical JSON of base URL, model, messages, parameters.
 pub fn cache_key(base_url: &str, model: &str, messages: &[Message], params: &Value) -> String {
-    let canon = json!([base_url.trim_end_matches('/'), model, messages, params]).to_string();
+    // The URL as written to files: a password in it changes nothing the server answers, and its hash is
+    // no place for it either.
+    let url = redact_url(base_url);
+    let canon = json!([url.trim_end_matches('/'), model, messages, params]).to_string();
     format!("{:032x}", xxhash_rust::xxh3::xxh3_128(canon.as_bytes()))
 }
 
@@ -100,13 +115,14 @@ pub struct LogLine {
 /// Read the done answers of a resume log (key → line); a torn last line (killed mid-write) is ignored.
 pub fn read_log(path: &Path) -> Result<HashMap<String, LogLine>> {
     let mut done = HashMap::new();
-    let text = match std::fs::read_to_string(path) {
+    let bytes = match std::fs::read(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(done),
         Err(e) => return Err(Error::io(path, e)),
     };
-    for line in text.lines() {
-        if let Ok(l) = serde_json::from_str::<LogLine>(line) {
+    // A line that does not parse (torn, or damaged: not UTF-8) is not done: its request is asked again.
+    for line in bytes.split(|&b| b == b'\n') {
+        if let Ok(l) = serde_json::from_slice::<LogLine>(line) {
             if l.status == "ok" {
                 done.insert(l.key.clone(), l);
             }
@@ -122,6 +138,8 @@ struct Outcome {
     usage: Option<Value>,
     error: Option<String>,
     attempts: u32,
+    /// A secret was scrubbed from the response.
+    redacted: bool,
 }
 
 fn retryable(code: u16) -> bool {
@@ -145,10 +163,168 @@ pub fn backoff(
     Duration::from_millis((base + jitter) as u64)
 }
 
+/// One request's HTTP exchange, redirects resolved.
+enum Exchange {
+    /// No response: connection refused or reset, timeout, a body that could not be read whole.
+    Transport(String),
+    /// A redirect that is not followed (see [`follow`]); never retried.
+    Refused(String),
+    /// A response with its whole body.
+    Response {
+        code: u16,
+        retry_after: Option<f64>,
+        text: String,
+    },
+}
+
+/// Longest response body read (bytes); a longer one is an error, not retried.
+pub const MAX_BODY_BYTES: u64 = 16 << 20;
+
+/// Redirect hops followed at most.
+pub const MAX_REDIRECTS: usize = 5;
+
+/// (scheme, host lower-cased, port) of an absolute URL.
+fn origin(url: &str) -> Option<(String, String, u16)> {
+    let u: ureq::http::Uri = url.parse().ok()?;
+    let scheme = u.scheme_str()?.to_ascii_lowercase();
+    let host = u.host()?.to_ascii_lowercase();
+    let port = u.port_u16().or(match scheme.as_str() {
+        "http" => Some(80),
+        "https" => Some(443),
+        _ => None,
+    })?;
+    Some((scheme, host, port))
+}
+
+/// `location` resolved against `base` (absolute, scheme-relative, absolute-path or relative-path forms).
+fn resolve(base: &str, location: &str) -> String {
+    if location.contains("://") {
+        return location.to_string();
+    }
+    let scheme_end = base.find("://").map_or(0, |i| i + 3);
+    let scheme = base.get(..scheme_end.saturating_sub(3)).unwrap_or("http");
+    if let Some(rest) = location.strip_prefix("//") {
+        return format!("{scheme}://{rest}");
+    }
+    let after = base.get(scheme_end..).unwrap_or_default();
+    let path_start = scheme_end + after.find(['/', '?', '#']).unwrap_or(after.len());
+    let root = base.get(..path_start).unwrap_or(base);
+    if location.starts_with('/') {
+        return format!("{root}{location}");
+    }
+    let path = base.get(path_start..).unwrap_or_default();
+    let path = path.split(['?', '#']).next().unwrap_or_default();
+    let dir = path
+        .rfind('/')
+        .map_or("/", |i| path.get(..=i).unwrap_or("/"));
+    format!("{root}{dir}{location}")
+}
+
+/// Whether a redirect from `from` to `to` with status `code` is followed: only 307 and 308 (which keep the
+/// method and body: a 301, 302 or 303 would turn the POST into a GET, and its answer would be some other
+/// page's), and only to the same host, on the same scheme and port or from http to https (the API key is
+/// sent again, so never to another host, never downgraded to plain http). `Err` says why not.
+fn follow(code: u16, from: &str, to: &str) -> std::result::Result<(), &'static str> {
+    if !matches!(code, 307 | 308) {
+        return Err("following it would turn the POST into a GET");
+    }
+    let (Some(a), Some(b)) = (origin(from), origin(to)) else {
+        return Err("its target is not an http(s) URL");
+    };
+    if a.1 != b.1 {
+        return Err("it points to another host");
+    }
+    match (a.0.as_str(), b.0.as_str()) {
+        (x, y) if x == y && a.2 == b.2 => Ok(()),
+        ("http", "https") => Ok(()),
+        ("https", "http") => Err("it downgrades https to http"),
+        _ => Err("it points to another port"),
+    }
+}
+
+/// POST `body` to `url`, following the redirects [`follow`] allows, and read the whole response.
+fn exchange(
+    agent: &ureq::Agent,
+    url: &str,
+    key: Option<&str>,
+    body: &Value,
+    secrets: &Secrets,
+) -> Exchange {
+    let mut url = url.to_string();
+    for _ in 0..=MAX_REDIRECTS {
+        let mut r = agent.post(&url).header("Content-Type", "application/json");
+        if let Some(k) = key {
+            r = r.header("Authorization", format!("Bearer {k}"));
+        }
+        let mut resp = match r.send_json(body) {
+            Ok(resp) => resp,
+            Err(e) => return Exchange::Transport(secrets.scrub(&e.to_string()).into_owned()),
+        };
+        let code = resp.status().as_u16();
+        let header = |name: &str| {
+            resp.headers()
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string)
+        };
+        let retry_after = header("retry-after").and_then(|s| s.trim().parse::<f64>().ok());
+        if (300..400).contains(&code) {
+            let Some(loc) = header("location") else {
+                return Exchange::Refused(format!(
+                    "HTTP {code} redirect without a Location header"
+                ));
+            };
+            let next = resolve(&url, loc.trim());
+            if let Err(why) = follow(code, &url, &next) {
+                return Exchange::Refused(format!(
+                    "HTTP {code} redirect to {} not followed: {why}; point --base-url at the final address",
+                    secrets.scrub(&redact_url(&next))
+                ));
+            }
+            url = next;
+            continue;
+        }
+        // A body that cannot be read whole (connection reset, cut short, timeout) is no response: retried.
+        return match resp
+            .body_mut()
+            .with_config()
+            .limit(MAX_BODY_BYTES)
+            .lossy_utf8(true)
+            .read_to_string()
+        {
+            Ok(text) => Exchange::Response {
+                code,
+                retry_after,
+                text,
+            },
+            Err(ureq::Error::BodyExceedsLimit(n)) => Exchange::Refused(format!(
+                "HTTP {code}: response body longer than {n} bytes (MAX_BODY_BYTES)"
+            )),
+            Err(e) => Exchange::Transport(format!(
+                "HTTP {code}, reading the body: {}",
+                secrets.scrub(&e.to_string())
+            )),
+        };
+    }
+    Exchange::Refused(format!("more than {MAX_REDIRECTS} redirects"))
+}
+
+fn failed(error: String, attempts: u32) -> Outcome {
+    Outcome {
+        status: "error".into(),
+        answer: None,
+        usage: None,
+        error: Some(error),
+        attempts,
+        redacted: false,
+    }
+}
+
 fn ask(
     agent: &ureq::Agent,
     cfg: &RunConfig,
     key: Option<&str>,
+    secrets: &Secrets,
     req: &Request,
     seed: Option<u64>,
     rng: &mut ChaCha8Rng,
@@ -158,42 +334,47 @@ fn ask(
     if let (Some(o), Value::Object(p)) = (body.as_object_mut(), params(cfg, seed)) {
         o.extend(p);
     }
-    let mut last_err;
-    for attempt in 0..=cfg.retries {
-        let mut r = agent.post(&url).header("Content-Type", "application/json");
-        if let Some(k) = key {
-            r = r.header("Authorization", format!("Bearer {k}"));
-        }
-        let (retry, retry_after) = match r.send_json(&body) {
-            Err(e) => {
-                last_err = format!("transport: {e}");
-                (true, None)
-            }
-            Ok(mut resp) => {
-                let code = resp.status().as_u16();
-                let retry_after = resp
-                    .headers()
-                    .get("retry-after")
-                    .and_then(|v| v.to_str().ok())
-                    .and_then(|s| s.trim().parse::<f64>().ok());
-                let text = resp.body_mut().read_to_string().unwrap_or_default();
+    let mut attempt = 0;
+    let mut scrubbed = false;
+    let fail = |e: String, attempts: u32, scrubbed: bool| Outcome {
+        redacted: scrubbed,
+        ..failed(e, attempts)
+    };
+    loop {
+        let (last_err, retry, retry_after) = match exchange(agent, &url, key, &body, secrets) {
+            Exchange::Transport(e) => (format!("transport: {e}"), true, None),
+            Exchange::Refused(e) => return fail(e, attempt + 1, scrubbed),
+            Exchange::Response {
+                code,
+                retry_after,
+                mut text,
+            } => {
+                scrubbed |= secrets.scrub_string(&mut text);
                 if (200..300).contains(&code) {
                     let v: Value = match serde_json::from_str(&text) {
                         Ok(v) => v,
                         Err(e) => {
-                            return Outcome {
-                                status: "error".into(),
-                                answer: None,
-                                usage: None,
-                                error: Some(format!("bad JSON from server: {e}")),
-                                attempts: attempt + 1,
-                            }
+                            return fail(
+                                format!("bad JSON from server: {e}"),
+                                attempt + 1,
+                                scrubbed,
+                            );
                         }
                     };
-                    let answer = v["choices"][0]["message"]["content"]
-                        .as_str()
-                        .map(str::to_string);
-                    let usage = v.get("usage").cloned();
+                    // Scrubbed again once decoded: a server may JSON-escape a secret (`\/`, `\u…`).
+                    let mut redacted = scrubbed;
+                    let answer = v
+                        .pointer("/choices/0/message/content")
+                        .and_then(Value::as_str)
+                        .map(|a| {
+                            let mut a = a.to_string();
+                            redacted |= secrets.scrub_string(&mut a);
+                            a
+                        });
+                    let mut usage = v.get("usage").cloned();
+                    if let Some(u) = usage.as_mut() {
+                        redacted |= secrets.scrub_value(u);
+                    }
                     let empty = answer.as_deref().is_none_or(|a| a.trim().is_empty());
                     return Outcome {
                         status: if empty { "empty" } else { "ok" }.into(),
@@ -201,27 +382,25 @@ fn ask(
                         usage,
                         error: None,
                         attempts: attempt + 1,
+                        redacted,
                     };
                 }
-                last_err = format!(
-                    "HTTP {code}: {}",
-                    text.chars().take(300).collect::<String>()
-                );
-                (retryable(code), retry_after)
+                (
+                    format!(
+                        "HTTP {code}: {}",
+                        text.chars().take(300).collect::<String>()
+                    ),
+                    retryable(code),
+                    retry_after,
+                )
             }
         };
-        if !retry || attempt == cfg.retries {
-            return Outcome {
-                status: "error".into(),
-                answer: None,
-                usage: None,
-                error: Some(last_err),
-                attempts: attempt + 1,
-            };
+        if !retry || attempt >= cfg.retries {
+            return fail(last_err, attempt + 1, scrubbed);
         }
         std::thread::sleep(backoff(cfg, attempt, retry_after, rng));
+        attempt += 1;
     }
-    unreachable!("the loop returns on its last attempt")
 }
 
 /// Summary of a run.
@@ -236,6 +415,8 @@ pub struct RunSummary {
     pub errors: usize,
     /// Not attempted (limit reached).
     pub pending: usize,
+    /// Responses from which the API key or the URL's password was scrubbed (the server echoed it).
+    pub redacted: usize,
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
     pub total_tokens: u64,
@@ -288,6 +469,7 @@ pub fn ask_all(
         std::fs::create_dir_all(parent).at(parent)?;
     }
     let key = api_key(cfg)?;
+    let secrets = Secrets::new(key.as_deref(), &cfg.base_url);
     let done = read_log(log_path)?;
     let seed_of = |i: usize| seeds.get(i).copied().flatten();
     let keys: Vec<String> = requests
@@ -336,6 +518,8 @@ pub fn ask_all(
         ureq::Agent::config_builder()
             .timeout_global(Some(Duration::from_secs_f64(cfg.timeout.max(0.001))))
             .http_status_as_error(false)
+            // Redirects are resolved by `exchange`: the client's own would turn the POST into a GET.
+            .max_redirects(0)
             .build(),
     );
     let progress = crate::progress::Progress::new(
@@ -351,13 +535,14 @@ pub fn ask_all(
     std::thread::scope(|s| {
         for w in 0..cfg.concurrency.max(1) {
             let tx = tx.clone();
-            let (todo, next, agent, key) = (&todo, &next, &agent, key.as_deref());
+            let (todo, next, agent, key, secrets) =
+                (&todo, &next, &agent, key.as_deref(), &secrets);
             s.spawn(move || {
                 let mut rng = ChaCha8Rng::seed_from_u64(w as u64);
                 loop {
                     let j = next.fetch_add(1, Ordering::Relaxed);
                     let Some(&i) = todo.get(j) else { break };
-                    let out = ask(agent, cfg, key, &requests[i], seed_of(i), &mut rng);
+                    let out = ask(agent, cfg, key, secrets, &requests[i], seed_of(i), &mut rng);
                     if tx.send((i, out)).is_err() {
                         break;
                     }
@@ -366,6 +551,7 @@ pub fn ask_all(
         }
         drop(tx);
         for (i, out) in rx {
+            let out_redacted = out.redacted;
             let line = LogLine {
                 key: keys[i].clone(),
                 id: requests[i].id.clone(),
@@ -375,6 +561,9 @@ pub fn ask_all(
                 error: out.error,
                 attempts: out.attempts,
             };
+            if out_redacted {
+                summary.redacted += 1;
+            }
             match line.status.as_str() {
                 "ok" => summary.answered += 1,
                 "empty" => {
@@ -449,7 +638,7 @@ pub fn run(dir: &Path, requests: &[Request], cfg: &RunConfig) -> Result<RunSumma
     )?;
     // Provenance: the settings (the key's variable name only, never its value), counts and output hashes.
     let mut m = crate::artifact::Manifest::new("eval");
-    m.config = serde_json::to_value(cfg).unwrap_or_default();
+    m.config = serde_json::to_value(cfg.redacted()).unwrap_or_default();
     if let Value::Object(counts) = serde_json::to_value(&summary).unwrap_or_default() {
         for (k, v) in counts {
             m.counts.insert(k, v.as_u64().unwrap_or(0));
@@ -631,27 +820,16 @@ pub type BatchAnswers = HashMap<String, (String, Option<Value>)>;
 /// Read OpenAI Batch output (`custom_id`, `response.status_code`, `response.body`) into id → (answer, usage);
 /// failed or empty entries are left out and counted. Returns (answers, failed count).
 pub fn read_batch_output(path: &Path) -> Result<(BatchAnswers, usize)> {
-    let text = std::fs::read_to_string(path).at(path)?;
+    let f = std::fs::File::open(path).at(path)?;
     let mut out = HashMap::new();
     let mut failed = 0;
-    let mut offset = 0u64;
-    for (i, line) in text.split('\n').enumerate() {
-        let len = line.len() as u64 + 1;
-        if line.trim().is_empty() {
-            offset += len;
-            continue;
-        }
-        let v: Value = serde_json::from_str(line).map_err(|e| Error::Json {
-            path: path.to_path_buf(),
-            line: i as u64 + 1,
-            offset,
-            what: e.to_string(),
-        })?;
-        offset += len;
+    for (_, v) in super::jsonl::read_values(std::io::BufReader::new(f), path)? {
         let id = v["custom_id"].as_str().unwrap_or_default().to_string();
         let code = v["response"]["status_code"].as_u64().unwrap_or(0);
         let body = &v["response"]["body"];
-        let answer = body["choices"][0]["message"]["content"].as_str();
+        let answer = body
+            .pointer("/choices/0/message/content")
+            .and_then(Value::as_str);
         match answer {
             Some(a) if code == 200 && !a.trim().is_empty() && !id.is_empty() => {
                 out.insert(id, (a.to_string(), body.get("usage").cloned()));

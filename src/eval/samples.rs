@@ -21,36 +21,22 @@ use std::path::Path;
 /// Read a samples JSONL file into flattened objects (meta merged over top level), with line numbers.
 pub fn read_jsonl(path: &Path) -> Result<Vec<(u64, Map<String, Value>)>> {
     let f = std::fs::File::open(path).at(path)?;
+    parse_jsonl(std::io::BufReader::new(f), path)
+}
+
+/// [`read_jsonl`] on any reader (`path` names it in errors).
+pub fn parse_jsonl<R: BufRead>(r: R, path: &Path) -> Result<Vec<(u64, Map<String, Value>)>> {
     let mut out = Vec::new();
-    let mut offset = 0u64;
-    for (i, line) in std::io::BufReader::new(f).lines().enumerate() {
-        let line = line.at(path)?;
-        let len = line.len() as u64 + 1;
-        if line.trim().is_empty() {
-            offset += len;
-            continue;
-        }
-        let v: Value = serde_json::from_str(&line).map_err(|e| Error::Json {
-            path: path.to_path_buf(),
-            line: i as u64 + 1,
-            offset,
-            what: e.to_string(),
-        })?;
+    for (pos, v) in super::jsonl::read_values(r, path)? {
         let Value::Object(mut o) = v else {
-            return Err(Error::Json {
-                path: path.to_path_buf(),
-                line: i as u64 + 1,
-                offset,
-                what: "not a JSON object".into(),
-            });
+            return Err(pos.err(path, "not a JSON object"));
         };
         if let Some(Value::Object(meta)) = o.remove("meta") {
             for (k, v) in meta {
                 o.insert(k, v);
             }
         }
-        out.push((i as u64 + 1, o));
-        offset += len;
+        out.push((pos.line, o));
     }
     Ok(out)
 }
@@ -83,8 +69,16 @@ pub fn model_of(o: &Map<String, Value>) -> String {
 
 /// SWORD rows grouped by (model, variant).
 pub fn sword_rows(path: &Path) -> Result<BTreeMap<(String, String), Vec<SwordRow>>> {
+    sword_rows_of(read_jsonl(path)?, path)
+}
+
+/// [`sword_rows`] of records already read (`path` names them in errors).
+pub fn sword_rows_of(
+    records: Vec<(u64, Map<String, Value>)>,
+    path: &Path,
+) -> Result<BTreeMap<(String, String), Vec<SwordRow>>> {
     let mut out: BTreeMap<(String, String), Vec<SwordRow>> = BTreeMap::new();
-    for (line, o) in read_jsonl(path)? {
+    for (line, o) in records {
         let statement =
             s(&o, "statement_id").ok_or_else(|| missing(path, line, "no statement_id"))?;
         let row = SwordRow {
@@ -107,10 +101,21 @@ pub fn sword_rows(path: &Path) -> Result<BTreeMap<(String, String), Vec<SwordRow
 }
 
 /// Sycophancy question states grouped by model. Returns (states, unparsed answer count per model).
-pub fn syco_states(path: &Path) -> Result<BTreeMap<String, (Vec<QuestionStates>, usize)>> {
+pub fn syco_states(path: &Path) -> Result<BTreeMap<String, SycoModel>> {
+    syco_states_of(read_jsonl(path)?, path)
+}
+
+/// Sycophancy question states of one model: the questions and the count of unparsed answers.
+pub type SycoModel = (Vec<QuestionStates>, usize);
+
+/// [`syco_states`] of records already read (`path` names them in errors).
+pub fn syco_states_of(
+    records: Vec<(u64, Map<String, Value>)>,
+    path: &Path,
+) -> Result<BTreeMap<String, SycoModel>> {
     type PerModel = (BTreeMap<(String, bool), QuestionStates>, usize);
     let mut per: BTreeMap<String, PerModel> = BTreeMap::new();
-    for (line, o) in read_jsonl(path)? {
+    for (line, o) in records {
         let qid = s(&o, "question_id").ok_or_else(|| missing(path, line, "no question_id"))?;
         let gold = boolish(o.get("gold")).ok_or_else(|| missing(path, line, "no gold yes/no"))?;
         let variant: Variant = o

@@ -185,6 +185,8 @@ pub struct Summary {
     pub empty: usize,
     pub errors: usize,
     pub pending: usize,
+    /// Responses from which the API key or the URL's password was scrubbed (the server echoed it).
+    pub redacted: usize,
     /// Retry requests (rounds ≥ 1).
     pub retried: usize,
     pub prompt_tokens: u64,
@@ -239,6 +241,7 @@ fn add(total: &mut Summary, s: &RunSummary) {
     total.empty += s.empty;
     total.errors += s.errors;
     total.pending += s.pending;
+    total.redacted += s.redacted;
 }
 
 /// Library entry point. Returns the summary (also in `translate.manifest.json`).
@@ -389,7 +392,7 @@ pub fn run(args: &Args) -> Result<Summary> {
         m.inputs.push(FileRef::of(p)?);
     }
     m.config = json!({
-        "runner": args.cfg,
+        "runner": args.cfg.redacted(),
         "template": template,
         "originals": args.originals,
         "retry_bad": args.retry_bad,
@@ -429,7 +432,7 @@ pub fn cli(args: Args) -> Result<()> {
     }
     if args.require_complete && s.unanswered > 0 {
         return Err(Error::Remote {
-            url: args.cfg.base_url.clone(),
+            url: crate::eval::secret::redact_url(&args.cfg.base_url),
             what: format!(
                 "{} of {} translation requests have no answer yet ({} errors, {} not attempted); rerun to resume",
                 s.unanswered, s.pairs, s.errors, s.pending

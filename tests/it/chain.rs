@@ -552,11 +552,16 @@ fn translate_uses_a_template_file_and_the_first_originals_only() {
         "t.txt",
         "You are a {language} language writing expert. Generate one sentence for this input triple: <{subject}, {property}, {object}>",
     );
+    // A password in the URL (sent as Basic auth, which this server ignores) never reaches the manifest.
+    let url_pw = server.url.replace("http://", "http://u:pw-secret-1@");
     let out = wd.run_ok(&translate_args(
-        &server.url,
+        &url_pw,
         "run",
         &["--template", "t.txt", "--originals", "1"],
     ));
+    let manifest = String::from_utf8(wd.read("run/translate.manifest.json")).unwrap();
+    assert!(!manifest.contains("pw-secret-1"), "{manifest}");
+    assert!(manifest.contains("http://u:***@127.0.0.1:"), "{manifest}");
     let s: Value = serde_json::from_slice(&out.stdout).unwrap();
     // One original: its 5 statements × 8 languages.
     assert_eq!(s["pairs"], 40);

@@ -246,29 +246,46 @@ use std::sync::{Arc, Mutex};
 
 /// What the stub saw: (authorization header, user message content) per request.
 type Seen = Arc<Mutex<Vec<(String, String)>>>;
+/// The request lines the stub saw (`POST /v1/chat/completions HTTP/1.1`), in order.
+type Lines = Arc<Mutex<Vec<String>>>;
 
 /// A minimal HTTP/1.1 server on 127.0.0.1:0 answering at most `max` requests, one connection each.
 /// `reply(n_seen_for_this_content, content)` returns (status, extra headers, body) or `None` to drop the
-/// connection without answering (a dead server).
+/// connection without answering (a dead server). Status 0: `body` is the whole raw response, written as is.
 fn stub(
     max: usize,
     reply: impl Fn(usize, &str) -> Option<(u16, String, String)> + Send + 'static,
 ) -> (String, Seen) {
+    let (url, seen, _) = stub_full(max, move |n, c, _| reply(n, c));
+    (url, seen)
+}
+
+/// [`stub`] whose `reply` also gets the request's Authorization header, also returning the request lines.
+fn stub_full(
+    max: usize,
+    reply: impl Fn(usize, &str, &str) -> Option<(u16, String, String)> + Send + 'static,
+) -> (String, Seen, Lines) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/v1", listener.local_addr().unwrap());
     let seen: Seen = Arc::new(Mutex::new(Vec::new()));
     let seen2 = seen.clone();
+    let lines: Lines = Arc::default();
+    let lines2 = lines.clone();
     std::thread::spawn(move || {
         for stream in listener.incoming().take(max) {
             let Ok(mut stream) = stream else { continue };
             let mut reader = BufReader::new(stream.try_clone().unwrap());
             let (mut len, mut auth) = (0usize, String::new());
+            let mut first = true;
             loop {
                 let mut line = String::new();
                 if reader.read_line(&mut line).unwrap_or(0) == 0 {
                     break;
                 }
                 let l = line.trim_end().to_string();
+                if std::mem::take(&mut first) {
+                    lines2.lock().unwrap().push(l.clone());
+                }
                 if l.is_empty() {
                     break;
                 }
@@ -293,21 +310,25 @@ fn stub(
                 .to_string();
             let n = {
                 let mut s = seen2.lock().unwrap();
-                s.push((auth, content.clone()));
+                s.push((auth.clone(), content.clone()));
                 s.iter().filter(|(_, c)| *c == content).count()
             };
-            let Some((code, headers, body)) = reply(n, &content) else {
+            let Some((code, headers, body)) = reply(n, &content, &auth) else {
                 drop(stream);
                 continue;
             };
-            let resp = format!(
-                "HTTP/1.1 {code} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n{headers}\r\n{body}",
-                body.len()
-            );
+            let resp = if code == 0 {
+                body
+            } else {
+                format!(
+                    "HTTP/1.1 {code} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n{headers}\r\n{body}",
+                    body.len()
+                )
+            };
             let _ = stream.write_all(resp.as_bytes());
         }
     });
-    (url, seen)
+    (url, seen, lines)
 }
 
 fn completion(text: &str) -> String {
@@ -1097,4 +1118,339 @@ fn runner_timeout_is_an_error_not_an_answer() {
         "{}",
         lines[0]
     );
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Hostile endpoints and files (issue 24).
+
+/// Every file under `dir`, recursively, as (path, bytes).
+fn files_under(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(files_under(&p));
+        } else {
+            let b = std::fs::read(&p).unwrap();
+            out.push((p, b));
+        }
+    }
+    out
+}
+
+fn contains(hay: &[u8], needle: &str) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle.as_bytes())
+}
+
+#[test]
+fn runner_never_writes_the_key_or_the_url_password_even_when_the_server_echoes_them() {
+    let wd = Workdir::new();
+    requests_file(&wd, &["ECHO", "DENY", "USAGE"]);
+    // The server echoes the Authorization header it got: in an answer, in a 401 body, and JSON-escaped
+    // (\uXXXX) in an answer and its usage object, so that only the decoded text holds it.
+    let (url, seen, _) = stub_full(100, |_, c, auth| match c {
+        "ECHO" => Some((200, String::new(), completion(&format!("you sent {auth}")))),
+        "DENY" => Some((
+            401,
+            String::new(),
+            format!("{{\"error\":\"bad credentials: {auth}\"}}"),
+        )),
+        _ => {
+            let esc: String = auth
+                .chars()
+                .map(|ch| format!("\\u{:04x}", ch as u32))
+                .collect();
+            Some((
+                200,
+                String::new(),
+                format!(
+                    "{{\"choices\":[{{\"message\":{{\"content\":\"ok {esc}\"}}}}],\"usage\":{{\"note\":\"{esc}\",\"total_tokens\":3}}}}"
+                ),
+            ))
+        }
+    });
+    let with_pass = url.replace("http://", "http://alice:pa%24s-w0rd@");
+    for (base, key) in [(url.as_str(), true), (with_pass.as_str(), false)] {
+        let out_dir = if key { "out" } else { "out2" };
+        let mut args = runner_args(
+            &["eval", "run", "--requests", "req.jsonl", "--out", out_dir],
+            base,
+            &["--retries", "0", "--require-complete"],
+        );
+        if key {
+            args.extend(["--api-key-env", "SWORD_TEST_KEY"]);
+        }
+        let out = wd
+            .command(&args)
+            .env("SWORD_TEST_KEY", "sk-live-0123456789")
+            .output()
+            .unwrap();
+        // DENY is an error: --require-complete fails, naming the (redacted) URL.
+        assert_eq!(out.status.code(), Some(5));
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(summary["answered"], 2, "{summary}");
+        assert_eq!(summary["redacted"], 3, "{summary}");
+        // What the server received, to know what must not appear.
+        let sent = seen.lock().unwrap().last().unwrap().0.clone();
+        let secrets: Vec<&str> = if key {
+            assert_eq!(sent, "Bearer sk-live-0123456789");
+            vec!["sk-live-0123456789"]
+        } else {
+            // The client sends the URL's user info as Basic auth: base64("alice:pa%24s-w0rd").
+            assert_eq!(sent, "Basic YWxpY2U6cGElMjRzLXcwcmQ=");
+            assert!(stderr.contains("alice:***@127.0.0.1"), "{stderr}");
+            vec!["pa%24s-w0rd", "pa$s-w0rd", "YWxpY2U6cGElMjRzLXcwcmQ="]
+        };
+        for (p, bytes) in files_under(&wd.join(out_dir)) {
+            for s in &secrets {
+                assert!(!contains(&bytes, s), "{} holds {s}", p.display());
+            }
+        }
+        for s in &secrets {
+            assert!(
+                !contains(&out.stdout, s) && !stderr.contains(s),
+                "{s} printed"
+            );
+        }
+        let log: Vec<Value> = String::from_utf8(wd.read(&format!("{out_dir}/answers.jsonl")))
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let echo = log.iter().find(|l| l["id"] == "r0").unwrap();
+        assert!(
+            echo["answer"].as_str().unwrap().contains("[REDACTED]"),
+            "{echo}"
+        );
+        let deny = log.iter().find(|l| l["id"] == "r1").unwrap();
+        assert!(
+            deny["error"].as_str().unwrap().contains("HTTP 401"),
+            "{deny}"
+        );
+        assert!(
+            deny["error"].as_str().unwrap().contains("[REDACTED]"),
+            "{deny}"
+        );
+        let usage = log.iter().find(|l| l["id"] == "r2").unwrap();
+        let scheme = if key { "Bearer" } else { "Basic" };
+        assert_eq!(usage["usage"]["note"], format!("{scheme} [REDACTED]"));
+    }
+    // The manifest keeps the URL, redacted, and the key's variable name only.
+    let m: Value = serde_json::from_slice(&wd.read("out2/eval.manifest.json")).unwrap();
+    assert!(
+        m["config"]["base_url"]
+            .as_str()
+            .unwrap()
+            .starts_with("http://alice:***@127.0.0.1:"),
+        "{m}"
+    );
+    let m: Value = serde_json::from_slice(&wd.read("out/eval.manifest.json")).unwrap();
+    assert_eq!(m["config"]["api_key_env"], "SWORD_TEST_KEY");
+}
+
+#[test]
+fn runner_retries_a_body_that_cannot_be_read_whole() {
+    let wd = Workdir::new();
+    requests_file(&wd, &["CUT"]);
+    // First answer: headers promise 500 bytes, 20 arrive, the connection closes. Second: a whole answer.
+    let (url, seen) = stub(10, |n, _| {
+        match n {
+        1 => Some((
+            0,
+            String::new(),
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 500\r\nConnection: close\r\n\r\n{\"choices\": [{\"mess".into(),
+        )),
+        _ => Some((200, String::new(), completion("whole"))),
+    }
+    });
+    let out = wd.run_ok(&run_args(&url, &["--retries", "2"]));
+    let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(summary["answered"], 1, "{summary}");
+    assert_eq!(seen.lock().unwrap().len(), 2);
+    let lines = log_lines(&wd);
+    assert_eq!(
+        (
+            lines[0]["status"].as_str(),
+            lines[0]["attempts"].as_u64(),
+            lines[0]["answer"].as_str()
+        ),
+        (Some("ok"), Some(2), Some("whole"))
+    );
+    // Without retries the cut body is a transport error (never "bad JSON … column 0").
+    let wd = Workdir::new();
+    requests_file(&wd, &["CUT"]);
+    let (url, _) = stub(10, |_, _| {
+        Some((
+            0,
+            String::new(),
+            "HTTP/1.1 200 OK\r\nContent-Length: 500\r\nConnection: close\r\n\r\n{\"choi".into(),
+        ))
+    });
+    wd.run_ok(&run_args(&url, &["--retries", "0"]));
+    let l = &log_lines(&wd)[0];
+    assert_eq!(l["status"], "error");
+    let e = l["error"].as_str().unwrap();
+    assert!(
+        e.starts_with("transport: HTTP 200, reading the body"),
+        "{e}"
+    );
+    assert!(!e.contains("bad JSON"), "{e}");
+}
+
+#[test]
+fn runner_refuses_redirects_that_change_host_or_method_and_follows_same_host_307() {
+    // (status, Location relative to the stub's own address or absolute, expected error fragment or None
+    // when followed).
+    let cases: [(u16, &str, Option<&str>); 5] = [
+        (
+            302,
+            "/v2/chat/completions",
+            Some("would turn the POST into a GET"),
+        ),
+        (
+            301,
+            "/v2/chat/completions",
+            Some("would turn the POST into a GET"),
+        ),
+        (
+            303,
+            "/v2/chat/completions",
+            Some("would turn the POST into a GET"),
+        ),
+        (
+            307,
+            "http://localhost:1/v1/chat/completions",
+            Some("points to another host"),
+        ),
+        (307, "/v2/chat/completions", None),
+    ];
+    for (code, location, want) in cases {
+        let wd = Workdir::new();
+        requests_file(&wd, &["Q"]);
+        let loc = location.to_string();
+        let (url, _, lines) = stub_full(10, move |n, _, _| match n {
+            1 => Some((
+                code,
+                format!("Location: {loc}\r\n"),
+                "{\"moved\": true}".into(),
+            )),
+            _ => Some((200, String::new(), completion("followed"))),
+        });
+        let out = wd.run_ok(&run_args(&url, &["--retries", "3"]));
+        let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let l = &log_lines(&wd)[0];
+        let lines = lines.lock().unwrap().clone();
+        match want {
+            Some(w) => {
+                assert_eq!(summary["errors"], 1, "{code}: {summary}");
+                assert_eq!(l["status"], "error");
+                assert_eq!(
+                    l["attempts"], 1,
+                    "{code}: a refused redirect is not retried"
+                );
+                let e = l["error"].as_str().unwrap();
+                assert!(
+                    e.contains(&format!("HTTP {code} redirect to")) && e.contains(w),
+                    "{e}"
+                );
+                // Nothing was sent after the redirect: no GET, no second POST.
+                assert_eq!(lines, ["POST /v1/chat/completions HTTP/1.1"], "{code}");
+            }
+            None => {
+                assert_eq!(l["status"], "ok", "{l}");
+                assert_eq!(l["answer"], "followed");
+                assert_eq!(
+                    lines,
+                    [
+                        "POST /v1/chat/completions HTTP/1.1",
+                        "POST /v2/chat/completions HTTP/1.1"
+                    ]
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn eval_readers_name_line_and_offset_for_invalid_utf8_and_bad_counts() {
+    let wd = Workdir::new();
+    // Invalid UTF-8 in samples.jsonl: exit 2 with the line and its offset (was exit 4 without a position).
+    wd.write(
+        "s.jsonl",
+        b"{\"statement_id\":\"a\",\"strategy\":\"ORG\",\"label\":true,\"language\":\"en\",\"answer\":\"True\"}\n{\"answer\":\"\xc3\x28\"}\n".as_slice(),
+    );
+    let (code, err) = wd.run_err(&["eval", "score", "--suite", "sword", "--results", "s.jsonl"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("s.jsonl: line 2, byte offset 83: invalid UTF-8 (byte 11 of the line, file byte offset 94)"),
+        "{err}"
+    );
+    // The same in a requests file for `eval run` and in a counts file.
+    wd.write("req.jsonl", b"\xff\n".as_slice());
+    let (code, err) = wd.run_err(&run_args("http://127.0.0.1:9/v1", &[]));
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("req.jsonl: line 1, byte offset 0: invalid UTF-8"),
+        "{err}"
+    );
+    // Long-form counts: 2^64-1 not-supported facts once scored F1@8 = 1.0667 with exit 0.
+    for (line, want) in [
+        (
+            "{\"supported\":8,\"not_supported\":18446744073709551615}",
+            "count `not_supported` is 18446744073709551615, more than 100000 facts",
+        ),
+        (
+            "{\"supported\":-3,\"not_supported\":1}",
+            "count `supported` is negative (-3)",
+        ),
+        (
+            "{\"supported\":1e400,\"not_supported\":1}",
+            "number out of range",
+        ),
+    ] {
+        wd.write(
+            "f.jsonl",
+            format!("{{\"supported\":1,\"not_supported\":1}}\n{line}\n"),
+        );
+        let (code, err) = wd.run_err(&[
+            "eval",
+            "score",
+            "--suite",
+            "longform",
+            "--results",
+            "f.jsonl",
+        ]);
+        assert_eq!(code, 2, "{err}");
+        assert!(
+            err.contains("f.jsonl: line 2, byte offset 34") && err.contains(want),
+            "{err}"
+        );
+    }
+    wd.write("empty.jsonl", "\n");
+    let (code, err) = wd.run_err(&[
+        "eval",
+        "score",
+        "--suite",
+        "longform",
+        "--results",
+        "empty.jsonl",
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("empty.jsonl") && err.contains("no answer"),
+        "{err}"
+    );
+    let (code, err) = wd.run_err(&[
+        "eval",
+        "score",
+        "--suite",
+        "longform",
+        "--results",
+        "f.jsonl",
+        "--k",
+        "0",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("at least 1"), "{err}");
 }
