@@ -24,7 +24,6 @@
 pub mod bz2;
 pub mod entity;
 pub mod gz;
-pub mod keep;
 pub mod skim;
 pub mod start;
 

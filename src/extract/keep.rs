@@ -7,8 +7,8 @@
 
 #![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 
-use super::entity::{self, Entity, EntityValue, Kind, Line};
-use super::{skim, ChunkOut, Joiner, ReadOpts};
+use crate::dump::entity::{self, Entity, EntityValue, Kind, Line};
+use crate::dump::{self, skim, ChunkOut, Joiner, ReadOpts};
 use crate::error::{Error, Result};
 use crate::ids::{EntityId, Pid, Qid};
 use crate::model::{EntityRecord, Label, PropertyRecord, Rank, Triple};
@@ -827,7 +827,7 @@ fn keep_entity(
 pub fn work_chunk(rules: &Rules, bytes: &[u8], at_line_start: bool) -> ChunkOut<Part> {
     let mut scratch = Vec::new();
     let mut buffers = simd_json::Buffers::new(1 << 16);
-    super::frame(bytes, at_line_start, Part::default(), |part, l, o, line| {
+    dump::frame(bytes, at_line_start, Part::default(), |part, l, o, line| {
         handle_line(rules, part, &mut scratch, &mut buffers, l, o, line)
     })
 }
