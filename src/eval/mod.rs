@@ -39,7 +39,9 @@ enum Cmd {
     Score(ScoreArgs),
     /// Render a suite's input files as chat requests (requests.jsonl).
     Prompts(PromptArgs),
-    /// Ask an OpenAI-compatible endpoint every request (resumable), writing answers and samples.
+    /// Ask an OpenAI-compatible endpoint every request (resumable), writing answers and samples. A flag
+    /// given twice takes its last value (so `make` can add to EVAL_FLAGS).
+    #[command(args_override_self = true)]
     Run(RunArgs),
     /// Offline mode: write the requests as OpenAI Batch input JSONL.
     BatchWrite(BatchWriteArgs),

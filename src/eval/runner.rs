@@ -717,12 +717,14 @@ pub fn ask_all(
     })
 }
 
-/// Sum the token counts of the answered requests.
+/// Sum the token counts of the answered requests, each distinct request once.
 pub fn add_tokens(summary: &mut RunSummary, keys: &[String], answers: &HashMap<String, LogLine>) {
     summary.prompt_tokens = 0;
     summary.completion_tokens = 0;
     summary.total_tokens = 0;
-    for k in keys {
+    // A key asked by several requests (the same fact in several answers) was sent once: counted once.
+    let mut seen = HashSet::new();
+    for k in keys.iter().filter(|k| seen.insert(k.as_str())) {
         if let Some(u) = answers.get(k).and_then(|l| l.usage.as_ref()) {
             let g = |n: &str| u.get(n).and_then(Value::as_u64).unwrap_or(0);
             summary.prompt_tokens += g("prompt_tokens");
