@@ -3,11 +3,14 @@
 #
 # Generates a synthetic dump of ≥ 2 GB of JSON with `sword synth` (same seed → same lines in every format), then
 # for plain JSON, single-member gzip (`gzip -6`), Wikimedia-layout multi-member gzip (`sword synth … .json.gz`)
-# and zstd (`zstd -3`) measures, with /usr/bin/time -v:
+# zstd (`zstd -3`) and bzip2 (`lbzip2 -9`, one stream of many blocks, as Wikimedia makes `latest-all.json.bz2`)
+# measures, with /usr/bin/time -v:
 #   - `sword extract --decode-only`: the same decoder, threads and chunking, bytes discarded (the baseline);
 #   - `sword extract`: the full stage;
 # and prints wall, CPU (user+sys), MB/s of JSON, peak RSS and the ratio extract/decode-only, plus `gzip -dc`
-# on the Wikimedia-layout file. Also checks that the four runs wrote byte-identical Parquet.
+# on the Wikimedia-layout file, and for bzip2 its peers: `bzip2 -dc`, `lbzip2 -d -n N -c` (N = THREADS or all
+# cores) and `lbzip2 -d -n N -c X | sword extract --dump -` (the pipe docs/extract.md used to recommend). Also
+# checks that every run wrote byte-identical Parquet.
 #
 # Usage: scripts/bench-extract.sh            (ENTITIES, WORK, THREADS, BIN overridable from the environment)
 #   BIN      sword binary (default: builds `--profile quick` into $CARGO_TARGET_DIR or target/)
@@ -15,7 +18,7 @@
 #   ENTITIES entities to generate (default 420000 ≈ 2.2 GB of JSON with the synth generator of Nov 2026)
 #   WORK     scratch directory (default data/work/bench-extract; ignored by git)
 #   THREADS  -j for sword (default: all cores)
-#   FORMATS  which of synth.json single.json.gz synth.json.gz synth.json.zst to run (default: all four)
+#   FORMATS  which of synth.json single.json.gz synth.json.gz synth.json.zst synth.json.bz2 to run (default: all)
 #   NO_SKIM  when 1, also run `sword extract --no-skim` (whole-line parsing) for each format
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,16 +35,21 @@ J=()
 mkdir -p "$WORK"
 export SWORD_QUIET=1
 
-FORMATS=${FORMATS:-synth.json single.json.gz synth.json.gz synth.json.zst}
+FORMATS=${FORMATS:-synth.json single.json.gz synth.json.gz synth.json.zst synth.json.bz2}
 want() { case " $FORMATS " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 plain=$WORK/synth.json
-# The plain file is needed for itself and to make the single-member gzip and the zstd file.
-if want synth.json || want single.json.gz || want synth.json.zst; then
+# The plain file is needed for itself and to make the single-member gzip, the zstd and the bzip2 file.
+if want synth.json || want single.json.gz || want synth.json.zst || want synth.json.bz2; then
   [ -s "$plain" ] || "$SYNTH_BIN" synth --entities "$ENTITIES" --out "$plain"
 fi
 [ -s "$WORK/synth.json.gz" ] || "$SYNTH_BIN" synth --entities "$ENTITIES" --out "$WORK/synth.json.gz"
 if want single.json.gz; then [ -s "$WORK/single.json.gz" ] || gzip -6 -c "$plain" > "$WORK/single.json.gz"; fi
 if want synth.json.zst; then [ -s "$WORK/synth.json.zst" ] || zstd -q -3 -T0 "$plain" -o "$WORK/synth.json.zst"; fi
+NBZ=${THREADS:-$(nproc)}
+if want synth.json.bz2; then
+  command -v lbzip2 >/dev/null || { echo "bench-extract: lbzip2 is needed for synth.json.bz2 (apt-get install lbzip2)" >&2; exit 2; }
+  [ -s "$WORK/synth.json.bz2" ] || lbzip2 -9 -n "$NBZ" -c "$plain" > "$WORK/synth.json.bz2"
+fi
 # JSON bytes: the plain file's size, or the Wikimedia-layout file's uncompressed size.
 if [ -s "$plain" ]; then json_bytes=$(stat -c %s "$plain"); else json_bytes=$(gzip -dc "$WORK/synth.json.gz" | wc -c); fi
 
@@ -79,6 +87,16 @@ for f in $FORMATS; do
 done
 BASE_WALL=
 measure "gzip -dc synth.json.gz > /dev/null" sh -c "gzip -dc '$WORK/synth.json.gz' > /dev/null"
+if want synth.json.bz2; then
+  bz=$WORK/synth.json.bz2
+  measure "bzip2 -dc synth.json.bz2 > /dev/null" sh -c "bzip2 -dc '$bz' > /dev/null"
+  measure "lbzip2 -d -n $NBZ -c > /dev/null" sh -c "lbzip2 -d -n $NBZ -c '$bz' > /dev/null"
+  measure "lbzip2 -d -n $NBZ -c | extract -" sh -c \
+    "lbzip2 -d -n $NBZ -c '$bz' | '$BIN' ${J[*]} extract --dump - --out '$WORK/out-bz2-pipe'"
+  for a in entities triples statements properties transitive; do
+    cmp -s "$WORK/out-synth.json.bz2/$a.parquet" "$WORK/out-bz2-pipe/$a.parquet" || { echo "DIFFERENT: bz2 pipe $a.parquet" >&2; exit 1; }
+  done
+fi
 
 for f in $FORMATS; do
   [ "$f" = synth.json ] || [ -d "$WORK/out-synth.json" ] || continue

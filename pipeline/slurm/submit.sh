@@ -21,7 +21,7 @@
 # node), SEED (42), CONF (the pipeline/*.toml directory), POLL (seconds between state checks, 5).
 # Resources: the #SBATCH lines of the two job scripts are for a real cluster; SHARD_CPUS, SHARD_MEM, REST_CPUS,
 # REST_MEM override them (e.g. SHARD_CPUS=1 SHARD_MEM=1G on a small node), SBATCH_ARGS is added to both sbatch
-# calls (e.g. "--partition=long --account=me"). Training is byte-identical only at REST_CPUS=1 (Hogwild).
+# calls (e.g. "--partition=long --account=me"). No artifact depends on REST_CPUS.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 usage() { sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }

@@ -11,7 +11,8 @@
 //! # Paths
 //! - plain file: memory-mapped, cut into ranges that end at newlines, ranges parsed in parallel (rayon), in
 //!   batches of a few chunks per thread (bounded memory);
-//! - bzip2, zstd, single-member gzip, stdin: one thread decodes into chunks cut at the last newline (the partial
+//! - bzip2 file: blocks found at bit offsets and decoded in parallel by `bz2::read_parallel`;
+//! - bzip2 on stdin (or with `parallel_bzip2 = false`), zstd, single-member gzip, stdin: one thread decodes into chunks cut at the last newline (the partial
 //!   line moves into the next chunk), sent through a bounded `sync_channel`; the rayon threads parse them;
 //! - multi-member gzip (the Wikimedia layout of `latest-all.json.gz`): members are inflated in parallel by
 //!   `gz::par_members` when available; otherwise decoded member after member on one thread as above.
@@ -20,9 +21,9 @@
 //! with zlib-rs), so the ≈1.5 TB of JSON in a full dump needs 40–90 minutes of inflate on one core alone, and
 //! with one decoding thread the parsers can never run faster than that one core.
 
+pub mod bz2;
 pub mod entity;
 pub mod gz;
-pub mod keep;
 pub mod skim;
 pub mod start;
 
@@ -259,6 +260,8 @@ pub struct ReadOpts {
     pub chunks_per_thread: usize,
     /// Try to inflate the members of a multi-member gzip in parallel.
     pub parallel_gzip: bool,
+    /// Decode the blocks of a bzip2 file in parallel (`dump::bz2`); `false`: one decoding thread.
+    pub parallel_bzip2: bool,
     /// Longest line a memory-mapped chunk may be stretched to so that it ends at a newline; a line without
     /// one that far is handed over in chunk-size pieces (joined, and bounded, by the caller's [`Joiner`]).
     pub max_line: usize,
@@ -270,6 +273,7 @@ impl Default for ReadOpts {
             chunk_size: 4 << 20,
             chunks_per_thread: 2,
             parallel_gzip: true,
+            parallel_bzip2: true,
             max_line: 256 << 20,
         }
     }
@@ -285,8 +289,11 @@ pub struct ReadStats {
     pub json_bytes: u64,
     /// gzip members (gzip only).
     pub gzip_members: Option<u64>,
-    /// Whether the gzip members were inflated in parallel.
+    /// Whether the gzip members were inflated, or the bzip2 blocks decoded, in parallel.
     pub parallel_inflate: bool,
+    /// bzip2 streams and blocks (bzip2 decoded in parallel only).
+    pub bzip2_streams: Option<u64>,
+    pub bzip2_blocks: Option<u64>,
     /// The compressed stream ended early (truncated file); what was decoded before was passed on. Whether that
     /// is acceptable is the caller's decision (the extract stage refuses it unless `allow_truncated`).
     pub truncated_stream: bool,
@@ -346,6 +353,18 @@ pub fn read_dump<T: Send>(
             stats.truncated_stream = read.truncated;
             return Ok(stats);
         }
+    }
+    if format == Format::Bzip2 && opts.parallel_bzip2 {
+        // SAFETY: as above.
+        let map = unsafe { memmap2::Mmap::map(&file) }.at(path)?;
+        advise_sequential(&map);
+        let read = bz2::read_parallel(&map, opts, work, sink, progress, path)?;
+        stats.json_bytes = read.decompressed_bytes;
+        stats.parallel_inflate = true;
+        stats.truncated_stream = read.truncated;
+        stats.bzip2_streams = Some(read.streams);
+        stats.bzip2_blocks = Some(read.blocks);
+        return Ok(stats);
     }
     let file = std::fs::File::open(path).at(path)?;
     let counted = CountingReader::new(file, progress);

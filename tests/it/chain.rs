@@ -285,7 +285,7 @@ fn read_request(stream: &std::net::TcpStream) -> Option<Vec<u8>> {
 fn small_run(wd: &Workdir) {
     small_configs(wd, 8);
     let dump = small_dump(wd);
-    wd.run_ok(&small_run_args(&dump, "run"));
+    wd.run_ok(&small_run_args("2", &dump, "run"));
 }
 
 /// Exported statements (the original and each variant distort could draw) of the first `n` originals, read

@@ -2,6 +2,7 @@
 
 mod util;
 
+mod bz2;
 mod chain;
 mod cli;
 mod disk_full;
@@ -10,6 +11,7 @@ mod docs;
 mod eval;
 mod extract;
 mod gz;
+mod hostile;
 mod modules;
 mod node2vec;
 mod pipeline;

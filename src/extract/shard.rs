@@ -22,10 +22,12 @@
 //! bzip2, zstd, single-member gzip and stdin cannot be split: exit code 2 with a message suggesting the
 //! unsharded run.
 
+#![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
+
 use crate::artifact::{self, AtomicFile, FileRef, Manifest};
-use crate::dump::keep::{self, Acc, Cand, Config, Part, Rules};
 use crate::dump::{self, gz, ChunkOut, Format, Joiner, LineChunker, MultiGz, ReadOpts, ReadStats};
 use crate::error::{Error, IoContext, Result};
+use crate::extract::keep::{self, Acc, Cand, Config, Part, Rules};
 use crate::ids::Pid;
 use crate::model::{EntityRecord, PropertyRecord};
 use crate::progress::{self, Progress, Unit};
@@ -36,7 +38,12 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// Version of the part file layout (a join refuses parts of another version).
-pub const PART_VERSION: u32 = 1;
+pub const PART_VERSION: u32 = 2;
+
+/// The first 64 KiB of `data` (what the dump-start checks look at).
+fn head_of(data: &[u8]) -> &[u8] {
+    data.get(..data.len().min(64 << 10)).unwrap_or(data)
+}
 
 /// Parse `i/n` (`0 ≤ i < n`).
 pub fn parse_spec(s: &str) -> Result<(u32, u32)> {
@@ -56,7 +63,11 @@ pub fn parse_spec(s: &str) -> Result<(u32, u32)> {
 
 /// `floor(k·len/n)`.
 fn cut(k: u32, n: u32, len: usize) -> usize {
-    (k as u128 * len as u128 / u128::from(n.max(1))) as usize
+    let at = u128::from(k)
+        .saturating_mul(len as u128)
+        .checked_div(u128::from(n))
+        .unwrap_or(0);
+    usize::try_from(at).unwrap_or(len)
 }
 
 /// The `n + 1` boundaries of a plain JSON dump: `b_0 = 0`, `b_n = len`, and for `0 < k < n` the position just
@@ -64,14 +75,14 @@ fn cut(k: u32, n: u32, len: usize) -> usize {
 /// shares `[b_k, b_{k+1})` are disjoint, cover the data and start at line starts.
 pub fn plain_boundaries(data: &[u8], n: u32) -> Vec<usize> {
     let len = data.len();
-    let mut b = Vec::with_capacity(n as usize + 1);
+    let mut b = Vec::with_capacity((n as usize).saturating_add(1));
     b.push(0);
     for k in 1..n {
         let p = cut(k, n, len);
-        let at = data[p.min(len)..]
-            .iter()
-            .position(|&c| c == b'\n')
-            .map_or(len, |i| p + i + 1);
+        let at = data
+            .get(p..)
+            .and_then(|rest| memchr::memchr(b'\n', rest))
+            .map_or(len, |i| p.saturating_add(i).saturating_add(1));
         b.push(at);
     }
     b.push(len);
@@ -81,13 +92,18 @@ pub fn plain_boundaries(data: &[u8], n: u32) -> Vec<usize> {
 /// Whether a complete, valid gzip member starts at `data[at]` and ends exactly at the end of `data` or at a
 /// plausible member header.
 fn is_member_start(data: &[u8], at: usize) -> bool {
-    let input = &data[at..];
+    let Some(input) = data.get(at..) else {
+        return false;
+    };
     let mut dec = flate2::bufread::GzDecoder::new(input);
     if std::io::copy(&mut dec, &mut std::io::sink()).is_err() {
         return false;
     }
-    let end = at + (input.len() - dec.get_ref().len());
-    end > at && (end == data.len() || gz::plausible_header(&data[end..]))
+    let end = at.saturating_add(input.len().saturating_sub(dec.get_ref().len()));
+    end > at
+        && data
+            .get(end..)
+            .is_some_and(|rest| rest.is_empty() || gz::plausible_header(rest))
 }
 
 /// The first true member start at or after `p` (`0` for `p == 0`; `data.len()` when there is none).
@@ -98,8 +114,8 @@ pub fn first_member_at_or_after(data: &[u8], p: usize) -> usize {
     if p >= data.len() {
         return data.len();
     }
-    gz::Candidates::new(&data[p..])
-        .map(|c| c + p)
+    gz::Candidates::new(data.get(p..).unwrap_or_default())
+        .map(|c| c.saturating_add(p))
         .find(|&c| is_member_start(data, c))
         .unwrap_or(data.len())
 }
@@ -107,10 +123,11 @@ pub fn first_member_at_or_after(data: &[u8], p: usize) -> usize {
 /// The compressed byte range `[lo, hi)` of shard `i` of `n` in a multi-member gzip file.
 pub fn gzip_range(data: &[u8], i: u32, n: u32) -> (usize, usize) {
     let lo = first_member_at_or_after(data, cut(i, n, data.len()));
-    let hi = if i + 1 == n {
+    let next = i.saturating_add(1);
+    let hi = if next >= n {
         data.len()
     } else {
-        first_member_at_or_after(data, cut(i + 1, n, data.len()))
+        first_member_at_or_after(data, cut(next, n, data.len()))
     };
     (lo, hi.max(lo))
 }
@@ -144,8 +161,8 @@ impl<'r> ShardAcc<'r> {
     }
 
     fn feed(&mut self, mut c: ChunkOut<Part>) -> Result<()> {
-        self.len += c.len;
-        self.newlines += c.newlines;
+        self.len = self.len.saturating_add(c.len);
+        self.newlines = self.newlines.saturating_add(c.newlines);
         if !self.seen_newline {
             // Bytes before the shard's first newline belong to a line that may have started in the previous
             // shard: keep them for the join instead of gluing them here.
@@ -180,7 +197,7 @@ impl<'r> ShardAcc<'r> {
             &self.path,
             format!(
                 "line {} of this shard (at byte offset {offset} of its decompressed data): {}",
-                line + 1,
+                line.saturating_add(1),
                 keep::overlong_message(self.rules, ended)
             ),
         )
@@ -188,7 +205,11 @@ impl<'r> ShardAcc<'r> {
 
     fn absorb(&mut self, p: Part, base_line: u64, base_offset: u64) -> Result<()> {
         if let Some((l, o)) = p.overlong {
-            return Err(self.overlong(base_line + l, base_offset + o, true));
+            return Err(self.overlong(
+                base_line.saturating_add(l),
+                base_offset.saturating_add(o),
+                true,
+            ));
         }
         let s = &mut self.part;
         s.entities.extend(p.entities);
@@ -196,7 +217,8 @@ impl<'r> ShardAcc<'r> {
         s.candidates.extend(p.candidates);
         s.seed_other.extend(p.seed_other);
         for (k, v) in p.unlabelled_by_prop {
-            *s.unlabelled_by_prop.entry(k).or_insert(0) += v;
+            let n = s.unlabelled_by_prop.entry(k).or_insert(0);
+            *n = n.saturating_add(v);
         }
         s.counts.merge(p.counts);
         if let Some(m) = p.max_modified {
@@ -204,10 +226,9 @@ impl<'r> ShardAcc<'r> {
                 s.max_modified = Some(m);
             }
         }
-        for (l, o, kind, msg) in p.bad {
-            s.bad.push((base_line + l, base_offset + o, kind, msg));
-        }
-        if s.bad.len() as u64 > self.max_bad {
+        s.bad
+            .append(p.bad, base_line, base_offset, self.rules.bad_keep);
+        if s.bad.total > self.max_bad {
             return Err(Error::bad_input(
                 &self.path,
                 format!(
@@ -249,8 +270,11 @@ struct PartData {
     unlabelled_by_prop: Vec<(u64, u64)>,
     counts: BTreeMap<String, u64>,
     other_types: BTreeMap<String, u64>,
-    /// (line, offset) relative to the shard start, kind, message.
+    /// The first malformed lines: (line, offset) relative to the shard start, kind, message.
     bad: Vec<(u64, u64, String, String)>,
+    /// Malformed lines in the shard (kept in `bad` or not), in total and by kind.
+    bad_total: u64,
+    bad_by_kind: BTreeMap<String, u64>,
     max_modified: Option<String>,
 }
 
@@ -297,6 +321,7 @@ fn config_key(cfg: &Config) -> serde_json::Value {
     if let Some(o) = v.as_object_mut() {
         o.remove("chunk_kib");
         o.remove("parallel_gzip");
+        o.remove("parallel_bzip2");
     }
     v
 }
@@ -338,7 +363,7 @@ pub fn run_shard(dump: &Path, out: &Path, cfg: &Config, i: u32, n: u32) -> Resul
     let len = file.metadata().at(dump)?.len();
     let mut first = [0u8; 4];
     let k = (&file).take(4).read(&mut first).at(dump)?;
-    let format = Format::sniff(&first[..k]);
+    let format = Format::sniff(first.get(..k).unwrap_or_default());
     match format {
         Format::Bzip2 => return Err(unsplittable(dump, "a bzip2 dump")),
         Format::Zstd => return Err(unsplittable(dump, "a zstd dump")),
@@ -355,7 +380,7 @@ pub fn run_shard(dump: &Path, out: &Path, cfg: &Config, i: u32, n: u32) -> Resul
         return Err(dump::start::empty_file(dump));
     }
     if format == Format::Plain {
-        dump::start::check_start(dump, format, &data[..data.len().min(64 << 10)])?;
+        dump::start::check_start(dump, format, head_of(data))?;
     }
     if format == Format::Gzip && gz::Candidates::new(data).take(2).count() < 2 {
         return Err(unsplittable(dump, "a single-member gzip dump"));
@@ -366,11 +391,12 @@ pub fn run_shard(dump: &Path, out: &Path, cfg: &Config, i: u32, n: u32) -> Resul
     let (lo, hi) = match format {
         Format::Plain => {
             let b = plain_boundaries(data, n);
-            (b[i as usize], b[i as usize + 1])
+            let at = |k: u32| b.get(k as usize).copied().unwrap_or(data.len());
+            (at(i), at(i.saturating_add(1)))
         }
         _ => gzip_range(data, i, n),
     };
-    let slice = &data[lo..hi];
+    let slice = data.get(lo..hi).unwrap_or_default();
     let t1 = Instant::now();
     let progress = Progress::new(
         &format!("extract shard {i}/{n}"),
@@ -427,7 +453,7 @@ pub fn run_shard(dump: &Path, out: &Path, cfg: &Config, i: u32, n: u32) -> Resul
         .collect();
     counts.insert("entities_kept".into(), part.entities.len() as u64);
     counts.insert("candidate_statements".into(), part.candidates.len() as u64);
-    counts.insert("bad_lines".into(), part.bad.len() as u64);
+    counts.insert("bad_lines".into(), part.bad.total);
     let pd = PartData {
         version: PART_VERSION,
         len: json_bytes,
@@ -456,8 +482,16 @@ pub fn run_shard(dump: &Path, out: &Path, cfg: &Config, i: u32, n: u32) -> Resul
         other_types: part.counts.other_types,
         bad: part
             .bad
+            .first
             .into_iter()
             .map(|(l, o, k, m)| (l, o, k.to_string(), m))
+            .collect(),
+        bad_total: part.bad.total,
+        bad_by_kind: part
+            .bad
+            .by_kind
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
             .collect(),
         max_modified: part.max_modified,
     };
@@ -540,7 +574,7 @@ fn read_members_sequential(
         };
         let Some(c) = c else { break };
         if std::mem::take(&mut first) {
-            dump::start::check_start(path, Format::Gzip, &c[..c.len().min(64 << 10)])?;
+            dump::start::check_start(path, Format::Gzip, head_of(&c))?;
         }
         let next = c.last() == Some(&b'\n');
         sink(work(&c, at_line_start))?;
@@ -555,17 +589,25 @@ fn read_members_sequential(
     ))
 }
 
+/// Distinct count keys and bad-line kinds that the parts of one process may bring, at most (the code writes a
+/// few dozen; more means the part files were not written by sword).
+const INTERN_MAX: usize = 4096;
+
 /// Intern a count key or bad-line kind read from a part (the accumulator keys are `&'static str`; the set of
-/// distinct keys is small and fixed by the code that wrote the part, so each is leaked at most once).
-fn intern(s: String) -> &'static str {
+/// distinct keys is small and fixed by the code that wrote the part, so each is leaked at most once). `None`
+/// for a key no sword writes: longer than 64 bytes, or past [`INTERN_MAX`] distinct keys.
+fn intern(s: String) -> Option<&'static str> {
     static SET: std::sync::Mutex<BTreeSet<&'static str>> = std::sync::Mutex::new(BTreeSet::new());
     let mut set = SET.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(k) = set.get(s.as_str()) {
-        return k;
+        return Some(k);
+    }
+    if s.len() > 64 || set.len() >= INTERN_MAX {
+        return None;
     }
     let k: &'static str = Box::leak(s.into_boxed_str());
     set.insert(k);
-    k
+    Some(k)
 }
 
 fn read_part_data(path: &Path) -> Result<PartData> {
@@ -586,7 +628,13 @@ fn read_part_data(path: &Path) -> Result<PartData> {
     Ok(pd)
 }
 
-fn to_chunk(pd: PartData) -> ChunkOut<Part> {
+fn to_chunk(path: &Path, pd: PartData) -> Result<ChunkOut<Part>> {
+    let key = |k: String| {
+        intern(k).ok_or_else(|| Error::Corrupt {
+            path: path.to_path_buf(),
+            what: "part data holds count keys that sword does not write".into(),
+        })
+    };
     let mut part = Part {
         entities: pd.entities,
         properties: pd.properties,
@@ -597,26 +645,36 @@ fn to_chunk(pd: PartData) -> ChunkOut<Part> {
             .into_iter()
             .map(|(p, c)| (Pid(p), c))
             .collect(),
-        max_modified: pd.max_modified,
+        max_modified: pd.max_modified.filter(|m| keep::is_timestamp(m)),
         ..Part::default()
     };
     for (k, v) in pd.counts {
-        part.counts.add(intern(k), v);
+        part.counts.add(key(k)?, v);
     }
-    part.counts.other_types = pd.other_types;
-    part.bad = pd
-        .bad
-        .into_iter()
-        .map(|(l, o, k, m)| (l, o, intern(k), m))
-        .collect();
-    ChunkOut {
+    for (t, v) in pd.other_types {
+        part.counts.add_other_type(&t, v);
+    }
+    let mut by_kind = BTreeMap::new();
+    for (k, v) in pd.bad_by_kind {
+        by_kind.insert(key(k)?, v);
+    }
+    let mut first = Vec::with_capacity(pd.bad.len());
+    for (l, o, k, m) in pd.bad {
+        first.push((l, o, key(k)?, keep::short_message(m)));
+    }
+    part.bad = keep::BadLines {
+        total: pd.bad_total,
+        by_kind,
+        first,
+    };
+    Ok(ChunkOut {
         len: pd.len,
         newlines: pd.newlines,
         head: pd.head,
         has_newline: pd.newlines > 0,
         tail: pd.tail,
         data: part,
-    }
+    })
 }
 
 /// Read and check the manifests of all `n` parts in `out/parts/` against `input` and `cfg`.
@@ -677,7 +735,7 @@ pub fn check_parts(out: &Path, input: &FileRef, cfg: &Config, n: u32) -> Result<
     if let Some(last) = parts.last() {
         if last.range[1] != input.size {
             return Err(Error::Corrupt {
-                path: dir.join(part_names(n - 1, n).1),
+                path: dir.join(part_names(n.saturating_sub(1), n).1),
                 what: format!(
                     "the parts cover bytes [0, {}) of a {}-byte dump",
                     last.range[1], input.size
@@ -741,12 +799,13 @@ pub fn replay_parts(
                 what: "length or newline count differs from its manifest".into(),
             });
         }
-        stats.json_bytes += pd.len;
+        stats.json_bytes = stats.json_bytes.saturating_add(pd.len);
         if let Some(k) = pm.members {
-            *stats.gzip_members.get_or_insert(0) += k;
+            let m = stats.gzip_members.get_or_insert(0);
+            *m = m.saturating_add(k);
         }
-        acc.feed(to_chunk(pd))?;
-        progress.inc(pm.range[1] - pm.range[0]);
+        acc.feed(to_chunk(&path, pd)?)?;
+        progress.inc(pm.range[1].saturating_sub(pm.range[0]));
     }
     Ok(stats)
 }
@@ -773,6 +832,7 @@ pub fn describe_join(m: &mut Manifest, out: &Path, parts: &[PartManifest]) -> Re
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 mod tests {
     use super::*;
     use proptest::prelude::*;

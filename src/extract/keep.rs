@@ -2,9 +2,13 @@
 //! the stage needs (labelled entities, property metadata, candidate statements; counts and bad lines), and
 //! merge the chunk results in input order. Pure (no I/O besides log lines), shared by the unsharded stage and
 //! by shards (which replay their parts through the same [`Acc`]), so it sits below both.
+//!
+//! It reads input, so no indexing, slicing or arithmetic that could panic on it (the lints below).
 
-use super::entity::{self, Entity, EntityValue, Kind, Line};
-use super::{skim, ChunkOut, Joiner, ReadOpts};
+#![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
+
+use crate::dump::entity::{self, Entity, EntityValue, Kind, Line};
+use crate::dump::{self, skim, ChunkOut, Joiner, ReadOpts};
 use crate::error::{Error, Result};
 use crate::ids::{EntityId, Pid, Qid};
 use crate::model::{EntityRecord, Label, PropertyRecord, Rank, Triple};
@@ -50,6 +54,9 @@ pub struct Config {
     pub chunk_kib: usize,
     /// Inflate the members of a multi-member gzip in parallel (falls back to sequential when impossible).
     pub parallel_gzip: bool,
+    /// Decode the blocks of a bzip2 file in parallel (`dump::bz2`; stdin is always decoded on one thread).
+    /// Does not change the outputs.
+    pub parallel_bzip2: bool,
     /// Skim each line before parsing it: copy only the keys the stage reads (dropping sitelinks, aliases,
     /// qualifiers, references and unconfigured languages) so that simd-json never tapes the rest (see
     /// `dump::skim`). Does not change the outputs of valid lines; `false` parses whole lines (slower; for
@@ -73,6 +80,7 @@ impl Default for Config {
             ]),
             chunk_kib: 4096,
             parallel_gzip: true,
+            parallel_bzip2: true,
             skim: true,
         }
     }
@@ -82,9 +90,14 @@ impl Config {
     /// How the readers chunk the dump under this config (the same for a whole run, a shard and decode-only).
     pub fn read_opts(&self) -> ReadOpts {
         ReadOpts {
-            chunk_size: self.chunk_kib.max(1) << 10,
+            chunk_size: self
+                .chunk_kib
+                .clamp(1, CHUNK_KIB_MAX)
+                .saturating_mul(1 << 10),
             parallel_gzip: self.parallel_gzip,
-            max_line: usize::try_from(self.max_line_mib << 20).unwrap_or(usize::MAX),
+            parallel_bzip2: self.parallel_bzip2,
+            max_line: usize::try_from(self.max_line_mib.saturating_mul(1 << 20))
+                .unwrap_or(usize::MAX),
             ..ReadOpts::default()
         }
     }
@@ -124,7 +137,14 @@ pub struct Rules {
     skim: bool,
     /// `max_line_mib` in bytes.
     pub(crate) max_line: u64,
+    /// Malformed lines a chunk keeps with their message: `max_bad_lines + 1`, at most [`BAD_KEEP`].
+    pub(crate) bad_keep: u64,
 }
+
+/// Largest `chunk_kib` accepted (1 GiB; typical 4096).
+pub const CHUNK_KIB_MAX: usize = 1 << 20;
+/// Largest `max_line_mib` accepted (64 GiB: a line is held whole in memory; typical 256).
+pub const MAX_LINE_MIB_MAX: u64 = 1 << 16;
 
 impl Rules {
     /// Resolve and validate a config.
@@ -157,7 +177,21 @@ impl Rules {
             .collect::<Result<_>>()?;
         seed.sort_unstable();
         seed.dedup();
-        if cfg.max_line_mib == 0 || (cfg.max_line_mib << 10) < cfg.chunk_kib as u64 {
+        if !(1..=CHUNK_KIB_MAX).contains(&cfg.chunk_kib) {
+            return Err(Error::Config(format!(
+                "extract.chunk_kib: {} KiB is outside 1..={CHUNK_KIB_MAX} (default 4096)",
+                cfg.chunk_kib
+            )));
+        }
+        if !(1..=MAX_LINE_MIB_MAX).contains(&cfg.max_line_mib) {
+            return Err(Error::Config(format!(
+                "extract.max_line_mib (--max-line-mib): {} MiB is outside 1..={MAX_LINE_MIB_MAX} (default 256; \
+                 a line is held whole in memory, so the bound must be a size this machine can hold)",
+                cfg.max_line_mib
+            )));
+        }
+        // Both in range: no product below overflows.
+        if cfg.max_line_mib.saturating_mul(1 << 10) < cfg.chunk_kib as u64 {
             return Err(Error::Config(format!(
                 "extract.max_line_mib: {} MiB is below the chunk size ({} KiB); a line longer than a chunk is \
                  what the limit is for (default 256)",
@@ -165,7 +199,8 @@ impl Rules {
             )));
         }
         Ok(Rules {
-            max_line: cfg.max_line_mib << 20,
+            max_line: cfg.max_line_mib.saturating_mul(1 << 20),
+            bad_keep: cfg.max_bad_lines.saturating_add(1).min(BAD_KEEP),
             langs: entity::Langs {
                 langs: cfg.languages.clone(),
             },
@@ -191,6 +226,24 @@ pub struct Cand {
     pub rank: Rank,
     pub id: StmtId,
 }
+
+/// `HEX[b]`: the value of hex digit `b`, `| 0x10` for a-f, `| 0x20` for A-F; 0xFF for a non-digit.
+#[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)] // evaluated at compile time
+const HEX: [u8; 256] = {
+    let mut t = [0xFFu8; 256];
+    let mut i = 0;
+    while i < 10 {
+        t[b'0' as usize + i] = i as u8;
+        i += 1;
+    }
+    let mut i = 0;
+    while i < 6 {
+        t[b'a' as usize + i] = (10 + i as u8) | 0x10;
+        t[b'A' as usize + i] = (10 + i as u8) | 0x20;
+        i += 1;
+    }
+    t
+};
 
 /// A statement GUID, compact when it has the standard shape `<Q|q><subject>$<UUID>`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -225,40 +278,23 @@ impl StmtId {
         {
             return None;
         }
-        let u = uuid.as_bytes();
-        if u.len() != 36 {
-            return None;
-        }
+        let u: &[u8; 36] = uuid.as_bytes().try_into().ok()?;
         if u[8] != b'-' || u[13] != b'-' || u[18] != b'-' || u[23] != b'-' {
             return None;
         }
-        // HEX[b]: the digit's value, | 0x10 for a-f, | 0x20 for A-F, 0xFF for a non-digit.
-        const HEX: [u8; 256] = {
-            let mut t = [0xFFu8; 256];
-            let mut i = 0;
-            while i < 10 {
-                t[b'0' as usize + i] = i as u8;
-                i += 1;
-            }
-            let mut i = 0;
-            while i < 6 {
-                t[b'a' as usize + i] = (10 + i as u8) | 0x10;
-                t[b'A' as usize + i] = (10 + i as u8) | 0x20;
-                i += 1;
-            }
-            t
-        };
         let mut out = [0u8; 16];
         let mut seen = 0u8;
-        let mut n = 0;
-        for (i, &b) in u.iter().enumerate() {
-            if matches!(i, 8 | 13 | 18 | 23) {
-                continue;
-            }
-            let v = HEX[b as usize];
+        let digits = u
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !matches!(i, 8 | 13 | 18 | 23))
+            .map(|(_, &b)| b);
+        for (n, b) in digits.enumerate() {
+            let v = HEX.get(usize::from(b)).copied().unwrap_or(0xFF);
             seen |= v;
-            out[n / 2] |= (v & 0x0F) << if n % 2 == 0 { 4 } else { 0 };
-            n += 1;
+            if let Some(slot) = out.get_mut(n / 2) {
+                *slot |= (v & 0x0F) << if n % 2 == 0 { 4 } else { 0 };
+            }
         }
         // A non-digit sets every bit; mixed case sets both case bits.
         if seen & 0x30 == 0x30 {
@@ -277,10 +313,14 @@ impl StmtId {
             StmtId::Missing => String::new(),
             StmtId::Other(s) => s.to_string(),
             StmtId::Guid(b, flags) => {
-                let hex: &[u8; 16] = if flags & 2 != 0 {
-                    b"0123456789abcdef"
-                } else {
-                    b"0123456789ABCDEF"
+                let upper = flags & 2 == 0;
+                let hex = |d: u8| {
+                    let c = char::from_digit(u32::from(d), 16).unwrap_or('0');
+                    if upper {
+                        c.to_ascii_uppercase()
+                    } else {
+                        c
+                    }
                 };
                 let mut s = String::with_capacity(58);
                 s.push(if flags & 1 != 0 { 'q' } else { 'Q' });
@@ -290,8 +330,8 @@ impl StmtId {
                     if matches!(i, 4 | 6 | 8 | 10) {
                         s.push('-');
                     }
-                    s.push(hex[usize::from(byte >> 4)] as char);
-                    s.push(hex[usize::from(byte & 15)] as char);
+                    s.push(hex(byte >> 4));
+                    s.push(hex(byte & 15));
                 }
                 s
             }
@@ -346,10 +386,53 @@ pub struct Counts {
     pub other_types: BTreeMap<String, u64>,
 }
 
+/// Entity types other than item and property listed by name in the manifest, at most.
+pub const OTHER_TYPES_MAX: usize = 32;
+/// Longest such type name listed, in bytes.
+pub const OTHER_TYPE_NAME_MAX: usize = 32;
+
+/// Whether `s` is a timestamp of the shape Wikidata writes in `modified`: `YYYY-MM-DDThh:mm:ssZ`, year 2000 to
+/// 2099, month, day, hour, minute and second in range. What `dump_date` is read from when the file name has
+/// no date, so a crafted `"9999…"` must not pass.
+pub fn is_timestamp(s: &str) -> bool {
+    let b = s.as_bytes();
+    let Ok(b) = <&[u8; 20]>::try_from(b) else {
+        return false;
+    };
+    let num = |i: usize, j: usize| -> Option<u32> {
+        let d = b.get(i..j)?;
+        d.iter().try_fold(0u32, |acc, &c| {
+            c.is_ascii_digit().then(|| {
+                acc.saturating_mul(10)
+                    .saturating_add(u32::from(c.wrapping_sub(b'0')))
+            })
+        })
+    };
+    let seps = [
+        (4, b'-'),
+        (7, b'-'),
+        (10, b'T'),
+        (13, b':'),
+        (16, b':'),
+        (19, b'Z'),
+    ];
+    if !seps.iter().all(|&(i, c)| b.get(i) == Some(&c)) {
+        return false;
+    }
+    let ok = |i, j, lo, hi| num(i, j).is_some_and(|v| (lo..=hi).contains(&v));
+    ok(0, 4, 2000, 2099)
+        && ok(5, 7, 1, 12)
+        && ok(8, 10, 1, 31)
+        && ok(11, 13, 0, 23)
+        && ok(14, 16, 0, 59)
+        && ok(17, 19, 0, 60)
+}
+
 impl Counts {
     pub(crate) fn add(&mut self, k: &'static str, n: u64) {
         if n > 0 {
-            *self.map.entry(k).or_insert(0) += n;
+            let v = self.map.entry(k).or_insert(0);
+            *v = v.saturating_add(n);
         }
     }
     pub(crate) fn merge(&mut self, o: Counts) {
@@ -357,11 +440,44 @@ impl Counts {
             self.add(k, v);
         }
         for (k, v) in o.other_types {
-            *self.other_types.entry(k).or_insert(0) += v;
+            self.add_other_type(&k, v);
+        }
+    }
+
+    /// Count `n` entities of the other type `t`. At most [`OTHER_TYPES_MAX`] types are listed by name, the
+    /// smallest names (so the list does not depend on how the dump was chunked: a name that is not among the
+    /// smallest of its chunk is not among the smallest of the dump); the others, and names that are no short
+    /// ASCII word, are counted as `entities_other_unlisted`. A dump has a handful (lexeme, form, sense,
+    /// mediainfo); a crafted one could otherwise list one per line.
+    pub(crate) fn add_other_type(&mut self, t: &str, n: u64) {
+        let listable = !t.is_empty()
+            && t.len() <= OTHER_TYPE_NAME_MAX
+            && t.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+        if !listable {
+            self.add("entities_other_unlisted", n);
+            return;
+        }
+        if let Some(v) = self.other_types.get_mut(t) {
+            *v = v.saturating_add(n);
+            return;
+        }
+        self.other_types.insert(t.to_string(), n);
+        if self.other_types.len() > OTHER_TYPES_MAX {
+            if let Some((_, v)) = self.other_types.pop_last() {
+                self.add("entities_other_unlisted", v);
+            }
         }
     }
     pub(crate) fn get(&self, k: &str) -> u64 {
         self.map.get(k).copied().unwrap_or(0)
+    }
+
+    /// Entity lines of every type (items, properties, others).
+    pub(crate) fn entity_lines(&self) -> u64 {
+        self.get("entities_item")
+            .saturating_add(self.get("entities_property"))
+            .saturating_add(self.get("entities_other"))
     }
 }
 
@@ -376,6 +492,83 @@ pub struct BadLine {
     pub message: String,
 }
 
+/// Most malformed lines that one chunk (or one shard) keeps with position and message; the others are only
+/// counted. The accumulator names the line that crosses `max_bad_lines`, so a chunk keeps up to
+/// `max_bad_lines + 1` of them, at most this many: a chunk of junk lines (4 MiB of `x` lines is 2 M of them)
+/// then holds ≈ 250 KiB of them whatever its length, not a record per line.
+pub const BAD_KEEP: u64 = 1024;
+
+/// Malformed lines that the manifest (`extra.bad_lines`) and the log show with their position and message.
+pub const BAD_EXAMPLES: usize = 10;
+
+/// Longest message kept for a malformed line, in bytes (cut at a character boundary, `…` appended): a message
+/// may quote the input (an id, a type), and the input may be megabytes long.
+pub const BAD_MESSAGE_MAX: usize = 240;
+
+/// `message` cut to at most [`BAD_MESSAGE_MAX`] bytes at a character boundary.
+pub fn short_message(mut message: String) -> String {
+    if message.len() > BAD_MESSAGE_MAX {
+        let mut end = BAD_MESSAGE_MAX.saturating_sub('…'.len_utf8());
+        while !message.is_char_boundary(end) {
+            end = end.saturating_sub(1);
+        }
+        message.truncate(end);
+        message.push('…');
+    }
+    message
+}
+
+/// The malformed lines of a chunk or a shard: every one counted (in total and by kind), the first `keep` kept
+/// with their position and message.
+#[derive(Clone, Debug, Default)]
+pub struct BadLines {
+    /// Malformed lines seen, kept or not.
+    pub total: u64,
+    /// The same, by kind.
+    pub by_kind: BTreeMap<&'static str, u64>,
+    /// The first ones: (line, byte offset, kind, message), line and offset relative to the chunk or shard.
+    pub first: Vec<(u64, u64, &'static str, String)>,
+}
+
+impl BadLines {
+    /// Count one malformed line, keeping it when fewer than `keep` are kept.
+    pub(crate) fn push(
+        &mut self,
+        keep: u64,
+        line: u64,
+        offset: u64,
+        kind: &'static str,
+        msg: String,
+    ) {
+        self.total = self.total.saturating_add(1);
+        let n = self.by_kind.entry(kind).or_insert(0);
+        *n = n.saturating_add(1);
+        if (self.first.len() as u64) < keep {
+            self.first.push((line, offset, kind, short_message(msg)));
+        }
+    }
+
+    /// Append `other` (positions relative to `base_line`/`base_offset` of this one), keeping at most `keep`.
+    pub(crate) fn append(&mut self, other: BadLines, base_line: u64, base_offset: u64, keep: u64) {
+        self.total = self.total.saturating_add(other.total);
+        for (k, v) in other.by_kind {
+            let n = self.by_kind.entry(k).or_insert(0);
+            *n = n.saturating_add(v);
+        }
+        let room =
+            usize::try_from(keep.saturating_sub(self.first.len() as u64)).unwrap_or(usize::MAX);
+        self.first
+            .extend(other.first.into_iter().take(room).map(|(l, o, k, m)| {
+                (
+                    base_line.saturating_add(l),
+                    base_offset.saturating_add(o),
+                    k,
+                    m,
+                )
+            }));
+    }
+}
+
 /// What one chunk (or one joined line) contributes.
 #[derive(Default)]
 pub struct Part {
@@ -388,8 +581,8 @@ pub struct Part {
     /// Item→item statements of unlabelled subjects, by property (to report transitive statements missed).
     pub(crate) unlabelled_by_prop: HashMap<Pid, u64>,
     pub(crate) counts: Counts,
-    /// Malformed lines: (relative line, relative offset, kind, message).
-    pub(crate) bad: Vec<(u64, u64, &'static str, String)>,
+    /// Malformed lines: counted, the first few kept with their position (relative to the chunk).
+    pub(crate) bad: BadLines,
     pub(crate) max_modified: Option<String>,
     /// The first line longer than `max_line_mib` (relative line, relative offset): not parsed; the reader
     /// fails on it.
@@ -412,7 +605,7 @@ pub fn handle_line(
         return;
     }
     let (a, b) = entity::trim_line(raw);
-    let line = &raw[a..b];
+    let line = raw.get(a..b).unwrap_or_default();
     // Skimmed bytes when the line is an entity object the skim understands; otherwise the whole line, so
     // frames and malformed lines take exactly the path (and get exactly the errors) they get without it.
     let skimmed = rules.skim
@@ -433,26 +626,34 @@ pub fn handle_line(
         ),
         Ok(Line::Entity(e)) => {
             if let Err((kind, msg)) = keep_entity(rules, part, e) {
-                part.bad.push((rel_line, rel_offset, kind, msg));
+                part.bad
+                    .push(rules.bad_keep, rel_line, rel_offset, kind, msg);
             }
         }
-        Err(e) => part.bad.push((rel_line, rel_offset, e.kind, e.message)),
+        Err(e) => part
+            .bad
+            .push(rules.bad_keep, rel_line, rel_offset, e.kind, e.message),
     }
 }
 
 fn has_label(rules: &Rules, e: &Entity<'_>, i: usize) -> bool {
-    e.labels[i].as_deref().is_some_and(|t| !t.is_empty())
-        || (rules.mul_ok[i] && e.mul_label.as_deref().is_some_and(|m| !m.is_empty()))
+    let mul_ok = rules.mul_ok.get(i).copied().unwrap_or(false);
+    e.labels
+        .get(i)
+        .and_then(|l| l.as_deref())
+        .is_some_and(|t| !t.is_empty())
+        || (mul_ok && e.mul_label.as_deref().is_some_and(|m| !m.is_empty()))
 }
 
 fn label_of(rules: &Rules, e: &Entity<'_>, i: usize) -> Option<Label> {
-    match e.labels[i].as_deref() {
+    let mul_ok = rules.mul_ok.get(i).copied().unwrap_or(false);
+    match e.labels.get(i).and_then(|l| l.as_deref()) {
         Some(t) if !t.is_empty() => Some(Label {
             text: t.to_string(),
             from_mul: false,
         }),
         _ => match e.mul_label.as_deref() {
-            Some(m) if rules.mul_ok[i] && !m.is_empty() => Some(Label {
+            Some(m) if mul_ok && !m.is_empty() => Some(Label {
                 text: m.to_string(),
                 from_mul: true,
             }),
@@ -493,7 +694,7 @@ fn keep_entity(
         ),
         Kind::Other(t) => {
             c.add("entities_other", 1);
-            *c.other_types.entry(t.into_owned()).or_insert(0) += 1;
+            c.add_other_type(&t, 1);
             return Ok(());
         }
     };
@@ -516,7 +717,13 @@ fn keep_entity(
     c.add("values_other_entity_type", s.other_entity_value);
     c.add("values_bad_entity", s.bad_entity_value);
     c.add("statements_bad_rank", s.bad_rank);
-    if let Some(m) = e.modified.as_deref() {
+    // A timestamp of the shape Wikidata writes, or nothing: the dump date is read from it, and the manifest
+    // and entities.parquet carry it.
+    let modified = e.modified.as_deref().filter(|m| is_timestamp(m));
+    if e.modified.is_some() && modified.is_none() {
+        c.add("modified_invalid", 1);
+    }
+    if let Some(m) = modified {
         if part.max_modified.as_deref().is_none_or(|x| m > x) {
             part.max_modified = Some(m.to_string());
         }
@@ -579,13 +786,13 @@ fn keep_entity(
                 continue;
             };
             let Some(property) = Pid::parse(&st.property) else {
-                bad_property += 1;
+                bad_property = bad_property.saturating_add(1);
                 continue;
             };
-            item_statements += 1;
-            without_id += u64::from(st.id.is_none());
+            item_statements = item_statements.saturating_add(1);
+            without_id = without_id.saturating_add(u64::from(st.id.is_none()));
             let Ok(p32) = u32::try_from(property.0) else {
-                bad_property += 1;
+                bad_property = bad_property.saturating_add(1);
                 continue;
             };
             let t = || Cand {
@@ -600,7 +807,8 @@ fn keep_entity(
             } else if rules.seed.contains(&property) {
                 part.seed_other.push(t());
             } else {
-                *part.unlabelled_by_prop.entry(property).or_insert(0) += 1;
+                let n = part.unlabelled_by_prop.entry(property).or_insert(0);
+                *n = n.saturating_add(1);
             }
         }
         let c = &mut part.counts;
@@ -619,7 +827,7 @@ fn keep_entity(
                 .collect(),
             sitelinks: e.sitelinks,
             lastrevid: e.lastrevid,
-            modified: e.modified.as_deref().map(str::to_string),
+            modified: modified.map(str::to_string),
         });
     }
     Ok(())
@@ -629,7 +837,7 @@ fn keep_entity(
 pub fn work_chunk(rules: &Rules, bytes: &[u8], at_line_start: bool) -> ChunkOut<Part> {
     let mut scratch = Vec::new();
     let mut buffers = simd_json::Buffers::new(1 << 16);
-    super::frame(bytes, at_line_start, Part::default(), |part, l, o, line| {
+    dump::frame(bytes, at_line_start, Part::default(), |part, l, o, line| {
         handle_line(rules, part, &mut scratch, &mut buffers, l, o, line)
     })
 }
@@ -683,7 +891,7 @@ impl<'r> Acc<'r> {
     fn overlong(&self, line: u64, offset: u64, ended: bool) -> Error {
         Error::Json {
             path: self.path.clone(),
-            line: line + 1,
+            line: line.saturating_add(1),
             offset,
             what: overlong_message(self.rules, ended),
         }
@@ -691,11 +899,13 @@ impl<'r> Acc<'r> {
 
     fn absorb(&mut self, part: Part, base_line: u64, base_offset: u64) -> Result<()> {
         if let Some((l, o)) = part.overlong {
-            return Err(self.overlong(base_line + l, base_offset + o, true));
+            return Err(self.overlong(
+                base_line.saturating_add(l),
+                base_offset.saturating_add(o),
+                true,
+            ));
         }
-        let n_ent = part.counts.get("entities_item")
-            + part.counts.get("entities_property")
-            + part.counts.get("entities_other");
+        let n_ent = part.counts.entity_lines();
         if let Some(p) = self.progress {
             p.inc_extra("entities", n_ent);
         }
@@ -704,7 +914,8 @@ impl<'r> Acc<'r> {
         self.candidates.extend(part.candidates);
         self.seed_other.extend(part.seed_other);
         for (k, v) in part.unlabelled_by_prop {
-            *self.unlabelled_by_prop.entry(k).or_insert(0) += v;
+            let n = self.unlabelled_by_prop.entry(k).or_insert(0);
+            *n = n.saturating_add(v);
         }
         self.counts.merge(part.counts);
         if let Some(m) = part.max_modified {
@@ -712,16 +923,25 @@ impl<'r> Acc<'r> {
                 self.max_modified = Some(m);
             }
         }
-        for (l, o, kind, message) in part.bad {
-            self.bad_total += 1;
-            *self.bad_by_kind.entry(kind).or_insert(0) += 1;
+        let BadLines {
+            total,
+            by_kind,
+            first,
+        } = part.bad;
+        for (k, v) in by_kind {
+            let n = self.bad_by_kind.entry(k).or_insert(0);
+            *n = n.saturating_add(v);
+        }
+        let before = self.bad_total;
+        for (l, o, kind, message) in first {
+            self.bad_total = self.bad_total.saturating_add(1);
             let bad = BadLine {
-                line: base_line + l + 1,
-                offset: base_offset + o,
+                line: base_line.saturating_add(l).saturating_add(1),
+                offset: base_offset.saturating_add(o),
                 kind,
                 message,
             };
-            if self.bad_examples.len() < 10 {
+            if self.bad_examples.len() < BAD_EXAMPLES {
                 progress::log(format!(
                     "extract: {}: bad line {} (byte offset {}): {}: {}",
                     self.path.display(),
@@ -743,6 +963,20 @@ impl<'r> Acc<'r> {
                     ),
                 });
             }
+        }
+        // The ones counted but not kept (only when a chunk has more than BAD_KEEP, i.e. max_bad ≥ BAD_KEEP).
+        self.bad_total = before.saturating_add(total);
+        if self.bad_total > self.max_bad {
+            return Err(Error::Json {
+                path: self.path.clone(),
+                line: base_line.saturating_add(1),
+                offset: base_offset,
+                what: format!(
+                    "more than {} malformed lines (--max-bad-lines): {total} of them in the chunk of the dump that \
+                     starts at this line",
+                    self.max_bad
+                ),
+            });
         }
         Ok(())
     }
@@ -783,14 +1017,14 @@ impl<'r> Acc<'r> {
         let lines = joiner.lines();
         if let Some(j) = joiner.finish() {
             let p = self.line_part(&j.bytes);
-            if p.bad.is_empty() {
+            if p.bad.total == 0 {
                 self.counts.add("last_line_without_newline", 1);
                 self.absorb(p, j.line, j.offset)?;
             } else {
                 self.counts.add("truncated_last_line", 1);
                 self.cut_line = Some((j.line, j.offset, j.bytes.len() as u64));
             }
-            self.counts.add("lines", lines + 1);
+            self.counts.add("lines", lines.saturating_add(1));
         } else {
             self.counts.add("lines", lines);
         }
@@ -799,6 +1033,7 @@ impl<'r> Acc<'r> {
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 mod tests {
     use super::*;
 
@@ -841,6 +1076,109 @@ mod tests {
         );
         assert_eq!(p.counts.get("labelled_only_thanks_to_mul"), 1);
         assert_eq!(p.counts.get("entities_item"), 3);
+    }
+
+    #[test]
+    fn timestamps_by_hand() {
+        for ok in [
+            "2024-03-01T10:00:00Z",
+            "2000-01-01T00:00:00Z",
+            "2099-12-31T23:59:60Z",
+        ] {
+            assert!(is_timestamp(ok), "{ok}");
+        }
+        for bad in [
+            "",
+            "999999999é",
+            "9999999999",
+            "9999-12-31T23:59:59Z",
+            "1999-12-31T23:59:59Z",
+            "2024-13-01T10:00:00Z",
+            "2024-00-01T10:00:00Z",
+            "2024-03-32T10:00:00Z",
+            "2024-03-01T24:00:00Z",
+            "2024-03-01T10:60:00Z",
+            "2024-03-01T10:00:61Z",
+            "2024-03-01 10:00:00Z",
+            "2024-03-01T10:00:00",
+            "2024-03-01T10:00:00Z ",
+            "+2024-03-01T10:00:00Z",
+            "2024-0a-01T10:00:00Z",
+            "２０２４-03-01T10:00Z",
+        ] {
+            assert!(!is_timestamp(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn long_messages_are_cut_at_a_character_boundary() {
+        assert_eq!(short_message("short".into()), "short");
+        let m = short_message("é".repeat(500));
+        assert!(m.len() <= BAD_MESSAGE_MAX, "{}", m.len());
+        assert!(m.ends_with('…'));
+        assert!(m.trim_end_matches('…').chars().all(|c| c == 'é'));
+        let exact = "x".repeat(BAD_MESSAGE_MAX);
+        assert_eq!(short_message(exact.clone()), exact);
+    }
+
+    #[test]
+    fn a_chunk_of_junk_keeps_max_bad_plus_one_lines_and_counts_all() {
+        let junk = "x\n".repeat(100_000);
+        for (max_bad, kept) in [(5u64, 6usize), (1000, 1001), (1_000_000, BAD_KEEP as usize)] {
+            let r = Rules::new(&Config {
+                max_bad_lines: max_bad,
+                ..Config::default()
+            })
+            .unwrap();
+            let p = part_of(&r, &junk);
+            assert_eq!(p.bad.total, 100_000);
+            assert_eq!(p.bad.first.len(), kept, "max_bad {max_bad}");
+            assert_eq!(p.bad.by_kind.values().sum::<u64>(), 100_000);
+            // The kept ones are the first, in order: line k at byte offset 2k.
+            for (k, b) in p.bad.first.iter().enumerate() {
+                assert_eq!((b.0, b.1), (k as u64, 2 * k as u64));
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn other_type_lists_do_not_depend_on_the_chunking(
+            names in proptest::collection::vec(0u8..60, 0..300),
+            cuts in proptest::collection::vec(0usize..300, 0..8),
+        ) {
+            let name = |n: u8| format!("t{n:02}");
+            let mut whole = Counts::default();
+            for &n in &names {
+                whole.add_other_type(&name(n), 1);
+            }
+            let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c.min(names.len())).collect();
+            cuts.push(0);
+            cuts.push(names.len());
+            cuts.sort_unstable();
+            let mut merged = Counts::default();
+            for w in cuts.windows(2) {
+                let mut c = Counts::default();
+                for &n in &names[w[0]..w[1]] {
+                    c.add_other_type(&name(n), 1);
+                }
+                merged.merge(c);
+            }
+            proptest::prop_assert_eq!(&whole.other_types, &merged.other_types);
+            proptest::prop_assert_eq!(&whole.map, &merged.map);
+            // The listed ones are the smallest names, with exact counts.
+            let mut distinct: Vec<u8> = names.clone();
+            distinct.sort_unstable();
+            distinct.dedup();
+            let want: BTreeMap<String, u64> = distinct
+                .iter()
+                .take(OTHER_TYPES_MAX)
+                .map(|&n| (name(n), names.iter().filter(|&&m| m == n).count() as u64))
+                .collect();
+            proptest::prop_assert_eq!(&whole.other_types, &want);
+            let listed: u64 = want.values().sum();
+            proptest::prop_assert_eq!(whole.get("entities_other_unlisted"), names.len() as u64 - listed);
+        }
     }
 
     #[test]

@@ -1,0 +1,1144 @@
+//! bzip2 in parallel: the blocks of a (multi-stream) `.bz2` file decoded on the worker threads.
+//!
+//! # Why
+//! One core decodes only ≈ 45–55 MB/s of JSON from bzip2 (libbzip2 and its Rust port alike), so the ≈ 1.5 TB of
+//! JSON in a full `latest-all.json.bz2` is ≈ 8 hours of one core, however many cores the machine has. A bzip2
+//! stream is a sequence of independent blocks (at most 900 kB of input each at level 9), so the blocks can be
+//! decoded side by side, as `lbzip2 -d` does, if we find where each one starts.
+//!
+//! # Format
+//! A stream is `BZh` + a level digit `1`–`9` (block size limit in 100 kB), then blocks, each starting with the
+//! 48-bit magic `0x314159265359` and its 32-bit CRC, then the 48-bit end-of-stream magic `0x177245385090`, the
+//! 32-bit combined CRC (for each block, `combined = rotl(combined, 1) ^ block_crc`) and zero bits up to the next
+//! byte. Blocks are *bit*-aligned and have no length field. A file may hold many streams back to back: `pbzip2`
+//! writes one per block, `lbzip2` one stream of many blocks (Wikimedia's dump is made by lbzip2).
+//!
+//! # How
+//! The magics are looked for at every bit offset (a 256-entry table on the byte that each of the 16 shifted
+//! patterns determines, then a 48-bit compare). A match is only a guess: the same 48 bits can occur inside
+//! compressed data (≈ once per 35 TB of random bits, so in a full dump a few percent of the time; a crafted
+//! file can hold any number). Each guess is decoded as a *piece*: the bits from one candidate to the next are
+//! copied to a byte boundary and wrapped as a one-block stream (`BZh<level>`, the block, the end-of-stream magic
+//! and the block's own CRC as the combined CRC), which the `bzip2` crate's decoder (libbzip2's algorithm)
+//! decodes, checking the block CRC against the decoded bytes, on a rayon worker. A piece counts only when the
+//! block decodes, its CRC matches and it ends exactly at the next candidate. The results are then taken in file
+//! order by a sequential walker that knows where the next block really starts: a piece that starts there and
+//! decoded is accepted; one that starts inside an accepted block (a false match) is dropped; when the piece at
+//! the walker's position fails (its end was a false match), the walker decodes from the same start to the
+//! candidate after, and so on up to the largest size a block can have, and only then reports the block as
+//! damaged, naming its byte and bit offset. At each end-of-stream magic it checks the stored combined CRC
+//! against the accepted blocks' CRCs, then expects another stream header or the end of the file. So every bit
+//! of the file belongs to exactly one accepted block or header/trailer, in order, and the output is the bytes a
+//! sequential decoder gives (tested against the `bzip2` crate's `MultiBzDecoder` and the `bzip2`, `lbzip2` and
+//! `pbzip2` tools).
+//!
+//! Memory: at most `window` pieces are in flight or waiting, each holding its decoded block (≤ 900 kB of JSON at
+//! level 9 in practice; a crafted run-length block can expand to ≈ 46 MB, still bounded) and one decoder state
+//! (≈ 3.6 MB at level 9).
+
+use crate::error::{Error, Result};
+use std::collections::VecDeque;
+use std::panic::{self, AssertUnwindSafe};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+
+/// Block magic: the first 48 bits of every block (BCD π).
+pub const BLOCK_MAGIC: u64 = 0x3141_5926_5359;
+/// End-of-stream magic (BCD √π), followed by the stream's combined CRC.
+pub const EOS_MAGIC: u64 = 0x1772_4538_5090;
+
+/// Which magic a candidate matched.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Magic {
+    Block,
+    Eos,
+}
+
+/// Bits `[bit, bit + n)` of `data`, most significant bit first (the bzip2 bit order), `n` ≤ 57. Bits past the end
+/// of `data` read as zero.
+#[inline]
+fn bits(data: &[u8], bit: u64, n: u32) -> u64 {
+    debug_assert!((1..=57).contains(&n));
+    let byte = (bit / 8) as usize;
+    let w = match data.get(byte..byte + 8) {
+        Some(s) => u64::from_be_bytes(s.try_into().expect("8 bytes")),
+        None => {
+            let mut buf = [0u8; 8];
+            let tail = data.get(byte..).unwrap_or(&[]);
+            buf[..tail.len()].copy_from_slice(tail);
+            u64::from_be_bytes(buf)
+        }
+    };
+    (w << (bit % 8)) >> (64 - n)
+}
+
+/// The magic that starts at `bit`, if any (and it fits in `data`).
+fn magic_at(data: &[u8], bit: u64) -> Option<Magic> {
+    if bit + 48 > data.len() as u64 * 8 {
+        return None;
+    }
+    match bits(data, bit, 48) {
+        BLOCK_MAGIC => Some(Magic::Block),
+        EOS_MAGIC => Some(Magic::Eos),
+        _ => None,
+    }
+}
+
+/// For each byte value: bit `r` set when a block magic starting at bit offset `r` of a byte `k` has this value
+/// as byte `k + 3` (always fully inside the magic), bit `8 + r` the same for the end-of-stream magic.
+static PREFILTER: [u16; 256] = prefilter();
+
+const fn prefilter() -> [u16; 256] {
+    let mut t = [0u16; 256];
+    let mut r = 0;
+    while r < 8 {
+        t[((BLOCK_MAGIC >> (16 + r)) & 0xff) as usize] |= 1 << r;
+        t[((EOS_MAGIC >> (16 + r)) & 0xff) as usize] |= 1 << (8 + r);
+        r += 1;
+    }
+    t
+}
+
+/// The first magic (block or end of stream) starting at a bit offset ≥ `from`, in bits.
+pub fn next_magic(data: &[u8], from: u64) -> Option<(u64, Magic)> {
+    let total = data.len() as u64 * 8;
+    // A magic at bit p = 8k + r is found through byte k + 3.
+    let mut i = (from / 8) as usize + 3;
+    while i < data.len() {
+        let t = match data[i..].iter().position(|&b| PREFILTER[b as usize] != 0) {
+            Some(j) => {
+                i += j;
+                PREFILTER[data[i] as usize]
+            }
+            None => return None,
+        };
+        let base = (i as u64 - 3) * 8;
+        for r in 0..8u64 {
+            let p = base + r;
+            if t & (0x101 << r) == 0 || p < from || p + 48 > total {
+                continue;
+            }
+            match bits(data, p, 48) {
+                BLOCK_MAGIC => return Some((p, Magic::Block)),
+                EOS_MAGIC => return Some((p, Magic::Eos)),
+                _ => {}
+            }
+        }
+        i += 1;
+    }
+    None
+}
+
+/// Candidate boundaries: the magics in the data, plus (in tests) false ones injected at chosen bit offsets.
+#[derive(Clone, Copy)]
+struct Scanner<'a> {
+    data: &'a [u8],
+    extra: &'a [(u64, Magic)],
+}
+
+impl Scanner<'_> {
+    /// The first candidate at a bit offset ≥ `from`.
+    fn next(&self, from: u64) -> Option<(u64, Magic)> {
+        let real = next_magic(self.data, from);
+        let i = self.extra.partition_point(|&(p, _)| p < from);
+        match (real, self.extra.get(i)) {
+            (Some(r), Some(&x)) => Some(if x.0 < r.0 { x } else { r }),
+            (r, x) => r.or(x.copied()),
+        }
+    }
+}
+
+/// Appends bits, most significant first, to a byte vector.
+struct BitWriter<'a> {
+    out: &'a mut Vec<u8>,
+    acc: u64,
+    n: u32,
+}
+
+impl BitWriter<'_> {
+    #[inline]
+    fn put(&mut self, v: u64, k: u32) {
+        debug_assert!(k <= 32 && (k == 64 || v >> k == 0));
+        self.acc = (self.acc << k) | v;
+        self.n += k;
+        while self.n >= 8 {
+            self.n -= 8;
+            self.out.push((self.acc >> self.n) as u8);
+        }
+        self.acc &= (1 << self.n) - 1;
+    }
+
+    /// Pad with zero bits to a byte boundary.
+    fn flush(&mut self) {
+        if self.n > 0 {
+            let pad = 8 - self.n;
+            self.put(0, pad);
+        }
+    }
+}
+
+/// Wrap the block in bits `[start, end)` of `data` (starting with its magic) as a one-block stream of `level`.
+fn rewrap(data: &[u8], start: u64, end: u64, level: u8, out: &mut Vec<u8>) {
+    out.clear();
+    out.reserve(((end - start) / 8) as usize + 20);
+    out.extend_from_slice(b"BZh");
+    out.push(level);
+    let mut w = BitWriter { out, acc: 0, n: 0 };
+    if start.is_multiple_of(8) {
+        let (a, b) = ((start / 8) as usize, (end / 8) as usize);
+        w.out.extend_from_slice(&data[a..b]);
+        let rest = (end % 8) as u32;
+        if rest > 0 {
+            w.put(bits(data, end - rest as u64, rest), rest);
+        }
+    } else {
+        let mut p = start;
+        while p + 32 <= end {
+            w.put(bits(data, p, 32), 32);
+            p += 32;
+        }
+        if p < end {
+            let k = (end - p) as u32;
+            w.put(bits(data, p, k), k);
+        }
+    }
+    let crc = bits(data, start + 48, 32);
+    w.put(EOS_MAGIC >> 16, 32);
+    w.put(EOS_MAGIC & 0xffff, 16);
+    w.put(crc, 32);
+    w.flush();
+}
+
+/// The largest number of bits a block of `level` can take (a generous bound: 20-bit codes for every symbol of
+/// a full block, plus the tables). Used to stop looking for a damaged block's end.
+fn max_block_bits(level: u8) -> u64 {
+    u64::from(level - b'0') * 100_000 * 21 + 200_000
+}
+
+/// Decode the block in bits `[start, end)` of `data`: its bytes and its stored CRC, or why it is not one whole
+/// valid block ending at `end`.
+fn decode_block(
+    data: &[u8],
+    start: u64,
+    end: u64,
+    level: u8,
+) -> std::result::Result<(Vec<u8>, u32), String> {
+    if end < start + 80 || end > data.len() as u64 * 8 {
+        return Err("the block is shorter than its header".into());
+    }
+    let mut wrapped = Vec::new();
+    rewrap(data, start, end, level, &mut wrapped);
+    let mut d = bzip2::Decompress::new(false);
+    let mut out: Vec<u8> = Vec::with_capacity(usize::from(level - b'0') * 100_000 + 4096);
+    loop {
+        if out.len() == out.capacity() {
+            out.reserve(out.len().max(1 << 20));
+        }
+        let (tin, tout) = (d.total_in(), d.total_out());
+        match d.decompress_vec(&wrapped[tin as usize..], &mut out) {
+            Ok(bzip2::Status::StreamEnd) => break,
+            Ok(_) => {
+                if d.total_in() == tin && d.total_out() == tout && out.len() < out.capacity() {
+                    return Err("the block's data ends before the block does".into());
+                }
+            }
+            Err(e) => return Err(match e {
+                bzip2::Error::Data | bzip2::Error::DataMagic => {
+                    "the block does not decode (damaged data, or its CRC does not match its bytes)"
+                        .into()
+                }
+                e => format!("the block does not decode ({e})"),
+            }),
+        }
+    }
+    if d.total_in() != wrapped.len() as u64 {
+        return Err("the block ends before the next magic".into());
+    }
+    Ok((out, bits(data, start + 48, 32) as u32))
+}
+
+/// What [`par_blocks`] did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BlockStats {
+    /// bzip2 streams (the real dump: one; pbzip2 output: one per block).
+    pub streams: u64,
+    /// Blocks accepted.
+    pub blocks: u64,
+    /// Decompressed bytes.
+    pub decompressed_bytes: u64,
+    /// Candidates that were not block boundaries (magic bits inside compressed data), and pieces re-decoded.
+    pub false_candidates: u64,
+    /// The data ends inside a stream (no end-of-stream marker after its last whole block).
+    pub truncated: bool,
+}
+
+/// One guessed block: bits `[start, end)`, in a stream of `level`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Piece {
+    start: u64,
+    end: u64,
+    level: u8,
+}
+
+enum Outcome<T> {
+    Block { value: T, crc: u32, len: u64 },
+    Bad(String),
+    Work(Error),
+    Cancelled,
+    Panicked(Box<dyn std::any::Any + Send + 'static>),
+}
+
+fn run_piece<T>(
+    data: &[u8],
+    p: Piece,
+    work: &(impl Fn(u64, &[u8]) -> Result<T> + Sync),
+    cancel: &AtomicBool,
+) -> Outcome<T> {
+    if cancel.load(Ordering::Relaxed) {
+        return Outcome::Cancelled;
+    }
+    match decode_block(data, p.start, p.end, p.level) {
+        Ok((bytes, crc)) => match work(p.start, &bytes) {
+            Ok(value) => Outcome::Block {
+                value,
+                crc,
+                len: bytes.len() as u64,
+            },
+            Err(e) => Outcome::Work(e),
+        },
+        Err(msg) => Outcome::Bad(msg),
+    }
+}
+
+/// Speculates the pieces ahead of the walker, assuming every candidate is a real boundary.
+struct Speculator<'a> {
+    scan: Scanner<'a>,
+    /// Start of the next piece (a block candidate), with its stream's level.
+    next: Option<(u64, u8)>,
+}
+
+impl Iterator for Speculator<'_> {
+    type Item = Piece;
+
+    fn next(&mut self) -> Option<Piece> {
+        let (start, level) = self.next?;
+        let data = self.scan.data;
+        let total = data.len() as u64 * 8;
+        let Some((end, kind)) = self.scan.next(start + 1) else {
+            self.next = None;
+            return Some(Piece {
+                start,
+                end: total,
+                level,
+            });
+        };
+        self.next = match kind {
+            Magic::Block => Some((end, level)),
+            Magic::Eos => {
+                // Skip the trailer, any empty streams, and the next stream's header.
+                let mut eos = end;
+                loop {
+                    let byte = (eos + 80).div_ceil(8) as usize;
+                    match data.get(byte..byte + 4) {
+                        Some([b'B', b'Z', b'h', l @ b'1'..=b'9']) => {
+                            let first = (byte as u64 + 4) * 8;
+                            match magic_at(data, first) {
+                                Some(Magic::Block) => break Some((first, *l)),
+                                Some(Magic::Eos) => eos = first,
+                                None => break None,
+                            }
+                        }
+                        _ => break None,
+                    }
+                }
+            }
+        };
+        Some(Piece { start, end, level })
+    }
+}
+
+/// Sequential bookkeeping in file order: where the next block really starts.
+struct Walker<'a> {
+    path: &'a Path,
+    scan: Scanner<'a>,
+    /// Bit offset of the next block's magic (when not `done`).
+    pos: u64,
+    /// Level of the current stream (`b'1'`..=`b'9'`).
+    level: u8,
+    /// Combined CRC of the current stream's accepted blocks.
+    crc: u32,
+    /// Byte offset where the current stream starts.
+    stream_start: usize,
+    done: bool,
+    stats: BlockStats,
+}
+
+/// "byte offset B (bit b)" of a bit offset.
+fn at(bit: u64) -> String {
+    format!("byte offset {} (bit {})", bit / 8, bit % 8)
+}
+
+impl<'a> Walker<'a> {
+    fn new(path: &'a Path, scan: Scanner<'a>) -> Result<Walker<'a>> {
+        let mut w = Walker {
+            path,
+            scan,
+            pos: 0,
+            level: b'9',
+            crc: 0,
+            stream_start: 0,
+            done: false,
+            stats: BlockStats::default(),
+        };
+        w.enter_stream(0)?;
+        Ok(w)
+    }
+
+    fn bad(&self, what: String) -> Error {
+        Error::bad_input(
+            self.path,
+            format!("{what}; the bzip2 data is damaged, download the file again"),
+        )
+    }
+
+    /// A stream (or the end of the data) starts at `byte`: check its header, skip empty streams, and stop at the
+    /// first block.
+    fn enter_stream(&mut self, mut byte: usize) -> Result<()> {
+        let data = self.scan.data;
+        loop {
+            if byte == data.len() {
+                self.done = true;
+                return Ok(());
+            }
+            let head = &data[byte..data.len().min(byte + 4)];
+            let ok = head.len() == 4 && &head[..3] == b"BZh" && (b'1'..=b'9').contains(&head[3]);
+            if !ok {
+                if head.len() < 4 && b"BZh".starts_with(&head[..head.len().min(3)]) {
+                    self.stats.truncated = true;
+                    self.done = true;
+                    return Ok(());
+                }
+                return Err(if byte == 0 {
+                    self.bad("no bzip2 stream header (BZh1..BZh9) at byte offset 0".into())
+                } else {
+                    Error::bad_input(
+                        self.path,
+                        format!(
+                            "bzip2 stream {} ends at byte offset {byte}, and what follows is not another bzip2 \
+                             stream (no BZh1..BZh9 header); the file is damaged or has trailing data, download \
+                             it again",
+                            self.stats.streams
+                        ),
+                    )
+                });
+            }
+            self.stats.streams += 1;
+            self.stream_start = byte;
+            self.level = head[3];
+            self.crc = 0;
+            let first = (byte as u64 + 4) * 8;
+            match magic_at(data, first) {
+                Some(Magic::Block) => {
+                    self.pos = first;
+                    return Ok(());
+                }
+                Some(Magic::Eos) => byte = self.end_stream(first)?,
+                None if first + 48 > data.len() as u64 * 8 => {
+                    self.stats.truncated = true;
+                    self.done = true;
+                    return Ok(());
+                }
+                None => {
+                    return Err(self.bad(format!(
+                        "bzip2 stream {} (header at byte offset {byte}): no block magic right after the header",
+                        self.stats.streams
+                    )))
+                }
+            }
+            if self.done {
+                return Ok(());
+            }
+        }
+    }
+
+    /// The end-of-stream magic at bit `eos`: check the combined CRC; returns the byte where the next stream starts.
+    fn end_stream(&mut self, eos: u64) -> Result<usize> {
+        let data = self.scan.data;
+        if eos + 80 > data.len() as u64 * 8 {
+            self.stats.truncated = true;
+            self.done = true;
+            return Ok(data.len());
+        }
+        let stored = bits(data, eos + 48, 32) as u32;
+        if stored != self.crc {
+            return Err(self.bad(format!(
+                "end of bzip2 stream {} at {}: the stored stream CRC {stored:08x} does not match the combined CRC \
+                 {:08x} of its {} blocks",
+                self.stats.streams,
+                at(eos),
+                self.crc,
+                self.stats.blocks
+            )));
+        }
+        Ok((eos + 80).div_ceil(8) as usize)
+    }
+
+    /// Accept the block in bits `[self.pos, end)` with its CRC; move to the next block (or the end).
+    fn accept(&mut self, end: u64, crc: u32, len: u64) -> Result<()> {
+        self.stats.blocks += 1;
+        self.stats.decompressed_bytes += len;
+        self.crc = self.crc.rotate_left(1) ^ crc;
+        self.pos = end;
+        match magic_at(self.scan.data, end) {
+            Some(Magic::Block) => Ok(()),
+            Some(Magic::Eos) => {
+                let next = self.end_stream(end)?;
+                if self.done {
+                    return Ok(());
+                }
+                self.enter_stream(next)
+            }
+            // Only the end of the data ends a piece without a magic; a block cannot decode there (its stream's
+            // trailer is missing), so this is unreachable in practice; treat it as a truncated stream.
+            None => {
+                self.stats.truncated = true;
+                self.done = true;
+                Ok(())
+            }
+        }
+    }
+
+    /// The block at `self.pos` did not decode as the piece up to its first candidate end (`tried`: that end and
+    /// why), or was never tried (`None`): decode it here, extending the piece over one more candidate at a time
+    /// (the ends were false matches) up to the largest block size; then it is damaged. A block with no candidate
+    /// after it at all is where the data was cut (truncated). Returns the accepted block's value.
+    fn decode_here<T>(
+        &mut self,
+        tried: Option<(u64, String)>,
+        work: &(impl Fn(u64, &[u8]) -> Result<T> + Sync),
+        cancel: &AtomicBool,
+    ) -> Result<Option<T>> {
+        let data = self.scan.data;
+        let total = data.len() as u64 * 8;
+        let start = self.pos;
+        let (path, level) = (self.path, self.level);
+        let limit = start + max_block_bits(level);
+        let attempt = |end: u64| -> Result<std::result::Result<(T, u32, u64), String>> {
+            let piece = Piece { start, end, level };
+            match run_piece(data, piece, work, cancel) {
+                Outcome::Block { value, crc, len } => Ok(Ok((value, crc, len))),
+                Outcome::Bad(msg) => Ok(Err(msg)),
+                Outcome::Work(e) => Err(e),
+                Outcome::Cancelled => Err(Error::bad_input(path, "cancelled")),
+                Outcome::Panicked(p) => panic::resume_unwind(p),
+            }
+        };
+        let (mut end, why) = match tried {
+            Some(t) => t,
+            None => {
+                let end = self.scan.next(start + 1).map_or(total, |m| m.0);
+                match attempt(end)? {
+                    Ok((v, crc, len)) => {
+                        self.accept(end, crc, len)?;
+                        return Ok(Some(v));
+                    }
+                    Err(why) => (end, why),
+                }
+            }
+        };
+        if end >= total {
+            self.stats.truncated = true;
+            self.done = true;
+            return Ok(None);
+        }
+        while end < total {
+            let next = self.scan.next(end + 1).map_or(total, |m| m.0);
+            if next > limit {
+                break;
+            }
+            end = next;
+            self.stats.false_candidates += 1;
+            if let Ok((v, crc, len)) = attempt(end)? {
+                self.accept(end, crc, len)?;
+                return Ok(Some(v));
+            }
+        }
+        Err(self.bad(format!(
+            "bzip2 block {} (stream {}, block magic at {}): {why}",
+            self.stats.blocks + 1,
+            self.stats.streams,
+            at(start),
+        )))
+    }
+}
+
+/// Wait for one task message, helping the pool meanwhile when this thread belongs to it.
+fn wait_one<M>(rx: &mpsc::Receiver<M>) -> M {
+    loop {
+        if let Ok(m) = rx.try_recv() {
+            return m;
+        }
+        match rayon::yield_now() {
+            Some(rayon::Yield::Executed) => continue,
+            Some(rayon::Yield::Idle) => {
+                if let Ok(m) = rx.recv_timeout(std::time::Duration::from_micros(500)) {
+                    return m;
+                }
+            }
+            None => return rx.recv().expect("coordinator holds a sender"),
+        }
+    }
+}
+
+/// Decode every block of the bzip2 data `data` (one or more streams) in parallel (see the module docs).
+///
+/// `work(bit, bytes)` runs on a rayon worker with a decoded block's bytes (`bit`: the block's bit offset in
+/// `data`, unique and increasing in file order); it may also run on pieces that turn out not to be blocks, whose
+/// results are dropped, so it must have no side effects beyond its value. `sink(byte, value)` receives the
+/// accepted blocks' values in file order on the calling thread (`byte`: the byte offset up to which the data is
+/// consumed). At most `window` pieces are in flight or waiting.
+///
+/// Errors ([`Error::BadInput`], naming byte and bit offsets): data that does not start with a stream header, a
+/// block that does not decode (damaged data or CRC mismatch) from its start up to any candidate end within the
+/// largest block size, a stream CRC mismatch, data after a stream that is not another stream. Data that ends
+/// inside a stream sets [`BlockStats::truncated`] (every whole block before the cut reaches `sink`).
+pub fn par_blocks<T: Send>(
+    path: &Path,
+    data: &[u8],
+    window: usize,
+    work: impl Fn(u64, &[u8]) -> Result<T> + Sync,
+    sink: impl FnMut(usize, T) -> Result<()>,
+) -> Result<BlockStats> {
+    par_blocks_scan(path, Scanner { data, extra: &[] }, window, &work, sink)
+}
+
+fn par_blocks_scan<T: Send>(
+    path: &Path,
+    scan: Scanner<'_>,
+    window: usize,
+    work: &(impl Fn(u64, &[u8]) -> Result<T> + Sync),
+    mut sink: impl FnMut(usize, T) -> Result<()>,
+) -> Result<BlockStats> {
+    let data = scan.data;
+    let mut walker = Walker::new(path, scan)?;
+    if walker.done {
+        return Ok(walker.stats);
+    }
+    let window = window.max(1);
+    let cancel = AtomicBool::new(false);
+    let cancel_ref = &cancel;
+    let consumed = |w: &Walker<'_>| {
+        if w.done {
+            data.len()
+        } else {
+            (w.pos / 8) as usize
+        }
+    };
+
+    let result = rayon::in_place_scope_fifo(|scope| -> Result<()> {
+        let (tx, rx) = mpsc::channel::<(u64, Outcome<T>)>();
+        let mut pending: VecDeque<(Piece, Option<Outcome<T>>)> = VecDeque::new();
+        let mut spawned: u64 = 0;
+        let mut front_seq: u64 = 0;
+        let mut spec = Speculator {
+            scan,
+            next: Some((walker.pos, walker.level)),
+        };
+        let r = (|| {
+            while !walker.done {
+                while pending.len() < window {
+                    let Some(piece) = spec.next() else { break };
+                    let tx = tx.clone();
+                    let seq = spawned;
+                    scope.spawn_fifo(move |_| {
+                        let out = panic::catch_unwind(AssertUnwindSafe(|| {
+                            run_piece(data, piece, work, cancel_ref)
+                        }))
+                        .unwrap_or_else(Outcome::Panicked);
+                        let _ = tx.send((seq, out));
+                    });
+                    spawned += 1;
+                    pending.push_back((piece, None));
+                }
+                let Some(front) = pending.front() else {
+                    // The speculation stopped short of the walker (after a false end-of-stream match, or at the
+                    // end): speculate again from where the walker is.
+                    spec.next = Some((walker.pos, walker.level));
+                    continue;
+                };
+                if front.1.is_none() {
+                    let (seq, out) = wait_one(&rx);
+                    pending[(seq - front_seq) as usize].1 = Some(out);
+                    continue;
+                }
+                let (piece, out) = pending.pop_front().expect("front exists");
+                front_seq += 1;
+                // The walker may be behind this piece (a stream header the speculation missed): catch up.
+                while !walker.done && walker.pos < piece.start {
+                    if let Some(v) = walker.decode_here(None, work, cancel_ref)? {
+                        sink(consumed(&walker), v)?;
+                    }
+                }
+                if walker.done || piece.start != walker.pos || piece.level != walker.level {
+                    walker.stats.false_candidates += 1;
+                    continue;
+                }
+                let value = match out.expect("checked above") {
+                    Outcome::Block { value, crc, len } => {
+                        walker.accept(piece.end, crc, len)?;
+                        Some(value)
+                    }
+                    Outcome::Bad(msg) => {
+                        walker.decode_here(Some((piece.end, msg)), work, cancel_ref)?
+                    }
+                    Outcome::Work(e) => return Err(e),
+                    Outcome::Cancelled => return Err(walker.bad("cancelled".into())),
+                    Outcome::Panicked(p) => panic::resume_unwind(p),
+                };
+                if let Some(v) = value {
+                    sink(consumed(&walker), v)?;
+                }
+            }
+            Ok(())
+        })();
+        if r.is_err() {
+            cancel_ref.store(true, Ordering::Relaxed);
+        }
+        r
+    });
+    result.map(|()| walker.stats)
+}
+
+/// Bit offset of the first block of the data (after its first stream header and any empty streams), if any.
+fn first_block(data: &[u8]) -> Option<u64> {
+    let mut byte = 0usize;
+    loop {
+        match data.get(byte..byte + 4) {
+            Some([b'B', b'Z', b'h', b'1'..=b'9']) => {}
+            _ => return None,
+        }
+        let first = (byte as u64 + 4) * 8;
+        match magic_at(data, first)? {
+            Magic::Block => return Some(first),
+            Magic::Eos => byte = (first + 80).div_ceil(8) as usize,
+        }
+    }
+}
+
+/// Read a memory-mapped bzip2 dump with [`par_blocks`]: each block's bytes are framed by `work` on its worker
+/// (a block may start and end inside a line: the caller's [`Joiner`](super::Joiner) glues them), the first
+/// block's start is checked with [`super::start::check_start`], and consumed pages are released.
+pub(crate) fn read_parallel<T: Send>(
+    map: &memmap2::Mmap,
+    opts: &super::ReadOpts,
+    work: &super::Work<'_, T>,
+    sink: &mut dyn FnMut(super::ChunkOut<T>) -> Result<()>,
+    progress: &crate::progress::Progress,
+    path: &Path,
+) -> Result<BlockStats> {
+    let data: &[u8] = map;
+    let window = rayon::current_num_threads().max(1) * opts.chunks_per_thread.max(1);
+    let first = first_block(data);
+    let mut last = 0usize;
+    let stats = par_blocks(
+        path,
+        data,
+        window,
+        |bit, bytes| {
+            if Some(bit) == first {
+                let head = &bytes[..bytes.len().min(super::START_BYTES)];
+                super::start::check_start(path, super::Format::Bzip2, head)?;
+            }
+            Ok(work(bytes, false))
+        },
+        |byte, out| {
+            progress.inc(byte.saturating_sub(last) as u64);
+            super::release(map, last, byte.saturating_sub(last));
+            last = last.max(byte);
+            sink(out)
+        },
+    )?;
+    progress.inc(data.len().saturating_sub(last) as u64);
+    Ok(stats)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::io::{Read, Write};
+
+    fn compress(data: &[u8], level: u32) -> Vec<u8> {
+        let mut e = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::new(level));
+        e.write_all(data).unwrap();
+        e.finish().unwrap()
+    }
+
+    /// The sequential decode (the oracle): the `bzip2` crate's multi-stream decoder.
+    fn oracle(data: &[u8]) -> Vec<u8> {
+        let mut v = Vec::new();
+        bzip2::read::MultiBzDecoder::new(data)
+            .read_to_end(&mut v)
+            .unwrap();
+        v
+    }
+
+    fn decode_with(
+        data: &[u8],
+        window: usize,
+        extra: &[(u64, Magic)],
+    ) -> Result<(Vec<u8>, BlockStats)> {
+        let mut out = Vec::new();
+        let mut last = 0;
+        let stats = par_blocks_scan(
+            Path::new("t.bz2"),
+            Scanner { data, extra },
+            window,
+            &|_, b: &[u8]| Ok(b.to_vec()),
+            |byte, v: Vec<u8>| {
+                assert!(byte >= last, "consumed offsets grow");
+                last = byte;
+                out.extend_from_slice(&v);
+                Ok(())
+            },
+        )?;
+        Ok((out, stats))
+    }
+
+    fn decode(data: &[u8]) -> Result<(Vec<u8>, BlockStats)> {
+        decode_with(data, 4, &[])
+    }
+
+    /// Text that compresses like JSON does (repeats with variation), `n` bytes.
+    fn texty(n: usize, seed: u64) -> Vec<u8> {
+        let words: &[&[u8]] = &[
+            b"{\"type\":\"item\",\"id\":\"Q",
+            b"\",\"labels\":{\"en\":{\"language\":\"en\",\"value\":\"",
+            b"\"}},\"claims\":{\"P31\":[{\"mainsnak\":{\"snaktype\":\"value\"",
+            b"Douglas Adams",
+            b"\n",
+            b"},",
+            b"wikibase-entityid",
+        ];
+        let mut s = seed | 1;
+        let mut v = Vec::with_capacity(n + 64);
+        while v.len() < n {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            v.extend_from_slice(words[(s % words.len() as u64) as usize]);
+            v.extend_from_slice((s % 100_000).to_string().as_bytes());
+        }
+        v.truncate(n);
+        v
+    }
+
+    #[test]
+    fn prefilter_sees_every_shift() {
+        // Each magic, placed at every bit offset in zero bytes, is found exactly there.
+        for (magic, kind) in [(BLOCK_MAGIC, Magic::Block), (EOS_MAGIC, Magic::Eos)] {
+            for shift in 0..64u64 {
+                let mut data = vec![0u8; 24];
+                for j in 0..48 {
+                    if magic >> (47 - j) & 1 == 1 {
+                        let b = shift + 8 + j;
+                        data[(b / 8) as usize] |= 0x80 >> (b % 8);
+                    }
+                }
+                assert_eq!(
+                    next_magic(&data, 0),
+                    Some((shift + 8, kind)),
+                    "shift {shift}"
+                );
+                assert_eq!(next_magic(&data, shift + 9), None);
+                assert_eq!(bits(&data, shift + 8, 48), magic);
+            }
+        }
+    }
+
+    /// Bit-by-bit scan: the independent oracle for `next_magic`.
+    fn naive_magics(data: &[u8]) -> Vec<(u64, Magic)> {
+        let total = data.len() as u64 * 8;
+        let bit = |p: u64| (data[(p / 8) as usize] >> (7 - p % 8)) & 1;
+        let mut found = Vec::new();
+        for p in 0..total.saturating_sub(47) {
+            let mut v = 0u64;
+            for j in 0..48 {
+                v = v << 1 | u64::from(bit(p + j));
+            }
+            if v == BLOCK_MAGIC {
+                found.push((p, Magic::Block));
+            } else if v == EOS_MAGIC {
+                found.push((p, Magic::Eos));
+            }
+        }
+        found
+    }
+
+    fn all_magics(data: &[u8]) -> Vec<(u64, Magic)> {
+        let mut v = Vec::new();
+        let mut from = 0;
+        while let Some(m) = next_magic(data, from) {
+            v.push(m);
+            from = m.0 + 1;
+        }
+        v
+    }
+
+    #[test]
+    fn scan_matches_a_bit_by_bit_scan_on_real_bzip2() {
+        let text = texty(300_000, 7);
+        for level in [1, 9] {
+            let c = compress(&text, level);
+            let found = all_magics(&c);
+            assert_eq!(found, naive_magics(&c), "level {level}");
+            let blocks = found.iter().filter(|m| m.1 == Magic::Block).count();
+            assert!(blocks >= 1 && found.last().unwrap().1 == Magic::Eos);
+        }
+    }
+
+    #[test]
+    fn rewrap_keeps_the_bits() {
+        // A piece copied from any bit offset reads back bit for bit after the 4-byte header.
+        let data: Vec<u8> = (0..200u32)
+            .map(|i| (i.wrapping_mul(167) ^ 0x5a) as u8)
+            .collect();
+        for start in 0..40u64 {
+            for len in [80u64, 81, 95, 96, 97, 400, 1000] {
+                let mut out = Vec::new();
+                rewrap(&data, start, start + len, b'9', &mut out);
+                assert_eq!(&out[..4], b"BZh9");
+                let body = &out[4..];
+                for i in 0..len {
+                    assert_eq!(
+                        bits(body, i, 1),
+                        bits(&data, start + i, 1),
+                        "start {start} len {len} bit {i}"
+                    );
+                }
+                assert_eq!(bits(body, len, 48), EOS_MAGIC);
+                assert_eq!(bits(body, len + 48, 32), bits(&data, start + 48, 32));
+                assert_eq!(body.len() as u64, (len + 80).div_ceil(8));
+            }
+        }
+    }
+
+    #[test]
+    fn round_trips_at_every_level_and_window() {
+        let text = texty(1_200_000, 3);
+        for level in [1, 2, 5, 9] {
+            let c = compress(&text, level);
+            for window in [1, 2, 7] {
+                let (out, stats) = decode_with(&c, window, &[]).unwrap();
+                assert!(out == text, "level {level} window {window}");
+                assert_eq!(stats.streams, 1);
+                assert!(stats.blocks >= (1_200_000 / (level as u64 * 100_000)).max(1) - 1);
+                assert_eq!(stats.decompressed_bytes, text.len() as u64);
+                assert!(!stats.truncated);
+            }
+        }
+    }
+
+    #[test]
+    fn multi_stream_files_with_empty_streams() {
+        // Streams of different levels back to back, an empty stream (header + end-of-stream only) among them.
+        let parts = [
+            texty(250_000, 1),
+            Vec::new(),
+            texty(10, 2),
+            texty(130_000, 3),
+        ];
+        let mut c = Vec::new();
+        let mut all = Vec::new();
+        for (i, p) in parts.iter().enumerate() {
+            c.extend(compress(p, [1, 9, 3, 1][i]));
+            all.extend_from_slice(p);
+        }
+        assert_eq!(oracle(&c), all);
+        let (out, stats) = decode(&c).unwrap();
+        assert!(out == all);
+        assert_eq!(stats.streams, 4);
+        // An empty file's stream alone.
+        let (out, stats) = decode(&compress(b"", 9)).unwrap();
+        assert!(out.is_empty() && stats.streams == 1 && stats.blocks == 0);
+    }
+
+    #[test]
+    fn false_candidates_do_not_change_the_bytes() {
+        let text = texty(700_000, 11);
+        let c = compress(&text, 1);
+        let total = c.len() as u64 * 8;
+        let mut s = 12345u64;
+        for round in 0..6 {
+            let mut extra = Vec::new();
+            for _ in 0..(5 + round * 7) {
+                s = s
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let kind = if s >> 63 == 1 {
+                    Magic::Block
+                } else {
+                    Magic::Eos
+                };
+                extra.push(((s >> 20) % total, kind));
+            }
+            extra.sort_by_key(|e| e.0);
+            extra.dedup_by_key(|e| e.0);
+            let (out, stats) = decode_with(&c, 3, &extra).unwrap();
+            assert!(out == text, "round {round}");
+            assert!(stats.false_candidates > 0);
+        }
+    }
+
+    #[test]
+    fn a_damaged_block_is_an_error_naming_its_offset() {
+        let text = texty(400_000, 5);
+        let c = compress(&text, 1);
+        let blocks: Vec<u64> = all_magics(&c)
+            .into_iter()
+            .filter(|m| m.1 == Magic::Block)
+            .map(|m| m.0)
+            .collect();
+        assert!(blocks.len() >= 4);
+        // A byte in the middle of the third block.
+        let mid = ((blocks[2] + blocks[3]) / 16) as usize;
+        let mut bad = c.clone();
+        bad[mid] ^= 0x10;
+        let e = decode(&bad).unwrap_err().to_string();
+        assert!(
+            e.contains(&format!(
+                "bzip2 block 3 (stream 1, block magic at {})",
+                at(blocks[2])
+            )),
+            "{e}"
+        );
+        assert!(e.contains("damaged"), "{e}");
+        // The stored CRC of the second block.
+        let mut bad = c.clone();
+        let crc_byte = ((blocks[1] + 48) / 8 + 2) as usize;
+        bad[crc_byte] ^= 1;
+        let e = decode(&bad).unwrap_err().to_string();
+        assert!(e.contains("bzip2 block 2 "), "{e}");
+    }
+
+    #[test]
+    fn a_stream_crc_mismatch_is_an_error() {
+        let c = compress(&texty(50_000, 9), 9);
+        let eos = all_magics(&c).last().copied().unwrap();
+        assert_eq!(eos.1, Magic::Eos);
+        let mut bad = c.clone();
+        bad[((eos.0 + 48) / 8 + 1) as usize] ^= 0x40;
+        let e = decode(&bad).unwrap_err().to_string();
+        assert!(e.contains("stored stream CRC"), "{e}");
+        assert!(e.contains(&at(eos.0)), "{e}");
+    }
+
+    #[test]
+    fn trailing_data_and_bad_headers_are_errors() {
+        let c = compress(&texty(1000, 1), 9);
+        let mut t = c.clone();
+        t.extend_from_slice(b"garbage");
+        let e = decode(&t).unwrap_err().to_string();
+        assert!(
+            e.contains(&format!("ends at byte offset {}", c.len())),
+            "{e}"
+        );
+        let e = decode(b"BZh0xxxxxxxxxxxxxxxxxxxxxxxx")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("no bzip2 stream header"), "{e}");
+        let e = decode(b"BZh9xxxxxxxxxxxxxxxxxxxxxxxx")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("no block magic right after the header"), "{e}");
+    }
+
+    #[test]
+    fn a_cut_file_keeps_every_whole_block_before_the_cut() {
+        let text = texty(450_000, 4);
+        let c = compress(&text, 1);
+        for cut in [5, 40, c.len() / 3, c.len() / 2, c.len() - 11, c.len() - 1] {
+            let (out, stats) = decode(&c[..cut]).unwrap();
+            assert!(stats.truncated, "cut {cut}");
+            assert!(text.starts_with(&out), "cut {cut}");
+            // Cut inside the trailer, every block is whole; before it, the last block is lost with the cut.
+            assert!(out.len() < text.len() || cut > c.len() - 10, "cut {cut}");
+        }
+    }
+
+    #[test]
+    fn work_errors_reach_the_caller() {
+        let c = compress(&texty(300_000, 8), 1);
+        let e = par_blocks(
+            Path::new("t.bz2"),
+            &c,
+            2,
+            |bit, _| {
+                if bit > 0 {
+                    Err(Error::bad_input("t.bz2", format!("work at {bit}")))
+                } else {
+                    Ok(())
+                }
+            },
+            |_, ()| Ok(()),
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("work at"), "{e}");
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+
+        /// Any bytes, any levels, split into any streams: the same bytes as the sequential decoder.
+        #[test]
+        fn same_bytes_as_the_sequential_decoder(
+            seed in any::<u64>(),
+            len in 0usize..260_000,
+            random in any::<bool>(),
+            cuts in proptest::collection::vec(0usize..260_000, 0..3),
+            level in 1u32..=9,
+            window in 1usize..6,
+        ) {
+            let text = if random {
+                let mut s = seed | 1;
+                (0..len).map(|_| { s ^= s << 13; s ^= s >> 7; s ^= s << 17; s as u8 }).collect()
+            } else {
+                texty(len, seed)
+            };
+            let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c.min(len)).collect();
+            cuts.sort_unstable();
+            let mut c = Vec::new();
+            let mut prev = 0;
+            for cut in cuts.into_iter().chain([len]) {
+                c.extend(compress(&text[prev..cut], level));
+                prev = cut;
+            }
+            let (out, stats) = decode_with(&c, window, &[]).unwrap();
+            prop_assert!(out == oracle(&c));
+            prop_assert!(out == text);
+            prop_assert!(!stats.truncated);
+        }
+
+        /// A damaged byte anywhere is an error, or (in padding and other bits the decoder does not depend on)
+        /// the same bytes; never other bytes, never a panic.
+        #[test]
+        fn a_damaged_byte_is_an_error_or_harmless(
+            seed in any::<u64>(),
+            pos in any::<prop::sample::Index>(),
+            flip in 1u8..=255,
+        ) {
+            let text = texty(220_000, seed);
+            let mut c = compress(&text, 1);
+            let i = pos.index(c.len());
+            c[i] ^= flip;
+            match decode(&c) {
+                Ok((out, stats)) => prop_assert!(out == text || (stats.truncated && text.starts_with(&out))),
+                Err(e) => {
+                    let bad_input = matches!(e, Error::BadInput { .. });
+                    prop_assert!(bad_input, "{}", e);
+                }
+            }
+        }
+    }
+}
