@@ -399,7 +399,7 @@ fn a_crafted_embeddings_npy_is_refused_naming_the_file() {
     let wd = Workdir::new();
     let dump = small_dump(&wd);
     small_configs(&wd, 30);
-    let mut args = small_run_args("1", &dump, "out");
+    let mut args = small_run_args("2", &dump, "out");
     args.extend(["--until", "train"]);
     wd.run_ok(&args);
     let good = wd.read("out/embeddings.npy");
