@@ -141,6 +141,23 @@ impl Kernel {
         }
     }
 
+    /// `out[i] = σ(x[i])`, bit for bit [`sigmoid`] on every build (the vector builds run [`exp`]'s
+    /// operations on 8 or 4 `f64` lanes).
+    pub fn sigmoid(self, x: &[f32], out: &mut [f32]) {
+        assert_eq!(x.len(), out.len(), "sigmoid shapes");
+        match self {
+            Kernel::Scalar => scalar::sigmoid(x, out),
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: AVX2 and FMA detected (see `gram`); equal lengths checked.
+            Kernel::Avx2 => unsafe { avx2::sigmoid(x, out) },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: AVX-512F detected.
+            Kernel::Avx512 => unsafe { avx512::sigmoid(x, out) },
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => scalar::sigmoid(x, out),
+        }
+    }
+
     /// One dot product (the 1 × 1 case of [`Kernel::gram`]).
     pub fn dot(self, a: &[f32], b: &[f32]) -> f32 {
         let mut out = [0f32];
@@ -211,6 +228,13 @@ pub mod scalar {
     pub fn add_assign(y: &mut [f32], x: &[f32]) {
         for (yi, xi) in y.iter_mut().zip(x) {
             *yi += *xi;
+        }
+    }
+
+    /// See [`super::Kernel::sigmoid`].
+    pub fn sigmoid(x: &[f32], out: &mut [f32]) {
+        for (o, &v) in out.iter_mut().zip(x) {
+            *o = super::sigmoid(v);
         }
     }
 }
@@ -352,6 +376,54 @@ mod avx2 {
             y[i] += x[i];
         }
     }
+
+    /// See [`super::Kernel::sigmoid`]: [`super::exp_core`] on 4 `f64` lanes, then `1 / (1 + e)`.
+    #[target_feature(enable = "avx2,fma")]
+    pub unsafe fn sigmoid(x: &[f32], out: &mut [f32]) {
+        use super::{EXP_C, EXP_MAGIC, LN2_HI, LN2_LO};
+        let n = x.len();
+        let full = n / 4 * 4;
+        let sign = _mm256_set1_pd(-0.0);
+        let one = _mm256_set1_pd(1.0);
+        let magic = _mm256_set1_pd(EXP_MAGIC);
+        let mut c = 0;
+        while c < full {
+            // SAFETY: c + 4 ≤ n = len of both.
+            let xf = unsafe { _mm_loadu_ps(x.as_ptr().add(c)) };
+            let xd = _mm256_xor_pd(_mm256_cvtps_pd(xf), sign);
+            let v = _mm256_max_pd(xd, _mm256_set1_pd(-700.0));
+            let v = _mm256_min_pd(v, _mm256_set1_pd(700.0));
+            let t = _mm256_add_pd(
+                _mm256_mul_pd(v, _mm256_set1_pd(std::f64::consts::LOG2_E)),
+                magic,
+            );
+            let nn = _mm256_sub_pd(t, magic);
+            let r = _mm256_sub_pd(
+                _mm256_sub_pd(v, _mm256_mul_pd(nn, _mm256_set1_pd(LN2_HI))),
+                _mm256_mul_pd(nn, _mm256_set1_pd(LN2_LO)),
+            );
+            let mut p = _mm256_set1_pd(EXP_C[0]);
+            for &k in &EXP_C[1..] {
+                p = _mm256_add_pd(_mm256_mul_pd(p, r), _mm256_set1_pd(k));
+            }
+            p = _mm256_add_pd(_mm256_mul_pd(p, r), one);
+            let k = _mm256_sub_epi64(
+                _mm256_castpd_si256(t),
+                _mm256_set1_epi64x(EXP_MAGIC.to_bits() as i64),
+            );
+            let scale = _mm256_slli_epi64::<52>(_mm256_add_epi64(k, _mm256_set1_epi64x(1023)));
+            let e = _mm256_mul_pd(p, _mm256_castsi256_pd(scale));
+            let s = _mm256_cvtpd_ps(_mm256_div_pd(one, _mm256_add_pd(one, e)));
+            let nan = _mm_cmpunord_ps(xf, xf);
+            let s = _mm_blendv_ps(s, _mm_set1_ps(f32::NAN), nan);
+            // SAFETY: as above.
+            unsafe { _mm_storeu_ps(out.as_mut_ptr().add(c), s) };
+            c += 4;
+        }
+        for i in full..n {
+            out[i] = super::sigmoid(x[i]);
+        }
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -482,6 +554,57 @@ mod avx512 {
             y[i] += x[i];
         }
     }
+
+    /// See [`super::Kernel::sigmoid`]: [`super::exp_core`] on 8 `f64` lanes, then `1 / (1 + e)`.
+    #[target_feature(enable = "avx512f")]
+    pub unsafe fn sigmoid(x: &[f32], out: &mut [f32]) {
+        use super::{EXP_C, EXP_MAGIC, LN2_HI, LN2_LO};
+        let n = x.len();
+        let full = n / 8 * 8;
+        let sign = _mm512_set1_epi64(i64::MIN);
+        let one = _mm512_set1_pd(1.0);
+        let magic = _mm512_set1_pd(EXP_MAGIC);
+        let mut c = 0;
+        while c < full {
+            // SAFETY: c + 8 ≤ n = len of both.
+            let xf = unsafe { _mm256_loadu_ps(x.as_ptr().add(c)) };
+            let xd = _mm512_castsi512_pd(_mm512_xor_si512(
+                _mm512_castpd_si512(_mm512_cvtps_pd(xf)),
+                sign,
+            ));
+            let v = _mm512_max_pd(xd, _mm512_set1_pd(-700.0));
+            let v = _mm512_min_pd(v, _mm512_set1_pd(700.0));
+            let t = _mm512_add_pd(
+                _mm512_mul_pd(v, _mm512_set1_pd(std::f64::consts::LOG2_E)),
+                magic,
+            );
+            let nn = _mm512_sub_pd(t, magic);
+            let r = _mm512_sub_pd(
+                _mm512_sub_pd(v, _mm512_mul_pd(nn, _mm512_set1_pd(LN2_HI))),
+                _mm512_mul_pd(nn, _mm512_set1_pd(LN2_LO)),
+            );
+            let mut p = _mm512_set1_pd(EXP_C[0]);
+            for &k in &EXP_C[1..] {
+                p = _mm512_add_pd(_mm512_mul_pd(p, r), _mm512_set1_pd(k));
+            }
+            p = _mm512_add_pd(_mm512_mul_pd(p, r), one);
+            let k = _mm512_sub_epi64(
+                _mm512_castpd_si512(t),
+                _mm512_set1_epi64(EXP_MAGIC.to_bits() as i64),
+            );
+            let scale = _mm512_slli_epi64::<52>(_mm512_add_epi64(k, _mm512_set1_epi64(1023)));
+            let e = _mm512_mul_pd(p, _mm512_castsi512_pd(scale));
+            let s = _mm512_cvtpd_ps(_mm512_div_pd(one, _mm512_add_pd(one, e)));
+            let nan = _mm256_cmp_ps::<_CMP_UNORD_Q>(xf, xf);
+            let s = _mm256_blendv_ps(s, _mm256_set1_ps(f32::NAN), nan);
+            // SAFETY: as above.
+            unsafe { _mm256_storeu_ps(out.as_mut_ptr().add(c), s) };
+            c += 8;
+        }
+        for i in full..n {
+            out[i] = super::sigmoid(x[i]);
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -492,44 +615,62 @@ mod avx512 {
 const LN2_HI: f64 = f64::from_bits(0x3FE6_2E42_FEE0_0000);
 const LN2_LO: f64 = f64::from_bits(0x3DEA_39EF_3579_3C76);
 
-/// `eˣ` from +, −, ×, rounding and exponent bits only (no C library), so every machine gives the same bits.
-/// Relative error below 1e-13 on `[−700, 700]` (the input is clamped there): range reduction
-/// `x = n·ln 2 + r`, `|r| ≤ ln 2 / 2`, with ln 2 split in two (Cody–Waite), then the degree-12 Taylor
-/// polynomial of `eʳ` by Horner, then `· 2ⁿ` through the exponent field.
+/// `eˣ` from +, −, × and exponent bits only (no C library, no fused steps), so every machine gives the same
+/// bits. Relative error below 1e-13 on `[−700, 700]` (the input is clamped there): range reduction
+/// `x = n·ln 2 + r`, `|r| ≤ ln 2 / 2` (`n` rounded to nearest, ties to even, by adding [`EXP_MAGIC`]), with
+/// ln 2 split in two (Cody–Waite), then the degree-12 Taylor polynomial of `eʳ` by Horner, then `· 2ⁿ`
+/// through the exponent field. The vector builds of [`Kernel::sigmoid`] do the same operations lane by lane.
 pub fn exp(x: f64) -> f64 {
     if x.is_nan() {
         return x;
     }
-    let x = x.clamp(-700.0, 700.0);
-    let n = (x * std::f64::consts::LOG2_E).round();
+    exp_core(x)
+}
+
+/// `1.5 · 2⁵²`: adding it rounds an `f64` of magnitude below 2⁵¹ to the nearest integer (ties to even), which
+/// then sits in the low mantissa bits.
+const EXP_MAGIC: f64 = 6_755_399_441_055_744.0;
+/// 1/k! for k = 12 down to 1: the Taylor coefficients of `eʳ`, highest first.
+const EXP_C: [f64; 12] = [
+    1.0 / 479_001_600.0,
+    1.0 / 39_916_800.0,
+    1.0 / 3_628_800.0,
+    1.0 / 362_880.0,
+    1.0 / 40_320.0,
+    1.0 / 5_040.0,
+    1.0 / 720.0,
+    1.0 / 120.0,
+    1.0 / 24.0,
+    1.0 / 6.0,
+    1.0 / 2.0,
+    1.0,
+];
+
+/// [`exp`] without the NaN test, written operation for operation as the vector builds do it (their
+/// `max`/`min` return the bound for a NaN, and so do these comparisons).
+#[inline(always)]
+fn exp_core(x: f64) -> f64 {
+    let x = if x > -700.0 { x } else { -700.0 };
+    let x = if x < 700.0 { x } else { 700.0 };
+    let t = x * std::f64::consts::LOG2_E + EXP_MAGIC;
+    let n = t - EXP_MAGIC;
     let r = (x - n * LN2_HI) - n * LN2_LO;
-    // 1/k! for k = 12 down to 1.
-    const C: [f64; 12] = [
-        1.0 / 479_001_600.0,
-        1.0 / 39_916_800.0,
-        1.0 / 3_628_800.0,
-        1.0 / 362_880.0,
-        1.0 / 40_320.0,
-        1.0 / 5_040.0,
-        1.0 / 720.0,
-        1.0 / 120.0,
-        1.0 / 24.0,
-        1.0 / 6.0,
-        1.0 / 2.0,
-        1.0,
-    ];
-    let mut p = C[0];
-    for c in &C[1..] {
+    let mut p = EXP_C[0];
+    for c in &EXP_C[1..] {
         p = p * r + c;
     }
     p = p * r + 1.0;
-    p * f64::from_bits(((n as i64 + 1023) as u64) << 52)
+    let k = (t.to_bits() as i64).wrapping_sub(EXP_MAGIC.to_bits() as i64);
+    p * f64::from_bits(((k + 1023) as u64) << 52)
 }
 
-/// σ(x) = 1 / (1 + e⁻ˣ) through [`exp`], rounded once to `f32`.
+/// σ(x) = 1 / (1 + e⁻ˣ) through [`exp`], rounded once to `f32`; σ(NaN) is `f32::NAN` on every build.
 #[inline]
 pub fn sigmoid(x: f32) -> f32 {
-    (1.0 / (1.0 + exp(-(x as f64)))) as f32
+    if x.is_nan() {
+        return f32::NAN;
+    }
+    (1.0 / (1.0 + exp_core(-(x as f64)))) as f32
 }
 
 /// Bound of word2vec's σ table.
@@ -609,6 +750,7 @@ mod tests {
             Kernel::Scalar.lincomb(dim, &w, &b, &mut l0);
             let mut y0 = a.clone();
             Kernel::Scalar.add_assign(&mut y0, &a);
+            let sg0: Vec<f32> = a.iter().map(|&v| sigmoid(v)).collect();
             for k in Kernel::available() {
                 let mut g = vec![1f32; r * s];
                 k.gram(dim, &a, &b, &mut g);
@@ -619,6 +761,9 @@ mod tests {
                 let mut y = a.clone();
                 k.add_assign(&mut y, &a);
                 prop_assert_eq!(bits(&y), bits(&y0), "add_assign on {}", k.name());
+                let mut sg = vec![1f32; a.len()];
+                k.sigmoid(&a, &mut sg);
+                prop_assert_eq!(bits(&sg), bits(&sg0), "sigmoid on {}", k.name());
             }
         }
 
@@ -703,6 +848,51 @@ mod tests {
         assert_eq!(sigmoid(100.0), 1.0);
         assert_eq!(sigmoid(-200.0), 0.0);
         assert!(exp(f64::NAN).is_nan());
+    }
+
+    /// σ on every build against f64 σ of the C library, on a grid and at the edges (±0, ±∞, NaN, the clamp,
+    /// subnormals), with the scalar build's bits.
+    #[test]
+    fn sigmoid_on_every_build() {
+        let mut x: Vec<f32> = (-2000..=2000).map(|i| i as f32 / 40.0).collect();
+        x.extend([
+            0.0,
+            -0.0,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+            -f32::NAN,
+            700.0,
+            -700.0,
+            701.5,
+            -1e30,
+            1e-40,
+            -1e-40,
+            f32::MAX,
+            f32::MIN,
+        ]);
+        let want: Vec<f32> = x.iter().map(|&v| sigmoid(v)).collect();
+        for (&v, &w) in x.iter().zip(&want) {
+            if v.is_nan() {
+                assert_eq!(w.to_bits(), f32::NAN.to_bits());
+                continue;
+            }
+            let r = (1.0 / (1.0 + (-(v as f64)).exp())) as f32;
+            assert!((w - r).abs() <= f32::EPSILON * r, "{v}: {w} vs {r}");
+        }
+        // Every length 0..=x.len(), so each build's vector body and scalar tail meet at every offset.
+        for k in Kernel::available() {
+            for len in [0usize, 1, 3, 4, 5, 7, 8, 9, 15, 16, 17, x.len()] {
+                let mut out = vec![0f32; len];
+                k.sigmoid(&x[x.len() - len..], &mut out);
+                assert_eq!(
+                    bits(&out),
+                    bits(&want[x.len() - len..]),
+                    "{} len {len}",
+                    k.name()
+                );
+            }
+        }
     }
 
     #[test]

@@ -351,6 +351,7 @@ struct Scratch {
     c: Vec<f32>,
     o: Vec<f32>,
     logits: Vec<f32>,
+    sg: Vec<f32>,
     g: Vec<f32>,
     gt: Vec<f32>,
 }
@@ -543,13 +544,18 @@ impl Ctx<'_> {
         s.gt.resize(nc * nt, 0.0);
         let want_loss = blk.batches.is_multiple_of(LOSS_EVERY);
         let mut loss = 0f64;
+        s.sg.resize(nc * nt, 0.0);
+        match plan.sigma {
+            Sigma::Exact => plan.kernel.sigmoid(&s.logits, &mut s.sg),
+            Sigma::Table(t) => {
+                for (o, &f) in s.sg.iter_mut().zip(&s.logits) {
+                    *o = kernels::sigmoid_from_table(f, t);
+                }
+            }
+        }
         for j in 0..nc {
             for k in 0..nt {
-                let f = s.logits[j * nt + k];
-                let sg = match plan.sigma {
-                    Sigma::Exact => kernels::sigmoid(f),
-                    Sigma::Table(t) => kernels::sigmoid_from_table(f, t),
-                };
+                let sg = s.sg[j * nt + k];
                 let label = if k == 0 { 1.0 } else { 0.0 };
                 if want_loss {
                     let p = if k == 0 { sg } else { 1.0 - sg };
