@@ -393,3 +393,60 @@ fn a_panic_inside_sword_run_leaves_a_directory_a_rerun_completes() {
         }
     }
 }
+
+#[test]
+fn a_crafted_embeddings_npy_is_refused_naming_the_file() {
+    let wd = Workdir::new();
+    let dump = small_dump(&wd);
+    small_configs(&wd, 30);
+    let mut args = small_run_args("2", &dump, "out");
+    args.extend(["--until", "train"]);
+    wd.run_ok(&args);
+    let good = wd.read("out/embeddings.npy");
+    let header_len = 10 + u16::from_le_bytes([good[8], good[9]]) as usize;
+    let crafted = |dict: &str, data: &[u8]| {
+        let mut h = dict.to_string();
+        while !(10 + h.len() + 1).is_multiple_of(64) {
+            h.push(' ');
+        }
+        h.push('\n');
+        let mut b = b"\x93NUMPY\x01\x00".to_vec();
+        b.extend((h.len() as u16).to_le_bytes());
+        b.extend(h.as_bytes());
+        b.extend(data);
+        b
+    };
+    let data = &good[header_len..];
+    for (bytes, want) in [
+        (
+            crafted(
+                "{'descr': '<f4', 'fortran_order': False, 'shape': (1000000000000, 128), }",
+                &data[..64],
+            ),
+            "(truncated)",
+        ),
+        (
+            crafted(
+                "{'descr': '<f8', 'fortran_order': False, 'shape': (1, 1), }",
+                &[0; 8],
+            ),
+            "not little-endian float32",
+        ),
+        (good[..good.len() - 4].to_vec(), "truncated"),
+        (
+            crafted(
+                "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 1), }",
+                &[0; 4],
+            ),
+            "one row per node",
+        ),
+    ] {
+        wd.write("out/embeddings.npy", &bytes);
+        let (code, err) = wd.run_err(&["distort", "--out", "out", "--force"]);
+        assert_eq!(code, 2, "{err}");
+        assert!(
+            err.contains("out/embeddings.npy") && err.contains(want),
+            "{err}"
+        );
+    }
+}
