@@ -27,8 +27,9 @@
 # LOCALIZED=1 (ask the SWORD question in the statement's language), INCLUDE_BAD_TEXT=1, BOOTSTRAP (1000),
 # ARQA_PROMPTS (default data/eval/adversariskqa), SYCO_QUESTIONS; long form: LF_PROMPTS (default ARQA_PROMPTS),
 # LF_DECOMPOSER / LF_DECOMPOSER_BASE_URL (default JUDGE, else MODEL / JUDGE_BASE_URL), LF_VERIFIER /
-# LF_VERIFIER_BASE_URL (default the decomposer), LF_API (chat or responses), LF_K (8, or auto), LF_FLAGS (more
-# runner flags for the long answers, e.g. --max-tokens 1024).
+# LF_VERIFIER_BASE_URL (default the decomposer), LF_API (chat or responses), LF_FORMAT (json-schema, json-object
+# or none: how the JSON schema is sent to a chat model), LF_K (8, or auto), LF_FLAGS (more runner flags for the
+# long answers, e.g. --max-tokens 1024).
 
 ORIGINALS          ?=
 JUDGE              ?=
@@ -53,6 +54,7 @@ LF_DECOMPOSER_BASE_URL ?= $(JUDGE_BASE_URL)
 LF_VERIFIER        ?= $(LF_DECOMPOSER)
 LF_VERIFIER_BASE_URL ?= $(LF_DECOMPOSER_BASE_URL)
 LF_API             ?= chat
+LF_FORMAT          ?= json-schema
 LF_K               ?= 8
 LF_FLAGS           ?=
 LONGFORM           ?=
@@ -77,8 +79,8 @@ $(call ev_stamp,$(EV)/.params,$(BASE_URL) $(MODEL) $(EVAL_FLAGS))
 $(call ev_stamp,$(EV)/.prompts.params,$(LOCALIZED) $(INCLUDE_BAD_TEXT))
 $(call ev_stamp,$(EV)/.judge.params,$(JUDGE_BASE_URL) $(JUDGE) $(EVAL_FLAGS))
 $(call ev_stamp,$(EV)/.longform.params,$(LF_FLAGS))
-$(call ev_stamp,$(EV)/.decompose.params,$(LF_DECOMPOSER_BASE_URL) $(LF_DECOMPOSER) $(EVAL_FLAGS))
-$(call ev_stamp,$(EV)/.verify.params,$(LF_VERIFIER_BASE_URL) $(LF_VERIFIER) $(LF_API) $(EVAL_FLAGS))
+$(call ev_stamp,$(EV)/.decompose.params,$(LF_DECOMPOSER_BASE_URL) $(LF_DECOMPOSER) $(LF_FORMAT) $(EVAL_FLAGS))
+$(call ev_stamp,$(EV)/.verify.params,$(LF_VERIFIER_BASE_URL) $(LF_VERIFIER) $(LF_API) $(LF_FORMAT) $(EVAL_FLAGS))
 $(call ev_stamp,$(EV)/.lfscore.params,$(LF_K) $(BOOTSTRAP))
 endif
 
@@ -161,15 +163,15 @@ $(EV)/longform.requests.jsonl: $(wildcard $(LF_PROMPTS)/*.json) | $(SWORD)
 $(EV)/longform/eval.manifest.json: $(EV)/longform.requests.jsonl $(EV)/.params $(EV)/.longform.params | $(SWORD)
 	$(call eval_run,longform,$(BASE_URL),$(MODEL),$(LF_FLAGS))
 
-$(EV)/decompose.requests.jsonl: $(EV)/longform/eval.manifest.json | $(SWORD)
-	$(SWORD) eval decompose-prompts --samples $(EV)/longform/samples.jsonl --out $@
+$(EV)/decompose.requests.jsonl: $(EV)/longform/eval.manifest.json $(EV)/.decompose.params | $(SWORD)
+	$(SWORD) eval decompose-prompts --samples $(EV)/longform/samples.jsonl --format $(LF_FORMAT) --out $@
 
 $(EV)/decompose/eval.manifest.json: $(EV)/decompose.requests.jsonl $(EV)/.decompose.params | $(SWORD)
 	$(call eval_run,decompose,$(LF_DECOMPOSER_BASE_URL),$(LF_DECOMPOSER))
 
 $(EV)/verify.requests.jsonl: $(EV)/decompose/eval.manifest.json $(EV)/.verify.params | $(SWORD)
 	$(SWORD) eval verify-prompts --samples $(EV)/longform/samples.jsonl --decomposed $(EV)/decompose/samples.jsonl \
-	  --api $(LF_API) --out $@
+	  --api $(LF_API) --format $(LF_FORMAT) --out $@
 
 $(EV)/verify/eval.manifest.json: $(EV)/verify.requests.jsonl $(EV)/.verify.params | $(SWORD)
 	$(call eval_run,verify,$(LF_VERIFIER_BASE_URL),$(LF_VERIFIER),--api $(LF_API))

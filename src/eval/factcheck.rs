@@ -102,17 +102,37 @@ pub fn verdict_schema() -> Value {
     })
 }
 
-/// Chat Completions structured output: `response_format` with a strict JSON schema.
-pub fn facts_response_format() -> Map<String, Value> {
-    chat_format("atomic_facts", facts_schema())
+/// How a Chat Completions request asks for structured output.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SchemaFormat {
+    /// `response_format: {"type": "json_schema", "json_schema": {name, strict, schema}}` (OpenAI's
+    /// structured output).
+    #[default]
+    JsonSchema,
+    /// `response_format: {"type": "json_object", "schema": …}`, for servers that refuse `json_schema`
+    /// (llama-cpp-python's server 0.3.36 answers json_schema with HTTP 500, a validation error; it
+    /// constrains the output to the schema this way).
+    JsonObject,
+    /// No `response_format`: the prompt alone asks for the JSON, read leniently.
+    None,
 }
 
-fn chat_format(name: &str, schema: Value) -> Map<String, Value> {
+/// Chat Completions structured output for the decomposition: `response_format` with the facts schema.
+pub fn facts_response_format(format: SchemaFormat) -> Map<String, Value> {
+    chat_format("atomic_facts", facts_schema(), format)
+}
+
+fn chat_format(name: &str, schema: Value, format: SchemaFormat) -> Map<String, Value> {
     let mut m = Map::new();
-    m.insert(
-        "response_format".into(),
-        json!({"type": "json_schema", "json_schema": {"name": name, "strict": true, "schema": schema}}),
-    );
+    let rf = match format {
+        SchemaFormat::JsonSchema => {
+            json!({"type": "json_schema", "json_schema": {"name": name, "strict": true, "schema": schema}})
+        }
+        SchemaFormat::JsonObject => json!({"type": "json_object", "schema": schema}),
+        SchemaFormat::None => return m,
+    };
+    m.insert("response_format".into(), rf);
     m
 }
 
@@ -249,7 +269,7 @@ pub fn answered(samples: &[(u64, Map<String, Value>)], path: &Path) -> Result<Ve
 }
 
 /// Decomposition requests (`decompose:<answer id>`) for every valid answer.
-pub fn decompose_requests(answers: &[Answered]) -> Vec<Request> {
+pub fn decompose_requests(answers: &[Answered], format: SchemaFormat) -> Vec<Request> {
     answers
         .iter()
         .filter_map(|a| {
@@ -265,7 +285,7 @@ pub fn decompose_requests(answers: &[Answered]) -> Vec<Request> {
                     Message::new("system", DECOMPOSE_SYSTEM),
                     Message::new("user", user),
                 ],
-                body: facts_response_format(),
+                body: facts_response_format(format),
             })
         })
         .collect()
@@ -359,7 +379,37 @@ fn facts_of(v: &Value) -> Option<Vec<String>> {
 /// Read a decomposition. Strict: the whole output is `{"facts": [strings]}`. Lenient: the same inside code
 /// fences or prose, other key names (`atomic_facts`, `claims`), a bare array, objects with a `fact`
 /// field, or a bulleted / numbered list (`- …`, `* …`, `1. …`, `2) …`). Anything else fails.
+///
+/// A "fact" without a letter or digit (the `"..."` of the format example, copied by a small model) is no
+/// fact: it is dropped, which makes the reading lenient, and a list of nothing else is a failed
+/// decomposition (SmolLM2-135M answered `{"facts": ["...", "..."]}` to 16 of 24 requests).
 pub fn parse_facts(text: &str) -> Parsed<Vec<String>> {
+    let (facts, strict) = match parse_facts_as_given(text) {
+        Parsed::Strict(f) => (f, true),
+        Parsed::Lenient(f) => (f, false),
+        failed => return failed,
+    };
+    let given = facts.len();
+    let kept: Vec<String> = facts
+        .into_iter()
+        .filter(|f| f.chars().any(char::is_alphanumeric))
+        .collect();
+    if kept.len() == given {
+        if strict {
+            Parsed::Strict(kept)
+        } else {
+            Parsed::Lenient(kept)
+        }
+    } else if kept.is_empty() {
+        Parsed::Failed(format!(
+            "only placeholders: {given} \"facts\" without a letter or digit (such as \"...\")"
+        ))
+    } else {
+        Parsed::Lenient(kept)
+    }
+}
+
+fn parse_facts_as_given(text: &str) -> Parsed<Vec<String>> {
     if let Ok(v) = serde_json::from_str::<Value>(text.trim()) {
         if let Some(Value::Array(a)) = v.get("facts") {
             if a.iter().all(Value::is_string) {
@@ -604,6 +654,7 @@ pub fn verify_requests(
     answers: &[Answered],
     decomposed: &HashMap<String, std::result::Result<Vec<String>, String>>,
     api: VerifyApi,
+    format: SchemaFormat,
 ) -> Vec<Request> {
     let mut out = Vec::new();
     for a in answers {
@@ -618,7 +669,7 @@ pub fn verify_requests(
                 ("fact", json!(fact)),
             ]);
             let body = match api {
-                VerifyApi::Chat => chat_format("fact_verdict", verdict_schema()),
+                VerifyApi::Chat => chat_format("fact_verdict", verdict_schema(), format),
                 VerifyApi::Responses => {
                     meta.insert("api".into(), json!("responses"));
                     let mut m = Map::new();
@@ -841,6 +892,16 @@ mod tests {
             Parsed::Lenient(vec!["A.".into(), "B.".into(), "C.".into(), "D.".into()])
         );
         assert_eq!(parse_facts(r#"{"facts": []}"#), Parsed::Strict(vec![]));
+        // The format example copied: no fact.
+        assert!(matches!(
+            parse_facts(r#"{"facts": ["...", "..."]}"#),
+            Parsed::Failed(_)
+        ));
+        assert!(matches!(parse_facts("- …\n- ?"), Parsed::Failed(_)));
+        assert_eq!(
+            parse_facts(r#"{"facts": ["A is B.", "..."]}"#),
+            Parsed::Lenient(vec!["A is B.".into()])
+        );
         assert!(matches!(parse_facts("I cannot help."), Parsed::Failed(_)));
         assert!(matches!(parse_facts(""), Parsed::Failed(_)));
     }
@@ -895,5 +956,25 @@ mod tests {
         assert_eq!(adv.messages[1].content, "As we know, m. Q?");
         assert_eq!(non.messages[1].content, "Q?");
         assert_eq!(non.meta["condition"], "non_adversarial");
+    }
+
+    #[test]
+    fn structured_output_in_each_format() {
+        let f = facts_response_format(SchemaFormat::JsonSchema);
+        assert_eq!(f["response_format"]["type"], "json_schema");
+        assert_eq!(f["response_format"]["json_schema"]["name"], "atomic_facts");
+        assert_eq!(f["response_format"]["json_schema"]["strict"], true);
+        assert_eq!(
+            f["response_format"]["json_schema"]["schema"],
+            facts_schema()
+        );
+        let f = facts_response_format(SchemaFormat::JsonObject);
+        assert_eq!(
+            Value::Object(f),
+            json!({"response_format": {"type": "json_object", "schema": facts_schema()}})
+        );
+        assert!(facts_response_format(SchemaFormat::None).is_empty());
+        let v = chat_format("fact_verdict", verdict_schema(), SchemaFormat::JsonObject);
+        assert_eq!(v["response_format"]["schema"], verdict_schema());
     }
 }

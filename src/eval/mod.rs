@@ -69,6 +69,11 @@ pub struct DecomposeArgs {
     /// samples.jsonl of the long-form answers (requests from `prompts --suite adversariskqa-longform`).
     #[arg(long)]
     samples: PathBuf,
+    /// How the JSON schema is sent: `json-schema` (OpenAI structured output), `json-object` (the schema
+    /// inside a json_object response_format, for servers such as llama-cpp-python's that refuse
+    /// json_schema) or `none` (the prompt alone; read leniently).
+    #[arg(long, value_enum, default_value_t = factcheck::SchemaFormat::JsonSchema)]
+    format: factcheck::SchemaFormat,
     /// Output requests JSONL.
     #[arg(long)]
     out: PathBuf,
@@ -88,6 +93,10 @@ pub struct VerifyArgs {
     /// `eval run --api responses`).
     #[arg(long, value_enum, default_value_t = factcheck::VerifyApi::Chat)]
     api: factcheck::VerifyApi,
+    /// With `--api chat`: how the JSON schema is sent (as for `decompose-prompts --format`). The Responses
+    /// API always gets it as `text.format`.
+    #[arg(long, value_enum, default_value_t = factcheck::SchemaFormat::JsonSchema)]
+    format: factcheck::SchemaFormat,
     /// Output requests JSONL.
     #[arg(long)]
     out: PathBuf,
@@ -302,7 +311,7 @@ pub fn cli(args: Args) -> Result<()> {
         Cmd::ChainReport(a) => chain::run(&a),
         Cmd::DecomposePrompts(a) => {
             let answers = factcheck::answered(&samples::read_jsonl(&a.samples)?, &a.samples)?;
-            let reqs = factcheck::decompose_requests(&answers);
+            let reqs = factcheck::decompose_requests(&answers, a.format);
             crate::progress::log(format!(
                 "decompose-prompts: {} of {} answers to decompose ({} missing or invalid)",
                 reqs.len(),
@@ -315,7 +324,7 @@ pub fn cli(args: Args) -> Result<()> {
             let answers = factcheck::answered(&samples::read_jsonl(&a.samples)?, &a.samples)?;
             let (decomposed, counts) =
                 factcheck::decompositions(&samples::read_jsonl(&a.decomposed)?);
-            let reqs = factcheck::verify_requests(&answers, &decomposed, a.api);
+            let reqs = factcheck::verify_requests(&answers, &decomposed, a.api, a.format);
             crate::progress::log(format!(
                 "verify-prompts: {} facts to check; decompositions {} strict, {} lenient, {} unreadable, {} missing",
                 reqs.len(),
