@@ -30,7 +30,6 @@ pub mod model;
 pub mod pipeline;
 pub mod progress;
 pub mod report;
-pub mod shard;
 pub mod synth;
 pub mod tables;
 pub mod train;

@@ -7,8 +7,8 @@
 
 #![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 
-use super::entity::{self, Entity, EntityValue, Kind, Line};
-use super::{skim, ChunkOut, Joiner, ReadOpts};
+use crate::dump::entity::{self, Entity, EntityValue, Kind, Line};
+use crate::dump::{self, skim, ChunkOut, Joiner, ReadOpts};
 use crate::error::{Error, Result};
 use crate::ids::{EntityId, Pid, Qid};
 use crate::model::{EntityRecord, Label, PropertyRecord, Rank, Triple};
@@ -604,18 +604,8 @@ pub fn handle_line(
         part.overlong.get_or_insert((rel_line, rel_offset));
         return;
     }
-    let (a, b) = entity::trim_line(raw);
-    let line = raw.get(a..b).unwrap_or_default();
-    // Skimmed bytes when the line is an entity object the skim understands; otherwise the whole line, so
-    // frames and malformed lines take exactly the path (and get exactly the errors) they get without it.
-    let skimmed = rules.skim
-        && line.first() == Some(&b'{')
-        && skim::skim(line, &rules.langs, scratch).is_ok();
-    if !skimmed {
-        scratch.clear();
-        scratch.extend_from_slice(line);
-    }
-    match entity::parse_entity(scratch, &rules.langs, buffers) {
+    // Skimmed or whole: the same verdict and entity either way (see `skim::parse_line`).
+    match skim::parse_line(raw, &rules.langs, rules.skim, scratch, buffers) {
         Ok(Line::Frame(k)) => part.counts.add(
             match k {
                 entity::FrameKind::Blank => "blank_lines",
@@ -837,7 +827,7 @@ fn keep_entity(
 pub fn work_chunk(rules: &Rules, bytes: &[u8], at_line_start: bool) -> ChunkOut<Part> {
     let mut scratch = Vec::new();
     let mut buffers = simd_json::Buffers::new(1 << 16);
-    super::frame(bytes, at_line_start, Part::default(), |part, l, o, line| {
+    dump::frame(bytes, at_line_start, Part::default(), |part, l, o, line| {
         handle_line(rules, part, &mut scratch, &mut buffers, l, o, line)
     })
 }

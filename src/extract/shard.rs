@@ -25,9 +25,9 @@
 #![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 
 use crate::artifact::{self, AtomicFile, FileRef, Manifest};
-use crate::dump::keep::{self, Acc, Cand, Config, Part, Rules};
 use crate::dump::{self, gz, ChunkOut, Format, Joiner, LineChunker, MultiGz, ReadOpts, ReadStats};
 use crate::error::{Error, IoContext, Result};
+use crate::extract::keep::{self, Acc, Cand, Config, Part, Rules};
 use crate::ids::Pid;
 use crate::model::{EntityRecord, PropertyRecord};
 use crate::progress::{self, Progress, Unit};
