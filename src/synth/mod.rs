@@ -212,6 +212,7 @@ pub fn cli(args: Args) -> Result<()> {
     ));
     if let Some(tp) = &args.truth {
         let doc = truth_json(&truth);
+        writer::ensure_parent(tp)?;
         crate::artifact::write_atomic(tp, |w| {
             serde_json::to_writer_pretty(&mut *w, &doc)?;
             w.write_all(b"\n")
