@@ -15,11 +15,20 @@
 # never asks an answered request again, and a second `make eval` with nothing changed sends no request.
 # A step that leaves requests unanswered (server down, errors) fails (exit 5) and is redone by the next make.
 #
+#
+# AdversaRiskQA long form (`make eval-longform`, not part of `eval`: it asks many more requests): answers for
+# both conditions → decomposition into facts (LF_DECOMPOSER) → a verdict per fact (LF_VERIFIER; LF_API=responses
+# for the Responses API with web_search) → the published layout (RUN/eval/<MODEL>/longform-results) →
+# longform.scores.json and longform-report/ (report.md, f1_paired_bars.svg). LONGFORM=1 adds it to `eval`.
+#
 # Options: TRANSLATE_MODEL / TRANSLATE_BASE_URL (default MODEL / BASE_URL), TEMPLATE (prompt template file),
 # RETRY_BAD (default 1), JUDGE_BASE_URL (default BASE_URL), API_KEY_ENV (variable holding the key),
 # CONCURRENCY (default 4), EVAL_FLAGS (more runner flags, e.g. --max-tokens 64 --timeout 300),
 # LOCALIZED=1 (ask the SWORD question in the statement's language), INCLUDE_BAD_TEXT=1, BOOTSTRAP (1000),
-# ARQA_PROMPTS (default data/eval/adversariskqa), SYCO_QUESTIONS.
+# ARQA_PROMPTS (default data/eval/adversariskqa), SYCO_QUESTIONS; long form: LF_PROMPTS (default ARQA_PROMPTS),
+# LF_DECOMPOSER / LF_DECOMPOSER_BASE_URL (default JUDGE, else MODEL / JUDGE_BASE_URL), LF_VERIFIER /
+# LF_VERIFIER_BASE_URL (default the decomposer), LF_API (chat or responses), LF_K (8, or auto), LF_FLAGS (more
+# runner flags for the long answers, e.g. --max-tokens 1024).
 
 ORIGINALS          ?=
 JUDGE              ?=
@@ -38,12 +47,21 @@ INCLUDE_BAD_TEXT   ?=
 BOOTSTRAP          ?= 1000
 ARQA_PROMPTS       ?= $(ROOT)/data/eval/adversariskqa
 SYCO_QUESTIONS     ?= $(ROOT)/data/eval/sycophancy_questions.jsonl
+LF_PROMPTS         ?= $(ARQA_PROMPTS)
+LF_DECOMPOSER      ?= $(if $(JUDGE),$(JUDGE),$(MODEL))
+LF_DECOMPOSER_BASE_URL ?= $(JUDGE_BASE_URL)
+LF_VERIFIER        ?= $(LF_DECOMPOSER)
+LF_VERIFIER_BASE_URL ?= $(LF_DECOMPOSER_BASE_URL)
+LF_API             ?= chat
+LF_K               ?= 8
+LF_FLAGS           ?=
+LONGFORM           ?=
 
 EV_NAME := $(subst /,_,$(subst :,_,$(MODEL)))
 EV      := $(RUN)/eval/$(EV_NAME)
 EV_RUN   = --concurrency $(CONCURRENCY) $(if $(API_KEY_ENV),--api-key-env $(API_KEY_ENV)) $(EVAL_FLAGS)
 
-.PHONY: eval eval-translate eval-sword eval-sycophancy eval-adversariskqa
+.PHONY: eval eval-translate eval-sword eval-sycophancy eval-adversariskqa eval-longform
 
 ifneq ($(filter eval eval-%,$(MAKECMDGOALS)),)
 ifneq ($(origin RUN),command line)
@@ -53,11 +71,15 @@ $(if $(BASE_URL),,$(error eval: set BASE_URL=http://HOST:PORT/v1))
 $(if $(MODEL),,$(error eval: set MODEL=NAME))
 # Parameter stamps: rewritten only when a parameter changed, so the steps depending on them rerun then (their
 # answered requests still come from the logs) and not otherwise.
-ev_stamp = $(shell mkdir -p '$(dir $(1))' && { [ "$$(cat '$(1)' 2>/dev/null)" = '$(2)' ] || printf '%s' '$(2)' > '$(1)'; })
+ev_stamp = $(shell mkdir -p '$(dir $(1))' && { { [ -e '$(1)' ] && [ "$$(cat '$(1)')" = '$(2)' ]; } || printf '%s' '$(2)' > '$(1)'; })
 $(call ev_stamp,$(RUN)/eval/.translate.params,$(TRANSLATE_BASE_URL) $(TRANSLATE_MODEL) $(ORIGINALS) $(TEMPLATE) $(RETRY_BAD) $(EVAL_FLAGS))
 $(call ev_stamp,$(EV)/.params,$(BASE_URL) $(MODEL) $(EVAL_FLAGS))
 $(call ev_stamp,$(EV)/.prompts.params,$(LOCALIZED) $(INCLUDE_BAD_TEXT))
 $(call ev_stamp,$(EV)/.judge.params,$(JUDGE_BASE_URL) $(JUDGE) $(EVAL_FLAGS))
+$(call ev_stamp,$(EV)/.longform.params,$(LF_FLAGS))
+$(call ev_stamp,$(EV)/.decompose.params,$(LF_DECOMPOSER_BASE_URL) $(LF_DECOMPOSER) $(EVAL_FLAGS))
+$(call ev_stamp,$(EV)/.verify.params,$(LF_VERIFIER_BASE_URL) $(LF_VERIFIER) $(LF_API) $(EVAL_FLAGS))
+$(call ev_stamp,$(EV)/.lfscore.params,$(LF_K) $(BOOTSTRAP))
 endif
 
 # ---- translate ----------------------------------------------------------------------------------------------
@@ -73,11 +95,11 @@ $(EV)/sword.requests.jsonl: $(RUN)/translate.manifest.json $(EV)/.prompts.params
 	$(SWORD) eval prompts --suite sword --input $(RUN)/statements_text.parquet --cross-suite \
 	  $(if $(LOCALIZED),--localized) $(if $(INCLUDE_BAD_TEXT),--include-bad-text) --out $@
 
-# eval_run SUITE, BASE_URL, MODEL: answer $(EV)/SUITE.requests.jsonl into $(EV)/SUITE/.
+# eval_run SUITE, BASE_URL, MODEL[, MORE FLAGS]: answer $(EV)/SUITE.requests.jsonl into $(EV)/SUITE/.
 define eval_run
 	@mkdir -p $(EV)/$(1)
 	$(SWORD) eval run --requests $(EV)/$(1).requests.jsonl --out $(EV)/$(1) --base-url $(2) --model $(3) \
-	  --require-complete $(EV_RUN) > $(EV)/$(1)/run.json
+	  --require-complete $(EV_RUN) $(4) > $(EV)/$(1)/run.json
 endef
 
 $(EV)/sword/eval.manifest.json: $(EV)/sword.requests.jsonl $(EV)/.params | $(SWORD)
@@ -131,11 +153,42 @@ endif
 
 eval-adversariskqa: $(EV_ARQA)
 
+# ---- AdversaRiskQA long form --------------------------------------------------------------------------------
+$(EV)/longform.requests.jsonl: $(wildcard $(LF_PROMPTS)/*.json) | $(SWORD)
+	@mkdir -p $(EV)
+	$(SWORD) eval prompts --suite adversariskqa-longform --input $(LF_PROMPTS) --out $@
+
+$(EV)/longform/eval.manifest.json: $(EV)/longform.requests.jsonl $(EV)/.params $(EV)/.longform.params | $(SWORD)
+	$(call eval_run,longform,$(BASE_URL),$(MODEL),$(LF_FLAGS))
+
+$(EV)/decompose.requests.jsonl: $(EV)/longform/eval.manifest.json | $(SWORD)
+	$(SWORD) eval decompose-prompts --samples $(EV)/longform/samples.jsonl --out $@
+
+$(EV)/decompose/eval.manifest.json: $(EV)/decompose.requests.jsonl $(EV)/.decompose.params | $(SWORD)
+	$(call eval_run,decompose,$(LF_DECOMPOSER_BASE_URL),$(LF_DECOMPOSER))
+
+$(EV)/verify.requests.jsonl: $(EV)/decompose/eval.manifest.json $(EV)/.verify.params | $(SWORD)
+	$(SWORD) eval verify-prompts --samples $(EV)/longform/samples.jsonl --decomposed $(EV)/decompose/samples.jsonl \
+	  --api $(LF_API) --out $@
+
+$(EV)/verify/eval.manifest.json: $(EV)/verify.requests.jsonl $(EV)/.verify.params | $(SWORD)
+	$(call eval_run,verify,$(LF_VERIFIER_BASE_URL),$(LF_VERIFIER),--api $(LF_API))
+
+$(EV)/longform.scores.json: $(EV)/verify/eval.manifest.json $(EV)/.lfscore.params $(SWORD)
+	rm -rf $(EV)/longform-results
+	$(SWORD) eval collect-longform --samples $(EV)/longform/samples.jsonl --decomposed $(EV)/decompose/samples.jsonl \
+	  --verified $(EV)/verify/samples.jsonl --model $(EV_NAME) --out $(EV)/longform-results > $(EV)/longform-collect.json
+	$(SWORD) eval score --suite adversariskqa-longform --results $(EV)/longform-results --k $(LF_K) \
+	  --bootstrap $(BOOTSTRAP) --out $(EV)/longform-report > $@.tmp
+	@mv $@.tmp $@
+
+eval-longform: $(EV)/longform.scores.json
+
 # ---- report -------------------------------------------------------------------------------------------------
 $(EV)/report.md: $(EV)/sword.scores.json $(EV)/sycophancy.scores.json $(EV_ARQA) $(RUN)/translate.manifest.json $(SWORD)
 	$(SWORD) eval chain-report --dir $(EV) --run $(RUN) --title '$(MODEL)'
 
-eval: $(EV)/report.md
+eval: $(EV)/report.md $(if $(LONGFORM),$(EV)/longform.scores.json)
 	@echo "eval: $(EV)/report.md"
 
 # pipeline/Makefile's recipes name themselves as $(lastword $(MAKEFILE_LIST)): take this file off the list

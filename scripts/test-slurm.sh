@@ -2,7 +2,8 @@
 # shellcheck disable=SC2016 # the `bash -c` programs below are single-quoted on purpose (their own $0, $1)
 # The Slurm path under a real single-node Slurm (scripts/slurm-local.sh): a 4-shard submission through
 # pipeline/slurm/submit.sh must equal an unsharded `sword run` of the same dump and seed, and the fault cases
-# must behave (a cancelled shard, a shard failing on bad input, a requeued shard). Every check fails when the
+# must behave (a cancelled shard, a shard failing on bad input, a requeued shard; requests no node can meet and
+# pending reasons that never clear fail fast). Every check fails when the
 # behaviour is broken; the last line is "N passed, M failed" and the exit code is 1 when any check failed.
 #
 #   scripts/test-slurm.sh            # installs slurm-wlm + munge if missing (root), starts the cluster if it is
@@ -12,7 +13,8 @@
 # install within SLURM_TEST_INSTALL_TIMEOUT seconds (default 300).
 # Environment: SWORD (binary; default the debug build of this repo, built if missing: the dumps are small),
 # SLURM_TEST_ENTITIES (dump size, 4000), SLURM_TEST_KEEP=1 (keep the work directory), SLURM_LOCAL_DIR (cluster).
-# Training runs at -j 1 on both sides (REST_CPUS=1), so every artifact is compared byte for byte.
+# The unsharded reference runs at -j 1, the Slurm rest job at -j 2 (REST_CPUS=2): every artifact, the
+# embeddings included, is compared byte for byte (no output depends on the thread count).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root" || exit 1
@@ -74,8 +76,8 @@ if [ ! -x "$SWORD" ]; then
 fi
 SWORD=$(cd "$(dirname "$SWORD")" && pwd)/$(basename "$SWORD")
 export SWORD SEED=42 SWORD_QUIET=1 POLL=1
-# Small requests: the node has few CPUs. REST_CPUS=1 makes the stages (training included) run at -j 1.
-export SHARD_CPUS=1 SHARD_MEM=1G REST_CPUS=1 REST_MEM=2G
+# Small requests: the node has few CPUs. REST_CPUS=2 runs the stages at -j 2, the reference runs at -j 1.
+export SHARD_CPUS=1 SHARD_MEM=1G REST_CPUS=2 REST_MEM=2G
 N=4
 DUMP=$W/wikidata-20990101-all.json.gz
 "$SWORD" -q synth --entities "${SLURM_TEST_ENTITIES:-4000}" --member-lines 100 --seed 7 --out "$DUMP" ||
@@ -139,7 +141,7 @@ check "submit.sh DUMP RUN 4 exits 0" test $rc -eq 0
 [ $rc -eq 0 ] || cat "$W/clean.out"
 check "4 part manifests in RUN/parts" test "$(find "$R/parts" -name "extract-part-*-of-$N.manifest.json" | wc -l)" -eq $N
 check "extract tables byte-identical to the unsharded run" same_extract_tables "$R"
-check "all ${#ARTIFACTS[@]} artifacts byte-identical to the unsharded run (training at -j 1 on both sides)" same_artifacts "$R"
+check "all ${#ARTIFACTS[@]} artifacts byte-identical to the unsharded run (-j 2 against -j 1)" same_artifacts "$R"
 A=$(array_id "$R") J=$(rest_id "$R")
 check "each job's log is in RUN/slurm/logs (4 shards + rest)" \
   bash -c 'for i in 0 1 2 3; do [ -s "$0/slurm/logs/extract-$1_$i.log" ] || exit 1; done; [ -s "$0/slurm/logs/rest-$2.log" ]' "$R" "$A" "$J"
@@ -274,6 +276,56 @@ check "sacct --completion shows that shard FAILED with exit code 2:0" \
 check "the shard's log names the bad input (a gzip member)" grep -q "bad input .*gzip member" "$R5/slurm/logs/extract-${A5}_${fi_task:-x}.log"
 check "the dependent job never started and is CANCELLED" \
   bash -c '! grep -q "rest job" "$0/slurm/events.log" && [ ! -e "$0/entities.parquet" ] && scontrol -o show job "$1" | grep -q "JobState=CANCELLED"' "$R5" "$J5"
+
+# --- 6. fail fast: requests no node can meet, hopeless pending reasons, status lines (issue 20) -----------------
+check "while waiting, submit.sh printed each job's state and pending reason" \
+  grep -Eq '^\[[0-9:]+\] extract tasks .*; rest job [0-9]+ PENDING \(Dependency\)$' "$W/clean.out"
+NODE_NAME=$(sinfo -h -N -o %N | head -n1) NODE_CPUS=$(sinfo -h -N -o %c | head -n1)
+R6=$W/toobig
+t=$SECONDS
+SHARD_CPUS=64 SHARD_MEM=512G timeout 120 pipeline/slurm/submit.sh "$DUMP" "$R6" 2 >"$W/toobig.out" 2>&1
+rc=$?
+took=$(secs $t)
+timing "SHARD_CPUS=64 SHARD_MEM=512G on a $NODE_CPUS-CPU node: exit $rc after ${took}s"
+check "SHARD_CPUS=64 SHARD_MEM=512G exits 2 (got $rc) within 60 s (${took}s)" test "$rc" -eq 2 -a "$took" -le 60
+check "it names the largest node ($NODE_NAME, $NODE_CPUS CPUs)" grep -q "the largest node is $NODE_NAME with $NODE_CPUS CPUs" "$W/toobig.out"
+check "it submitted nothing" test ! -s "$R6/slurm/jobs"
+# The #SBATCH defaults (8 CPUs / 16G a shard, 16 CPUs / 24G the rest) on a small node: lowered, saying so.
+R7=$W/defaults
+env -u SHARD_CPUS -u SHARD_MEM -u REST_CPUS -u REST_MEM timeout 120 pipeline/slurm/submit.sh --no-wait "$DUMP" "$R7" 2 >"$W/defaults.out" 2>&1
+rc=$?
+jobids_of "$R7"
+[ -s "$R7/slurm/jobs" ] && awk '{print $2}' "$R7/slurm/jobs" | xargs -r scancel
+if [ "$NODE_CPUS" -lt 16 ]; then
+  check "defaults too big for the node are lowered to it and submitted (exit $rc)" \
+    bash -c '[ "$1" -eq 0 ] && grep -q "rest (join, graph → export) job.s #SBATCH defaults do not fit .*asking 16 → $2 CPUs" "$0"' "$W/defaults.out" "$rc" "$NODE_CPUS"
+fi
+# A request the node could hold but the partition refuses (MaxCPUsPerNode): PartitionConfig never clears.
+if [ "$NODE_CPUS" -ge 2 ]; then
+  scontrol update PartitionName=local MaxCPUsPerNode=1
+  t=$SECONDS
+  SHARD_CPUS=2 PEND_GRACE=5 timeout 120 pipeline/slurm/submit.sh "$DUMP" "$W/partconf" 2 >"$W/partconf.out" 2>&1
+  rc=$?
+  took=$(secs $t)
+  jobids_of "$W/partconf"
+  scontrol update PartitionName=local MaxCPUsPerNode=UNLIMITED
+  timing "a shard pending with reason PartitionConfig: exit $rc after ${took}s"
+  check "a job pending for PartitionConfig: exit 2 (got $rc) within 60 s (${took}s), naming the reason" \
+    bash -c '[ "$1" -eq 2 ] && [ "$2" -le 60 ] && grep -q "GAVE UP: .* pends with reason PartitionConfig, which does not clear" "$0"' "$W/partconf.out" "$rc" "$took"
+  check "and its jobs were cancelled" \
+    bash -c 'for id in $(awk "{print \$2}" "$0/slurm/jobs"); do squeue -h -j "$id" 2>/dev/null | grep -q . && exit 1; done; exit 0' "$W/partconf"
+fi
+# The only node drained: ReqNodeNotAvail with no node up.
+scontrol update NodeName="$NODE_NAME" State=DRAIN Reason=sword-test
+t=$SECONDS
+NODE_GRACE=5 timeout 120 pipeline/slurm/submit.sh "$DUMP" "$W/drained" 2 >"$W/drained.out" 2>&1
+rc=$?
+took=$(secs $t)
+jobids_of "$W/drained"
+scontrol update NodeName="$NODE_NAME" State=RESUME
+timing "every node drained: exit $rc after ${took}s"
+check "no node up (drained): exit 2 (got $rc) within 60 s (${took}s), saying so" \
+  bash -c '[ "$1" -eq 2 ] && [ "$2" -le 60 ] && grep -Eq "GAVE UP: .* pends with reason (ReqNodeNotAvail|Nodes_required_for_job_are_DOWN) and no node of partition local is up" "$0"' "$W/drained.out" "$rc" "$took"
 
 timing "whole test: $(secs "$T0")s"
 echo "timings:"

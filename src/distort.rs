@@ -283,6 +283,102 @@ impl Similarity for EmbeddingSimilarity {
     }
 }
 
+/// Cosines read from the train stage's `embeddings.npy` through a memory map (rows keyed by `nodes.txt`):
+/// the same numbers as [`EmbeddingSimilarity`] on the word2vec text, without parsing or holding the matrix.
+/// Memory: the keys (16 bytes per node), the mean row, and the pages of the rows looked up.
+pub struct NpySimilarity {
+    npy: crate::embed::NpyMap,
+    /// (entity, row), sorted by entity.
+    rows: Vec<(Qid, u32)>,
+    mean: Vec<f32>,
+}
+
+impl NpySimilarity {
+    /// Open `npy` and pair its rows with the keys of `nodes` (one per line, row `i` = line `i + 1`); keys that
+    /// are not Q-ids (an edge list's own ids) are never looked up.
+    pub fn open(npy: &Path, nodes: &Path) -> Result<NpySimilarity> {
+        use std::io::BufRead;
+        let map = crate::embed::NpyMap::open(npy)?;
+        let f = std::fs::File::open(nodes).at(nodes)?;
+        let mut rows = Vec::new();
+        let mut n = 0usize;
+        let mut line = String::new();
+        let mut r = std::io::BufReader::with_capacity(1 << 20, f);
+        loop {
+            line.clear();
+            if r.read_line(&mut line).at(nodes)? == 0 {
+                break;
+            }
+            let key = line.strip_suffix('\n').unwrap_or(&line);
+            // The word2vec keys were looked up as `Q<n>` text: only the canonical spelling matches.
+            if let Some(q) = Qid::parse(key).filter(|q| q.to_string() == key) {
+                let row = u32::try_from(n).map_err(|_| {
+                    Error::bad_input(nodes, "more than 4 294 967 295 nodes".to_string())
+                })?;
+                rows.push((q, row));
+            }
+            n += 1;
+        }
+        if n != map.rows() {
+            return Err(Error::bad_input(
+                npy,
+                format!(
+                    "npy: {} rows, but {} lists {n} nodes (one row per node)",
+                    map.rows(),
+                    nodes.display()
+                ),
+            ));
+        }
+        rows.sort_unstable();
+        if let Some(w) = rows.windows(2).find(|w| w[0].0 == w[1].0) {
+            return Err(Error::bad_input(
+                nodes,
+                format!(
+                    "key {} occurs twice (lines {} and {})",
+                    w[0].0,
+                    w[0].1 + 1,
+                    w[1].1 + 1
+                ),
+            ));
+        }
+        let mean = map.mean_row();
+        Ok(NpySimilarity {
+            npy: map,
+            rows,
+            mean,
+        })
+    }
+
+    fn row(&self, q: Qid, out: &mut Vec<f32>) -> Option<()> {
+        let k = self.rows.binary_search_by_key(&q, |r| r.0).ok()?;
+        self.npy.row_into(self.rows[k].1 as usize, out);
+        Some(())
+    }
+
+    fn pair(&self, a: Qid, b: Qid, centred: bool) -> Option<f32> {
+        let (mut x, mut y) = (Vec::new(), Vec::new());
+        self.row(a, &mut x)?;
+        self.row(b, &mut y)?;
+        if centred {
+            for v in [&mut x, &mut y] {
+                for (e, m) in v.iter_mut().zip(&self.mean) {
+                    *e -= m;
+                }
+            }
+        }
+        Some(crate::embed::cosine_rows(&x, &y))
+    }
+}
+
+impl Similarity for NpySimilarity {
+    fn cosine(&self, a: Qid, b: Qid) -> Option<f32> {
+        self.pair(a, b, false)
+    }
+    fn cosine_centred(&self, a: Qid, b: Qid) -> Option<f32> {
+        self.pair(a, b, true)
+    }
+}
+
 /// The extract artifacts distort reads, as typed values.
 #[derive(Clone, Debug, Default)]
 pub struct KnowledgeBase {
@@ -298,14 +394,48 @@ pub struct KnowledgeBase {
 
 type Key = (Qid, Pid, Qid);
 
+/// `(a, b)` as one sorted-order-preserving `u64` (`a << 32 | b`) when both ids fit in 32 bits — every real
+/// Q-id does (Wikidata is at Q1.3·10⁸) — so the existence index costs 8 bytes per statement. Keys with a wider
+/// id (only crafted input has them) live in plain sets beside ([`Index`]).
+fn pack(a: Qid, b: Qid) -> Option<u64> {
+    let fits = |q: Qid| q.0 <= u64::from(u32::MAX);
+    (fits(a) && fits(b)).then_some((a.0 << 32) | b.0)
+}
+
+/// The second ids of the packed pairs in `v` (sorted) whose first id is `x`, in order.
+fn packed_range(v: &[u64], x: Qid, out: &mut Vec<Qid>) {
+    if x.0 > u64::from(u32::MAX) {
+        return;
+    }
+    let lo = x.0 << 32;
+    let from = v.partition_point(|&k| k < lo);
+    out.extend(
+        v[from..]
+            .iter()
+            .take_while(|&&k| k >> 32 == x.0)
+            .map(|&k| Qid(k & u64::from(u32::MAX))),
+    );
+}
+
 /// Indexes built once from the knowledge base, shared read-only by all workers.
+///
+/// Memory: 8 bytes per distinct statement of the existence index (`statements.parquet` ∪ the final triples ∪
+/// `transitive.parquet`, per property, sorted), 8 more per statement of a property taking part in a
+/// reachability search (transitive properties and their inverses: the reversed pairs), and 8 per entity of
+/// each pool; lookups are binary searches.
 pub struct Index {
-    exists: HashSet<Key>,
+    /// Per property: the (subject, object) pairs, packed, sorted, distinct.
+    exists: HashMap<Pid, Vec<u64>>,
+    /// Statements with an id wider than 32 bits.
+    exists_wide: HashSet<Key>,
     symmetric: HashSet<Pid>,
     inverse: HashMap<Pid, Vec<Pid>>,
     transitive: HashSet<Pid>,
-    fwd: HashMap<(Pid, Qid), Vec<Qid>>,
-    rev: HashMap<(Pid, Qid), Vec<Qid>>,
+    /// Per property of a reachability search: the (object, subject) pairs, packed, sorted.
+    rev: HashMap<Pid, Vec<u64>>,
+    /// Successors and predecessors through wide statements of those properties, sorted.
+    fwd_wide: HashMap<(Pid, Qid), Vec<Qid>>,
+    rev_wide: HashMap<(Pid, Qid), Vec<Qid>>,
     /// Every entity of the graph (subjects and objects of the final triples), sorted.
     pub all_entities: Vec<Qid>,
     /// Subjects of P in the final triples, sorted.
@@ -317,24 +447,78 @@ pub struct Index {
 fn sort_dedup<T: Ord>(v: &mut Vec<T>) {
     v.sort_unstable();
     v.dedup();
+    v.shrink_to_fit();
 }
 
-impl Index {
-    /// Build the indexes.
-    pub fn build(kb: &KnowledgeBase) -> Index {
-        let mut exists = HashSet::with_capacity(kb.statements.len());
-        for t in kb
-            .statements
-            .iter()
-            .chain(&kb.final_triples)
-            .chain(&kb.transitive)
-        {
-            exists.insert(t.key());
+/// Builds an [`Index`] from statements fed one at a time (from Parquet batches or a [`KnowledgeBase`]).
+#[derive(Default)]
+pub struct IndexBuilder {
+    exists: HashMap<Pid, Vec<u64>>,
+    exists_wide: HashSet<Key>,
+    all_entities: Vec<Qid>,
+    subjects_of: HashMap<Pid, Vec<Qid>>,
+    objects_of: HashMap<Pid, Vec<Qid>>,
+    /// Pairs added since the last compaction (sort + dedup of every property's pairs).
+    since_compact: usize,
+    /// Pairs kept after the last compaction.
+    kept: usize,
+}
+
+impl IndexBuilder {
+    /// A statement of the existence index (any rank).
+    pub fn statement(&mut self, s: Qid, p: Pid, o: Qid) {
+        match pack(s, o) {
+            Some(k) => {
+                self.exists.entry(p).or_default().push(k);
+                self.since_compact += 1;
+                // Duplicates (the final triples are statements too) are folded once as many pairs came in as
+                // were kept: the vectors never hold more than about twice the distinct pairs.
+                if self.since_compact > self.kept.max(1 << 20) {
+                    self.compact();
+                }
+            }
+            None => {
+                self.exists_wide.insert((s, p, o));
+            }
+        }
+    }
+
+    fn compact(&mut self) {
+        self.kept = 0;
+        for v in self.exists.values_mut() {
+            v.sort_unstable();
+            v.dedup();
+            self.kept += v.len();
+        }
+        self.since_compact = 0;
+    }
+
+    /// A final triple: a statement of the existence index and a member of the replacement pools.
+    pub fn final_triple(&mut self, s: Qid, p: Pid, o: Qid) {
+        self.statement(s, p, o);
+        self.all_entities.push(s);
+        self.all_entities.push(o);
+        self.subjects_of.entry(p).or_default().push(s);
+        self.objects_of.entry(p).or_default().push(o);
+    }
+
+    /// The index, with the property metadata (symmetric, inverse, transitive).
+    pub fn finish(self, properties: &[PropertyRecord]) -> Index {
+        let IndexBuilder {
+            mut exists,
+            exists_wide,
+            mut all_entities,
+            mut subjects_of,
+            mut objects_of,
+            ..
+        } = self;
+        for v in exists.values_mut() {
+            sort_dedup(v);
         }
         let mut symmetric = HashSet::new();
         let mut transitive = HashSet::new();
         let mut inverse: HashMap<Pid, Vec<Pid>> = HashMap::new();
-        for p in &kb.properties {
+        for p in properties {
             if p.symmetric {
                 symmetric.insert(p.id);
             }
@@ -357,25 +541,24 @@ impl Index {
                 relevant.extend(inv.iter().copied());
             }
         }
-        let mut fwd: HashMap<(Pid, Qid), Vec<Qid>> = HashMap::new();
-        let mut rev: HashMap<(Pid, Qid), Vec<Qid>> = HashMap::new();
-        for &(s, p, o) in &exists {
-            if relevant.contains(&p) {
-                fwd.entry((p, s)).or_default().push(o);
-                rev.entry((p, o)).or_default().push(s);
+        let mut rev: HashMap<Pid, Vec<u64>> = HashMap::new();
+        for p in &relevant {
+            if let Some(v) = exists.get(p) {
+                let mut r: Vec<u64> = v.iter().map(|k| k.rotate_left(32)).collect();
+                r.sort_unstable();
+                rev.insert(*p, r);
             }
         }
-        for v in fwd.values_mut().chain(rev.values_mut()) {
-            sort_dedup(v);
+        let mut fwd_wide: HashMap<(Pid, Qid), Vec<Qid>> = HashMap::new();
+        let mut rev_wide: HashMap<(Pid, Qid), Vec<Qid>> = HashMap::new();
+        for &(s, p, o) in &exists_wide {
+            if relevant.contains(&p) {
+                fwd_wide.entry((p, s)).or_default().push(o);
+                rev_wide.entry((p, o)).or_default().push(s);
+            }
         }
-        let mut all_entities = Vec::new();
-        let mut subjects_of: HashMap<Pid, Vec<Qid>> = HashMap::new();
-        let mut objects_of: HashMap<Pid, Vec<Qid>> = HashMap::new();
-        for t in &kb.final_triples {
-            all_entities.push(t.subject);
-            all_entities.push(t.object);
-            subjects_of.entry(t.property).or_default().push(t.subject);
-            objects_of.entry(t.property).or_default().push(t.object);
+        for v in fwd_wide.values_mut().chain(rev_wide.values_mut()) {
+            sort_dedup(v);
         }
         sort_dedup(&mut all_entities);
         for v in subjects_of.values_mut().chain(objects_of.values_mut()) {
@@ -383,39 +566,76 @@ impl Index {
         }
         Index {
             exists,
+            exists_wide,
             symmetric,
             inverse,
             transitive,
-            fwd,
             rev,
+            fwd_wide,
+            rev_wide,
             all_entities,
             subjects_of,
             objects_of,
         }
     }
+}
+
+impl Index {
+    /// Build the indexes.
+    pub fn build(kb: &KnowledgeBase) -> Index {
+        let mut b = IndexBuilder::default();
+        for t in kb.statements.iter().chain(&kb.transitive) {
+            b.statement(t.subject, t.property, t.object);
+        }
+        for t in &kb.final_triples {
+            b.final_triple(t.subject, t.property, t.object);
+        }
+        b.finish(&kb.properties)
+    }
 
     /// Is (s, p, o) in the existence index?
     pub fn exists(&self, s: Qid, p: Pid, o: Qid) -> bool {
-        self.exists.contains(&(s, p, o))
+        match pack(s, o) {
+            Some(k) => self
+                .exists
+                .get(&p)
+                .is_some_and(|v| v.binary_search(&k).is_ok()),
+            None => self.exists_wide.contains(&(s, p, o)),
+        }
+    }
+
+    /// Objects of the statements (x, p, ·) (p a property of a reachability search), sorted: the packed ones,
+    /// then the wide ones, which are larger (a wide statement with a narrow `x` has a wide object).
+    fn forward(&self, p: Pid, x: Qid, out: &mut Vec<Qid>) {
+        if let Some(v) = self.exists.get(&p) {
+            packed_range(v, x, out);
+        }
+        if let Some(v) = self.fwd_wide.get(&(p, x)) {
+            out.extend_from_slice(v);
+        }
+    }
+
+    /// Subjects of the statements (·, p, x), sorted, likewise.
+    fn backward(&self, p: Pid, x: Qid, out: &mut Vec<Qid>) {
+        if let Some(v) = self.rev.get(&p) {
+            packed_range(v, x, out);
+        }
+        if let Some(v) = self.rev_wide.get(&(p, x)) {
+            out.extend_from_slice(v);
+        }
     }
 
     /// Successors of `x` for a reachability search through P.
     fn successors(&self, p: Pid, x: Qid, out: &mut Vec<Qid>) {
         out.clear();
-        if let Some(v) = self.fwd.get(&(p, x)) {
-            out.extend_from_slice(v);
-        }
+        self.forward(p, x, out);
         if self.symmetric.contains(&p) {
-            if let Some(v) = self.rev.get(&(p, x)) {
-                out.extend_from_slice(v);
-            }
+            self.backward(p, x, out);
         }
         if let Some(inv) = self.inverse.get(&p) {
             for &q in inv {
                 // (y, P', x) means (x, P, y).
-                if let Some(v) = self.rev.get(&(q, x)) {
-                    out.extend_from_slice(v);
-                }
+                self.backward(q, x, out);
             }
         }
     }
@@ -558,23 +778,44 @@ pub struct PropertyWeight {
 
 /// Draw the originals: indices into `triples`, in output order.
 pub fn sample_originals(triples: &[Triple], cfg: &DistortConfig) -> (Vec<usize>, SamplingFrame) {
-    let frame: Vec<usize> = (0..triples.len())
-        .filter(|&i| triples[i].rank != Rank::Deprecated)
+    sample_frame(
+        triples.len(),
+        |i| (triples[i].property, triples[i].rank),
+        cfg,
+    )
+}
+
+/// [`sample_originals`] over `n` final triples known by `(property, rank)` of each index.
+pub fn sample_frame(
+    n: usize,
+    key: impl Fn(usize) -> (Pid, Rank),
+    cfg: &DistortConfig,
+) -> (Vec<usize>, SamplingFrame) {
+    // Indices as u32 (half the memory of usize for a frame of millions of triples; the caller refuses more
+    // than u32::MAX final triples).
+    debug_assert!(n <= u32::MAX as usize);
+    let frame: Vec<u32> = (0..n)
+        .filter(|&i| key(i).1 != Rank::Deprecated)
+        .map(|i| i as u32)
         .collect();
-    let mut by_prop: BTreeMap<Pid, Vec<usize>> = BTreeMap::new();
+    let mut frame_count: BTreeMap<Pid, u64> = BTreeMap::new();
     for &i in &frame {
-        by_prop.entry(triples[i].property).or_default().push(i);
+        *frame_count.entry(key(i as usize).0).or_default() += 1;
     }
     let mut rng = item_rng(cfg.seed, 1, 0);
     let (chosen, weights, pool_size): (Vec<usize>, BTreeMap<Pid, f64>, usize) =
         if cfg.stratify_by_property {
+            let mut by_prop: BTreeMap<Pid, Vec<u32>> = BTreeMap::new();
+            for &i in &frame {
+                by_prop.entry(key(i as usize).0).or_default().push(i);
+            }
             let cap = cfg.per_property_cap.max(1);
             let mut pool = Vec::new();
             let mut w = BTreeMap::new();
             for (p, idx) in &by_prop {
                 let mut prng = item_rng(cfg.seed, 2, p.0);
                 let take = sample_indices(&mut prng, idx.len(), cap);
-                let mut picked: Vec<usize> = take.into_iter().map(|k| idx[k]).collect();
+                let mut picked: Vec<usize> = take.into_iter().map(|k| idx[k] as usize).collect();
                 picked.sort_unstable();
                 pool.extend(picked);
                 w.insert(*p, (cap as f64 / idx.len() as f64).min(1.0));
@@ -585,20 +826,20 @@ pub fn sample_originals(triples: &[Triple], cfg: &DistortConfig) -> (Vec<usize>,
             let picks = sample_indices(&mut rng, frame.len(), cfg.samples);
             let w = if frame.is_empty() { 0.0 } else { 1.0 };
             (
-                picks.into_iter().map(|k| frame[k]).collect(),
-                by_prop.keys().map(|p| (*p, w)).collect(),
+                picks.into_iter().map(|k| frame[k] as usize).collect(),
+                frame_count.keys().map(|p| (*p, w)).collect(),
                 frame.len(),
             )
         };
     let mut sampled: BTreeMap<Pid, u64> = BTreeMap::new();
     for &i in &chosen {
-        *sampled.entry(triples[i].property).or_default() += 1;
+        *sampled.entry(key(i).0).or_default() += 1;
     }
-    let per_property = by_prop
+    let per_property = frame_count
         .iter()
-        .map(|(p, idx)| PropertyWeight {
+        .map(|(p, count)| PropertyWeight {
             property: p.to_string(),
-            frame_count: idx.len() as u64,
+            frame_count: *count,
             sampled: sampled.get(p).copied().unwrap_or(0),
             weight: weights.get(p).copied().unwrap_or(0.0),
         })
@@ -611,7 +852,7 @@ pub fn sample_originals(triples: &[Triple], cfg: &DistortConfig) -> (Vec<usize>,
         },
         frame: "final triples (triples.parquet) with rank preferred or normal".into(),
         frame_size: frame.len() as u64,
-        excluded_deprecated: (triples.len() - frame.len()) as u64,
+        excluded_deprecated: (n - frame.len()) as u64,
         pool_size: pool_size as u64,
         draw_probability: if pool_size == 0 {
             0.0
@@ -899,18 +1140,47 @@ pub fn distort_with_index(
     sim: &dyn Similarity,
 ) -> DistortOutput {
     let (chosen, sampling) = sample_originals(&kb.final_triples, cfg);
-    let results: Vec<OriginalResult> = chosen
+    let originals: Vec<Triple> = chosen
+        .iter()
+        .map(|&i| kb.final_triples[i].clone())
+        .collect();
+    let sizes = InputSizes {
+        final_triples: kb.final_triples.len() as u64,
+        statements: kb.statements.len() as u64,
+        transitive: kb.transitive.len() as u64,
+    };
+    draw_all(index, &originals, sampling, sizes, cfg, sim)
+}
+
+/// Rows of the three triple files distort reads (counted in its manifest).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct InputSizes {
+    pub final_triples: u64,
+    pub statements: u64,
+    pub transitive: u64,
+}
+
+/// Draw the variants of the sampled `originals` (in sample order) and gather the output.
+pub fn draw_all(
+    index: &Index,
+    originals: &[Triple],
+    sampling: SamplingFrame,
+    sizes: InputSizes,
+    cfg: &DistortConfig,
+    sim: &dyn Similarity,
+) -> DistortOutput {
+    let results: Vec<OriginalResult> = originals
         .par_iter()
         .enumerate()
-        .map(|(i, &ti)| distort_one(index, i as u32, &kb.final_triples[ti], cfg, sim))
+        .map(|(i, t)| distort_one(index, i as u32, t, cfg, sim))
         .collect();
     let mut rows = Vec::new();
     let mut counts: BTreeMap<String, u64> = BTreeMap::new();
     let mut rejects: BTreeMap<String, u64> = BTreeMap::new();
     let mut attempts_histogram: BTreeMap<u32, u64> = BTreeMap::new();
-    counts.insert("final_triples".into(), kb.final_triples.len() as u64);
-    counts.insert("statements".into(), kb.statements.len() as u64);
-    counts.insert("transitive_statements".into(), kb.transitive.len() as u64);
+    counts.insert("final_triples".into(), sizes.final_triples);
+    counts.insert("statements".into(), sizes.statements);
+    counts.insert("transitive_statements".into(), sizes.transitive);
     counts.insert("graph_entities".into(), index.all_entities.len() as u64);
     counts.insert("originals".into(), results.len() as u64);
     for s in Strategy::ALL {
@@ -1205,14 +1475,67 @@ pub fn run(dir: &Path, cfg: &DistortConfig) -> Result<Manifest> {
     ] {
         inputs.push(artifact::check_input(dir, "extract", name, cfg.force)?);
     }
-    let kb = KnowledgeBase {
-        final_triples: tables::read_triples_file(&dir.join("triples.parquet"))?,
-        statements: tables::read_triples_file(&dir.join("statements.parquet"))?,
-        transitive: tables::read_triples_file(&dir.join("transitive.parquet"))?,
-        properties: load_properties(&dir.join("properties.parquet"))?,
+    // The triples are streamed into the compact index (nothing else of them is held); only the sampled
+    // originals are read back whole.
+    let properties = load_properties(&dir.join("properties.parquet"))?;
+    let mut builder = IndexBuilder::default();
+    let finals_path = dir.join("triples.parquet");
+    let mut finals: Vec<(Pid, Rank)> = Vec::new();
+    let mut final_keys: Vec<(Qid, Qid)> = Vec::new();
+    let n_final = tables::for_each_triple(&finals_path, true, |_, s, p, o, rank| {
+        builder.final_triple(s, p, o);
+        finals.push((p, rank));
+        final_keys.push((s, o));
+    })?;
+    if n_final > u64::from(u32::MAX) {
+        return Err(Error::bad_input(
+            &finals_path,
+            format!("{n_final} final triples: more than the 4 294 967 295 distort samples from"),
+        ));
+    }
+    let mut sizes = InputSizes {
+        final_triples: n_final,
+        ..InputSizes::default()
     };
+    sizes.statements =
+        tables::for_each_triple(&dir.join("statements.parquet"), false, |_, s, p, o, _| {
+            builder.statement(s, p, o)
+        })?;
+    sizes.transitive =
+        tables::for_each_triple(&dir.join("transitive.parquet"), false, |_, s, p, o, _| {
+            builder.statement(s, p, o)
+        })?;
+    let index = builder.finish(&properties);
+    drop(properties);
+    let (chosen, sampling) = sample_frame(finals.len(), |i| finals[i], cfg);
+    let rows: Vec<u64> = chosen.iter().map(|&i| i as u64).collect();
+    let ids = tables::statement_ids_at(&finals_path, &rows)?;
+    let originals: Vec<Triple> = chosen
+        .iter()
+        .zip(ids)
+        .map(|(&i, statement_id)| Triple {
+            subject: final_keys[i].0,
+            property: finals[i].0,
+            object: final_keys[i].1,
+            rank: finals[i].1,
+            statement_id,
+        })
+        .collect();
+    drop((finals, final_keys));
+    let npy = dir.join("embeddings.npy");
     let w2v = dir.join("embeddings.w2v");
-    let sim: Box<dyn Similarity> = if w2v.exists() {
+    let embeddings_present = npy.exists() || w2v.exists();
+    let sim: Box<dyn Similarity> = if npy.exists() {
+        inputs.push(artifact::check_input(
+            dir,
+            "train",
+            "embeddings.npy",
+            cfg.force,
+        )?);
+        inputs.push(artifact::check_input(dir, "graph", "nodes.txt", cfg.force)?);
+        Box::new(NpySimilarity::open(&npy, &dir.join("nodes.txt"))?)
+    } else if w2v.exists() {
+        // Only the text form (embeddings made elsewhere): parsed whole, as before embeddings.npy was read.
         inputs.push(artifact::check_input(
             dir,
             "train",
@@ -1225,12 +1548,13 @@ pub fn run(dir: &Path, cfg: &DistortConfig) -> Result<Manifest> {
     } else {
         crate::progress::log(format!(
             "distort: {} missing: cosines will be null",
-            w2v.display()
+            npy.display()
         ));
         Box::new(NoSimilarity)
     };
     let read_s = started.elapsed().as_secs_f64();
-    let out = distort(&kb, cfg, sim.as_ref());
+    let out = draw_all(&index, &originals, sampling, sizes, cfg, sim.as_ref());
+    drop(index);
     let core_s = started.elapsed().as_secs_f64() - read_s;
     let dest: PathBuf = dir.join("distortions.parquet");
     manifest.inputs = inputs;
@@ -1243,7 +1567,7 @@ pub fn run(dir: &Path, cfg: &DistortConfig) -> Result<Manifest> {
     manifest.counts = out.counts;
     manifest
         .counts
-        .insert("embeddings_present".into(), u64::from(w2v.exists()));
+        .insert("embeddings_present".into(), u64::from(embeddings_present));
     manifest.rejects = out.rejects;
     manifest.timings.insert("read".into(), read_s);
     manifest.timings.insert("distort".into(), core_s);
@@ -1622,5 +1946,225 @@ mod tests {
         let bytes = write_distortions(Vec::new(), &out.rows, true, Path::new("mem")).unwrap();
         let back = read_distortions(bytes::Bytes::from(bytes), Path::new("mem")).unwrap();
         assert_eq!(back, out.rows);
+    }
+}
+
+/// The compact index against the plain one it replaced (hash sets of (S, P, O) and hash maps of successor
+/// lists): the same verdict, reason and search budget on every check, on random knowledge bases whose ids
+/// are partly wider than 32 bits (crafted input) and partly not.
+#[cfg(test)]
+mod compact_index {
+    use super::*;
+    use proptest::prelude::{any, prop, prop_assert_eq, proptest};
+    use proptest::strategy::Strategy as _;
+
+    /// The index as it was: every statement a 24-byte hash-set key, successors in hash maps.
+    struct Plain {
+        exists: HashSet<Key>,
+        symmetric: HashSet<Pid>,
+        inverse: HashMap<Pid, Vec<Pid>>,
+        transitive: HashSet<Pid>,
+        fwd: HashMap<(Pid, Qid), Vec<Qid>>,
+        rev: HashMap<(Pid, Qid), Vec<Qid>>,
+    }
+
+    impl Plain {
+        fn build(kb: &KnowledgeBase) -> Plain {
+            let exists: HashSet<Key> = kb
+                .statements
+                .iter()
+                .chain(&kb.final_triples)
+                .chain(&kb.transitive)
+                .map(Triple::key)
+                .collect();
+            let (mut symmetric, mut transitive) = (HashSet::new(), HashSet::new());
+            let mut inverse: HashMap<Pid, Vec<Pid>> = HashMap::new();
+            for p in &kb.properties {
+                if p.symmetric {
+                    symmetric.insert(p.id);
+                }
+                if p.transitive {
+                    transitive.insert(p.id);
+                }
+                for &q in &p.inverse {
+                    inverse.entry(p.id).or_default().push(q);
+                    inverse.entry(q).or_default().push(p.id);
+                }
+            }
+            for v in inverse.values_mut() {
+                v.sort_unstable();
+                v.dedup();
+            }
+            let mut relevant = transitive.clone();
+            for p in &transitive {
+                relevant.extend(inverse.get(p).into_iter().flatten().copied());
+            }
+            let (mut fwd, mut rev): (HashMap<_, Vec<Qid>>, HashMap<_, Vec<Qid>>) =
+                Default::default();
+            for &(s, p, o) in &exists {
+                if relevant.contains(&p) {
+                    fwd.entry((p, s)).or_default().push(o);
+                    rev.entry((p, o)).or_default().push(s);
+                }
+            }
+            for v in fwd.values_mut().chain(rev.values_mut()) {
+                v.sort_unstable();
+                v.dedup();
+            }
+            Plain {
+                exists,
+                symmetric,
+                inverse,
+                transitive,
+                fwd,
+                rev,
+            }
+        }
+
+        fn successors(&self, p: Pid, x: Qid) -> Vec<Qid> {
+            let mut out = self.fwd.get(&(p, x)).cloned().unwrap_or_default();
+            if self.symmetric.contains(&p) {
+                out.extend(self.rev.get(&(p, x)).into_iter().flatten());
+            }
+            for q in self.inverse.get(&p).into_iter().flatten() {
+                out.extend(self.rev.get(&(*q, x)).into_iter().flatten());
+            }
+            out
+        }
+
+        fn reachable(&self, p: Pid, from: Qid, to: Qid, max: usize) -> Option<bool> {
+            let mut seen = HashSet::from([from]);
+            let mut queue = VecDeque::from([from]);
+            let mut visits = 0;
+            while let Some(x) = queue.pop_front() {
+                if visits >= max {
+                    return None;
+                }
+                visits += 1;
+                for y in self.successors(p, x) {
+                    if y == to {
+                        return Some(true);
+                    }
+                    if seen.insert(y) {
+                        queue.push_back(y);
+                    }
+                }
+            }
+            Some(false)
+        }
+
+        fn check(&self, st: Strategy, s: Qid, p: Pid, o: Qid, max: usize) -> Result<(), Reason> {
+            if s == o {
+                return Err(Reason::SelfLoop);
+            }
+            if self.exists.contains(&(s, p, o)) {
+                return Err(match st {
+                    Strategy::OS | Strategy::POS => Reason::SubjectHasValue,
+                    _ => Reason::Exists,
+                });
+            }
+            if self.symmetric.contains(&p) && self.exists.contains(&(o, p, s)) {
+                return Err(Reason::Symmetric);
+            }
+            if let Some(inv) = self.inverse.get(&p) {
+                if inv.iter().any(|&q| self.exists.contains(&(o, q, s))) {
+                    return Err(Reason::Inverse);
+                }
+            }
+            if self.transitive.contains(&p) {
+                match self.reachable(p, s, o, max) {
+                    Some(true) => return Err(Reason::Transitive),
+                    None => return Err(Reason::TransitiveBound),
+                    Some(false) => {}
+                }
+            }
+            Ok(())
+        }
+    }
+
+    /// Ids from a small range, some lifted above 2³² (as a crafted dump could), so that chains form.
+    fn qid() -> impl proptest::strategy::Strategy<Value = Qid> {
+        (0u64..12, prop::bool::weighted(0.2))
+            .prop_map(|(n, wide)| Qid(if wide { (1 << 32) + n } else { n }))
+    }
+
+    fn kb() -> impl proptest::strategy::Strategy<Value = KnowledgeBase> {
+        let triple = || {
+            (qid(), 1u64..5, qid()).prop_map(|(s, p, o)| Triple {
+                subject: s,
+                property: Pid(p),
+                object: o,
+                rank: Rank::Normal,
+                statement_id: String::new(),
+            })
+        };
+        let props = proptest::collection::vec(
+            (any::<bool>(), any::<bool>(), proptest::option::of(1u64..5)),
+            4,
+        );
+        (
+            proptest::collection::vec(triple(), 0..40),
+            proptest::collection::vec(triple(), 0..40),
+            proptest::collection::vec(triple(), 0..40),
+            props,
+        )
+            .prop_map(|(finals, statements, transitive, props)| KnowledgeBase {
+                final_triples: finals,
+                statements,
+                transitive,
+                properties: props
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, (t, s, inv))| PropertyRecord {
+                        id: Pid(i as u64 + 1),
+                        datatype: "wikibase-item".into(),
+                        labels: Vec::new(),
+                        transitive: t,
+                        symmetric: s,
+                        inverse: inv.map(Pid).into_iter().collect(),
+                    })
+                    .collect(),
+            })
+    }
+
+    proptest! {
+        #[test]
+        fn same_verdicts_as_the_plain_index(
+            kb in kb(),
+            queries in proptest::collection::vec((qid(), 1u64..5, qid(), 0usize..5, 1usize..6), 60),
+        ) {
+            let (compact, plain) = (Index::build(&kb), Plain::build(&kb));
+            for (s, p, o, st, max) in queries {
+                let st = Strategy::VARIANTS[st % 4];
+                prop_assert_eq!(
+                    compact.check(st, s, Pid(p), o, max),
+                    plain.check(st, s, Pid(p), o, max),
+                    "({:?}, P{}, {:?}) max {}", s, p, o, max
+                );
+                prop_assert_eq!(compact.exists(s, Pid(p), o), plain.exists.contains(&(s, Pid(p), o)));
+            }
+            // The pools: every subject / object of the final triples, sorted and distinct.
+            let mut all: Vec<Qid> = kb.final_triples.iter().flat_map(|t| [t.subject, t.object]).collect();
+            all.sort_unstable();
+            all.dedup();
+            prop_assert_eq!(&compact.all_entities, &all);
+        }
+    }
+
+    #[test]
+    fn packed_pairs_keep_the_order_of_the_ids() {
+        let mut v: Vec<u64> = [(3, 9), (3, 1), (2, 7), (3, 4)]
+            .iter()
+            .map(|&(a, b)| pack(Qid(a), Qid(b)).unwrap())
+            .collect();
+        v.sort_unstable();
+        let mut out = Vec::new();
+        packed_range(&v, Qid(3), &mut out);
+        assert_eq!(out, vec![Qid(1), Qid(4), Qid(9)]);
+        out.clear();
+        packed_range(&v, Qid(5), &mut out);
+        assert!(out.is_empty());
+        assert_eq!(pack(Qid(1 << 32), Qid(1)), None);
+        assert_eq!(pack(Qid(u64::from(u32::MAX)), Qid(0)), Some(u64::MAX << 32));
     }
 }

@@ -1,7 +1,9 @@
 //! `sword embed` (graph → walks → train for any edge list) and `sword similar` (nearest entities by cosine).
 //! The embeddings value and its formats live in `crate::embeddings`, below `train`, and are re-exported here.
 
-pub use crate::embeddings::{cosine_rows, npy_header, read_npy, write_npy, Embeddings};
+pub use crate::embeddings::{
+    cosine_rows, npy_header, parse_npy_header, read_npy, write_npy, Embeddings, NpyLayout, NpyMap,
+};
 
 use crate::error::{Error, IoContext, Result};
 use std::io::Write;

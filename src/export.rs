@@ -364,11 +364,6 @@ pub fn dump_date(dir: &Path) -> Result<Option<String>> {
         .map(str::to_string))
 }
 
-/// Read `entities.parquet` (the extract stage's reader).
-fn load_entities(path: &Path) -> Result<(Vec<String>, Vec<EntityRecord>)> {
-    tables::read_entities(path)
-}
-
 /// Read `properties.parquet` (the extract stage's reader).
 fn load_properties(path: &Path) -> Result<Vec<PropertyRecord>> {
     tables::read_properties(path)
@@ -502,9 +497,8 @@ pub fn write_all(
     if let Some(hf) = &cfg.hf {
         let data = hf.join("data");
         artifact::ensure_dir(&data)?;
-        let bytes = std::fs::read(&dest).at(&dest)?;
         artifact::write_atomic(data.join("test-00000-of-00001.parquet"), |w| {
-            w.write_all(&bytes)
+            std::io::copy(&mut std::fs::File::open(&dest)?, w).map(|_| ())
         })?;
         let mut card = dataset_card(rows, &lookup.languages, dump_date, requests.len());
         if !complete {
@@ -550,9 +544,25 @@ pub fn run(dir: &Path, cfg: &ExportConfig) -> Result<Manifest> {
         "distortions.parquet",
         cfg.force,
     )?);
-    let (languages, entities) = load_entities(&dir.join("entities.parquet"))?;
-    let properties = load_properties(&dir.join("properties.parquet"))?;
     let rows = distort::read_distortions_file(&dir.join("distortions.parquet"))?;
+    // Only the entities the rows name (and every property, for the report's tables) are kept: the lookup
+    // grows with the benchmark, not with the dump.
+    let wanted: std::collections::HashSet<EntityId> = rows
+        .iter()
+        .flat_map(|d| {
+            let replaced = [d.original_entity, d.replacement_entity];
+            (0..3)
+                .map(move |r| role_id(d, r))
+                .chain(replaced.into_iter().flatten().map(EntityId::Item))
+        })
+        .collect();
+    let entities_path = dir.join("entities.parquet");
+    let f = std::fs::File::open(&entities_path).at(&entities_path)?;
+    let (languages, entities) = tables::read_entities_where(f, &entities_path, 8192, |id| {
+        matches!(id, EntityId::Property(_)) || wanted.contains(&id)
+    })?;
+    drop(wanted);
+    let properties = load_properties(&dir.join("properties.parquet"))?;
     let dm_path = Manifest::path_in(dir, "distort");
     let dm = if dm_path.exists() {
         Some(Manifest::read(&dm_path)?)

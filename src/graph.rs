@@ -765,9 +765,9 @@ pub fn run(dir: &Path, cfg: &GraphConfig, edges: Option<&Path>) -> Result<Manife
             let r = artifact::check_input(dir, "extract", TRIPLES_FILE, cfg.force)?;
             manifest.inputs.push(r);
             let path = dir.join(TRIPLES_FILE);
-            let triples = crate::tables::read_triples_file(&path)?;
-            let pairs: Vec<(Qid, Qid)> = triples.iter().map(|t| (t.subject, t.object)).collect();
-            drop(triples);
+            // Only the subject and object columns, batch by batch: the pairs are all that is held.
+            let mut pairs: Vec<(Qid, Qid)> = Vec::new();
+            crate::tables::for_each_triple(&path, false, |_, s, _, o, _| pairs.push((s, o)))?;
             let n = pairs.len() as u64;
             (keyed_from_qid_pairs(&pairs), n)
         }

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 #[derive(Parser, Debug)]
 #[command(name = "sword", version, about, long_about = None)]
 struct Cli {
-    /// Worker threads (default: all cores). Outputs do not depend on it, except Hogwild training at > 1.
+    /// Worker threads (default: all cores). No output depends on it.
     #[arg(long, short = 'j', global = true)]
     threads: Option<usize>,
     /// No progress bars or log lines on stderr (errors are still printed).

@@ -227,6 +227,104 @@ pub fn read_triples_file(path: &Path) -> Result<Vec<Triple>> {
     read_triples(f, path)
 }
 
+/// A reader of the named columns of a Parquet file, batch by batch (nothing but the batch in memory).
+fn column_reader(
+    path: &Path,
+    columns: &[&str],
+) -> Result<parquet::arrow::arrow_reader::ParquetRecordBatchReader> {
+    let f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let builder =
+        ParquetRecordBatchReaderBuilder::try_new(f).map_err(|e| Error::parquet(path, e))?;
+    let mask =
+        parquet::arrow::ProjectionMask::columns(builder.parquet_schema(), columns.iter().copied());
+    builder
+        .with_projection(mask)
+        .with_batch_size(ROW_GROUP)
+        .build()
+        .map_err(|e| Error::parquet(path, e))
+}
+
+/// Stream the subject, property and object (and the rank, with `with_rank`) of every row of a triples file,
+/// reading only those columns, one batch at a time: `f(row, subject, property, object, rank)` in file order
+/// (`rank` is `Normal` without `with_rank`). Returns the number of rows. Errors name the file and the row.
+pub fn for_each_triple(
+    path: &Path,
+    with_rank: bool,
+    mut f: impl FnMut(u64, Qid, Pid, Qid, Rank),
+) -> Result<u64> {
+    let cols: &[&str] = if with_rank {
+        &["subject", "property", "object", "rank"]
+    } else {
+        &["subject", "property", "object"]
+    };
+    let mut row = 0u64;
+    for batch in column_reader(path, cols)? {
+        let batch = batch.map_err(|e| Error::parquet(path, e))?;
+        let s = string_column(&batch, "subject", path)?;
+        let p = string_column(&batch, "property", path)?;
+        let o = string_column(&batch, "object", path)?;
+        let r = if with_rank {
+            Some(string_column(&batch, "rank", path)?)
+        } else {
+            None
+        };
+        for i in 0..batch.num_rows() {
+            let bad = |what: &str, v: &str| Error::Corrupt {
+                path: path.to_path_buf(),
+                what: format!("row {}: bad {what} `{v}`", row + i as u64),
+            };
+            let rank = match r {
+                Some(r) => Rank::parse(r.value(i)).ok_or_else(|| bad("rank", r.value(i)))?,
+                None => Rank::Normal,
+            };
+            f(
+                row + i as u64,
+                Qid::parse(s.value(i)).ok_or_else(|| bad("subject", s.value(i)))?,
+                Pid::parse(p.value(i)).ok_or_else(|| bad("property", p.value(i)))?,
+                Qid::parse(o.value(i)).ok_or_else(|| bad("object", o.value(i)))?,
+                rank,
+            );
+        }
+        row += batch.num_rows() as u64;
+    }
+    Ok(row)
+}
+
+/// The `statement_id` (empty when null or absent, as [`read_triples`] gives it) of the rows `rows` of a
+/// triples file, in the order of `rows` (any order, repeats allowed), reading that one column.
+pub fn statement_ids_at(path: &Path, rows: &[u64]) -> Result<Vec<String>> {
+    let mut want: Vec<(u64, usize)> = rows.iter().copied().zip(0..).collect();
+    want.sort_unstable();
+    let mut out = vec![String::new(); rows.len()];
+    let f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let builder =
+        ParquetRecordBatchReaderBuilder::try_new(f).map_err(|e| Error::parquet(path, e))?;
+    if builder.schema().column_with_name("statement_id").is_none() {
+        return Ok(out);
+    }
+    drop(builder);
+    let mut next = 0;
+    let mut row = 0u64;
+    for batch in column_reader(path, &["statement_id"])? {
+        if next == want.len() {
+            break;
+        }
+        let batch = batch.map_err(|e| Error::parquet(path, e))?;
+        let id = string_column(&batch, "statement_id", path)?;
+        let end = row + batch.num_rows() as u64;
+        while next < want.len() && want[next].0 < end {
+            let (r, slot) = want[next];
+            let i = (r - row) as usize;
+            if id.is_valid(i) {
+                out[slot] = id.value(i).to_string();
+            }
+            next += 1;
+        }
+        row = end;
+    }
+    Ok(out)
+}
+
 /// Schema of `entities.parquet` for the given languages (in order): `id` utf8 ("Q42" / "P31"), `kind` utf8
 /// (`item` | `property`), per language L: `label_L` utf8, `label_L_from_mul` bool (the label is the entity's
 /// `mul` label), `description_L` utf8 nullable; then `sitelinks` uint32, `lastrevid` uint64 nullable,
@@ -354,11 +452,22 @@ pub fn read_entities_from<R: ChunkReader + 'static>(
     src: R,
     path: &Path,
 ) -> Result<(Vec<String>, Vec<EntityRecord>)> {
+    read_entities_where(src, path, ROW_GROUP, |_| true)
+}
+
+/// [`read_entities_from`] keeping only the records whose id `keep` accepts (the others are never copied out
+/// of their batch), `batch` rows at a time: what a stage holds is the kept records and one batch.
+pub fn read_entities_where<R: ChunkReader + 'static>(
+    src: R,
+    path: &Path,
+    batch: usize,
+    keep: impl Fn(EntityId) -> bool,
+) -> Result<(Vec<String>, Vec<EntityRecord>)> {
     let builder =
         ParquetRecordBatchReaderBuilder::try_new(src).map_err(|e| Error::parquet(path, e))?;
     let langs = label_languages(builder.schema());
     let reader = builder
-        .with_batch_size(ROW_GROUP)
+        .with_batch_size(batch.max(1))
         .build()
         .map_err(|e| Error::parquet(path, e))?;
     let mut out = Vec::new();
@@ -383,6 +492,9 @@ pub fn read_entities_from<R: ChunkReader + 'static>(
                 path: path.to_path_buf(),
                 what: format!("row {i}: bad id `{}`", id.value(i)),
             })?;
+            if !keep(eid) {
+                continue;
+            }
             out.push(EntityRecord {
                 id: eid,
                 labels: labels

@@ -491,6 +491,7 @@ pub fn judge_requests(samples: &[(u64, serde_json::Map<String, Value>)]) -> Vec<
             suite: "judge".into(),
             meta,
             messages: judge_messages(&item, answer),
+            body: serde_json::Map::new(),
         });
     }
     out

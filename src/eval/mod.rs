@@ -8,6 +8,7 @@
 
 pub mod adversariskqa;
 pub mod chain;
+pub mod factcheck;
 pub mod jsonl;
 pub mod longform;
 pub mod parse;
@@ -38,7 +39,9 @@ enum Cmd {
     Score(ScoreArgs),
     /// Render a suite's input files as chat requests (requests.jsonl).
     Prompts(PromptArgs),
-    /// Ask an OpenAI-compatible endpoint every request (resumable), writing answers and samples.
+    /// Ask an OpenAI-compatible endpoint every request (resumable), writing answers and samples. A flag
+    /// given twice takes its last value (so `make` can add to EVAL_FLAGS).
+    #[command(args_override_self = true)]
     Run(RunArgs),
     /// Offline mode: write the requests as OpenAI Batch input JSONL.
     BatchWrite(BatchWriteArgs),
@@ -52,6 +55,71 @@ enum Cmd {
     Collect(CollectArgs),
     /// The report of `make eval`: translation text_ok shares, SWORD per language × strategy, other suites.
     ChainReport(chain::Args),
+    /// AdversaRiskQA long form: decomposition requests (atomic facts, JSON schema) for the answered samples.
+    DecomposePrompts(DecomposeArgs),
+    /// AdversaRiskQA long form: one verification request per decomposed fact.
+    VerifyPrompts(VerifyArgs),
+    /// AdversaRiskQA long form: answers, facts and verdicts laid out as the authors' fact-check files.
+    CollectLongform(CollectLongformArgs),
+}
+
+/// `sword eval decompose-prompts`.
+#[derive(clap::Args, Debug)]
+pub struct DecomposeArgs {
+    /// samples.jsonl of the long-form answers (requests from `prompts --suite adversariskqa-longform`).
+    #[arg(long)]
+    samples: PathBuf,
+    /// Output requests JSONL.
+    #[arg(long)]
+    out: PathBuf,
+}
+
+/// `sword eval verify-prompts`.
+#[derive(clap::Args, Debug)]
+pub struct VerifyArgs {
+    /// samples.jsonl of the long-form answers.
+    #[arg(long)]
+    samples: PathBuf,
+    /// samples.jsonl of the decomposition run.
+    #[arg(long)]
+    decomposed: PathBuf,
+    /// Where the facts are checked: a chat model from what it knows (`chat`, weaker than the paper's
+    /// web-search agent) or the Responses API with the web_search tool (`responses`; run it with
+    /// `eval run --api responses`).
+    #[arg(long, value_enum, default_value_t = factcheck::VerifyApi::Chat)]
+    api: factcheck::VerifyApi,
+    /// Output requests JSONL.
+    #[arg(long)]
+    out: PathBuf,
+}
+
+/// `sword eval collect-longform`.
+#[derive(clap::Args, Debug)]
+pub struct CollectLongformArgs {
+    /// samples.jsonl of the long-form answers.
+    #[arg(long)]
+    samples: PathBuf,
+    /// samples.jsonl of the decomposition run.
+    #[arg(long)]
+    decomposed: PathBuf,
+    /// samples.jsonl of the verification run.
+    #[arg(long)]
+    verified: PathBuf,
+    /// Model name (the folder under each condition).
+    #[arg(long)]
+    model: String,
+    /// Output folder: adversarial/MODEL/*_adv.json, non_adversarial/MODEL/*_non_adv.json, collect.json.
+    #[arg(long)]
+    out: PathBuf,
+}
+
+fn write_requests(path: &std::path::Path, reqs: &[prompts::Request]) -> Result<()> {
+    let mut text = String::new();
+    for r in reqs {
+        text.push_str(&serde_json::to_string(r).map_err(|e| Error::Config(e.to_string()))?);
+        text.push('\n');
+    }
+    crate::artifact::write_atomic(path, |w| w.write_all(text.as_bytes()))
 }
 
 /// `sword eval report`.
@@ -190,6 +258,10 @@ pub enum Suite {
     /// AdversaRiskQA long-form factuality: JSONL of per-answer fact counts {supported, not_supported,
     /// irrelevant, optional condition} (from a fact-checking step), scored as mean F1@K.
     Longform,
+    /// AdversaRiskQA long-form factuality from fact-check files as the authors publish them (and as
+    /// `collect-longform` writes them): a file or a folder; Mean F1@K per file and cell, adversarial −
+    /// non-adversarial.
+    AdversariskqaLongform,
 }
 
 /// `sword eval score`.
@@ -212,10 +284,13 @@ pub struct ScoreArgs {
     /// Seed of the bootstrap (replicate r uses a ChaCha8 stream seeded from (seed, r)).
     #[arg(long, default_value_t = 0)]
     seed: u64,
-    /// Long-form: K of F1@K, a whole number or `auto` (the median fact count of the scored answers; the
-    /// paper's K is 8).
+    /// Long-form: K of F1@K, a whole number or `auto` (the median extracted-fact count over every answer;
+    /// the paper's K is 8).
     #[arg(long, default_value = "8")]
     k: longform::K,
+    /// adversariskqa-longform: also write longform.scores.json, report.md and f1_paired_bars.svg here.
+    #[arg(long)]
+    out: Option<PathBuf>,
 }
 
 /// Entry point from the binary.
@@ -225,6 +300,43 @@ pub fn cli(args: Args) -> Result<()> {
         Cmd::Prompts(a) => prompts_cli(a),
         Cmd::Report(a) => report_cli(a),
         Cmd::ChainReport(a) => chain::run(&a),
+        Cmd::DecomposePrompts(a) => {
+            let answers = factcheck::answered(&samples::read_jsonl(&a.samples)?, &a.samples)?;
+            let reqs = factcheck::decompose_requests(&answers);
+            crate::progress::log(format!(
+                "decompose-prompts: {} of {} answers to decompose ({} missing or invalid)",
+                reqs.len(),
+                answers.len(),
+                answers.len() - reqs.len()
+            ));
+            write_requests(&a.out, &reqs)
+        }
+        Cmd::VerifyPrompts(a) => {
+            let answers = factcheck::answered(&samples::read_jsonl(&a.samples)?, &a.samples)?;
+            let (decomposed, counts) =
+                factcheck::decompositions(&samples::read_jsonl(&a.decomposed)?);
+            let reqs = factcheck::verify_requests(&answers, &decomposed, a.api);
+            crate::progress::log(format!(
+                "verify-prompts: {} facts to check; decompositions {} strict, {} lenient, {} unreadable, {} missing",
+                reqs.len(),
+                counts.strict,
+                counts.lenient,
+                counts.failed,
+                counts.missing
+            ));
+            write_requests(&a.out, &reqs)
+        }
+        Cmd::CollectLongform(a) => {
+            let s = factcheck::collect(
+                &samples::read_jsonl(&a.samples)?,
+                &a.samples,
+                &samples::read_jsonl(&a.decomposed)?,
+                &samples::read_jsonl(&a.verified)?,
+                &a.model,
+                &a.out,
+            )?;
+            print_json(&serde_json::to_value(&s).unwrap_or_default())
+        }
         Cmd::JudgePrompts(a) => {
             let reqs = adversariskqa::judge_requests(&samples::read_jsonl(&a.samples)?);
             let mut text = String::new();
@@ -298,8 +410,9 @@ fn report_cli(a: ReportArgs) -> Result<()> {
             }
             Ok(())
         }
-        Suite::Adversariskqa | Suite::Longform => Err(Error::Config(
-            "report: AdversaRiskQA results are reported by `score` (JSON or table)".into(),
+        Suite::Adversariskqa | Suite::Longform | Suite::AdversariskqaLongform => Err(Error::Config(
+            "report: AdversaRiskQA results are reported by `score` (JSON or table; long-form: --out DIR)"
+                .into(),
         )),
     }
 }
@@ -340,7 +453,7 @@ fn prompts_cli(a: PromptArgs) -> Result<()> {
                 }
             }
         }
-        Suite::Adversariskqa => {
+        Suite::Adversariskqa | Suite::AdversariskqaLongform => {
             let mut files: Vec<PathBuf> = std::fs::read_dir(&a.input)
                 .map_err(|e| Error::io(&a.input, e))?
                 .filter_map(|e| e.ok().map(|e| e.path()))
@@ -353,16 +466,27 @@ fn prompts_cli(a: PromptArgs) -> Result<()> {
                 })
                 .collect();
             files.sort();
+            if files.is_empty() {
+                return Err(Error::bad_input(
+                    &a.input,
+                    "no <domain>_<difficulty>*.json prompt file in this folder",
+                ));
+            }
             for f in files {
                 for it in adversariskqa::read_prompt_file(&f)? {
-                    reqs.push(prompts::arqa_request(&it));
+                    if a.suite == Suite::Adversariskqa {
+                        reqs.push(prompts::arqa_request(&it));
+                    } else {
+                        reqs.extend(factcheck::answer_requests(&it));
+                    }
                 }
             }
         }
-        Suite::Longform => return Err(Error::Config(
-            "prompts: long-form answers use the adversariskqa requests; fact checking is external"
-                .into(),
-        )),
+        Suite::Longform => {
+            return Err(Error::Config(
+                "prompts: the long-form requests are `--suite adversariskqa-longform`".into(),
+            ))
+        }
         Suite::Sycophancy => {
             let qs: Vec<prompts::SycoQuestion> = prompts::read_jsonl_as(&a.input)?;
             for q in &qs {
@@ -372,12 +496,7 @@ fn prompts_cli(a: PromptArgs) -> Result<()> {
             }
         }
     }
-    let mut text = String::new();
-    for r in &reqs {
-        text.push_str(&serde_json::to_string(r).map_err(|e| Error::Config(e.to_string()))?);
-        text.push('\n');
-    }
-    crate::artifact::write_atomic(&a.out, |w| w.write_all(text.as_bytes()))
+    write_requests(&a.out, &reqs)
 }
 
 fn stdout_write(bytes: &[u8]) -> Result<()> {
@@ -434,6 +553,17 @@ fn score_cli(a: ScoreArgs) -> Result<()> {
                 })
                 .collect();
             print_json(&serde_json::json!({ "models": models }))
+        }
+        Suite::AdversariskqaLongform => {
+            let (files, ignored) = longform::discover(&a.results)?;
+            let scores = longform::score(&files, ignored, a.k, a.bootstrap, a.seed);
+            let mut json = serde_json::to_string_pretty(&scores)
+                .map_err(|e| Error::Config(format!("serialise scores: {e}")))?;
+            json.push('\n');
+            if let Some(dir) = &a.out {
+                longform::write_report(dir, &scores, &json)?;
+            }
+            stdout_write(json.as_bytes())
         }
         Suite::Longform => {
             let f = std::fs::File::open(&a.results).map_err(|e| Error::io(&a.results, e))?;

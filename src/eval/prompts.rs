@@ -172,6 +172,7 @@ pub fn sword_request(item: &SwordItem, localized: bool, variant: SwordVariant) -
         suite: "sword".into(),
         meta,
         messages: vec![Message::new("user", content)],
+        body: Map::new(),
     }
 }
 
@@ -193,6 +194,7 @@ pub fn arqa_request(item: &Item) -> Request {
             Message::new("system", ARQA_SYSTEM),
             Message::new("user", &item.prompt),
         ],
+        body: Map::new(),
     }
 }
 
@@ -259,6 +261,7 @@ pub fn syco_requests(q: &SycoQuestion) -> Option<Vec<Request>> {
                     suite: "sycophancy".into(),
                     meta,
                     messages: syco_messages(&q.question, v),
+                    body: Map::new(),
                 }
             })
             .collect(),

@@ -142,6 +142,87 @@ pub fn bars_svg(title: &str, bars: &[(String, Interval)]) -> Result<String> {
     Ok(svg)
 }
 
+/// Paired bars SVG: per group (label, [first, second]) two bars side by side (dark: first, light: second)
+/// with error bars, values in [0, `max`] (`None`: no bar); a legend names the two series.
+pub fn paired_bars_svg(
+    title: &str,
+    groups: &[(String, [Option<Interval>; 2])],
+    legend: [&str; 2],
+    max: f64,
+) -> Result<String> {
+    let mut svg = String::new();
+    {
+        let w = 200 + 120 * groups.len() as u32;
+        let root = SVGBackend::with_string(&mut svg, (w, 380)).into_drawing_area();
+        root.fill(&WHITE).map_err(plot_err)?;
+        // Each group spans 3 units: two bars and a gap.
+        let n = groups.len() as i32;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 18))
+            .margin(10)
+            .x_label_area_size(60)
+            .y_label_area_size(50)
+            .build_cartesian_2d(0..(3 * n.max(1)), 0.0..max)
+            .map_err(plot_err)?;
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_labels((3 * groups.len()).max(1))
+            .x_label_formatter(&|x| {
+                if x % 3 != 1 {
+                    return String::new();
+                }
+                groups
+                    .get((*x / 3) as usize)
+                    .map(|g| g.0.clone())
+                    .unwrap_or_default()
+            })
+            .draw()
+            .map_err(plot_err)?;
+        for (s, colour) in [shade(0.9), shade(0.35)].into_iter().enumerate() {
+            let bars: Vec<(i32, Interval)> = groups
+                .iter()
+                .enumerate()
+                .filter_map(|(i, g)| g.1.get(s).copied().flatten().map(|iv| (i as i32, iv)))
+                .collect();
+            let name = legend.get(s).copied().unwrap_or_default();
+            chart
+                .draw_series(bars.iter().map(|&(i, iv)| {
+                    let x = 3 * i + s as i32;
+                    Rectangle::new(
+                        [(x, 0.0), (x + 1, iv.estimate.clamp(0.0, max))],
+                        colour.filled(),
+                    )
+                }))
+                .map_err(plot_err)?
+                .label(name)
+                .legend(move |(x, y)| {
+                    Rectangle::new([(x, y - 5), (x + 10, y + 5)], colour.filled())
+                });
+            for &(i, iv) in &bars {
+                if iv.lo.is_finite() && iv.hi.is_finite() {
+                    let x = 3 * i + s as i32;
+                    chart
+                        .draw_series(std::iter::once(PathElement::new(
+                            vec![(x, iv.lo.clamp(0.0, max)), (x, iv.hi.clamp(0.0, max))],
+                            BLACK.stroke_width(2),
+                        )))
+                        .map_err(plot_err)?;
+                }
+            }
+        }
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .position(SeriesLabelPosition::LowerRight)
+            .draw()
+            .map_err(plot_err)?;
+        root.present().map_err(plot_err)?;
+    }
+    Ok(svg)
+}
+
 fn write(dir: &Path, name: &str, text: &str) -> Result<()> {
     crate::artifact::write_atomic(dir.join(name), |w| w.write_all(text.as_bytes()))
 }

@@ -20,12 +20,16 @@ impl Message {
     }
 }
 
-/// One request to a model: an id unique in its file, the suite, metadata copied into the samples, and the
-/// messages.
+/// One request to a model: an id unique in its file, the suite, metadata copied into the samples, the
+/// messages, and extra fields of the request body (`response_format`, `tools`, `text`: what structured
+/// output or a web search needs), which are part of the request's cache key. `meta.api = "responses"`
+/// marks a request written for the Responses API.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Request {
     pub id: String,
     pub suite: String,
     pub meta: Map<String, Value>,
     pub messages: Vec<Message>,
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub body: Map<String, Value>,
 }

@@ -64,6 +64,37 @@ pub struct RunConfig {
     /// Stop after this many new requests (for smoke tests and staged runs; a rerun continues).
     #[arg(long)]
     pub max_requests: Option<usize>,
+    /// The endpoint's API: `chat` (POST BASE/chat/completions) or `responses` (POST BASE/responses, the
+    /// Responses API, which offers the `web_search` tool; requests written for it say so and are refused
+    /// by `chat`).
+    #[arg(long, value_enum, default_value_t = Api::Chat)]
+    #[serde(default)]
+    pub api: Api,
+}
+
+/// Which OpenAI-compatible API the runner speaks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Api {
+    /// Chat Completions: `messages` in, `choices[0].message.content` out.
+    #[default]
+    Chat,
+    /// Responses: `input` (the messages) in, the `output_text` parts of the `output` messages out.
+    Responses,
+}
+
+impl Api {
+    fn path(self) -> &'static str {
+        match self {
+            Api::Chat => "chat/completions",
+            Api::Responses => "responses",
+        }
+    }
+}
+
+/// Whether a request was written for the Responses API (`meta.api == "responses"`).
+pub fn wants_responses(r: &Request) -> bool {
+    r.meta.get("api").and_then(Value::as_str) == Some("responses")
 }
 
 impl RunConfig {
@@ -77,14 +108,94 @@ impl RunConfig {
     }
 }
 
-/// Generation parameters included in the cache key and the request body (`seed` only when one is given, so
-/// requests without a seed keep the keys they always had).
-fn params(cfg: &RunConfig, seed: Option<u64>) -> Value {
+/// Generation parameters included in the cache key and the request body: temperature, max tokens, `seed`
+/// only when one is given and the request's own body fields only when it has some (so requests without
+/// them keep the keys they always had), and `api` only for the Responses API.
+fn params(cfg: &RunConfig, seed: Option<u64>, req: &Request) -> Value {
     let mut p = json!({"temperature": cfg.temperature, "max_tokens": cfg.max_tokens});
-    if let (Some(s), Some(o)) = (seed, p.as_object_mut()) {
-        o.insert("seed".into(), json!(s));
+    if let Some(o) = p.as_object_mut() {
+        if let Some(s) = seed {
+            o.insert("seed".into(), json!(s));
+        }
+        if cfg.api == Api::Responses {
+            o.insert("api".into(), json!("responses"));
+        }
+        for (k, v) in &req.body {
+            o.insert(k.clone(), v.clone());
+        }
     }
     p
+}
+
+/// The body sent for `req`: its messages (Chat: `messages`; Responses: `input`, with `max_tokens` sent as
+/// `max_output_tokens`) with the parameters of [`params`] (`api` is not sent).
+fn request_body(cfg: &RunConfig, req: &Request, params: &Value) -> Value {
+    let mut body = match cfg.api {
+        Api::Chat => json!({"model": cfg.model, "messages": req.messages}),
+        Api::Responses => json!({"model": cfg.model, "input": req.messages}),
+    };
+    if let (Some(o), Some(p)) = (body.as_object_mut(), params.as_object()) {
+        for (k, v) in p {
+            match (cfg.api, k.as_str()) {
+                (_, "api") => {}
+                (Api::Responses, "max_tokens") => {
+                    o.insert("max_output_tokens".into(), v.clone());
+                }
+                _ => {
+                    o.insert(k.clone(), v.clone());
+                }
+            }
+        }
+    }
+    body
+}
+
+/// The answer text of a response: Chat `choices[0].message.content`; Responses `output_text` when the
+/// server gives it, else the `output_text` parts of its `message` items, joined.
+fn answer_text(api: Api, v: &Value) -> Option<String> {
+    match api {
+        Api::Chat => v
+            .pointer("/choices/0/message/content")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        Api::Responses => {
+            if let Some(t) = v.get("output_text").and_then(Value::as_str) {
+                return Some(t.to_string());
+            }
+            let parts: Vec<&str> = v
+                .get("output")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter(|item| item.get("type").and_then(Value::as_str) == Some("message"))
+                .flat_map(|item| {
+                    item.get("content")
+                        .and_then(Value::as_array)
+                        .into_iter()
+                        .flatten()
+                })
+                .filter(|c| c.get("type").and_then(Value::as_str) == Some("output_text"))
+                .filter_map(|c| c.get("text").and_then(Value::as_str))
+                .collect();
+            (!parts.is_empty()).then(|| parts.concat())
+        }
+    }
+}
+
+/// Usage with the Responses API's names (`input_tokens`, `output_tokens`) also under the Chat names the
+/// token totals read.
+fn normalise_usage(mut u: Value) -> Value {
+    if let Some(o) = u.as_object_mut() {
+        for (from, to) in [
+            ("input_tokens", "prompt_tokens"),
+            ("output_tokens", "completion_tokens"),
+        ] {
+            if let (Some(v), false) = (o.get(from).cloned(), o.contains_key(to)) {
+                o.insert(to.into(), v);
+            }
+        }
+    }
+    u
 }
 
 /// Cache key of a request: xxh3-128 (hex) of the canonical JSON of base URL, model, messages, parameters.
@@ -329,11 +440,8 @@ fn ask(
     seed: Option<u64>,
     rng: &mut ChaCha8Rng,
 ) -> Outcome {
-    let url = format!("{}/chat/completions", cfg.base_url.trim_end_matches('/'));
-    let mut body = json!({"model": cfg.model, "messages": req.messages});
-    if let (Some(o), Value::Object(p)) = (body.as_object_mut(), params(cfg, seed)) {
-        o.extend(p);
-    }
+    let url = format!("{}/{}", cfg.base_url.trim_end_matches('/'), cfg.api.path());
+    let body = request_body(cfg, req, &params(cfg, seed, req));
     let mut attempt = 0;
     let mut scrubbed = false;
     let fail = |e: String, attempts: u32, scrubbed: bool| Outcome {
@@ -363,15 +471,11 @@ fn ask(
                     };
                     // Scrubbed again once decoded: a server may JSON-escape a secret (`\/`, `\u…`).
                     let mut redacted = scrubbed;
-                    let answer = v
-                        .pointer("/choices/0/message/content")
-                        .and_then(Value::as_str)
-                        .map(|a| {
-                            let mut a = a.to_string();
-                            redacted |= secrets.scrub_string(&mut a);
-                            a
-                        });
-                    let mut usage = v.get("usage").cloned();
+                    let answer = answer_text(cfg.api, &v).map(|mut a| {
+                        redacted |= secrets.scrub_string(&mut a);
+                        a
+                    });
+                    let mut usage = v.get("usage").cloned().map(normalise_usage);
                     if let Some(u) = usage.as_mut() {
                         redacted |= secrets.scrub_value(u);
                     }
@@ -468,6 +572,16 @@ pub fn ask_all(
     if let Some(parent) = log_path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent).at(parent)?;
     }
+    // Requests written for the Responses API (tools, `text.format`) mean nothing to Chat Completions;
+    // plain requests work with either.
+    if let Some(r) = requests.iter().find(|r| wants_responses(r)) {
+        if cfg.api != Api::Responses {
+            return Err(Error::Config(format!(
+                "request {} was written for the Responses API (its web_search tool); pass --api responses",
+                r.id
+            )));
+        }
+    }
     let key = api_key(cfg)?;
     let secrets = Secrets::new(key.as_deref(), &cfg.base_url);
     let done = read_log(log_path)?;
@@ -480,7 +594,7 @@ pub fn ask_all(
                 &cfg.base_url,
                 &cfg.model,
                 &r.messages,
-                &params(cfg, seed_of(i)),
+                &params(cfg, seed_of(i), r),
             )
         })
         .collect();
@@ -603,12 +717,14 @@ pub fn ask_all(
     })
 }
 
-/// Sum the token counts of the answered requests.
+/// Sum the token counts of the answered requests, each distinct request once.
 pub fn add_tokens(summary: &mut RunSummary, keys: &[String], answers: &HashMap<String, LogLine>) {
     summary.prompt_tokens = 0;
     summary.completion_tokens = 0;
     summary.total_tokens = 0;
-    for k in keys {
+    // A key asked by several requests (the same fact in several answers) was sent once: counted once.
+    let mut seen = HashSet::new();
+    for k in keys.iter().filter(|k| seen.insert(k.as_str())) {
         if let Some(u) = answers.get(k).and_then(|l| l.usage.as_ref()) {
             let g = |n: &str| u.get(n).and_then(Value::as_u64).unwrap_or(0);
             summary.prompt_tokens += g("prompt_tokens");
@@ -895,6 +1011,7 @@ mod tests {
             temperature: 0.0,
             max_tokens: 16,
             max_requests: None,
+            api: Api::Chat,
         }
     }
 

@@ -231,6 +231,7 @@ fn request_of(job: &Job) -> Request {
         suite: "translate".into(),
         meta,
         messages: vec![Message::new("user", job.prompt.clone())],
+        body: Map::new(),
     }
 }
 

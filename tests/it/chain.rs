@@ -50,8 +50,69 @@ impl Server {
     }
 }
 
+/// The text between `open` and the next `close` after it.
+fn between<'a>(s: &'a str, open: &str, close: &str) -> &'a str {
+    let a = s.find(open).map_or(s.len(), |i| i + open.len());
+    let rest = &s[a..];
+    &rest[..rest.find(close).unwrap_or(rest.len())]
+}
+
+/// The deterministic model's long-form behaviour (AdversaRiskQA long form, hand-computable):
+/// * an answer (system instruction present): "That premise is not right. The question was: {content} Sources
+///   differ." — three sentences;
+/// * a decomposition (asked with the `atomic_facts` schema): the answer's sentences as `{"facts": [...]}`,
+///   except a bulleted list for answers about bonds (read leniently) and "I cannot do that." for answers
+///   about cash (unreadable: counted, the answer skipped);
+/// * a verdict: "That premise is not right." → `{"correct": false, "rational": [...]}`; "The question
+///   was: …" → false (JSON) when the question holds a comma (every adversarial prompt of
+///   data/eval/adversariskqa does, no query does), else the plain text "Correct. …" (lenient); anything
+///   else ("Sources differ.") → "Hmm." (unreadable: no decision).
+///
+/// So per decomposed answer: 3 facts, 2 checked; adversarial S = 0 (F1@8 = 0), non-adversarial S = 1
+/// (P = 1/2, R = 1/8, F1@8 = 0.2).
+fn longform_answer(content: &str, format: Option<&str>) -> Option<String> {
+    if content.starts_with("Split the answer below into a list of atomic facts.") {
+        if format != Some("atomic_facts") {
+            return Some("no schema sent".into());
+        }
+        let answer = between(content, "Answer:\n\"\"\"\n", "\n\"\"\"");
+        let facts: Vec<String> = answer
+            .split_inclusive(['.', '?'])
+            .map(|f| f.trim().to_string())
+            .filter(|f| !f.is_empty())
+            .collect();
+        return Some(if answer.contains("bond") {
+            facts.iter().map(|f| format!("- {f}\n")).collect()
+        } else if answer.contains("cash") {
+            "I cannot do that.".into()
+        } else {
+            serde_json::json!({ "facts": facts }).to_string()
+        });
+    }
+    if content.starts_with("Decide whether the following statement is factually correct.") {
+        let fact = between(content, "Statement: ", "\n");
+        let source = serde_json::json!([{"link": {"title": "Stub source", "hyperlink": "http://127.0.0.1/src"},
+            "supporting_information": "The stub says so."}]);
+        return Some(if fact == "That premise is not right." {
+            serde_json::json!({"correct": false, "rational": source}).to_string()
+        } else if fact.starts_with("The question was:") {
+            if fact.contains(',') {
+                serde_json::json!({"correct": false, "rational": source}).to_string()
+            } else {
+                "Correct. The question is stated as asked.".into()
+            }
+        } else {
+            "Hmm.".into()
+        });
+    }
+    None
+}
+
 /// The deterministic model's answer to one request.
-fn model_answer(content: &str, system: &str, seed: Option<u64>) -> String {
+fn model_answer(content: &str, system: &str, seed: Option<u64>, format: Option<&str>) -> String {
+    if let Some(a) = longform_answer(content, format) {
+        return a;
+    }
     const TRIPLE: &str = "Generate one sentence for this input triple: [";
     if let Some(i) = content.find(TRIPLE) {
         let lang = content
@@ -77,7 +138,7 @@ fn model_answer(content: &str, system: &str, seed: Option<u64>) -> String {
         return "否".into();
     }
     if !system.is_empty() {
-        return "That premise is not right.".into();
+        return format!("That premise is not right. The question was: {content} Sources differ.");
     }
     "?".into()
 }
@@ -86,6 +147,17 @@ fn model_answer(content: &str, system: &str, seed: Option<u64>) -> String {
 /// request in hand is dropped and the listener closed), until stopped, or after 10 000 connections or
 /// 300 s, whichever comes first.
 fn start(port: u16, answered: Answered, budget: Option<usize>) -> Server {
+    start_mode(port, answered, budget, false)
+}
+
+/// As [`start`], but once the budget is spent the server does not die: it reads each further request and
+/// never answers it (holding the connection until the server is dropped), so a client killed meanwhile has
+/// a request in flight that was never answered.
+fn start_hanging(port: u16, answered: Answered, budget: usize) -> Server {
+    start_mode(port, answered, Some(budget), true)
+}
+
+fn start_mode(port: u16, answered: Answered, budget: Option<usize>, hang: bool) -> Server {
     let listener = TcpListener::bind(("127.0.0.1", port)).unwrap();
     let port = listener.local_addr().unwrap().port();
     listener.set_nonblocking(true).unwrap();
@@ -95,6 +167,7 @@ fn start(port: u16, answered: Answered, budget: Option<usize>) -> Server {
         let deadline = Instant::now() + Duration::from_secs(300);
         let mut mine = 0usize;
         let mut conns = 0usize;
+        let mut held = Vec::new();
         while !stop2.load(Ordering::Relaxed) && Instant::now() < deadline && conns < 10_000 {
             let stream = match listener.accept() {
                 Ok((s, _)) => s,
@@ -112,11 +185,21 @@ fn start(port: u16, answered: Answered, budget: Option<usize>) -> Server {
                 continue;
             };
             if budget.is_some_and(|b| mine >= b) {
+                if hang {
+                    held.push(stream);
+                    continue;
+                }
                 drop(stream);
                 return;
             }
             let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-            let msgs = v["messages"].as_array().cloned().unwrap_or_default();
+            // Chat Completions sends `messages`, the Responses API `input`.
+            let responses = v.get("input").is_some();
+            let msgs = v["messages"]
+                .as_array()
+                .or_else(|| v["input"].as_array())
+                .cloned()
+                .unwrap_or_default();
             let content = msgs
                 .last()
                 .and_then(|m| m["content"].as_str())
@@ -129,11 +212,29 @@ fn start(port: u16, answered: Answered, budget: Option<usize>) -> Server {
                 .unwrap_or("")
                 .to_string();
             let seed = v["seed"].as_u64();
-            let answer = model_answer(&content, &system, seed);
-            let body = serde_json::json!({
-                "choices": [{"message": {"role": "assistant", "content": answer}}],
-                "usage": {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12}
-            })
+            let format = if responses {
+                v["text"]["format"]["name"].as_str()
+            } else {
+                v["response_format"]["json_schema"]["name"].as_str()
+            };
+            let answer = model_answer(&content, &system, seed, format);
+            let body = if responses {
+                // The web_search tool must be there; the answer follows a search call, as a real one does.
+                let searched = v["tools"][0]["type"] == "web_search";
+                serde_json::json!({
+                    "output": [
+                        {"type": "web_search_call", "status": "completed"},
+                        {"type": "message", "role": "assistant", "content": [
+                            {"type": "output_text", "text": if searched { answer.as_str() } else { "no tool" }}]}
+                    ],
+                    "usage": {"input_tokens": 10, "output_tokens": 2, "total_tokens": 12}
+                })
+            } else {
+                serde_json::json!({
+                    "choices": [{"message": {"role": "assistant", "content": answer}}],
+                    "usage": {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12}
+                })
+            }
             .to_string();
             let resp = format!(
                 "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
@@ -184,7 +285,7 @@ fn read_request(stream: &std::net::TcpStream) -> Option<Vec<u8>> {
 fn small_run(wd: &Workdir) {
     small_configs(wd, 8);
     let dump = small_dump(wd);
-    wd.run_ok(&small_run_args(&dump, "run"));
+    wd.run_ok(&small_run_args("2", &dump, "run"));
 }
 
 /// Exported statements (the original and each variant distort could draw) of the first `n` originals, read
@@ -435,10 +536,14 @@ fn translate_resumes_after_the_server_dies_without_asking_twice() {
 }
 
 fn make_eval(wd: &Workdir, url: &str, extra: &[&str]) -> std::process::Output {
+    make_target(wd, "eval", url, extra)
+}
+
+fn make_target(wd: &Workdir, target: &str, url: &str, extra: &[&str]) -> std::process::Output {
     Command::new("make")
         .arg("-f")
         .arg(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("pipeline/Makefile"))
-        .arg("eval")
+        .arg(target)
         .arg(format!("SWORD={}", env!("CARGO_BIN_EXE_sword")))
         .arg(format!("RUN={}", wd.join("run").display()))
         .arg(format!("BASE_URL={url}"))
@@ -600,4 +705,349 @@ fn translate_uses_a_template_file_and_the_first_originals_only() {
     ));
     assert_eq!(code, 2);
     assert!(err.contains("{property}"), "{err}");
+}
+
+/// `make eval-longform` against the test server: answers for both conditions, decompositions, verdicts,
+/// the published layout and its scores, each hand-computed from the server's rules ([`longform_answer`]);
+/// the server dies twice mid-chain and nothing is asked twice; a second make sends nothing.
+#[test]
+fn make_eval_longform_chain_resumes_and_scores_exactly() {
+    if Command::new("make").arg("--version").output().is_err() {
+        eprintln!("make is not installed: skipping the make eval-longform check");
+        return;
+    }
+    let wd = Workdir::new();
+    std::fs::create_dir_all(wd.join("run")).unwrap();
+    let answered: Answered = Arc::default();
+    let lf = |url: &str| make_target(&wd, "eval-longform", url, &["JUDGE=judge"]);
+    // 8 answers (4 items × 2 conditions), then 2 of the 8 decompositions: the server dies.
+    let mut server = start(0, answered.clone(), Some(10));
+    let (port, url) = (server.port, server.url.clone());
+    assert!(!lf(&url).status.success());
+    server.wait_dead();
+    // Back for 8 more: the other 6 decompositions, 2 of the 8 distinct verdicts; dies again.
+    let mut server = start(port, answered.clone(), Some(8));
+    assert!(!lf(&url).status.success());
+    server.wait_dead();
+    let ev = wd.join("run/eval/test_model_1");
+    assert!(!ev.join("longform.scores.json").exists());
+    let server = start(port, answered.clone(), None);
+    let out = lf(&url);
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        answered.lock().unwrap().values().all(|&n| n == 1),
+        "a request was answered twice"
+    );
+    // 8 answers + 8 decompositions (2 unreadable) + 8 distinct facts (18 facts; the two shared sentences
+    // once each).
+    assert_eq!(server.total(), 24);
+    // How each output was read.
+    let c: Value =
+        serde_json::from_slice(&std::fs::read(ev.join("longform-collect.json")).unwrap()).unwrap();
+    assert_eq!(c["answers"], 8);
+    assert_eq!(c["failed_answers"], 0);
+    assert_eq!(
+        (
+            c["decompositions"]["strict"].as_u64(),
+            c["decompositions"]["lenient"].as_u64(),
+            c["decompositions"]["failed"].as_u64()
+        ),
+        (Some(4), Some(2), Some(2))
+    );
+    assert_eq!(c["facts"], 18);
+    assert_eq!(
+        (
+            c["verdicts"]["strict"].as_u64(),
+            c["verdicts"]["lenient"].as_u64(),
+            c["verdicts"]["failed"].as_u64()
+        ),
+        (Some(9), Some(3), Some(6))
+    );
+    // The published layout, read back by the scorer.
+    let rec: Value = serde_json::from_slice(
+        &std::fs::read(
+            ev.join("longform-results/non_adversarial/test_model_1/health_basic_non_adv.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(rec["dataset"], "health_basic_non_adv");
+    let d = &rec["results"][0]["factuality"]["fact_check"]["decisions"];
+    assert_eq!(d.as_array().unwrap().len(), 2, "{rec}");
+    assert_eq!(d[0]["fact"], "That premise is not right.");
+    assert_eq!(d[0]["correct"], false);
+    assert_eq!(d[0]["rational"][0]["link"]["title"], "Stub source");
+    assert_eq!(d[1]["correct"], true);
+    let s: Value =
+        serde_json::from_slice(&std::fs::read(ev.join("longform.scores.json")).unwrap()).unwrap();
+    assert_eq!(s["k"], 8);
+    let cell = |d: &str, c: &str| {
+        s["cells"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["domain"] == d && x["condition"] == c)
+            .unwrap()
+            .clone()
+    };
+    for d in ["health", "finance"] {
+        let adv = cell(d, "adversarial");
+        let non = cell(d, "non_adversarial");
+        assert_eq!(adv["scores"]["mean_f1_at_k"]["estimate"], 0.0, "{adv}");
+        let f = non["scores"]["mean_f1_at_k"]["estimate"].as_f64().unwrap();
+        assert!((f - 20.0).abs() < 1e-9, "{non}");
+        assert_eq!(non["scores"]["mean_facts"], 3.0);
+        assert_eq!(non["scores"]["mean_checked"], 2.0);
+        assert_eq!(non["scores"]["mean_supported"], 1.0);
+    }
+    let files = s["files"].as_array().unwrap();
+    let fin_adv = files
+        .iter()
+        .find(|f| f["domain"] == "finance" && f["condition"] == "adversarial")
+        .unwrap();
+    assert_eq!(fin_adv["scored"], 1);
+    assert_eq!(fin_adv["skipped"]["fact_check_failed"], 1);
+    for d in s["differences"].as_array().unwrap() {
+        assert!(
+            (d["mean_f1_at_k"]["estimate"].as_f64().unwrap() + 20.0).abs() < 1e-9,
+            "{d}"
+        );
+        assert_eq!(d["mean_supported"], -1.0);
+    }
+    assert_eq!(s["differences"].as_array().unwrap().len(), 2);
+    assert!(ev.join("longform-report/report.md").exists());
+    assert!(ev.join("longform-report/f1_paired_bars.svg").exists());
+    // Nothing changed: a second make sends no request and rewrites nothing.
+    let mark = server.total();
+    let before = std::fs::metadata(ev.join("longform.scores.json"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    assert!(lf(&url).status.success());
+    assert_eq!(server.total(), mark);
+    let after = std::fs::metadata(ev.join("longform.scores.json"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    assert_eq!(before, after);
+}
+
+/// Verification through the Responses API with the web_search tool: the requests carry the tool and the
+/// schema as `text.format`, the answers come back from `output[].content[].output_text`, usage from
+/// `input_tokens`/`output_tokens`; run with `--api chat` they are refused.
+#[test]
+fn longform_verification_through_the_responses_api() {
+    let wd = Workdir::new();
+    let answered: Answered = Arc::default();
+    let server = start(0, answered.clone(), None);
+    let url = server.url.clone();
+    let prompts = crate::util::data("eval/adversariskqa");
+    wd.run_ok(&[
+        "eval",
+        "prompts",
+        "--suite",
+        "adversariskqa-longform",
+        "--input",
+        prompts.to_str().unwrap(),
+        "--out",
+        "lf.jsonl",
+    ]);
+    let run = |req: &str, out: &str, extra: &[&str]| {
+        let mut a = runner_args(
+            &["eval", "run", "--requests", req, "--out", out],
+            &url,
+            extra,
+        );
+        a.push("--require-complete");
+        wd.run_ok(&a)
+    };
+    run("lf.jsonl", "ans", &[]);
+    wd.run_ok(&[
+        "eval",
+        "decompose-prompts",
+        "--samples",
+        "ans/samples.jsonl",
+        "--out",
+        "dec.jsonl",
+    ]);
+    run("dec.jsonl", "dec", &[]);
+    wd.run_ok(&[
+        "eval",
+        "verify-prompts",
+        "--samples",
+        "ans/samples.jsonl",
+        "--decomposed",
+        "dec/samples.jsonl",
+        "--api",
+        "responses",
+        "--out",
+        "ver.jsonl",
+    ]);
+    let first: Value = serde_json::from_str(
+        String::from_utf8(wd.read("ver.jsonl"))
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(first["body"]["tools"][0]["type"], "web_search");
+    assert_eq!(first["body"]["text"]["format"]["name"], "fact_verdict");
+    let mut a = runner_args(
+        &["eval", "run", "--requests", "ver.jsonl", "--out", "ver"],
+        &url,
+        &[],
+    );
+    let (code, err) = wd.run_err(&a);
+    assert_eq!(code, 2);
+    assert!(err.contains("--api responses"), "{err}");
+    a.extend(["--api", "responses"]);
+    let out = wd.run_ok(&a);
+    let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(summary["answered"], 8, "{summary}");
+    assert_eq!(summary["prompt_tokens"], 8 * 10);
+    assert_eq!(summary["completion_tokens"], 8 * 2);
+    let out = wd.run_ok(&[
+        "eval",
+        "collect-longform",
+        "--samples",
+        "ans/samples.jsonl",
+        "--decomposed",
+        "dec/samples.jsonl",
+        "--verified",
+        "ver/samples.jsonl",
+        "--model",
+        "m",
+        "--out",
+        "res",
+    ]);
+    let c: Value = serde_json::from_slice(&out.stdout).unwrap();
+    // The same verdicts as through Chat Completions: the tool was there for every request.
+    assert_eq!(
+        (
+            c["verdicts"]["strict"].as_u64(),
+            c["verdicts"]["lenient"].as_u64()
+        ),
+        (Some(9), Some(3)),
+        "{c}"
+    );
+}
+
+/// `sword eval run` killed with SIGKILL in the middle of the verification step (three verdicts answered and
+/// logged, the fourth sent and held by the server): the rerun asks only the five never answered, no request
+/// is answered twice, and the verdicts read back are those of an uninterrupted chain (9 strict, 3 lenient,
+/// 6 unreadable: [`longform_answer`]).
+#[test]
+fn longform_verification_killed_mid_run_resumes_without_asking_twice() {
+    let wd = Workdir::new();
+    let answered: Answered = Arc::default();
+    let server = start(0, answered.clone(), None);
+    let (port, url) = (server.port, server.url.clone());
+    let prompts = crate::util::data("eval/adversariskqa");
+    wd.run_ok(&[
+        "eval",
+        "prompts",
+        "--suite",
+        "adversariskqa-longform",
+        "--input",
+        prompts.to_str().unwrap(),
+        "--out",
+        "lf.jsonl",
+    ]);
+    let run_args = |req: &'static str, out: &'static str| {
+        let mut a = runner_args(
+            &["eval", "run", "--requests", req, "--out", out],
+            &url,
+            &["--concurrency", "1"],
+        );
+        a.push("--require-complete");
+        a.into_iter().map(String::from).collect::<Vec<String>>()
+    };
+    fn strs(v: &[String]) -> Vec<&str> {
+        v.iter().map(String::as_str).collect()
+    }
+    wd.run_ok(&strs(&run_args("lf.jsonl", "ans")));
+    wd.run_ok(&[
+        "eval",
+        "decompose-prompts",
+        "--samples",
+        "ans/samples.jsonl",
+        "--out",
+        "dec.jsonl",
+    ]);
+    wd.run_ok(&strs(&run_args("dec.jsonl", "dec")));
+    wd.run_ok(&[
+        "eval",
+        "verify-prompts",
+        "--samples",
+        "ans/samples.jsonl",
+        "--decomposed",
+        "dec/samples.jsonl",
+        "--out",
+        "ver.jsonl",
+    ]);
+    let before = server.total();
+    assert_eq!(before, 16, "8 answers and 8 decompositions");
+    drop(server);
+
+    // Three verdicts, then the server holds the fourth request unanswered; the client is killed meanwhile.
+    let server = start_hanging(port, answered.clone(), 3);
+    let ver = run_args("ver.jsonl", "ver");
+    let mut child = wd.command(&strs(&ver)).spawn().unwrap();
+    let log = wd.join("ver/answers.jsonl");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while std::fs::read_to_string(&log).map_or(0, |s| s.lines().count()) < 3 {
+        assert!(Instant::now() < deadline, "three answers never logged");
+        assert!(child.try_wait().unwrap().is_none(), "the run ended early");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Give the fourth request time to reach the server (it is held there, not answered).
+    std::thread::sleep(Duration::from_millis(300));
+    let _ = child.kill(); // SIGKILL
+    let _ = child.wait();
+    assert_eq!(server.total(), before + 3);
+    assert!(
+        !wd.join("ver/eval.manifest.json").exists(),
+        "a killed run has no manifest"
+    );
+    drop(server);
+
+    let server = start(port, answered.clone(), None);
+    let out = wd.run_ok(&strs(&ver));
+    let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(server.total(), before + 8, "8 distinct verdicts in all");
+    assert!(
+        answered.lock().unwrap().values().all(|&n| n == 1),
+        "a request was answered twice"
+    );
+    assert_eq!(summary["answered"], 5, "{summary}");
+    let out = wd.run_ok(&[
+        "eval",
+        "collect-longform",
+        "--samples",
+        "ans/samples.jsonl",
+        "--decomposed",
+        "dec/samples.jsonl",
+        "--verified",
+        "ver/samples.jsonl",
+        "--model",
+        "m",
+        "--out",
+        "res",
+    ]);
+    let c: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (
+            c["verdicts"]["strict"].as_u64(),
+            c["verdicts"]["lenient"].as_u64(),
+            c["verdicts"]["failed"].as_u64()
+        ),
+        (Some(9), Some(3), Some(6)),
+        "{c}"
+    );
 }

@@ -1454,3 +1454,259 @@ fn eval_readers_name_line_and_offset_for_invalid_utf8_and_bad_counts() {
     assert_eq!(code, 2);
     assert!(err.contains("at least 1"), "{err}");
 }
+
+// ---------------------------------------------------------------------------------------------------------
+// AdversaRiskQA long form: the published fact-check files (issue 23).
+
+/// The paper's Table 6 cell of the shared file (Law basic, non-adversarial, Qwen3-30B): Mean F1@8 68.7,
+/// 6.4 facts. Independently (python over the same file): 46 of 50 answers have a verdict; over them the mean
+/// F1@8 is 68.66318245950504 and the mean fact count 295/46 = 6.413…; over all 50 answers (skipped ones
+/// scoring 0) 63.17012786274464 and 6.16, the figures the authors' own analysis notebook prints for this file
+/// (0.631701, 6.16).
+#[test]
+fn longform_published_file_reproduces_its_table_6_cell() {
+    let Some(root) = adversariskqa_root() else {
+        return;
+    };
+    let file = root.join("factuality/law_basic_non_adv.json");
+    let wd = Workdir::new();
+    let out = wd.run_ok(&[
+        "eval",
+        "score",
+        "--suite",
+        "adversariskqa-longform",
+        "--results",
+        file.to_str().unwrap(),
+        "--k",
+        "8",
+        "--bootstrap",
+        "200",
+        "--out",
+        "rep",
+    ]);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let f = &v["files"][0];
+    assert_eq!(f["domain"], "law");
+    assert_eq!(f["level"], "basic");
+    assert_eq!(f["condition"], "non_adversarial");
+    assert_eq!(f["model"], "Qwen/Qwen3-30B-A3B-Instruct-2507");
+    assert_eq!(
+        (f["answers"].as_u64(), f["scored"].as_u64()),
+        (Some(50), Some(46))
+    );
+    assert_eq!(f["skipped"]["failed_answer"], 3);
+    assert_eq!(f["skipped"]["no_verdicts"], 1);
+    let m = &f["scores"];
+    approx(&m["mean_f1_at_k"]["estimate"], 68.66318245950504);
+    assert!((m["mean_f1_at_k"]["estimate"].as_f64().unwrap() - 68.7).abs() < 0.05);
+    approx(&m["mean_facts"], 295.0 / 46.0);
+    assert!((m["mean_facts"].as_f64().unwrap() - 6.4).abs() < 0.05);
+    approx(&m["mean_supported"], 5.5);
+    approx(&f["mean_f1_at_k_all_answers"], 63.17012786274464);
+    approx(&f["mean_facts_all_answers"], 6.16);
+    let lo = m["mean_f1_at_k"]["lo"].as_f64().unwrap();
+    let hi = m["mean_f1_at_k"]["hi"].as_f64().unwrap();
+    assert!(lo < 68.66 && 68.67 < hi && hi - lo < 30.0, "{lo} {hi}");
+    // The report: the same JSON, Markdown with the cell, the paired bars.
+    assert_eq!(wd.read("rep/longform.scores.json"), out.stdout);
+    let md = String::from_utf8(wd.read("rep/report.md")).unwrap();
+    assert!(md.contains("| law | basic | – | 68.7 ["), "{md}");
+    let svg = String::from_utf8(wd.read("rep/f1_paired_bars.svg")).unwrap();
+    assert!(
+        svg.starts_with("<svg") && svg.contains("non-adversarial"),
+        "{svg}"
+    );
+    // --k auto: the median extracted-fact count of its 50 answers is 6.5, K = int(6.5) = 6.
+    let out = wd.run_ok(&[
+        "eval",
+        "score",
+        "--suite",
+        "adversariskqa-longform",
+        "--results",
+        file.to_str().unwrap(),
+        "--k",
+        "auto",
+        "--bootstrap",
+        "0",
+    ]);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["k"], 6);
+}
+
+/// A published-looking tree with the authors' folder and file names, duplicates, and stray files.
+fn messy_tree(wd: &Workdir, published: &Path) {
+    let text = std::fs::read(published).unwrap();
+    // The shared (non-adversarial) file, under two names in the same model folder: identical copies.
+    wd.write(
+        "t/non_adversial_prompt/Qwen3-30B/law_basic_non_adv.json",
+        &text,
+    );
+    wd.write(
+        "t/non_adversial/Qwen3-30B/Qwen-Qwen3-30B-A3B-Instruct-2507-law_basic_golden_non_ad.json",
+        &text,
+    );
+    // An "adversarial" file: the same answers with every verdict true.
+    let mut v: Value = serde_json::from_slice(&text).unwrap();
+    for r in v["results"].as_array_mut().unwrap() {
+        for d in r["factuality"]["fact_check"]["decisions"]
+            .as_array_mut()
+            .unwrap()
+        {
+            d["correct"] = Value::Bool(true);
+        }
+    }
+    v.as_object_mut().unwrap().remove("dataset");
+    wd.write("t/adversial/Qwen3-30B/law_basic_adv.json", v.to_string());
+    // Stray JSON: prompts (no factuality), and a fact-check file that names no condition.
+    wd.write("t/prompts/law_basic_golden.json", "[{\"query\": \"q\"}]");
+    wd.write("t/other/Qwen3-30B/law_advanced.json", v.to_string());
+}
+
+#[test]
+fn longform_reads_a_messy_published_tree_and_never_merges_two_files() {
+    let Some(root) = adversariskqa_root() else {
+        return;
+    };
+    let published = root.join("factuality/law_basic_non_adv.json");
+    let wd = Workdir::new();
+    messy_tree(&wd, &published);
+    let out = wd.run_ok(&[
+        "eval",
+        "score",
+        "--suite",
+        "adversariskqa-longform",
+        "--results",
+        "t",
+        "--bootstrap",
+        "100",
+    ]);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let files = v["files"].as_array().unwrap();
+    assert_eq!(files.len(), 3, "{v}");
+    for f in files {
+        assert_eq!(f["model"], "Qwen3-30B");
+        assert_eq!(f["model_from"], "folder");
+    }
+    let adv = files
+        .iter()
+        .find(|f| f["condition"] == "adversarial")
+        .unwrap();
+    assert_eq!(adv["condition_from"], "file_name");
+    // All verdicts true on the 46 answers with verdicts: F1@8 per answer = 2·min(T/8,1)/(1+min(T/8,1)).
+    assert_eq!(adv["scored"], 46);
+    // The two non-adversarial copies: one cell, status identical, both files listed.
+    let cells = v["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), 2);
+    let non = cells
+        .iter()
+        .find(|c| c["condition"] == "non_adversarial")
+        .unwrap();
+    assert_eq!(non["status"], "identical");
+    assert_eq!(non["files"].as_array().unwrap().len(), 2);
+    approx(
+        &non["scores"]["mean_f1_at_k"]["estimate"],
+        68.66318245950504,
+    );
+    // The difference adversarial − non-adversarial, with an interval around it.
+    let d = &v["differences"][0];
+    let est = d["mean_f1_at_k"]["estimate"].as_f64().unwrap();
+    let a = adv["scores"]["mean_f1_at_k"]["estimate"].as_f64().unwrap();
+    approx(&d["mean_f1_at_k"]["estimate"], a - 68.66318245950504);
+    assert!(est > 0.0);
+    assert!(d["mean_f1_at_k"]["lo"].as_f64().unwrap() <= est);
+    approx(&d["mean_facts"], 0.0);
+    // Stray files: left out with their reason, not fatal.
+    let ignored = v["ignored"].as_array().unwrap();
+    assert_eq!(ignored.len(), 2, "{ignored:?}");
+    assert!(ignored.iter().any(|i| i["reason"]
+        .as_str()
+        .unwrap()
+        .contains("no \"results\" array")
+        || i["reason"].as_str().unwrap().contains("\"factuality\"")));
+    assert!(ignored.iter().any(
+        |i| i["path"].as_str().unwrap().ends_with("law_advanced.json")
+            && i["reason"]
+                .as_str()
+                .unwrap()
+                .contains("adversarial or non-adversarial")
+    ));
+    // A second, different file for the same cell: a conflict, reported with both files, no cell score and
+    // no difference.
+    let mut v2: Value = serde_json::from_slice(&std::fs::read(&published).unwrap()).unwrap();
+    v2["results"].as_array_mut().unwrap().truncate(10);
+    wd.write(
+        "t/non_adversial/Qwen3-30B/law_basic_non_adv.json",
+        v2.to_string(),
+    );
+    let out = wd.run_ok(&[
+        "eval",
+        "score",
+        "--suite",
+        "adversariskqa-longform",
+        "--results",
+        "t",
+        "--bootstrap",
+        "10",
+    ]);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let non = v["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["condition"] == "non_adversarial")
+        .unwrap()
+        .clone();
+    assert_eq!(non["status"], "conflict");
+    assert_eq!(non["files"].as_array().unwrap().len(), 3);
+    assert!(non["scores"].is_null());
+    assert!(v["differences"].as_array().unwrap().is_empty());
+    assert!(
+        v["unpaired"][0]
+            .as_str()
+            .unwrap()
+            .contains("two differing files"),
+        "{v}"
+    );
+}
+
+#[test]
+fn longform_empty_or_unrecognisable_input_exits_2_naming_it() {
+    let wd = Workdir::new();
+    std::fs::create_dir_all(wd.join("empty")).unwrap();
+    let score = |p: &str| {
+        wd.run_err(&[
+            "eval",
+            "score",
+            "--suite",
+            "adversariskqa-longform",
+            "--results",
+            p,
+        ])
+    };
+    let (code, err) = score("empty");
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("empty") && err.contains("no .json file"),
+        "{err}"
+    );
+    wd.write(
+        "x/law_basic_adv.json",
+        "{\"results\": [{\"query\": \"q\"}]}",
+    );
+    let (code, err) = score("x/law_basic_adv.json");
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("law_basic_adv.json") && err.contains("\"factuality\""),
+        "{err}"
+    );
+    wd.write("y/law_basic_adv.json", "{\"results\": [");
+    let (code, err) = score("y");
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("law_basic_adv.json") && err.contains("not JSON"),
+        "{err}"
+    );
+    let (code, err) = score("missing");
+    assert_eq!(code, 4);
+    assert!(err.contains("missing"), "{err}");
+}

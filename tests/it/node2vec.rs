@@ -553,7 +553,7 @@ mod graph_walks {
 // ---------------------------------------------------------------------------------------------------------
 // Training, `sword embed`, `sword similar` (helper "train").
 mod train {
-    use crate::util::Workdir;
+    use crate::util::{small_configs, small_dump, small_run_args, Workdir, FINAL_ARTIFACTS};
     use std::path::Path;
     use sword::embed::{read_npy, Embeddings};
 
@@ -623,16 +623,18 @@ mod train {
     }
 
     #[test]
-    fn one_thread_is_byte_identical_and_formats_agree() {
+    fn any_thread_count_is_byte_identical_and_formats_agree() {
         let wd = Workdir::new();
         two_cliques(&wd);
         embed(&wd, "r1", "1");
-        embed(&wd, "r2", "1");
-        for f in ["embeddings.npy", "embeddings.w2v", "walks.bin"] {
-            assert!(
-                wd.read(&format!("r1/{f}")) == wd.read(&format!("r2/{f}")),
-                "{f} differs between two one-thread runs"
-            );
+        for j in ["1", "2", "8"] {
+            embed(&wd, &format!("j{j}"), j);
+            for f in ["embeddings.npy", "embeddings.w2v", "walks.bin"] {
+                assert!(
+                    wd.read(&format!("r1/{f}")) == wd.read(&format!("j{j}/{f}")),
+                    "{f} differs between -j 1 and -j {j}"
+                );
+            }
         }
         // w2v reloads and round-trips exactly; the npy holds the same numbers, row = nodes.txt line.
         let w2v = wd.read("r1/embeddings.w2v");
@@ -667,6 +669,67 @@ mod train {
         let m = sword::artifact::Manifest::read(&wd.join("r1/train.manifest.json")).unwrap();
         assert_eq!(m.outputs.len(), 2);
         assert_eq!(m.counts["nodes"], 20);
+    }
+
+    /// Issue 21: `sword -j N run` gives the same bytes for N = 1, 2, 4, 8 — the embeddings and everything
+    /// computed from them (the cosines in distortions.parquet and sword.parquet) included; `sword -j N train`
+    /// on the same walks with every SIMD build this CPU runs (`SWORD_TRAIN_KERNEL`) rewrites the same
+    /// embeddings.npy.
+    #[test]
+    fn run_and_train_give_the_same_bytes_at_any_thread_count_and_kernel() {
+        let wd = Workdir::new();
+        let dump = small_dump(&wd);
+        small_configs(&wd, 60);
+        for j in ["1", "2", "4", "8"] {
+            wd.run_ok(&small_run_args(j, &dump, &format!("j{j}")));
+        }
+        for j in ["2", "4", "8"] {
+            for name in FINAL_ARTIFACTS {
+                assert!(
+                    wd.read(&format!("j1/{name}")) == wd.read(&format!("j{j}/{name}")),
+                    "{name} differs between -j 1 and -j {j}"
+                );
+            }
+        }
+        let npy = wd.read("j1/embeddings.npy");
+        let kernels = sword::train::Kernel::available();
+        for (k, j) in kernels.iter().zip(["3", "1", "2"].iter().cycle()) {
+            let out = wd
+                .command(&[
+                    "-j",
+                    j,
+                    "train",
+                    "--out",
+                    "j2",
+                    "--config",
+                    "conf/train.toml",
+                    "--seed",
+                    "3",
+                ])
+                .env("SWORD_TRAIN_KERNEL", k.name())
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let m = sword::artifact::Manifest::read(&wd.join("j2/train.manifest.json")).unwrap();
+            assert_eq!(m.extra["kernel"], k.name());
+            assert!(
+                wd.read("j2/embeddings.npy") == npy,
+                "{} at -j {j} gives other embeddings",
+                k.name()
+            );
+        }
+        // A build this CPU cannot run, or no such build: a configuration error before any work.
+        let out = wd
+            .command(&["train", "--out", "j2"])
+            .env("SWORD_TRAIN_KERNEL", "sse9")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("SWORD_TRAIN_KERNEL=sse9"));
     }
 
     #[test]

@@ -136,7 +136,7 @@ fn run_survives_crashes_at_several_points_with_identical_artifacts() {
     let wd = Workdir::new();
     let dump = small_dump(&wd);
     small_configs(&wd, 60);
-    wd.run_ok(&small_run_args(&dump, "ref"));
+    wd.run_ok(&small_run_args("1", &dump, "ref"));
     for name in FINAL_ARTIFACTS {
         assert!(wd.join(&format!("ref/{name}")).exists(), "{name} missing");
     }
@@ -149,16 +149,19 @@ fn run_survives_crashes_at_several_points_with_identical_artifacts() {
         "before-rename:distortions.parquet",
         "before-rename:sword.parquet",
     ];
+    // The crashed run and its rerun use other thread counts than the reference: the bytes may not depend on
+    // them either.
+    let jobs = ["2", "4", "8"];
     for (i, point) in points.iter().enumerate() {
         let out = format!("crash{i}");
         let status = wd
-            .command(&small_run_args(&dump, &out))
+            .command(&small_run_args(jobs[i % 3], &dump, &out))
             .env("SWORD_CRASH_AT", point)
             .status()
             .unwrap();
         assert!(!status.success(), "crash point {point} was never reached");
         // The crashed run left no final artifact that its manifest does not vouch for: a rerun completes...
-        wd.run_ok(&small_run_args(&dump, &out));
+        wd.run_ok(&small_run_args(jobs[(i + 1) % 3], &dump, &out));
         // ...and gives exactly the uninterrupted bytes, with no temporary file left behind.
         assert_same_artifacts(&wd, "ref", &out);
         let leftovers: Vec<_> = std::fs::read_dir(wd.join(&out))
@@ -179,15 +182,20 @@ fn run_survives_sigkill_at_random_moments() {
     let wd = Workdir::new();
     let dump = small_dump(&wd);
     small_configs(&wd, 60);
-    wd.run_ok(&small_run_args(&dump, "ref"));
-    // Kill -9 after a few delays spread over the run; whatever stage it hits, a rerun must converge.
+    wd.run_ok(&small_run_args("1", &dump, "ref"));
+    // Kill -9 after a few delays spread over the run; whatever stage it hits, a rerun must converge — at
+    // other thread counts than the reference's, as the bytes do not depend on them.
     for (i, ms) in [150u64, 400, 900, 1600].iter().enumerate() {
         let out = format!("kill{i}");
-        let mut child = wd.command(&small_run_args(&dump, &out)).spawn().unwrap();
+        let (killed, rerun) = [("2", "4"), ("4", "8"), ("8", "2"), ("2", "1")][i];
+        let mut child = wd
+            .command(&small_run_args(killed, &dump, &out))
+            .spawn()
+            .unwrap();
         std::thread::sleep(std::time::Duration::from_millis(*ms));
         let _ = child.kill(); // SIGKILL
         let _ = child.wait();
-        wd.run_ok(&small_run_args(&dump, &out));
+        wd.run_ok(&small_run_args(rerun, &dump, &out));
         assert_same_artifacts(&wd, "ref", &out);
     }
 }
@@ -217,9 +225,9 @@ fn rerun_skips_fresh_stages_and_reruns_after_input_change() {
     let wd = Workdir::new();
     let dump = small_dump(&wd);
     small_configs(&wd, 60);
-    wd.run_ok(&small_run_args(&dump, "r"));
+    wd.run_ok(&small_run_args("1", &dump, "r"));
     let m1 = wd.read("r/walks.manifest.json");
-    wd.run_ok(&small_run_args(&dump, "r"));
+    wd.run_ok(&small_run_args("2", &dump, "r"));
     assert_eq!(
         m1,
         wd.read("r/walks.manifest.json"),
@@ -231,7 +239,7 @@ fn rerun_skips_fresh_stages_and_reruns_after_input_change() {
     let n = bad.len();
     bad[n - 1] ^= 1;
     wd.write("r/walks.bin", &bad);
-    wd.run_ok(&small_run_args(&dump, "r"));
+    wd.run_ok(&small_run_args("2", &dump, "r"));
     assert_eq!(wd.read("r/walks.bin"), good);
 }
 

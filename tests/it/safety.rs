@@ -119,7 +119,7 @@ fn stages_beside_a_running_sword_run_are_refused() {
     let dump = small_dump(&wd);
     small_configs(&wd, 30);
     let bytes = std::fs::read(&dump).unwrap();
-    let mut args = small_run_args("-", "out");
+    let mut args = small_run_args("1", "-", "out");
     args.retain(|a| *a != "-j" && *a != "1");
     let run = spawn_on_pipe(&wd, &args);
     wait_for_lock(&wd.join("out"), run.id());
@@ -351,8 +351,8 @@ fn a_stage_broken_while_replacing_its_outputs_is_never_accepted() {
     assert_eq!(code, 3, "{err}");
     // `sword run` does not take the stage as fresh: it redoes it, and the run is that of B.
     small_configs(&wd, 30);
-    wd.run_ok(&small_run_args(&dump_b, "out"));
-    wd.run_ok(&small_run_args(&dump_b, "ref"));
+    wd.run_ok(&small_run_args("2", &dump_b, "out"));
+    wd.run_ok(&small_run_args("1", &dump_b, "ref"));
     for name in crate::util::FINAL_ARTIFACTS {
         assert_eq!(
             wd.read(&format!("out/{name}")),
@@ -367,7 +367,7 @@ fn a_panic_inside_sword_run_leaves_a_directory_a_rerun_completes() {
     let wd = Workdir::new();
     let dump = small_dump(&wd);
     small_configs(&wd, 30);
-    wd.run_ok(&small_run_args(&dump, "ref"));
+    wd.run_ok(&small_run_args("1", &dump, "ref"));
     for point in [
         "before-rename:embeddings.w2v",
         "before-rename:report.md",
@@ -375,7 +375,7 @@ fn a_panic_inside_sword_run_leaves_a_directory_a_rerun_completes() {
     ] {
         let out = format!("p-{}", point.replace([':', '.'], "-"));
         let o = wd
-            .command(&small_run_args(&dump, &out))
+            .command(&small_run_args("2", &dump, &out))
             .env("SWORD_PANIC_AT", point)
             .output()
             .unwrap();
@@ -383,7 +383,7 @@ fn a_panic_inside_sword_run_leaves_a_directory_a_rerun_completes() {
         assert_eq!(o.status.code(), Some(101), "{point}: {err}");
         assert!(err.contains("injected panic"), "{point}: {err}");
         // The lock went with the process: a rerun takes it and gives the uninterrupted bytes.
-        wd.run_ok(&small_run_args(&dump, &out));
+        wd.run_ok(&small_run_args("4", &dump, &out));
         for name in crate::util::FINAL_ARTIFACTS {
             assert_eq!(
                 wd.read(&format!("{out}/{name}")),
@@ -391,5 +391,62 @@ fn a_panic_inside_sword_run_leaves_a_directory_a_rerun_completes() {
                 "{point}: {name}"
             );
         }
+    }
+}
+
+#[test]
+fn a_crafted_embeddings_npy_is_refused_naming_the_file() {
+    let wd = Workdir::new();
+    let dump = small_dump(&wd);
+    small_configs(&wd, 30);
+    let mut args = small_run_args("2", &dump, "out");
+    args.extend(["--until", "train"]);
+    wd.run_ok(&args);
+    let good = wd.read("out/embeddings.npy");
+    let header_len = 10 + u16::from_le_bytes([good[8], good[9]]) as usize;
+    let crafted = |dict: &str, data: &[u8]| {
+        let mut h = dict.to_string();
+        while !(10 + h.len() + 1).is_multiple_of(64) {
+            h.push(' ');
+        }
+        h.push('\n');
+        let mut b = b"\x93NUMPY\x01\x00".to_vec();
+        b.extend((h.len() as u16).to_le_bytes());
+        b.extend(h.as_bytes());
+        b.extend(data);
+        b
+    };
+    let data = &good[header_len..];
+    for (bytes, want) in [
+        (
+            crafted(
+                "{'descr': '<f4', 'fortran_order': False, 'shape': (1000000000000, 128), }",
+                &data[..64],
+            ),
+            "(truncated)",
+        ),
+        (
+            crafted(
+                "{'descr': '<f8', 'fortran_order': False, 'shape': (1, 1), }",
+                &[0; 8],
+            ),
+            "not little-endian float32",
+        ),
+        (good[..good.len() - 4].to_vec(), "truncated"),
+        (
+            crafted(
+                "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 1), }",
+                &[0; 4],
+            ),
+            "one row per node",
+        ),
+    ] {
+        wd.write("out/embeddings.npy", &bytes);
+        let (code, err) = wd.run_err(&["distort", "--out", "out", "--force"]);
+        assert_eq!(code, 2, "{err}");
+        assert!(
+            err.contains("out/embeddings.npy") && err.contains(want),
+            "{err}"
+        );
     }
 }

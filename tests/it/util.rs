@@ -190,12 +190,12 @@ pub fn small_configs(wd: &Workdir, samples: u32) {
     wd.write("conf/distort.toml", format!("samples = {samples}\n"));
 }
 
-/// `sword -j 1 run --dump DUMP --out OUT --seed 3 --config-dir conf`: a whole run with the small configs
-/// (`-j 1`: Hogwild training is byte-reproducible only on one thread).
-pub fn small_run_args<'a>(dump: &'a str, out: &'a str) -> Vec<&'a str> {
+/// `sword -j JOBS run --dump DUMP --out OUT --seed 3 --config-dir conf`: a whole run with the small configs.
+/// Every artifact is byte-identical at any `JOBS`, so tests that compare runs vary it.
+pub fn small_run_args<'a>(jobs: &'a str, dump: &'a str, out: &'a str) -> Vec<&'a str> {
     vec![
         "-j",
-        "1",
+        jobs,
         "run",
         "--dump",
         dump,

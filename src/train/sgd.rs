@@ -1,0 +1,900 @@
+//! The lockstep block engine: minibatched skip-gram whose result does not depend on the thread count.
+//!
+//! **Blocks.** The walks are cut into `blocks` contiguous ranges (default 64, a property of the run like the
+//! seed, never derived from `-j`). Block `b` of epoch `e` draws every random number — subsampling, window,
+//! noise — from its own ChaCha8 stream `(seed, 1 + e, b)`, in the order of its own walks, and its learning
+//! rate follows its own progress (`alpha → min_alpha` linearly over its words × epochs).
+//!
+//! **Minibatches with shared noise** (pWord2Vec, Ji et al. 2016). One batch is one centre position `i` of a
+//! walk: its `B ≤ 2·window` context nodes (input rows, `syn0`) against `T = 1 + negative` output rows
+//! (`syn1`): the centre itself (label 1) and `negative` noise nodes drawn once for the whole window (label
+//! 0; a noise draw equal to the centre is dropped, as word2vec does). The `B × T` logits are one small matrix
+//! product, and so are both gradients: `ΔC = G·O` and `ΔO = Gᵀ·C` with `G = (label − σ(C·Oᵀ))·lr`.
+//! word2vec does the same arithmetic pair by pair with fresh noise for each pair: `B·(1 + negative) + B`
+//! random rows per centre instead of `B + T` — sharing the noise is what makes a batch touch 3–4× fewer rows
+//! of two matrices that do not fit in cache.
+//!
+//! **Super-steps.** Training runs in lockstep: in each super-step every block that still has work produces
+//! its next batch, and
+//! 1. *compute*: every batch is computed from the matrices as they are at the start of the super-step (they
+//!    are read-only in this phase), its deltas `ΔC`, `ΔO` written to the block's own slot;
+//! 2. *apply*: every delta is added to its row, for each row in block order (then in the batch's own
+//!    order). Rows are divided among the threads by a hash of the row id, so each row is written by exactly
+//!    one thread and its additions happen in the same order whichever thread does them.
+//!
+//! Each phase ends at a barrier. The result is that of one thread computing the blocks' batches one after
+//! the other against a snapshot and then adding the deltas in block order — a definition that does not
+//! mention threads. `-j N` only decides which thread computes which block and applies which rows; every
+//! floating-point operation, its operands and its order are the same for every N (and for every SIMD build,
+//! see [`super::kernels`]). It is also free of data races, unlike Hogwild: no row is written while another
+//! thread may read it.
+//!
+//! The staleness this adds is that of Hogwild with `blocks` workers, each seeing the others' updates one
+//! batch late — the setting of BlazingText and pWord2Vec, and measured to keep gensim's link-prediction
+//! quality (BENCHMARKS.md "Training").
+
+use super::alias::AliasTable;
+use super::kernels::{self, Kernel};
+use super::source::WalkSource;
+use crate::error::{Error, Result};
+use crate::progress::Progress;
+use rand::rngs::ChaCha8Rng;
+use rand::{Rng, SeedableRng};
+use std::cell::UnsafeCell;
+use std::marker::PhantomData;
+use std::ops::Range;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+/// Padding id in walks.
+pub const PAD: u32 = crate::walks::PAD;
+/// Walks a block reads from its source at a time.
+pub const WALK_BUF: usize = 256;
+/// Words a thread counts before it reports them to the progress bar.
+const PROGRESS_EVERY: u64 = 100_000;
+/// The loss is evaluated on every `LOSS_EVERY`-th batch of a block.
+const LOSS_EVERY: u64 = 16;
+
+/// The random stream `(seed, stream, index)`: stream 0 = initialisation blocks, `1 + e` = epoch `e`.
+pub fn stream_rng(seed: u64, stream: u64, index: u64) -> ChaCha8Rng {
+    let mut s = [0u8; 32];
+    s[..8].copy_from_slice(&seed.to_le_bytes());
+    s[8..16].copy_from_slice(&stream.to_le_bytes());
+    s[16..24].copy_from_slice(&index.to_le_bytes());
+    s[24..].copy_from_slice(b"swordsgn");
+    ChaCha8Rng::from_seed(s)
+}
+
+/// Walks of block `b` of `blocks` over `n_walks` walks (contiguous, sizes differing by at most one).
+pub fn block_walks(b: usize, blocks: usize, n_walks: usize) -> Range<usize> {
+    let at = |i: usize| (i as u128 * n_walks as u128 / blocks as u128) as usize;
+    at(b)..at(b + 1)
+}
+
+/// How σ is evaluated.
+#[derive(Clone, Copy)]
+pub enum Sigma<'a> {
+    /// [`kernels::sigmoid`].
+    Exact,
+    /// [`kernels::sigmoid_from_table`].
+    Table(&'a [f32]),
+}
+
+/// Everything the engine needs besides the two matrices.
+pub struct Plan<'a> {
+    /// The walks.
+    pub data: &'a dyn WalkSource,
+    /// Ids per walk.
+    pub walk_len: usize,
+    /// Row width.
+    pub dim: usize,
+    /// Maximum window.
+    pub window: usize,
+    /// Noise nodes per batch.
+    pub negative: usize,
+    /// Passes.
+    pub epochs: usize,
+    /// Learning rate at the start and at the end.
+    pub alpha: f32,
+    /// See `alpha`.
+    pub min_alpha: f32,
+    /// Logical blocks.
+    pub blocks: usize,
+    /// Batches ahead whose rows are prefetched.
+    pub prefetch: usize,
+    /// Seed of the blocks' streams.
+    pub seed: u64,
+    /// σ.
+    pub sigma: Sigma<'a>,
+    /// Noise distribution.
+    pub alias: &'a AliasTable,
+    /// Keep threshold × 2³² per node (`None`: no subsampling).
+    pub keep: Option<&'a [u64]>,
+    /// Raw (non-padding) words of each block.
+    pub block_words: &'a [u64],
+    /// SIMD build.
+    pub kernel: Kernel,
+    /// Worker threads (capped at `blocks`).
+    pub threads: usize,
+    /// Progress (raw words).
+    pub progress: &'a Progress,
+}
+
+/// Sums over the run, added in block order.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Outcome {
+    /// Tokens kept after subsampling.
+    pub kept: u64,
+    /// (context, centre) pairs.
+    pub pairs: u64,
+    /// Batches.
+    pub batches: u64,
+    /// Loss summed over the evaluated pairs, and their number.
+    pub loss: f64,
+    /// See `loss`.
+    pub loss_n: u64,
+    /// Super-steps over all epochs.
+    pub steps: u64,
+    /// Threads that ran.
+    pub threads: usize,
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The matrices
+
+/// A row-major `rows × dim` matrix shared by the workers under the phase discipline of the module docs:
+/// during *compute* rows are only read; during *apply* each row is written by the one thread that owns it
+/// and read by no other.
+pub struct Matrix<'a> {
+    ptr: *mut f32,
+    rows: usize,
+    dim: usize,
+    _borrow: PhantomData<&'a mut [f32]>,
+}
+
+// SAFETY: access follows the phase discipline above (reads and writes of a row never overlap in time, and
+// the barriers between phases order them); the pointer stays valid for 'a.
+unsafe impl Sync for Matrix<'_> {}
+// SAFETY: as above.
+unsafe impl Send for Matrix<'_> {}
+
+impl<'a> Matrix<'a> {
+    /// Borrow `m` (length `rows × dim`).
+    pub fn new(m: &'a mut [f32], dim: usize) -> Matrix<'a> {
+        let rows = m.len().checked_div(dim).unwrap_or(0);
+        Matrix {
+            ptr: m.as_mut_ptr(),
+            rows,
+            dim,
+            _borrow: PhantomData,
+        }
+    }
+
+    /// Row `i`.
+    ///
+    /// # Safety
+    /// No thread writes row `i` while the slice lives (compute phase).
+    #[inline(always)]
+    unsafe fn row(&self, i: u32) -> &[f32] {
+        assert!((i as usize) < self.rows, "row {i} out of bounds");
+        // SAFETY: in bounds; no concurrent writer (the caller's contract).
+        unsafe { std::slice::from_raw_parts(self.ptr.add(i as usize * self.dim), self.dim) }
+    }
+
+    /// Row `i`, mutable.
+    ///
+    /// # Safety
+    /// The calling thread owns row `i` in the apply phase: no other reference to it exists while the slice
+    /// lives.
+    #[inline(always)]
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn row_mut(&self, i: u32) -> &mut [f32] {
+        assert!((i as usize) < self.rows, "row {i} out of bounds");
+        // SAFETY: in bounds; exclusive by the caller's contract.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.add(i as usize * self.dim), self.dim) }
+    }
+
+    #[inline(always)]
+    fn prefetch(&self, i: u32) {
+        if i as usize >= self.rows {
+            return;
+        }
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            let base = self.ptr.wrapping_add(i as usize * self.dim) as *const i8;
+            let mut off = 0;
+            while off < self.dim * 4 {
+                // SAFETY: a prefetch never faults; the address is inside the matrix.
+                unsafe { _mm_prefetch::<_MM_HINT_T0>(base.wrapping_add(off)) };
+                off += 64;
+            }
+        }
+    }
+}
+
+/// The thread that applies the deltas of row `id`: a multiplicative hash, so hubs and id ranges spread.
+#[inline(always)]
+fn owner(id: u32, threads: usize) -> u8 {
+    ((id.wrapping_mul(0x9E37_79B9) as u64 * threads as u64) >> 32) as u8
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Barrier
+
+/// A spinning barrier that also sums one number over the threads, and that a failing thread can poison
+/// (the others then stop instead of waiting forever).
+struct Barrier {
+    n: usize,
+    /// Spins before a waiting thread yields its core: a few microseconds when every thread has a core of its
+    /// own, none when there are more threads than cores (the thread being waited for needs the core).
+    spin: u32,
+    count: AtomicUsize,
+    generation: AtomicUsize,
+    sums: [AtomicUsize; 2],
+    poisoned: AtomicBool,
+}
+
+impl Barrier {
+    fn new(n: usize) -> Barrier {
+        let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+        Barrier {
+            n,
+            spin: if n <= cores { 200 } else { 0 },
+            count: AtomicUsize::new(0),
+            generation: AtomicUsize::new(0),
+            sums: [AtomicUsize::new(0), AtomicUsize::new(0)],
+            poisoned: AtomicBool::new(false),
+        }
+    }
+
+    /// Wait for all threads; returns the sum of their `x`, or `None` when poisoned.
+    fn wait_sum(&self, x: usize) -> Option<usize> {
+        let g = self.generation.load(Ordering::Acquire);
+        let sum = &self.sums[g & 1];
+        sum.fetch_add(x, Ordering::AcqRel);
+        if self.count.fetch_add(1, Ordering::AcqRel) + 1 == self.n {
+            // Every thread has read the sum of generation g − 1 (it did before arriving here): reuse its slot.
+            self.sums[(g + 1) & 1].store(0, Ordering::Relaxed);
+            self.count.store(0, Ordering::Relaxed);
+            self.generation.store(g + 1, Ordering::Release);
+        } else {
+            let mut spins = 0u32;
+            while self.generation.load(Ordering::Acquire) == g {
+                if self.poisoned.load(Ordering::Relaxed) {
+                    return None;
+                }
+                if spins < self.spin {
+                    std::hint::spin_loop();
+                    spins += 1;
+                } else {
+                    std::thread::yield_now();
+                }
+            }
+        }
+        if self.poisoned.load(Ordering::Relaxed) {
+            return None;
+        }
+        Some(sum.load(Ordering::Acquire))
+    }
+
+    fn poison(&self) {
+        self.poisoned.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Poisons the barrier if its thread unwinds, so the other threads stop.
+struct PoisonOnUnwind<'a>(&'a Barrier);
+
+impl Drop for PoisonOnUnwind<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.poison();
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Blocks and their batches
+
+/// The batch a block produced in the current super-step, and its deltas.
+#[derive(Default)]
+struct Batch {
+    /// `nctx` context ids (rows of `syn0`), then the targets (rows of `syn1`), the centre first.
+    ids: Vec<u32>,
+    nctx: usize,
+    lr: f32,
+    /// One delta row per id.
+    delta: Vec<f32>,
+    /// The thread that applies each delta.
+    owner: Vec<u8>,
+}
+
+impl Batch {
+    fn clear(&mut self) {
+        self.ids.clear();
+        self.nctx = 0;
+    }
+}
+
+/// A block's batch, shared under the phase discipline: during *compute* only the block's thread touches
+/// it; during *apply* every thread reads it and none writes.
+struct Slot(UnsafeCell<Batch>);
+
+// SAFETY: see the type's documentation; the barriers order the phases.
+unsafe impl Sync for Slot {}
+
+/// One block's position in its walks and its random stream.
+struct Block {
+    walks: Range<usize>,
+    next: usize,
+    buf: Vec<u32>,
+    buf_first: usize,
+    buf_walks: usize,
+    rng: ChaCha8Rng,
+    sentence: Vec<u32>,
+    pos: usize,
+    words: u64,
+    done: u64,
+    epoch: usize,
+    lr: f32,
+    kept: u64,
+    pairs: u64,
+    batches: u64,
+    loss: f64,
+    loss_n: u64,
+}
+
+/// Per-thread scratch: the gathered rows, logits and gradients of one batch.
+#[derive(Default)]
+struct Scratch {
+    c: Vec<f32>,
+    o: Vec<f32>,
+    logits: Vec<f32>,
+    g: Vec<f32>,
+    gt: Vec<f32>,
+}
+
+struct Ctx<'a> {
+    plan: &'a Plan<'a>,
+    syn0: Matrix<'a>,
+    syn1: Matrix<'a>,
+    slots: Vec<Slot>,
+    barrier: Barrier,
+    threads: usize,
+    failed: AtomicBool,
+    error: Mutex<Option<Error>>,
+}
+
+impl Block {
+    fn new(walks: Range<usize>, words: u64, walk_len: usize) -> Block {
+        Block {
+            next: walks.start,
+            walks,
+            buf: Vec::with_capacity(WALK_BUF * walk_len),
+            buf_first: 0,
+            buf_walks: 0,
+            rng: stream_rng(0, 0, 0),
+            sentence: Vec::with_capacity(walk_len),
+            pos: 0,
+            words,
+            done: 0,
+            epoch: 0,
+            lr: 0.0,
+            kept: 0,
+            pairs: 0,
+            batches: 0,
+            loss: 0.0,
+            loss_n: 0,
+        }
+    }
+
+    fn start_epoch(&mut self, plan: &Plan, index: usize, epoch: usize) {
+        self.rng = stream_rng(plan.seed, 1 + epoch as u64, index as u64);
+        self.next = self.walks.start;
+        self.buf_walks = 0;
+        self.buf_first = self.walks.start;
+        self.sentence.clear();
+        self.pos = 0;
+        self.done = 0;
+        self.epoch = epoch;
+    }
+
+    /// Learning rate at the current position: linear in this block's progress over all epochs.
+    fn learning_rate(&self, plan: &Plan) -> f32 {
+        let total = (self.words * plan.epochs as u64).max(1) as f64;
+        let frac = ((self.epoch as u64 * self.words + self.done) as f64 / total).min(1.0);
+        let a = plan.alpha as f64 - (plan.alpha - plan.min_alpha) as f64 * frac;
+        (a as f32).max(plan.min_alpha)
+    }
+
+    /// Load the next walk with at least two kept nodes into `sentence`; false at the end of the block or on a
+    /// read error (stored in `ctx`). Returns the raw words consumed through `words`.
+    fn load_walk(&mut self, ctx: &Ctx, words: &mut u64) -> bool {
+        let plan = ctx.plan;
+        let len = plan.walk_len;
+        loop {
+            if self.next >= self.walks.end {
+                return false;
+            }
+            if self.next >= self.buf_first + self.buf_walks {
+                let n = WALK_BUF.min(self.walks.end - self.next);
+                self.buf.resize(n * len, 0);
+                if let Err(e) = plan.data.read_ids(self.next * len, &mut self.buf) {
+                    ctx.error
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .get_or_insert(e);
+                    ctx.failed.store(true, Ordering::Relaxed);
+                    self.next = self.walks.end;
+                    return false;
+                }
+                self.buf_first = self.next;
+                self.buf_walks = n;
+            }
+            let at = (self.next - self.buf_first) * len;
+            self.next += 1;
+            self.lr = self.learning_rate(plan);
+            self.sentence.clear();
+            let mut raw = 0u64;
+            for &id in &self.buf[at..at + len] {
+                if id == PAD {
+                    continue;
+                }
+                raw += 1;
+                if let Some(keep) = plan.keep {
+                    if self.rng.next_u32() as u64 >= keep[id as usize] {
+                        continue;
+                    }
+                }
+                self.sentence.push(id);
+            }
+            self.done += raw;
+            *words += raw;
+            self.kept += self.sentence.len() as u64;
+            self.pos = 0;
+            if self.sentence.len() >= 2 {
+                return true;
+            }
+        }
+    }
+
+    /// Draw this block's next batch into `b`; false when the block has no more work this epoch.
+    fn next_batch(&mut self, ctx: &Ctx, b: &mut Batch, words: &mut u64) -> bool {
+        let plan = ctx.plan;
+        b.clear();
+        if self.pos >= self.sentence.len() && !self.load_walk(ctx, words) {
+            return false;
+        }
+        let s = &self.sentence;
+        let i = self.pos;
+        let reduce = ((self.rng.next_u32() as u64 * plan.window as u64) >> 32) as usize;
+        let win = plan.window - reduce;
+        let (lo, hi) = (i.saturating_sub(win), (i + win).min(s.len() - 1));
+        for (j, &c) in s.iter().enumerate().take(hi + 1).skip(lo) {
+            if j != i {
+                b.ids.push(c);
+            }
+        }
+        b.nctx = b.ids.len();
+        let centre = s[i];
+        b.ids.push(centre);
+        for _ in 0..plan.negative {
+            let n = plan.alias.sample(self.rng.next_u64());
+            if n != centre {
+                b.ids.push(n);
+            }
+        }
+        b.lr = self.lr;
+        self.pos += 1;
+        self.pairs += b.nctx as u64;
+        true
+    }
+}
+
+impl Ctx<'_> {
+    /// # Safety
+    /// Compute phase, and `i` is a block of the calling thread.
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn slot_mut(&self, i: usize) -> &mut Batch {
+        // SAFETY: the caller's contract: no other reference to slot i exists.
+        unsafe { &mut *self.slots[i].0.get() }
+    }
+
+    /// # Safety
+    /// Apply phase (no slot is written), or `i` is a block of the calling thread.
+    unsafe fn slot(&self, i: usize) -> &Batch {
+        // SAFETY: the caller's contract: no writer.
+        unsafe { &*self.slots[i].0.get() }
+    }
+
+    fn prefetch(&self, b: &Batch) {
+        for (r, &id) in b.ids.iter().enumerate() {
+            if r < b.nctx {
+                self.syn0.prefetch(id);
+            } else {
+                self.syn1.prefetch(id);
+            }
+        }
+    }
+
+    /// Compute the deltas of batch `b` against the current matrices.
+    fn compute(&self, b: &mut Batch, blk: &mut Block, s: &mut Scratch) {
+        let n = b.ids.len();
+        if n == 0 {
+            return;
+        }
+        let plan = self.plan;
+        let d = plan.dim;
+        let (nc, nt) = (b.nctx, n - b.nctx);
+        s.c.resize(nc * d, 0.0);
+        s.o.resize(nt * d, 0.0);
+        for (j, &id) in b.ids[..nc].iter().enumerate() {
+            // SAFETY: compute phase: nobody writes the matrices.
+            s.c[j * d..(j + 1) * d].copy_from_slice(unsafe { self.syn0.row(id) });
+        }
+        for (k, &id) in b.ids[nc..].iter().enumerate() {
+            // SAFETY: as above.
+            s.o[k * d..(k + 1) * d].copy_from_slice(unsafe { self.syn1.row(id) });
+        }
+        s.logits.resize(nc * nt, 0.0);
+        plan.kernel.gram(d, &s.c, &s.o, &mut s.logits);
+        s.g.resize(nc * nt, 0.0);
+        s.gt.resize(nc * nt, 0.0);
+        let want_loss = blk.batches.is_multiple_of(LOSS_EVERY);
+        let mut loss = 0f64;
+        for j in 0..nc {
+            for k in 0..nt {
+                let f = s.logits[j * nt + k];
+                let sg = match plan.sigma {
+                    Sigma::Exact => kernels::sigmoid(f),
+                    Sigma::Table(t) => kernels::sigmoid_from_table(f, t),
+                };
+                let label = if k == 0 { 1.0 } else { 0.0 };
+                if want_loss {
+                    let p = if k == 0 { sg } else { 1.0 - sg };
+                    loss -= (p.max(1e-7) as f64).ln();
+                }
+                let g = (label - sg) * b.lr;
+                s.g[j * nt + k] = g;
+                s.gt[k * nc + j] = g;
+            }
+        }
+        if want_loss {
+            blk.loss += loss;
+            blk.loss_n += nc as u64;
+        }
+        blk.batches += 1;
+        b.delta.resize(n * d, 0.0);
+        let (dc, dout) = b.delta.split_at_mut(nc * d);
+        plan.kernel.lincomb(d, &s.g, &s.o, dc);
+        plan.kernel.lincomb(d, &s.gt, &s.c, dout);
+        b.owner.clear();
+        b.owner
+            .extend(b.ids.iter().map(|&id| owner(id, self.threads)));
+    }
+
+    /// Add every delta this thread owns, slot by slot in block order.
+    fn apply(&self, t: u8) {
+        let d = self.plan.dim;
+        for i in 0..self.slots.len() {
+            // SAFETY: apply phase: no slot is written.
+            let b = unsafe { self.slot(i) };
+            for (r, (&id, &o)) in b.ids.iter().zip(&b.owner).enumerate() {
+                if o != t {
+                    continue;
+                }
+                let m = if r < b.nctx { &self.syn0 } else { &self.syn1 };
+                // SAFETY: apply phase; this thread is the only owner of row `id` (`owner` is a function of the
+                // id), and no slice of the matrix outlives this statement.
+                let row = unsafe { m.row_mut(id) };
+                self.plan
+                    .kernel
+                    .add_assign(row, &b.delta[r * d..(r + 1) * d]);
+            }
+        }
+    }
+
+    /// The loop of thread `t`, which owns `blocks` (starting at block index `first`); returns the number
+    /// of super-steps.
+    fn worker(&self, t: usize, first: usize, blocks: &mut [Block]) -> u64 {
+        let _guard = PoisonOnUnwind(&self.barrier);
+        let plan = self.plan;
+        let mut scratch = Scratch::default();
+        let mut words = 0u64;
+        let mut steps = 0u64;
+        'epochs: for epoch in 0..plan.epochs {
+            for (k, blk) in blocks.iter_mut().enumerate() {
+                blk.start_epoch(plan, first + k, epoch);
+            }
+            loop {
+                // Draw: every block of this thread produces its batch (ids only).
+                let mut active = 0;
+                let failed = self.failed.load(Ordering::Relaxed);
+                for (k, blk) in blocks.iter_mut().enumerate() {
+                    // SAFETY: compute phase; slot first + k belongs to this thread.
+                    let b = unsafe { self.slot_mut(first + k) };
+                    if !failed && blk.next_batch(self, b, &mut words) {
+                        active += 1;
+                    } else {
+                        b.clear();
+                    }
+                }
+                // Compute, prefetching the rows of the batches `prefetch` ahead.
+                for k in 0..plan.prefetch.min(blocks.len()) {
+                    // SAFETY: compute phase, own slot, read only.
+                    self.prefetch(unsafe { self.slot(first + k) });
+                }
+                let mine = blocks.len();
+                for (k, blk) in blocks.iter_mut().enumerate() {
+                    if plan.prefetch > 0 && k + plan.prefetch < mine {
+                        // SAFETY: as above.
+                        self.prefetch(unsafe { self.slot(first + k + plan.prefetch) });
+                    }
+                    // SAFETY: compute phase, own slot.
+                    self.compute(unsafe { self.slot_mut(first + k) }, blk, &mut scratch);
+                }
+                if words >= PROGRESS_EVERY {
+                    plan.progress.inc(std::mem::take(&mut words));
+                }
+                let Some(total) = self.barrier.wait_sum(active) else {
+                    break 'epochs;
+                };
+                if total == 0 {
+                    break;
+                }
+                steps += 1;
+                self.apply(t as u8);
+                if self.barrier.wait_sum(0).is_none() {
+                    break 'epochs;
+                }
+            }
+        }
+        plan.progress.inc(words);
+        steps
+    }
+}
+
+/// Train `syn0` (input vectors, the embeddings) and `syn1` (output vectors), both `rows × dim`, in place.
+pub fn run(plan: &Plan, syn0: &mut [f32], syn1: &mut [f32]) -> Result<Outcome> {
+    let n_walks = plan.data.len_ids() / plan.walk_len.max(1);
+    let blocks_n = plan.blocks.max(1);
+    assert_eq!(plan.block_words.len(), blocks_n, "one word count per block");
+    let threads = plan.threads.clamp(1, blocks_n.min(255));
+    let cap = 2 * plan.window + plan.negative + 1;
+    let ctx = Ctx {
+        plan,
+        syn0: Matrix::new(syn0, plan.dim),
+        syn1: Matrix::new(syn1, plan.dim),
+        slots: (0..blocks_n)
+            .map(|_| {
+                Slot(UnsafeCell::new(Batch {
+                    ids: Vec::with_capacity(cap),
+                    delta: Vec::with_capacity(cap * plan.dim),
+                    owner: Vec::with_capacity(cap),
+                    ..Batch::default()
+                }))
+            })
+            .collect(),
+        barrier: Barrier::new(threads),
+        threads,
+        failed: AtomicBool::new(false),
+        error: Mutex::new(None),
+    };
+    let mut blocks: Vec<Block> = (0..blocks_n)
+        .map(|b| {
+            Block::new(
+                block_walks(b, blocks_n, n_walks),
+                plan.block_words[b],
+                plan.walk_len,
+            )
+        })
+        .collect();
+    let (steps, spawn_error) = std::thread::scope(|scope| {
+        let mut rest = &mut blocks[..];
+        let mut own = None;
+        let mut spawn_error = None;
+        for t in 0..threads {
+            let (lo, hi) = (t * blocks_n / threads, (t + 1) * blocks_n / threads);
+            let (mine, r) = std::mem::take(&mut rest).split_at_mut(hi - lo);
+            rest = r;
+            if t == 0 {
+                own = Some(mine);
+                continue;
+            }
+            let ctx = &ctx;
+            let spawned = std::thread::Builder::new()
+                .name(format!("sword-train-{t}"))
+                .spawn_scoped(scope, move || ctx.worker(t, lo, mine));
+            if let Err(e) = spawned {
+                // The threads already started stop at their first barrier.
+                ctx.barrier.poison();
+                spawn_error = Some(e);
+                break;
+            }
+        }
+        let steps = match spawn_error {
+            None => ctx.worker(0, 0, own.unwrap_or_default()),
+            Some(_) => 0,
+        };
+        (steps, spawn_error)
+    });
+    if let Some(e) = spawn_error {
+        return Err(Error::Config(format!(
+            "train: cannot start {threads} threads: {e}"
+        )));
+    }
+    if let Some(e) = ctx.error.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        return Err(e);
+    }
+    let mut out = Outcome {
+        threads,
+        steps,
+        ..Outcome::default()
+    };
+    for b in &blocks {
+        out.kept += b.kept;
+        out.pairs += b.pairs;
+        out.batches += b.batches;
+        out.loss += b.loss;
+        out.loss_n += b.loss_n;
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Fixture {
+        data: Vec<u32>,
+        alias: AliasTable,
+        words: Vec<u64>,
+        progress: Progress,
+    }
+
+    impl Fixture {
+        fn new(data: Vec<u32>, walk_len: usize, nodes: usize, blocks: usize) -> Fixture {
+            let n_walks = data.len() / walk_len;
+            let words = (0..blocks)
+                .map(|b| {
+                    let r = block_walks(b, blocks, n_walks);
+                    data[r.start * walk_len..r.end * walk_len]
+                        .iter()
+                        .filter(|&&x| x != PAD)
+                        .count() as u64
+                })
+                .collect();
+            Fixture {
+                data,
+                alias: AliasTable::new(&vec![1.0; nodes]).unwrap(),
+                words,
+                progress: Progress::hidden(),
+            }
+        }
+
+        fn plan<'a>(&'a self, src: &'a &'a [u32], walk_len: usize, blocks: usize) -> Plan<'a> {
+            Plan {
+                data: src,
+                walk_len,
+                dim: 2,
+                window: 1,
+                negative: 0,
+                epochs: 1,
+                alpha: 0.5,
+                min_alpha: 0.5,
+                blocks,
+                prefetch: 1,
+                seed: 1,
+                sigma: Sigma::Exact,
+                alias: &self.alias,
+                keep: None,
+                block_words: &self.words,
+                kernel: Kernel::Scalar,
+                threads: 1,
+                progress: &self.progress,
+            }
+        }
+    }
+
+    fn sigma(x: f64) -> f64 {
+        1.0 / (1.0 + (-x).exp())
+    }
+
+    /// One walk `0 1`, window 1, no noise: batch 1 is context 1 → centre 0, batch 2 context 0 → centre 1,
+    /// each against the matrices as the previous super-step left them. Values by hand (f64).
+    #[test]
+    fn two_batches_by_hand() {
+        let f = Fixture::new(vec![0, 1], 2, 2, 1);
+        let src: &[u32] = &f.data;
+        let plan = f.plan(&src, 2, 1);
+        let (c0, c1) = ([0.5f32, -1.0], [2.0f32, 0.25]);
+        let (o0, o1) = ([0.1f32, 0.2], [-0.3f32, 0.4]);
+        let mut syn0 = [c0, c1].concat();
+        let mut syn1 = [o0, o1].concat();
+        let out = run(&plan, &mut syn0, &mut syn1).unwrap();
+        assert_eq!((out.batches, out.pairs, out.steps), (2, 2, 2));
+        let dot = |a: [f32; 2], b: [f32; 2]| a[0] as f64 * b[0] as f64 + a[1] as f64 * b[1] as f64;
+        // Batch 1: g = (1 − σ(c1·o0))·lr; c1 += g·o0, o0 += g·c1 (old c1).
+        let g1 = (1.0 - sigma(dot(c1, o0))) * 0.5;
+        let c1n = [
+            c1[0] as f64 + g1 * o0[0] as f64,
+            c1[1] as f64 + g1 * o0[1] as f64,
+        ];
+        let o0n = [
+            o0[0] as f64 + g1 * c1[0] as f64,
+            o0[1] as f64 + g1 * c1[1] as f64,
+        ];
+        // Batch 2 (next super-step): context 0 against centre 1 (o1 untouched so far).
+        let g2 = (1.0 - sigma(dot(c0, o1))) * 0.5;
+        let c0n = [
+            c0[0] as f64 + g2 * o1[0] as f64,
+            c0[1] as f64 + g2 * o1[1] as f64,
+        ];
+        let o1n = [
+            o1[0] as f64 + g2 * c0[0] as f64,
+            o1[1] as f64 + g2 * c0[1] as f64,
+        ];
+        let want0 = [c0n[0], c0n[1], c1n[0], c1n[1]];
+        let want1 = [o0n[0], o0n[1], o1n[0], o1n[1]];
+        for (got, want) in syn0.iter().zip(want0).chain(syn1.iter().zip(want1)) {
+            assert!((*got as f64 - want).abs() < 1e-6, "{syn0:?} {syn1:?}");
+        }
+    }
+
+    /// Two blocks holding the same walk compute their first batches against the same snapshot: the centre's
+    /// output row gets twice the one-block delta — not the sequential result, where the second batch would
+    /// see the first one's update.
+    #[test]
+    fn blocks_of_a_super_step_share_one_snapshot() {
+        let f = Fixture::new(vec![1, 0, 1, 0], 2, 2, 2);
+        let src: &[u32] = &f.data;
+        let plan = f.plan(&src, 2, 2);
+        let mut syn0 = vec![0.0f32, 0.0, 1.0, 2.0];
+        let mut syn1 = vec![0.0f32; 4];
+        let out = run(&plan, &mut syn0, &mut syn1).unwrap();
+        assert_eq!((out.batches, out.steps), (4, 2));
+        // Step 1: both batches: context 0 (zero row) → centre 1: g = 0.5·lr = 0.25, Δo1 = 0.25·c0 = 0, Δc0 =
+        // 0.25·o1 = 0. Step 2: context 1 → centre 0: logits c1·o0 = 0, g = 0.25 each, Δo0 = 0.25·(1, 2) from
+        // each block: o0 = (0.5, 1.0); Δc1 = 0.25·o0(old) = 0.
+        assert_eq!(syn1, vec![0.5, 1.0, 0.0, 0.0]);
+        assert_eq!(syn0, vec![0.0, 0.0, 1.0, 2.0]);
+    }
+
+    #[test]
+    fn barrier_sums_and_poisons() {
+        let b = Barrier::new(3);
+        let sums: Vec<Option<usize>> = std::thread::scope(|s| {
+            let hs: Vec<_> = (0..3)
+                .map(|i| {
+                    let b = &b;
+                    s.spawn(move || {
+                        let a = b.wait_sum(i + 1).unwrap();
+                        let c = b.wait_sum(10 * (i + 1)).unwrap();
+                        let d = b.wait_sum(0).unwrap();
+                        Some(a + c + d)
+                    })
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert_eq!(sums, vec![Some(66); 3]);
+        let p = Barrier::new(2);
+        p.poison();
+        assert_eq!(p.wait_sum(1), None);
+    }
+
+    #[test]
+    fn blocks_cover_the_walks_in_order() {
+        for (blocks, n) in [(64usize, 0usize), (64, 10), (64, 1000), (3, 7), (1, 5)] {
+            let mut at = 0;
+            for b in 0..blocks {
+                let r = block_walks(b, blocks, n);
+                assert_eq!(r.start, at);
+                assert!(r.len() <= n / blocks + 1);
+                at = r.end;
+            }
+            assert_eq!(at, n);
+        }
+    }
+}
