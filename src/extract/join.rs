@@ -220,6 +220,8 @@ pub struct State {
     budget: Option<usize>,
     /// The limit as given, for messages.
     limit: u64,
+    /// Most bytes the labelled ids may take: half the records' share of the limit.
+    ids_cap: usize,
 }
 
 impl State {
@@ -231,7 +233,8 @@ impl State {
         Self::with_budget(out, budget, limit.unwrap_or(0))
     }
 
-    /// [`State::new`] with the records' budget itself (tests spill at a few bytes).
+    /// [`State::new`] with the records' budget itself (tests spill at a few bytes), the labelled ids allowed
+    /// half of what `limit` leaves the records.
     pub fn with_budget(out: &Path, budget: Option<usize>, limit: u64) -> State {
         State {
             entities: Runs::new("entities"),
@@ -243,6 +246,8 @@ impl State {
             dir: SpillDir::new(out),
             budget,
             limit,
+            ids_cap: usize::try_from(limit.saturating_sub(spill::MERGE_RESERVE) / 2)
+                .unwrap_or(usize::MAX),
         }
     }
 
@@ -299,7 +304,7 @@ impl State {
         self.candidates.spill(&mut self.dir)?;
         self.seed_other.spill(&mut self.dir)?;
         let ids = self.ids_mem();
-        if ids > budget / 2 {
+        if ids > self.ids_cap {
             let need = (ids as u64)
                 .saturating_mul(4)
                 .saturating_add(spill::MERGE_RESERVE);
@@ -566,5 +571,257 @@ mod tests {
         let mut sorted = tr.clone();
         sorted.sort();
         assert_eq!(tr, sorted);
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
+mod state_tests {
+    use super::*;
+    use crate::extract::keep::{Config, Rules, StmtId};
+
+    #[derive(Default)]
+    struct VecOut {
+        entities: Vec<EntityRecord>,
+        properties: Vec<PropertyRecord>,
+        statements: Vec<Triple>,
+        triples: Vec<Triple>,
+        transitive: Vec<Triple>,
+        batches: usize,
+    }
+
+    impl Out for VecOut {
+        fn entities(&mut self, rows: &[EntityRecord]) -> Result<()> {
+            assert!(rows.len() <= STREAM_BATCH && !rows.is_empty());
+            self.batches += 1;
+            self.entities.extend_from_slice(rows);
+            Ok(())
+        }
+        fn properties(&mut self, rows: &[PropertyRecord]) -> Result<()> {
+            self.properties.extend_from_slice(rows);
+            Ok(())
+        }
+        fn statements(&mut self, rows: &[Triple]) -> Result<()> {
+            self.statements.extend_from_slice(rows);
+            Ok(())
+        }
+        fn triples(&mut self, rows: &[Triple]) -> Result<()> {
+            self.triples.extend_from_slice(rows);
+            Ok(())
+        }
+        fn transitive(&mut self, rows: &[Triple]) -> Result<()> {
+            self.transitive.extend_from_slice(rows);
+            Ok(())
+        }
+    }
+
+    type Raw = (
+        Vec<(bool, u64, u8)>,
+        Vec<(u64, bool, Vec<u64>, u8)>,
+        Vec<(bool, u64, u32, u64, u8, u8)>,
+    );
+
+    fn entity(id: EntityId, tag: u8) -> EntityRecord {
+        EntityRecord {
+            id,
+            labels: vec![crate::model::Label {
+                text: format!("l{tag}"),
+                from_mul: false,
+            }],
+            descriptions: vec![None],
+            sitelinks: u32::from(tag),
+            lastrevid: None,
+            modified: None,
+        }
+    }
+
+    /// The streaming join through [`State`] with a budget of `budget` bytes, the input fed in `chunks`
+    /// pieces; against the in-memory [`join`] of the same input.
+    fn check(raw: Raw, budget: Option<usize>, chunks: usize) {
+        let (ents, props, stmts) = raw;
+        let entities: Vec<EntityRecord> = ents
+            .iter()
+            .map(|&(is_prop, n, tag)| {
+                entity(
+                    if is_prop {
+                        EntityId::Property(Pid(n))
+                    } else {
+                        EntityId::Item(Qid(n))
+                    },
+                    tag,
+                )
+            })
+            .collect();
+        let properties: Vec<PropertyRecord> = props
+            .iter()
+            .map(|(p, transitive, inverse, tag)| PropertyRecord {
+                id: Pid(*p),
+                datatype: format!("d{tag}"),
+                labels: vec![None],
+                transitive: *transitive,
+                symmetric: false,
+                inverse: inverse.iter().map(|&q| Pid(q)).collect(),
+            })
+            .collect();
+        let cand = |&(_, s, p, o, rank, id): &(bool, u64, u32, u64, u8, u8)| Cand {
+            s,
+            o,
+            p,
+            rank: [Rank::Deprecated, Rank::Normal, Rank::Preferred][usize::from(rank % 3)],
+            id: match id % 4 {
+                0 => StmtId::Missing,
+                1 => StmtId::encode(
+                    s,
+                    Some(&format!("Q{s}$8AB2F3F8-6C97-4B66-8AD4-0123456789AB")),
+                ),
+                2 => StmtId::encode(s, Some("odd")),
+                _ => StmtId::encode(s, Some("z")),
+            },
+        };
+        let candidates: Vec<Cand> = stmts.iter().filter(|x| x.0).map(cand).collect();
+        let seed_other: Vec<Cand> = stmts.iter().filter(|x| !x.0).map(cand).collect();
+        let unlabelled: HashMap<Pid, u64> = [(Pid(1), 3), (Pid(2), 5)].into_iter().collect();
+        let seed = [Pid(2)];
+        let want = join(
+            entities.clone(),
+            properties.clone(),
+            candidates.clone(),
+            seed_other.clone(),
+            &unlabelled,
+            &seed,
+        );
+
+        let rules = Rules::new(&Config::default()).unwrap();
+        let mut acc = Acc::new(&rules, 0, Path::new("t"));
+        let base = tempfile::tempdir().unwrap();
+        let mut state = State::with_budget(base.path(), budget, 1 << 30);
+        let piece = |n: usize| n.div_ceil(chunks.max(1)).max(1);
+        let (mut e, mut p, mut c, mut s) = (
+            entities.chunks(piece(entities.len())),
+            properties.chunks(piece(properties.len())),
+            candidates.chunks(piece(candidates.len())),
+            seed_other.chunks(piece(seed_other.len())),
+        );
+        loop {
+            let mut any = false;
+            if let Some(x) = e.next() {
+                acc.entities.extend_from_slice(x);
+                any = true;
+            }
+            if let Some(x) = p.next() {
+                acc.properties.extend_from_slice(x);
+                any = true;
+            }
+            if let Some(x) = c.next() {
+                acc.candidates.extend_from_slice(x);
+                any = true;
+            }
+            if let Some(x) = s.next() {
+                acc.seed_other.extend_from_slice(x);
+                any = true;
+            }
+            if !any {
+                break;
+            }
+            state.drain(&mut acc).unwrap();
+        }
+        let spill_dir = state.spill_dir().map(Path::to_path_buf);
+        let mut out = VecOut::default();
+        let k = state.join(&unlabelled, &seed, &mut out).unwrap();
+        if let Some(d) = spill_dir {
+            assert!(!d.exists(), "the spill folder goes with the join");
+        }
+        if budget == Some(0) && !stmts.is_empty() {
+            assert!(k.spill_runs > 0 && k.spilled_bytes > 0);
+        }
+        assert_eq!(out.entities, want.entities);
+        assert_eq!(out.properties, want.properties);
+        assert_eq!(out.statements, want.statements);
+        assert_eq!(out.triples, want.triples);
+        let tr: Vec<Triple> = want.transitive.iter().map(Cand::to_triple).collect();
+        assert_eq!(out.transitive, tr);
+        assert_eq!(k.duplicate_entities, want.duplicate_entities);
+        assert_eq!(k.transitive_missed, want.transitive_missed);
+        assert_eq!(
+            (k.entities, k.statements, k.triples, k.transitive),
+            (
+                want.entities.len() as u64,
+                want.statements.len() as u64,
+                want.triples.len() as u64,
+                want.transitive.len() as u64
+            )
+        );
+    }
+
+    fn raw() -> impl proptest::strategy::Strategy<Value = Raw> {
+        use proptest::collection::vec;
+        (
+            vec((proptest::bool::weighted(0.2), 0u64..30, 0u8..4), 0..60),
+            vec(
+                (0u64..6, proptest::bool::ANY, vec(0u64..6, 0..2), 0u8..3),
+                0..10,
+            ),
+            vec(
+                (
+                    proptest::bool::ANY,
+                    0u64..30,
+                    0u32..6,
+                    0u64..30,
+                    0u8..3,
+                    0u8..4,
+                ),
+                0..200,
+            ),
+        )
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+        #[test]
+        fn spilling_join_equals_the_in_memory_join(
+            r in raw(),
+            budget in proptest::option::of(0usize..3000),
+            chunks in 1usize..40,
+        ) {
+            check(r, budget, chunks);
+        }
+    }
+
+    /// Past 16 runs of a kind the merge goes through intermediate runs: still the same rows.
+    #[test]
+    fn many_runs_merge_through_intermediate_runs() {
+        let stmts: Vec<(bool, u64, u32, u64, u8, u8)> = (0..2000u64)
+            .map(|i| {
+                (
+                    i % 3 != 0,
+                    i * 7919 % 97,
+                    (i % 5) as u32,
+                    i * 31 % 89,
+                    (i % 3) as u8,
+                    (i % 4) as u8,
+                )
+            })
+            .collect();
+        let ents: Vec<(bool, u64, u8)> = (0..300u64)
+            .map(|i| (i % 7 == 0, i * 13 % 101, (i % 4) as u8))
+            .collect();
+        let props = (0..6u64)
+            .map(|p| (p, p % 2 == 0, vec![(p + 1) % 6], 0u8))
+            .collect();
+        check((ents, props, stmts), Some(0), 100);
+    }
+
+    #[test]
+    fn too_small_for_the_labelled_ids_says_how_much_is_needed() {
+        let rules = Rules::new(&Config::default()).unwrap();
+        let mut acc = Acc::new(&rules, 0, Path::new("t"));
+        let base = tempfile::tempdir().unwrap();
+        let mut state = State::with_budget(base.path(), Some(1000), spill::MERGE_RESERVE + 4096);
+        acc.entities = (0..1000)
+            .map(|q| entity(EntityId::Item(Qid(q)), 0))
+            .collect();
+        let e = state.drain(&mut acc).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(e.to_string().contains("use at least"), "{e}");
     }
 }

@@ -384,3 +384,22 @@ fn out_and_truth_create_missing_parent_folders() {
     assert_eq!(code, 2);
     assert!(!wd.join("x").exists());
 }
+
+#[test]
+fn out_dash_writes_the_plain_json_dump_to_stdout() {
+    let wd = Workdir::new();
+    let piped = wd.run_ok(&["synth", "--entities", "300", "--seed", "3", "--out", "-"]);
+    wd.run_ok(&[
+        "synth",
+        "--entities",
+        "300",
+        "--seed",
+        "3",
+        "--out",
+        "d.json",
+    ]);
+    assert!(
+        piped.stdout == wd.read("d.json"),
+        "stdout differs from the .json file"
+    );
+}
