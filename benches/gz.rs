@@ -7,7 +7,7 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Through
 use flate2::bufread::MultiGzDecoder;
 use flate2::Compression;
 use std::io::BufRead;
-use sword::dump::gz::{par_members, write_wikimedia_layout};
+use sword::dump::gz::{par_members, write_wikimedia_layout, Limits};
 
 /// Synthetic entity lines (`sword::synth`), laid out as Wikimedia does (batches of lines per member).
 fn input() -> (Vec<u8>, u64) {
@@ -66,8 +66,8 @@ fn bench(c: &mut Criterion) {
                     pool.install(|| {
                         par_members(
                             &gz,
-                            2 * threads + 2,
-                            |_, r| Ok(count(r)),
+                            &Limits::new(threads, 2, 4 << 20),
+                            |p| Ok(p.bytes.len() as u64),
                             |n| {
                                 total += n;
                                 Ok(())

@@ -32,9 +32,11 @@
 //! sequential decoder gives (tested against the `bzip2` crate's `MultiBzDecoder` and the `bzip2`, `lbzip2` and
 //! `pbzip2` tools).
 //!
-//! Memory: at most `window` pieces are in flight or waiting, each holding its decoded block (≤ 900 kB of JSON at
-//! level 9 in practice; a crafted run-length block can expand to ≈ 46 MB, still bounded) and one decoder state
-//! (≈ 3.6 MB at level 9).
+//! Memory: at most `window` pieces are in flight or waiting (plus the one the walker re-decodes), each holding
+//! its decoded block (≤ 900 kB of JSON at level 9 in practice; a crafted run-length block can expand to ≈ 46 MB,
+//! still bounded), a copy of its compressed bits (≤ `max_block_bits`, ≈ 2.4 MB at level 9: a longer piece is
+//! refused without being copied, whatever the input) and, while it decodes, one decoder state (≈ 3.6 MB at
+//! level 9).
 
 use crate::error::{Error, Result};
 use std::collections::VecDeque;
@@ -226,6 +228,10 @@ fn decode_block(
 ) -> std::result::Result<(Vec<u8>, u32), String> {
     if end < start + 80 || end > data.len() as u64 * 8 {
         return Err("the block is shorter than its header".into());
+    }
+    // A piece longer than any block can be is not copied (the copy would be as large as the input).
+    if end - start > max_block_bits(level) {
+        return Err("no block ends within the largest size a block can have".into());
     }
     let mut wrapped = Vec::new();
     rewrap(data, start, end, level, &mut wrapped);
@@ -1052,6 +1058,22 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("no block magic right after the header"), "{e}");
+    }
+
+    #[test]
+    fn a_piece_longer_than_any_block_is_refused_uncopied() {
+        // A level-1 header and block magic, then 1 MB with no further magic: the piece runs to the end of the
+        // data, four times the largest level-1 block.
+        let mut data = b"BZh1".to_vec();
+        data.extend_from_slice(&BLOCK_MAGIC.to_be_bytes()[2..]);
+        data.resize(1 << 20, 0);
+        let total = data.len() as u64 * 8;
+        assert!(total - 32 > max_block_bits(b'1'));
+        let e = decode_block(&data, 32, total, b'1').unwrap_err();
+        assert!(e.contains("largest size a block can have"), "{e}");
+        // The whole reader: the data ends inside the stream (no block decodes), never a copy of it all.
+        let (out, stats) = decode(&data).unwrap();
+        assert!(out.is_empty() && stats.truncated, "{stats:?}");
     }
 
     #[test]

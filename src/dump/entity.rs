@@ -1,12 +1,13 @@
 //! One dump line → a small borrowed [`Entity`]: only what the extract stage reads.
 //!
-//! The parser is a hand-written serde visitor driven by simd-json (`parse_line`). It reads the top-level keys
-//! in any order and keeps: `type`, `id`, the labels and descriptions of the configured languages (plus `mul`),
-//! the number of sitelinks (their content is skipped), `lastrevid`, `modified`, `datatype`, and for every
-//! statement its claim key, rank, statement id and — when the main snak is a `wikibase-entityid` value — the
-//! item or property it points to. Aliases, qualifiers, references, other languages and every other value are
-//! skipped with `IgnoredAny`. Strings are `Cow`: simd-json unescapes in place, so `\uXXXX` escapes (surrogate
-//! pairs included) arrive as borrowed, already-decoded text; other serde deserializers may hand owned strings.
+//! The parser is a hand-written serde visitor driven by simd-json ([`parse_entity`]; the verdict on a raw line,
+//! with and without the skim, is `parse_line` in the skim module, which calls this one). It reads the top-level
+//! keys in any order and keeps: `type`, `id`, the labels and descriptions of the configured languages (plus `mul`),
+//! the number of sitelinks (their content is skipped), `lastrevid`, `modified`, `datatype`, and for every statement
+//! its claim key, rank, statement id and — when the main snak is a `wikibase-entityid` value — the item or property
+//! it points to. Aliases, qualifiers, references, other languages and every other value are skipped with
+//! `IgnoredAny`. Strings are `Cow`: simd-json unescapes in place, so `\uXXXX` escapes (surrogate pairs included)
+//! arrive as borrowed, already-decoded text; other serde deserializers may hand owned strings.
 //!
 //! Quirks of real dumps handled here: `"labels":[]` / `"claims":[]` / `"sitelinks":[]` written as arrays
 //! (empty maps of old PHP serialisers), missing `claims`, entity values with `numeric-id` but no `id`
@@ -17,6 +18,9 @@ use crate::model::Rank;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use std::borrow::Cow;
 use std::fmt;
+
+/// simd-json's reusable parse buffers, as [`parse_entity`] takes them.
+pub use simd_json::Buffers;
 
 /// The languages whose labels and descriptions are kept.
 #[derive(Clone, Debug)]
@@ -806,11 +810,22 @@ pub fn trim_line(line: &[u8]) -> (usize, usize) {
     (start, end)
 }
 
-/// Parse one dump line in place (simd-json rewrites `buf`). `buf` holds exactly the trimmed line.
+/// Parse one dump line in place (simd-json rewrites `buf`). `buf` holds exactly the trimmed line. Error
+/// positions are byte offsets in `buf`.
 pub fn parse_entity<'a>(
     buf: &'a mut [u8],
     langs: &Langs,
     buffers: &mut simd_json::Buffers,
+) -> Result<Line<'a>, LineError> {
+    parse_entity_at(buf, langs, buffers, 0)
+}
+
+/// [`parse_entity`] of bytes that start `base` bytes into their line (error positions count from the line).
+pub(crate) fn parse_entity_at<'a>(
+    buf: &'a mut [u8],
+    langs: &Langs,
+    buffers: &mut simd_json::Buffers,
+    base: usize,
 ) -> Result<Line<'a>, LineError> {
     match &*buf {
         b"" => return Ok(Line::Frame(FrameKind::Blank)),
@@ -818,24 +833,86 @@ pub fn parse_entity<'a>(
         b"]" => return Ok(Line::Frame(FrameKind::Close)),
         _ => {}
     }
-    if buf[0] != b'{' {
+    if buf.first() != Some(&b'{') {
         return Err(LineError {
             kind: "not_object",
             message: "line does not start with `{`".into(),
         });
     }
-    let mut de =
-        simd_json::Deserializer::from_slice_with_buffers(buf, buffers).map_err(|e| LineError {
-            kind: "json",
-            message: e.to_string(),
-        })?;
+    let mut de = simd_json::Deserializer::from_slice_with_buffers(buf, buffers)
+        .map_err(|e| json_error(&e, base))?;
     EntitySeed { langs }
         .deserialize(&mut de)
         .map(Line::Entity)
-        .map_err(|e| LineError {
-            kind: "json",
-            message: e.to_string(),
-        })
+        .map_err(|e| json_error(&e, base))
+}
+
+/// A simd-json error as a line error; `base` is added to its position (the bytes trimmed off the line's start).
+fn json_error(e: &simd_json::Error, base: usize) -> LineError {
+    let message = match e.error() {
+        // Raised by the entity visitor (a value of the wrong type): simd-json has no position for these.
+        simd_json::ErrorType::Serde(m) => m.clone(),
+        t => {
+            let at = e.index().saturating_add(base);
+            match e.character() {
+                Some(c) => format!("{t:?} at byte {at} of the line ({c:?})"),
+                None => format!("{t:?} at byte {at} of the line"),
+            }
+        }
+    };
+    LineError {
+        kind: "json",
+        message,
+    }
+}
+
+impl Line<'_> {
+    /// The same line, owning its strings.
+    pub fn into_owned(self) -> Line<'static> {
+        match self {
+            Line::Frame(k) => Line::Frame(k),
+            Line::Entity(e) => Line::Entity(e.into_owned()),
+        }
+    }
+}
+
+fn own(c: Option<Cow<'_, str>>) -> Option<Cow<'static, str>> {
+    c.map(|c| Cow::Owned(c.into_owned()))
+}
+
+impl Entity<'_> {
+    /// The same entity, owning its strings.
+    pub fn into_owned(self) -> Entity<'static> {
+        Entity {
+            kind: self.kind.map(|k| match k {
+                Kind::Item => Kind::Item,
+                Kind::Property => Kind::Property,
+                Kind::Other(s) => Kind::Other(Cow::Owned(s.into_owned())),
+            }),
+            id: own(self.id),
+            labels: self.labels.into_iter().map(own).collect(),
+            mul_label: own(self.mul_label),
+            descriptions: self.descriptions.into_iter().map(own).collect(),
+            sitelinks: self.sitelinks,
+            lastrevid: self.lastrevid,
+            modified: own(self.modified),
+            datatype: own(self.datatype),
+            statements: self
+                .statements
+                .into_iter()
+                .map(|s| Statement {
+                    property: Cow::Owned(s.property.into_owned()),
+                    rank: s.rank,
+                    id: own(s.id),
+                    value: s.value,
+                })
+                .collect(),
+            snaks: self.snaks,
+            terms_as_array: self.terms_as_array,
+            claims_as_array: self.claims_as_array,
+            claims_missing: self.claims_missing,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -856,44 +933,8 @@ mod tests {
         let mut buffers = simd_json::Buffers::new(b.len());
         let line = parse_entity(&mut b, &langs(), &mut buffers).unwrap();
         match line {
-            Line::Entity(e) => into_owned(e),
+            Line::Entity(e) => e.into_owned(),
             other => panic!("{other:?}"),
-        }
-    }
-
-    fn own(c: Option<Cow<'_, str>>) -> Option<Cow<'static, str>> {
-        c.map(|c| Cow::Owned(c.into_owned()))
-    }
-
-    fn into_owned(e: Entity<'_>) -> Entity<'static> {
-        Entity {
-            kind: e.kind.map(|k| match k {
-                Kind::Item => Kind::Item,
-                Kind::Property => Kind::Property,
-                Kind::Other(s) => Kind::Other(Cow::Owned(s.into_owned())),
-            }),
-            id: own(e.id),
-            labels: e.labels.into_iter().map(own).collect(),
-            mul_label: own(e.mul_label),
-            descriptions: e.descriptions.into_iter().map(own).collect(),
-            sitelinks: e.sitelinks,
-            lastrevid: e.lastrevid,
-            modified: own(e.modified),
-            datatype: own(e.datatype),
-            statements: e
-                .statements
-                .into_iter()
-                .map(|s| Statement {
-                    property: Cow::Owned(s.property.into_owned()),
-                    rank: s.rank,
-                    id: own(s.id),
-                    value: s.value,
-                })
-                .collect(),
-            snaks: e.snaks,
-            terms_as_array: e.terms_as_array,
-            claims_as_array: e.claims_as_array,
-            claims_missing: e.claims_missing,
         }
     }
 

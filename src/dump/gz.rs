@@ -12,20 +12,30 @@
 //! A gzip member has no length field in its header, so member starts are found by scanning for the magic bytes
 //! `1f 8b 08` followed by a plausible header (reserved flag bits zero, XFL 0, 2 or 4, a known OS byte). The same
 //! bytes can occur by chance inside compressed data (about once per 16 MiB of random bytes before the header
-//! checks), so each candidate is only a guess: it is inflated *streaming* on a rayon worker by a single-member
-//! decoder (which checks CRC32 and ISIZE at the member's end), and when it ends we know how many compressed
-//! bytes it used. The results are then reconciled in file order: a candidate is accepted only if it starts
-//! exactly where the previously accepted member ended; a candidate inside an accepted member is a false one and
-//! its result is dropped; if the previous member ends where no candidate starts (a header the scan judged
-//! implausible), the member there is inflated sequentially. So every byte of the file belongs to exactly one
-//! accepted member, in order, and anything else — bytes after the last member that are not gzip, a CRC or
-//! length mismatch, a truncated member — is an [`Error::BadInput`] naming the byte offset.
+//! checks), so each candidate is only a guess: it is inflated *speculatively* on the rayon workers, and only
+//! accepted when it starts exactly where the previously accepted member ended (a candidate inside an accepted
+//! member is a false one and its results are dropped; if the previous member ends where no candidate starts — a
+//! header the scan judged implausible — the member there is read all the same). So every byte of the file belongs
+//! to exactly one accepted member, in order, and anything else — bytes after the last member that are not gzip, a
+//! CRC or length mismatch — is an [`Error::BadInput`] naming the byte offset.
+//!
+//! # Memory: bounded by [`Limits`], never by the input
+//! A member is never collected whole (a member may hold gigabytes: the real dump's hold hundreds of MB, a crafted
+//! one 3 GB of spaces). It is read in *steps*: one task inflates the member's next chunk (≤ [`Limits::chunk`]
+//! bytes, cut after its last newline; the partial line is carried into the next step), another parses that chunk
+//! (`work`), and the coordinator hands the parsed chunks to `sink` in file order as soon as every chunk before
+//! them is handed on. So the checks in `sink` (the line bound, the bad-line limits) see a member's lines while it
+//! streams. Members behind the front run ahead only while the parsed chunks they hold, waiting for their turn,
+//! stay under [`Limits::ahead`]; the front member always proceeds, and while it is the only one allowed, its
+//! inflate and parse steps still overlap (the next chunk inflates while the previous one parses). At any time
+//! the reader holds at most `tasks` chunk buffers (queued or running steps), `members` carried partial lines
+//! (< one chunk each) and `ahead` parsed chunks, plus one inflate state per open member (≈ 50 KiB).
 
 use crate::error::{Error, Result};
 use flate2::bufread::GzDecoder;
 use flate2::{Compression, GzBuilder};
 use std::collections::VecDeque;
-use std::io::{self, BufRead, Read, Write};
+use std::io::{self, Read, Write};
 use std::panic::{self, AssertUnwindSafe};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -43,123 +53,599 @@ pub struct MemberStats {
     pub decompressed_bytes: u64,
     /// Candidate starts found by the scan that were not member boundaries (magic bytes inside compressed data).
     pub false_candidates: usize,
-    /// The data ends inside the last member, and `work` accepted what it decoded (see [`par_members`]).
+    /// The data ends inside the last member; what it decoded up to there was passed on (the caller decides
+    /// whether a cut file is acceptable).
     pub truncated: bool,
 }
 
-/// Size of the decompressed-data buffer each member reader hands to `work`.
-const READ_BUF: usize = 256 * 1024;
-
-/// Inflate every member of a multi-member gzip file in parallel (see the module docs).
-///
-/// `work(start, reader)` runs on a rayon worker for each candidate member; `start` is the byte offset of the
-/// member in `data` (unique and strictly increasing in file order: use it to name the member in messages), and
-/// `reader` yields the member's decompressed bytes, streaming (never the whole member in memory). `work` should
-/// read to the end; whatever it leaves is drained, because the CRC32 and length are only checked there. `work`
-/// may also run on candidates that turn out to be false; their results (and errors) are dropped, so `work` must
-/// not have side effects that matter beyond its return value.
-///
-/// The results of the accepted members reach `sink` in file order, on the calling thread. At most `window`
-/// members (at least 1) are in flight or waiting for `sink`, which bounds memory by `window` × the size of a
-/// `work` result plus `window` × 256 KiB of buffers.
-///
-/// Returns `Ok(None)` without calling `work` when the scan finds fewer than two candidate members: the caller
-/// then reads the data as one sequential stream (`MultiGzDecoder`). (For a single-member file that means one
-/// `memchr` pass over the compressed bytes first; in a multi-member file the scan only runs ahead of the
-/// window.) Errors: the first error of an accepted
-/// member (inflate errors as [`Error::BadInput`] with its byte offset, `work` and `sink` errors as they are);
-/// data that does not start with a gzip header, or that continues after the last member with something that is
-/// not a gzip member, is [`Error::BadInput`] as well.
-///
-/// Truncation: when the data ends inside a member, that member's reader returns an
-/// [`io::ErrorKind::UnexpectedEof`] error. If `work` returns that error (or any error), the member is a
-/// truncated-member [`Error::BadInput`] naming its offset; if `work` returns `Ok` anyway (it chose to keep what
-/// was decoded), its value reaches `sink` as the last member and [`MemberStats::truncated`] is set.
-pub fn par_members<T: Send>(
-    data: &[u8],
-    window: usize,
-    work: impl Fn(usize, &mut dyn BufRead) -> Result<T> + Sync,
-    sink: impl FnMut(T) -> Result<()>,
-) -> Result<Option<MemberStats>> {
-    par_members_in(Path::new("<gzip data>"), data, window, work, sink)
+/// How far the parallel reader may run ahead of the chunk being handed to `sink` (all at least 1). See the
+/// module docs for what each one bounds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Members open at once (being inflated, or done and waiting for their turn). Typical: 2 × threads.
+    pub members: usize,
+    /// Steps (the inflate of one chunk, or the parse of one) queued or running at once; each holds one chunk
+    /// buffer. Typical: 2 × threads.
+    pub tasks: usize,
+    /// Parsed chunks held (or being made) for members behind the front, waiting for their turn. Typical:
+    /// 4 × threads.
+    pub ahead: usize,
+    /// Bytes of decompressed data per chunk (typical 4 MiB). A chunk ends after its last newline; a chunk
+    /// without one is a piece of a longer line.
+    pub chunk: usize,
 }
 
-/// [`par_members`], naming `path` in its errors.
+impl Limits {
+    /// The limits for `threads` workers with `per_thread` chunks each in flight, of `chunk` bytes.
+    pub fn new(threads: usize, per_thread: usize, chunk: usize) -> Limits {
+        let n = threads.max(1) * per_thread.max(1);
+        Limits {
+            members: n,
+            tasks: n,
+            ahead: 2 * n,
+            chunk: chunk.max(1),
+        }
+    }
+
+    fn sane(self) -> Limits {
+        Limits {
+            members: self.members.max(1),
+            tasks: self.tasks.max(1),
+            ahead: self.ahead.max(1),
+            chunk: self.chunk.max(1),
+        }
+    }
+}
+
+/// One chunk of a member's decompressed bytes, as `work` sees it.
+#[derive(Clone, Copy, Debug)]
+pub struct Piece<'a> {
+    /// Byte offset of the member in the data (names the member in messages).
+    pub member: usize,
+    /// 0-based number of the chunk within its member.
+    pub index: u64,
+    /// Whether the chunk starts at a line start: `false` for a member's first chunk (a layout need not start
+    /// members at line starts) and after a chunk that ended inside a line.
+    pub at_line_start: bool,
+    /// The bytes (ending with `\n` unless the member ends here or the chunk is a piece of a longer line).
+    pub bytes: &'a [u8],
+}
+
+/// Inflate every member of a multi-member gzip file in parallel (see the module docs), without hooks.
+pub fn par_members<T: Send>(
+    data: &[u8],
+    limits: &Limits,
+    work: impl Fn(Piece<'_>) -> Result<T> + Sync,
+    sink: impl FnMut(T) -> Result<()>,
+) -> Result<Option<MemberStats>> {
+    par_members_in(
+        Path::new("<gzip data>"),
+        data,
+        limits,
+        work,
+        sink,
+        &mut |_| {},
+        &|_, _| {},
+    )
+}
+
+/// Inflate every member of a multi-member gzip file in parallel (see the module docs), naming `path` in errors.
+///
+/// `work(piece)` runs on the rayon workers for every chunk of every candidate member; its results reach `sink`
+/// in file order, on the calling thread. `work` may also run on candidates that turn out to be false; their
+/// results (and errors) are dropped, so `work` must not have side effects that matter beyond its return value.
+/// `done(offset)` is called on the calling thread whenever the compressed bytes before `offset` are handled
+/// (progress); `release(offset, len)` says that bytes of `data` will not be read again soon (a memory-mapped
+/// caller drops their pages from its resident set; it may be called from any thread, and a range may still be
+/// read after it, at the cost of reading it again).
+///
+/// Returns `Ok(None)` without calling `work` when the scan finds fewer than two candidate members: the caller
+/// then reads the data as one sequential stream. Errors, in file order: the first error of an accepted member
+/// (inflate errors as [`Error::BadInput`] with the member's byte offset, `work` and `sink` errors as they are);
+/// data that does not start with a gzip header, or that continues after the last member with something that is
+/// not a gzip member, is [`Error::BadInput`] as well. When the data ends inside a member, what that member
+/// decoded up to the cut is passed on and [`MemberStats::truncated`] is set.
 pub fn par_members_in<T: Send>(
     path: &Path,
     data: &[u8],
-    window: usize,
-    work: impl Fn(usize, &mut dyn BufRead) -> Result<T> + Sync,
+    limits: &Limits,
+    work: impl Fn(Piece<'_>) -> Result<T> + Sync,
     mut sink: impl FnMut(T) -> Result<()>,
+    done: &mut dyn FnMut(usize),
+    release: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Option<MemberStats>> {
-    if data.len() < 2 || data[..2] != [0x1f, 0x8b] {
+    if !data.starts_with(&[0x1f, 0x8b]) {
         return Err(Error::bad_input(
             path,
             "not gzip data: no gzip header at byte offset 0",
         ));
     }
-    let mut scan = Candidates::new(data);
+    let mut scan = Candidates::new(data).releasing(release);
     let first: Vec<usize> = scan.by_ref().take(2).collect();
     if first.len() < 2 {
         return Ok(None);
     }
-    let window = window.max(1);
+    let limits = limits.sane();
     let cancel = AtomicBool::new(false);
     let work = &work;
-    let cancel_ref = &cancel;
-
-    let result = rayon::in_place_scope_fifo(|scope| -> Result<MemberStats> {
-        let (tx, rx) = mpsc::channel::<(u64, Outcome<T>)>();
-        let mut pending: VecDeque<(usize, Option<Outcome<T>>)> = VecDeque::new();
-        let mut spawned: u64 = 0; // tasks spawned so far = sequence number of the next one
-        let mut front_seq: u64 = 0; // sequence number of pending.front()
-        let mut cands = first.into_iter().chain(scan);
-        let mut rec = Reconciler::new(path, data);
-
-        let run = |result: Result<MemberStats>| {
-            if result.is_err() {
-                cancel_ref.store(true, Ordering::Relaxed);
-            }
-            result
+    let cancel = &cancel;
+    rayon::in_place_scope_fifo(|scope| {
+        let (tx, rx) = mpsc::channel::<Msg<'_, T>>();
+        let mut c = Coordinator {
+            path,
+            data,
+            limits,
+            slots: VecDeque::new(),
+            next_id: 0,
+            expected: 0,
+            released: 0,
+            in_flight: 0,
+            pool: Vec::new(),
+            stats: MemberStats::default(),
+            release,
         };
-        run((|| {
+        let mut cands = first.into_iter().chain(scan);
+        let result = (|| -> Result<MemberStats> {
             loop {
-                while pending.len() < window {
+                if c.reconcile(&mut sink, done)? {
+                    return Ok(c.stats.clone());
+                }
+                while c.slots.len() < limits.members {
                     let Some(start) = cands.next() else { break };
+                    c.open(start);
+                }
+                if c.slots.is_empty() {
+                    // Past the last candidate: whatever follows the last member must itself be members.
+                    c.open(c.expected);
+                }
+                c.schedule(|id, mut stream, buf| {
                     let tx = tx.clone();
-                    let seq = spawned;
                     scope.spawn_fifo(move |_| {
                         let out = panic::catch_unwind(AssertUnwindSafe(|| {
-                            inflate_member(data, start, work, cancel_ref)
-                        }))
-                        .unwrap_or_else(Outcome::Panicked);
-                        // The receiver is gone only when the coordinator has already failed.
-                        let _ = tx.send((seq, out));
+                            step(&mut stream, buf, limits.chunk, cancel)
+                        }));
+                        let _ = tx.send(match out {
+                            Ok((chunk, end)) => Msg::Inflated {
+                                id,
+                                stream,
+                                chunk,
+                                end,
+                            },
+                            Err(p) => Msg::Panicked(p),
+                        });
                     });
-                    spawned += 1;
-                    pending.push_back((start, None));
+                });
+                if c.in_flight == 0 {
+                    // Cannot happen (the front member can always take a step); fail rather than hang.
+                    return Err(Error::bad_input(
+                        path,
+                        format!(
+                            "internal error: the gzip member reader stalled at byte offset {}",
+                            c.expected
+                        ),
+                    ));
                 }
-                let Some(front) = pending.front() else { break };
-                if front.1.is_none() {
-                    let (seq, out) = wait_one(&rx);
-                    let slot = (seq - front_seq) as usize;
-                    pending[slot].1 = Some(out);
-                    continue;
+                match wait_one(&rx) {
+                    Msg::Inflated {
+                        id,
+                        stream,
+                        chunk,
+                        end,
+                    } => {
+                        c.in_flight -= 1;
+                        let Some(slot) = c.slots.iter_mut().find(|s| s.id == id) else {
+                            // A false candidate already dropped: recycle its buffer.
+                            if let Some(ch) = chunk {
+                                c.pool.push(ch.buf);
+                            }
+                            continue;
+                        };
+                        slot.inflating = false;
+                        slot.consumed = slot.start + stream.consumed();
+                        slot.decompressed = stream.out;
+                        if end.is_none() {
+                            slot.stream = Some(stream);
+                        }
+                        slot.end = end;
+                        if let Some(ch) = chunk {
+                            slot.parsed.push_back(None);
+                            let member = slot.start;
+                            c.in_flight += 1;
+                            let tx = tx.clone();
+                            scope.spawn_fifo(move |_| {
+                                let out = panic::catch_unwind(AssertUnwindSafe(|| {
+                                    work(Piece {
+                                        member,
+                                        index: ch.index,
+                                        at_line_start: ch.at_line_start,
+                                        bytes: ch.buf.get(..ch.len).unwrap_or_default(),
+                                    })
+                                }));
+                                let _ = tx.send(match out {
+                                    Ok(result) => Msg::Parsed {
+                                        id,
+                                        index: ch.index,
+                                        result,
+                                        buf: ch.buf,
+                                    },
+                                    Err(p) => Msg::Panicked(p),
+                                });
+                            });
+                        }
+                    }
+                    Msg::Parsed {
+                        id,
+                        index,
+                        result,
+                        buf,
+                    } => {
+                        c.in_flight -= 1;
+                        c.pool.push(buf);
+                        if let Some(slot) = c.slots.iter_mut().find(|s| s.id == id) {
+                            let at = index.checked_sub(slot.first_index).and_then(|k| {
+                                usize::try_from(k).ok().filter(|&k| k < slot.parsed.len())
+                            });
+                            if let Some(k) = at {
+                                slot.parsed[k] = Some(result);
+                            }
+                        }
+                    }
+                    Msg::Panicked(p) => panic::resume_unwind(p),
                 }
-                let (start, out) = pending.pop_front().expect("front exists");
-                front_seq += 1;
-                rec.candidate(
-                    start,
-                    out.expect("checked above"),
-                    work,
-                    cancel_ref,
-                    &mut sink,
-                )?;
             }
-            rec.finish(work, cancel_ref, &mut sink)
-        })())
-    });
-    result.map(Some)
+        })();
+        if result.is_err() {
+            cancel.store(true, Ordering::Relaxed);
+        }
+        result
+    })
+    .map(Some)
+}
+
+/// A task's report to the coordinator.
+enum Msg<'a, T> {
+    /// One inflate step of member `id`: the stream back, the chunk it made (if any), and how the member ended (if
+    /// it did).
+    Inflated {
+        id: u64,
+        stream: Box<Stream<'a>>,
+        chunk: Option<Chunk>,
+        end: Option<End>,
+    },
+    /// `work` on chunk `index` of member `id`, with the chunk's buffer back for reuse.
+    Parsed {
+        id: u64,
+        index: u64,
+        result: Result<T>,
+        buf: Vec<u8>,
+    },
+    Panicked(Box<dyn std::any::Any + Send + 'static>),
+}
+
+/// A chunk made by an inflate step: `buf[..len]`.
+struct Chunk {
+    buf: Vec<u8>,
+    len: usize,
+    index: u64,
+    at_line_start: bool,
+}
+
+/// How a member ended.
+#[derive(Debug)]
+enum End {
+    /// A complete, valid member of `compressed` bytes (header to trailer, CRC32 and ISIZE checked).
+    Member { compressed: usize },
+    /// The data ends inside this member (what it decoded was passed on).
+    Truncated,
+    /// Not a valid member at this offset (bad header, corrupt deflate data, CRC/length mismatch).
+    Failed(String),
+    /// Stopped because another member failed.
+    Cancelled,
+}
+
+/// One member being inflated, carried from step to step.
+struct Stream<'a> {
+    dec: GzDecoder<&'a [u8]>,
+    input_len: usize,
+    /// The bytes after the last newline of the previous chunk (a line continued in the next one).
+    pending: Vec<u8>,
+    /// Whether the next chunk starts at a line start.
+    at_line_start: bool,
+    /// Number of the next chunk.
+    index: u64,
+    /// Decompressed bytes so far.
+    out: u64,
+    /// The input starts with the gzip magic `1f 8b 08` (or a prefix of it, at the very end of the data).
+    magic: bool,
+}
+
+impl<'a> Stream<'a> {
+    fn new(input: &'a [u8]) -> Stream<'a> {
+        const MAGIC: [u8; 3] = [0x1f, 0x8b, 0x08];
+        let n = input.len().min(3);
+        Stream {
+            magic: input.get(..n) == MAGIC.get(..n),
+            dec: GzDecoder::new(input),
+            input_len: input.len(),
+            pending: Vec::new(),
+            at_line_start: false,
+            index: 0,
+            out: 0,
+        }
+    }
+
+    /// Compressed bytes consumed so far.
+    fn consumed(&self) -> usize {
+        self.input_len.saturating_sub(self.dec.get_ref().len())
+    }
+}
+
+/// Inflate the next chunk of `st` into `buf` (a buffer of at least `chunk` initialised bytes).
+fn step(st: &mut Stream<'_>, mut buf: Vec<u8>, chunk: usize, cancel: &AtomicBool) -> StepOut {
+    if cancel.load(Ordering::Relaxed) {
+        return (None, Some(End::Cancelled));
+    }
+    if !st.magic {
+        // Not even a cut header: bytes after a member that are no gzip data.
+        return (
+            None,
+            Some(End::Failed(
+                "not a gzip member (no gzip header here)".to_string(),
+            )),
+        );
+    }
+    if buf.len() < chunk {
+        buf.resize(chunk, 0);
+    }
+    let mut len = st.pending.len().min(chunk);
+    if let (Some(dst), Some(src)) = (buf.get_mut(..len), st.pending.get(..len)) {
+        dst.copy_from_slice(src);
+    }
+    st.pending.clear();
+    let mut end = None;
+    while len < chunk {
+        let Some(room) = buf.get_mut(len..chunk) else {
+            break;
+        };
+        match st.dec.read(room) {
+            Ok(0) => {
+                end = Some(End::Member {
+                    compressed: st.consumed(),
+                });
+                break;
+            }
+            Ok(n) => {
+                len += n;
+                st.out += n as u64;
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
+                end = Some(End::Truncated);
+                break;
+            }
+            Err(e) => return (None, Some(End::Failed(describe(e.kind(), &e.to_string())))),
+        }
+    }
+    let filled = buf.get(..len).unwrap_or_default();
+    if end.is_none() {
+        // Cut after the last newline; the partial line goes into the next chunk.
+        if let Some(p) = memchr::memrchr(b'\n', filled) {
+            st.pending
+                .extend_from_slice(filled.get(p + 1..).unwrap_or_default());
+            len = p + 1;
+        }
+    }
+    let Some(&last) = buf.get(..len).and_then(<[u8]>::last) else {
+        return (None, end);
+    };
+    let at_line_start = std::mem::replace(&mut st.at_line_start, last == b'\n');
+    let index = st.index;
+    st.index += 1;
+    (
+        Some(Chunk {
+            buf,
+            len,
+            index,
+            at_line_start,
+        }),
+        end,
+    )
+}
+
+type StepOut = (Option<Chunk>, Option<End>);
+
+fn describe(kind: io::ErrorKind, msg: &str) -> String {
+    match kind {
+        io::ErrorKind::UnexpectedEof => format!("truncated member ({msg})"),
+        _ if msg.contains("checksum") => {
+            "CRC32 or length mismatch (corrupt or altered member)".to_string()
+        }
+        _ => msg.to_string(),
+    }
+}
+
+/// A candidate member and what is known of it.
+struct Slot<'a, T> {
+    id: u64,
+    start: usize,
+    /// The stream between steps (`None` while a step runs).
+    stream: Option<Box<Stream<'a>>>,
+    inflating: bool,
+    /// Results of the chunks `first_index..`, in order (`None`: being parsed).
+    parsed: VecDeque<Option<Result<T>>>,
+    first_index: u64,
+    /// How the member ended (set by its last step).
+    end: Option<End>,
+    /// Absolute offset up to which its compressed bytes were consumed.
+    consumed: usize,
+    decompressed: u64,
+}
+
+/// Sequential bookkeeping in file order (runs on the calling thread).
+struct Coordinator<'a, T> {
+    path: &'a Path,
+    data: &'a [u8],
+    limits: Limits,
+    /// Open candidates in file order; after [`Coordinator::reconcile`] the front one starts at `expected`.
+    slots: VecDeque<Slot<'a, T>>,
+    next_id: u64,
+    /// Byte offset where the next member must start (end of the last accepted member).
+    expected: usize,
+    /// Offset up to which `release` and `done` were told.
+    released: usize,
+    /// Steps spawned and not yet reported.
+    in_flight: usize,
+    /// Chunk buffers to reuse.
+    pool: Vec<Vec<u8>>,
+    stats: MemberStats,
+    release: &'a (dyn Fn(usize, usize) + Sync),
+}
+
+impl<'a, T> Coordinator<'a, T> {
+    fn new_slot(&mut self, start: usize) -> Slot<'a, T> {
+        self.next_id += 1;
+        Slot {
+            id: self.next_id,
+            start,
+            stream: Some(Box::new(Stream::new(
+                self.data.get(start..).unwrap_or_default(),
+            ))),
+            inflating: false,
+            parsed: VecDeque::new(),
+            first_index: 0,
+            end: None,
+            consumed: start,
+            decompressed: 0,
+        }
+    }
+
+    /// Open the candidate at `start` behind the others.
+    fn open(&mut self, start: usize) {
+        let s = self.new_slot(start);
+        self.slots.push_back(s);
+    }
+
+    /// Settle the front: drop false candidates, open a member the scan missed, hand the front's parsed chunks to
+    /// `sink`, and close members that are done. Returns `true` when the data is read to its end.
+    fn reconcile(
+        &mut self,
+        sink: &mut impl FnMut(T) -> Result<()>,
+        done: &mut dyn FnMut(usize),
+    ) -> Result<bool> {
+        loop {
+            let expected = self.expected;
+            let Some(front) = self.slots.front() else {
+                return Ok(expected >= self.data.len());
+            };
+            if front.start < expected {
+                // Inside an accepted member: a false candidate (its steps still in flight report to nobody).
+                self.slots.pop_front();
+                self.stats.false_candidates += 1;
+                continue;
+            }
+            if front.start > expected {
+                // A member starts where the scan found no candidate (a header it judged implausible).
+                let s = self.new_slot(expected);
+                self.slots.push_front(s);
+                continue;
+            }
+            let n = self.stats.members;
+            let Some(front) = self.slots.front_mut() else {
+                continue;
+            };
+            while let Some(Some(_)) = front.parsed.front() {
+                if let Some(Some(r)) = front.parsed.pop_front() {
+                    front.first_index += 1;
+                    sink(r?)?;
+                }
+            }
+            let consumed = front.consumed;
+            self.advance(consumed, done);
+            let Some(front) = self.slots.front_mut() else {
+                continue;
+            };
+            if front.inflating || !front.parsed.is_empty() {
+                return Ok(false);
+            }
+            let start = front.start;
+            let what = |e: &str| {
+                if n == 0 {
+                    format!("gzip member at byte offset {start}: {e}")
+                } else {
+                    format!(
+                        "gzip member {} at byte offset {start} (after {n} valid members): {e}",
+                        n + 1
+                    )
+                }
+            };
+            match front.end.take() {
+                None => return Ok(false),
+                Some(End::Member { compressed }) => {
+                    self.expected = start.saturating_add(compressed.max(1));
+                    self.stats.members += 1;
+                    self.stats.compressed_bytes += compressed as u64;
+                    self.stats.decompressed_bytes += front.decompressed;
+                }
+                Some(End::Truncated) => {
+                    self.expected = self.data.len();
+                    self.stats.members += 1;
+                    self.stats.compressed_bytes += self.data.len().saturating_sub(start) as u64;
+                    self.stats.decompressed_bytes += front.decompressed;
+                    self.stats.truncated = true;
+                }
+                Some(End::Failed(e)) => {
+                    return Err(Error::bad_input(
+                        self.path,
+                        format!("{}; the file is damaged, download it again", what(&e)),
+                    ))
+                }
+                Some(End::Cancelled) => return Err(Error::bad_input(self.path, what("cancelled"))),
+            }
+            self.slots.pop_front();
+            self.advance(self.expected.min(self.data.len()), done);
+        }
+    }
+
+    /// The compressed bytes before `to` are handled: drop their pages, report progress.
+    fn advance(&mut self, to: usize, done: &mut dyn FnMut(usize)) {
+        if to > self.released {
+            (self.release)(self.released, to - self.released);
+            self.released = to;
+            done(to);
+        }
+    }
+
+    /// Start inflate steps: the front member first, the others in file order while what they hold ahead of the
+    /// front stays under `limits.ahead`.
+    fn schedule(&mut self, mut spawn: impl FnMut(u64, Box<Stream<'a>>, Vec<u8>)) {
+        let mut ahead: usize = self
+            .slots
+            .iter()
+            .skip(1)
+            .map(|s| s.parsed.len() + usize::from(s.inflating))
+            .sum();
+        for (i, s) in self.slots.iter_mut().enumerate() {
+            if self.in_flight >= self.limits.tasks {
+                break;
+            }
+            if s.inflating || s.end.is_some() {
+                continue;
+            }
+            if i > 0 && ahead >= self.limits.ahead {
+                break;
+            }
+            let Some(stream) = s.stream.take() else {
+                continue;
+            };
+            let buf = self.pool.pop().unwrap_or_default();
+            s.inflating = true;
+            self.in_flight += 1;
+            if i > 0 {
+                ahead += 1;
+            }
+            spawn(s.id, stream, buf);
+        }
+    }
 }
 
 /// Wait for one task message, helping the pool meanwhile when this thread belongs to it (so a one-thread pool
@@ -183,274 +669,17 @@ fn wait_one<M>(rx: &mpsc::Receiver<M>) -> M {
     }
 }
 
-/// Sequential bookkeeping in file order.
-struct Reconciler<'a> {
-    path: &'a Path,
-    data: &'a [u8],
-    /// Byte offset where the next member must start (end of the last accepted member).
-    expected: usize,
-    stats: MemberStats,
-}
-
-impl<'a> Reconciler<'a> {
-    fn new(path: &'a Path, data: &'a [u8]) -> Self {
-        Reconciler {
-            path,
-            data,
-            expected: 0,
-            stats: MemberStats::default(),
-        }
-    }
-
-    /// The next candidate in file order, with the outcome of its parallel inflation.
-    fn candidate<T>(
-        &mut self,
-        start: usize,
-        out: Outcome<T>,
-        work: &(impl Fn(usize, &mut dyn BufRead) -> Result<T> + Sync),
-        cancel: &AtomicBool,
-        sink: &mut impl FnMut(T) -> Result<()>,
-    ) -> Result<()> {
-        // A member starts where no candidate was found: inflate it here, before this candidate.
-        while self.expected < start {
-            let at = self.expected;
-            let out = inflate_member(self.data, at, work, cancel);
-            self.accept(at, out, sink)?;
-        }
-        if start < self.expected {
-            self.stats.false_candidates += 1;
-            return Ok(());
-        }
-        self.accept(start, out, sink)
-    }
-
-    /// After the last candidate: whatever follows the last member must itself be members.
-    fn finish<T>(
-        mut self,
-        work: &(impl Fn(usize, &mut dyn BufRead) -> Result<T> + Sync),
-        cancel: &AtomicBool,
-        sink: &mut impl FnMut(T) -> Result<()>,
-    ) -> Result<MemberStats> {
-        while self.expected < self.data.len() {
-            let at = self.expected;
-            let out = inflate_member(self.data, at, work, cancel);
-            self.accept(at, out, sink)?;
-        }
-        Ok(self.stats)
-    }
-
-    /// The member at `self.expected` (= `start`) with its outcome: it must be valid.
-    fn accept<T>(
-        &mut self,
-        start: usize,
-        out: Outcome<T>,
-        sink: &mut impl FnMut(T) -> Result<()>,
-    ) -> Result<()> {
-        debug_assert_eq!(start, self.expected);
-        let n = self.stats.members;
-        let what = |e: &str| {
-            if n == 0 {
-                format!("gzip member at byte offset {start}: {e}")
-            } else {
-                format!(
-                    "gzip member {} at byte offset {start} (after {n} valid members): {e}",
-                    n + 1
-                )
-            }
-        };
-        match out {
-            Outcome::Member {
-                value,
-                compressed,
-                decompressed,
-            } => {
-                self.expected = start + compressed;
-                self.stats.members += 1;
-                self.stats.compressed_bytes += compressed as u64;
-                self.stats.decompressed_bytes += decompressed;
-                sink(value)
-            }
-            Outcome::Truncated {
-                value,
-                decompressed,
-            } => {
-                // The decoder ran out of input: this member runs to the end of the data.
-                self.expected = self.data.len();
-                self.stats.members += 1;
-                self.stats.compressed_bytes += (self.data.len() - start) as u64;
-                self.stats.decompressed_bytes += decompressed;
-                self.stats.truncated = true;
-                sink(value)
-            }
-            Outcome::Inflate(e) => Err(Error::bad_input(
-                self.path,
-                format!("{}; the file is damaged, download it again", what(&e)),
-            )),
-            Outcome::Work(e) => Err(e),
-            Outcome::Cancelled => Err(Error::bad_input(self.path, what("cancelled"))),
-            Outcome::Panicked(p) => panic::resume_unwind(p),
-        }
-    }
-}
-
-/// Result of inflating one candidate member.
-enum Outcome<T> {
-    /// A complete, valid member: `work`'s value, compressed length (header to trailer), decompressed length.
-    Member {
-        value: T,
-        compressed: usize,
-        decompressed: u64,
-    },
-    /// The data ends inside this member, and `work` kept what was decoded.
-    Truncated { value: T, decompressed: u64 },
-    /// Not a valid member at this offset (bad header, corrupt deflate data, CRC/length mismatch, truncated).
-    Inflate(String),
-    /// `work` failed on data that inflated without error so far.
-    Work(Error),
-    /// Stopped because another member failed.
-    Cancelled,
-    /// `work` panicked.
-    Panicked(Box<dyn std::any::Any + Send + 'static>),
-}
-
-/// Inflate the member starting at `data[start]`, running `work` on its bytes.
-fn inflate_member<T>(
-    data: &[u8],
-    start: usize,
-    work: &(impl Fn(usize, &mut dyn BufRead) -> Result<T> + Sync),
-    cancel: &AtomicBool,
-) -> Outcome<T> {
-    let input = &data[start..];
-    let mut r = MemberReader {
-        dec: GzDecoder::new(input),
-        buf: vec![0; READ_BUF].into_boxed_slice(),
-        pos: 0,
-        filled: 0,
-        out: 0,
-        failed: None,
-        cancel,
-    };
-    let res = work(start, &mut r);
-    let drained = match &res {
-        Ok(_) => r.drain(),
-        Err(_) => Ok(()),
-    };
-    if let Some(e) = r.failed.take() {
-        return match (e, res) {
-            (Failure::Cancelled, _) => Outcome::Cancelled,
-            (Failure::Inflate(io::ErrorKind::UnexpectedEof, _), Ok(value)) => Outcome::Truncated {
-                value,
-                decompressed: r.out,
-            },
-            (Failure::Inflate(kind, msg), _) => Outcome::Inflate(describe(kind, &msg)),
-        };
-    }
-    match (res, drained) {
-        (Err(e), _) => Outcome::Work(e),
-        (Ok(_), Err(e)) => Outcome::Inflate(e.to_string()),
-        (Ok(value), Ok(())) => Outcome::Member {
-            value,
-            compressed: input.len() - r.dec.get_ref().len(),
-            decompressed: r.out,
-        },
-    }
-}
-
-fn describe(kind: io::ErrorKind, msg: &str) -> String {
-    match kind {
-        io::ErrorKind::UnexpectedEof => format!("truncated member ({msg})"),
-        _ if msg.contains("checksum") => {
-            "CRC32 or length mismatch (corrupt or altered member)".to_string()
-        }
-        _ => msg.to_string(),
-    }
-}
-
-enum Failure {
-    Cancelled,
-    Inflate(io::ErrorKind, String),
-}
-
-/// `BufRead` over one member's decompressed bytes, remembering the first inflate error.
-struct MemberReader<'a> {
-    dec: GzDecoder<&'a [u8]>,
-    buf: Box<[u8]>,
-    pos: usize,
-    filled: usize,
-    out: u64,
-    failed: Option<Failure>,
-    cancel: &'a AtomicBool,
-}
-
-impl MemberReader<'_> {
-    /// Read and discard to the member's end (which checks CRC32 and ISIZE).
-    fn drain(&mut self) -> io::Result<()> {
-        loop {
-            let n = self.fill_buf()?.len();
-            if n == 0 {
-                return Ok(());
-            }
-            self.consume(n);
-        }
-    }
-}
-
-impl Read for MemberReader<'_> {
-    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
-        let avail = self.fill_buf()?;
-        let n = avail.len().min(out.len());
-        out[..n].copy_from_slice(&avail[..n]);
-        self.consume(n);
-        Ok(n)
-    }
-}
-
-impl BufRead for MemberReader<'_> {
-    fn fill_buf(&mut self) -> io::Result<&[u8]> {
-        if self.pos >= self.filled {
-            match &self.failed {
-                Some(Failure::Cancelled) => {
-                    return Err(io::Error::other("cancelled: another gzip member failed"))
-                }
-                Some(Failure::Inflate(kind, msg)) => {
-                    return Err(io::Error::new(*kind, msg.clone()))
-                }
-                None => {}
-            }
-            if self.cancel.load(Ordering::Relaxed) {
-                self.failed = Some(Failure::Cancelled);
-                return Err(io::Error::other("cancelled: another gzip member failed"));
-            }
-            loop {
-                match self.dec.read(&mut self.buf) {
-                    Ok(n) => {
-                        self.pos = 0;
-                        self.filled = n;
-                        self.out += n as u64;
-                        break;
-                    }
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                    Err(e) => {
-                        self.failed = Some(Failure::Inflate(e.kind(), e.to_string()));
-                        return Err(e);
-                    }
-                }
-            }
-        }
-        Ok(&self.buf[self.pos..self.filled])
-    }
-
-    fn consume(&mut self, amt: usize) {
-        self.pos = (self.pos + amt).min(self.filled);
-    }
-}
-
-/// Candidate member starts in file order: offset 0, then every `1f 8b 08` followed by a plausible header.
+/// Candidate member starts in file order: every `1f 8b 08` followed by a plausible header (offset 0 included
+/// when its header is plausible).
 pub struct Candidates<'a> {
     data: &'a [u8],
     next: usize,
     finder: memchr::memmem::Finder<'static>,
+    release: Option<&'a (dyn Fn(usize, usize) + Sync)>,
 }
+
+/// Bytes searched at a time: a stretch this long without a candidate is released behind the scan.
+const SCAN_WINDOW: usize = 8 << 20;
 
 impl<'a> Candidates<'a> {
     /// Scan `data` lazily (the scan runs ahead of the inflation only as far as the window needs).
@@ -459,7 +688,16 @@ impl<'a> Candidates<'a> {
             data,
             next: 0,
             finder: memchr::memmem::Finder::new(&[0x1f, 0x8b, 0x08]),
+            release: None,
         }
+    }
+
+    /// Call `release(offset, len)` on every 8 MiB stretch scanned without a candidate (inside a large member, or
+    /// a single-member file), so that a memory-mapped file's scanned pages do not stay resident until the
+    /// decoders get there.
+    pub fn releasing(mut self, release: &'a (dyn Fn(usize, usize) + Sync)) -> Self {
+        self.release = Some(release);
+        self
     }
 }
 
@@ -467,13 +705,22 @@ impl Iterator for Candidates<'_> {
     type Item = usize;
     fn next(&mut self) -> Option<usize> {
         while self.next < self.data.len() {
-            let Some(i) = self.finder.find(&self.data[self.next..]) else {
-                self.next = self.data.len();
-                return None;
+            let from = self.next;
+            let end = from.saturating_add(SCAN_WINDOW).min(self.data.len());
+            // Two bytes past the window, so that a magic across its edge is found.
+            let hay = self
+                .data
+                .get(from..end.saturating_add(2).min(self.data.len()))?;
+            let Some(i) = self.finder.find(hay) else {
+                if let Some(r) = self.release {
+                    r(from, end - from);
+                }
+                self.next = end;
+                continue;
             };
-            let at = self.next + i;
+            let at = from + i;
             self.next = at + 1;
-            if plausible_header(&self.data[at..]) {
+            if plausible_header(self.data.get(at..).unwrap_or_default()) {
                 return Some(at);
             }
         }
@@ -484,15 +731,13 @@ impl Iterator for Candidates<'_> {
 /// `h` starts with a gzip member header as real writers produce it: magic, deflate, no reserved flag bits,
 /// XFL 0/2/4, OS byte 0–13 or 255 (RFC 1952). A header that fails this is still read if it follows a member.
 pub fn plausible_header(h: &[u8]) -> bool {
-    h.len() >= 10
-        && h[0] == 0x1f
-        && h[1] == 0x8b
-        && h[2] == 0x08
-        && h[3] & 0xe0 == 0
-        && matches!(h[8], 0 | 2 | 4)
-        && (h[9] <= 13 || h[9] == 255)
+    match h.get(..10) {
+        Some(&[0x1f, 0x8b, 0x08, flags, _, _, _, _, xfl, os]) => {
+            flags & 0xe0 == 0 && matches!(xfl, 0 | 2 | 4) && (os <= 13 || os == 255)
+        }
+        _ => false,
+    }
 }
-
 /// One complete gzip member holding `chunk` (header as GNU gzip writes it on Unix: no name, mtime 0, OS 3).
 pub fn compress_member(chunk: &[u8], level: Compression) -> Vec<u8> {
     let mut out = Vec::with_capacity(chunk.len() / 4 + 64);
@@ -574,22 +819,43 @@ mod tests {
     use proptest::prelude::*;
 
     /// Concatenate the members through `par_members`.
-    fn inflate_all(data: &[u8], window: usize) -> Result<Option<(Vec<u8>, MemberStats)>> {
+    /// Limits for a window of `w` members, and chunks of `chunk` bytes.
+    fn lim(w: usize, chunk: usize) -> Limits {
+        Limits {
+            members: w,
+            tasks: w,
+            ahead: w,
+            chunk,
+        }
+    }
+
+    fn inflate_with(data: &[u8], limits: &Limits) -> Result<Option<(Vec<u8>, MemberStats)>> {
         let mut out = Vec::new();
+        let mut pieces: Vec<(usize, u64)> = Vec::new();
         let stats = par_members(
             data,
-            window,
-            |_, r| {
-                let mut v = Vec::new();
-                r.read_to_end(&mut v).map_err(|e| Error::io("member", e))?;
-                Ok(v)
+            limits,
+            |p| {
+                assert!(!p.bytes.is_empty() && p.bytes.len() <= limits.chunk);
+                Ok((p.member, p.index, p.bytes.to_vec()))
             },
-            |v| {
+            |(m, i, v)| {
+                // In order: chunks of a member are numbered 0, 1, ... and members increase.
+                match pieces.last() {
+                    Some(&(pm, pi)) if pm == m => assert_eq!(i, pi + 1),
+                    Some(&(pm, _)) => assert!(m > pm && i == 0),
+                    None => assert_eq!(i, 0),
+                }
+                pieces.push((m, i));
                 out.extend_from_slice(&v);
                 Ok(())
             },
         )?;
         Ok(stats.map(|s| (out, s)))
+    }
+
+    fn inflate_all(data: &[u8], window: usize) -> Result<Option<(Vec<u8>, MemberStats)>> {
+        inflate_with(data, &lim(window, 4096))
     }
 
     fn oracle(data: &[u8]) -> Vec<u8> {
@@ -677,22 +943,29 @@ mod tests {
     }
 
     #[test]
-    fn truncated_file_is_an_error() {
+    fn truncated_file_passes_on_what_it_decoded() {
         let lines = sample_lines(30);
-        let (gz, _) = layout(&lines, 10, Compression::default());
+        let (gz, plain) = layout(&lines, 10, Compression::default());
         let starts: Vec<usize> = Candidates::new(&gz).collect();
-        for cut in [gz.len() - 1, gz.len() - 8, starts[4] - 3, starts[3] + 20] {
-            let e = inflate_all(&gz[..cut], 2).unwrap_err();
-            let msg = e.to_string();
-            assert!(matches!(e, Error::BadInput { .. }), "cut {cut}: {msg}");
-            assert!(msg.contains("byte offset"), "cut {cut}: {msg}");
+        // Cuts inside the trailer, inside deflate data, and inside the last member's header (whose candidate is
+        // then implausible: the previous member ends where the scan listed nothing, and that member is read all
+        // the same).
+        for cut in [
+            gz.len() - 1,
+            gz.len() - 8,
+            starts[4] - 3,
+            starts[3] + 20,
+            starts[4] + 5,
+        ] {
+            let (out, stats) = inflate_all(&gz[..cut], 2).unwrap().unwrap();
+            assert!(stats.truncated, "cut {cut}");
+            assert!(plain.starts_with(&out), "cut {cut}");
+            // What was decoded is what a sequential decoder gets out before the cut.
+            let mut d = MultiGzDecoder::new(&gz[..cut]);
+            let mut prefix = Vec::new();
+            assert!(d.read_to_end(&mut prefix).is_err());
+            assert_eq!(out, prefix, "cut {cut}");
         }
-        // Cut inside the last member's header: the candidate there is not plausible any more, so the previous
-        // member ends at a place the scan did not list, and the sequential path reports it.
-        let msg = inflate_all(&gz[..starts[4] + 5], 2)
-            .unwrap_err()
-            .to_string();
-        assert!(msg.contains(&format!("byte offset {}", starts[4])), "{msg}");
     }
 
     #[test]
@@ -778,14 +1051,12 @@ mod tests {
         let bad = starts[2];
         let e = par_members(
             &gz,
-            2,
-            |start, r| {
-                let mut v = Vec::new();
-                r.read_to_end(&mut v).map_err(|e| Error::io("m", e))?;
-                if start == bad {
+            &lim(2, 64),
+            |p| {
+                if p.member == bad && p.index == 1 {
                     return Err(Error::Config("work failed".into()));
                 }
-                Ok(v.len())
+                Ok(p.bytes.len())
             },
             |_| Ok(()),
         )
@@ -798,12 +1069,8 @@ mod tests {
         let mut seen = 0;
         let e = par_members(
             &gz,
-            2,
-            |_, r| {
-                let mut v = Vec::new();
-                r.read_to_end(&mut v).map_err(|e| Error::io("m", e))?;
-                Ok(v.len())
-            },
+            &lim(2, 4096),
+            |p| Ok(p.bytes.len()),
             |_| {
                 seen += 1;
                 if seen == 2 {
@@ -819,32 +1086,30 @@ mod tests {
     }
 
     #[test]
-    fn work_that_stops_early_is_drained_and_checked() {
+    fn a_bad_crc_after_good_chunks_is_still_an_error() {
         let lines = sample_lines(30);
-        let (mut gz, plain) = layout(&lines, 10, Compression::default());
-        let mut total = 0u64;
-        let stats = par_members(
+        let (mut gz, _) = layout(&lines, 10, Compression::default());
+        let starts: Vec<usize> = Candidates::new(&gz).collect();
+        gz[starts[2] - 8] ^= 1;
+        let mut handed = 0;
+        let e = par_members(
             &gz,
-            2,
-            |_, r| {
-                let mut first = [0u8; 1];
-                let n = r.read(&mut first).map_err(|e| Error::io("m", e))?;
-                Ok(n)
-            },
+            &lim(2, 64),
+            |p| Ok(p.bytes.len()),
             |n| {
-                total += n as u64;
+                handed += n;
                 Ok(())
             },
         )
-        .unwrap()
-        .unwrap();
-        assert_eq!(total, 5);
-        assert_eq!(stats.decompressed_bytes, plain.len() as u64);
-        // The CRC is still checked for a member `work` did not finish.
-        let starts: Vec<usize> = Candidates::new(&gz).collect();
-        gz[starts[2] - 8] ^= 1;
-        let e = par_members(&gz, 2, |_, _| Ok(()), |_| Ok(())).unwrap_err();
+        .unwrap_err();
         assert!(e.to_string().contains("CRC32"), "{e}");
+        assert!(
+            e.to_string()
+                .contains(&format!("byte offset {}", starts[1])),
+            "{e}"
+        );
+        // The member's chunks were handed on as they streamed, before its trailer was checked.
+        assert!(handed > 0);
     }
 
     #[test]
@@ -858,9 +1123,14 @@ mod tests {
                 .build()
                 .unwrap();
             for window in [1, 3, 16] {
-                let r = pool.install(|| inflate_all(&gz, window)).unwrap().unwrap();
-                assert_eq!(r.0, plain);
-                results.push(r);
+                for chunk in [1, 100, 1 << 20] {
+                    let r = pool
+                        .install(|| inflate_with(&gz, &lim(window, chunk)))
+                        .unwrap()
+                        .unwrap();
+                    assert_eq!(r.0, plain);
+                    results.push(r);
+                }
             }
         }
         assert!(results.windows(2).all(|w| w[0] == w[1]));
@@ -873,10 +1143,13 @@ mod tests {
             lines in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..300), 0..60),
             batch in 1usize..20,
             window in 1usize..6,
+            ahead in 1usize..6,
+            chunk in 1usize..400,
             level in 0u32..10,
         ) {
             let (gz, plain) = layout(&lines, batch, Compression::new(level));
-            let got = inflate_all(&gz, window).unwrap();
+            let limits = Limits { members: window, tasks: window, ahead, chunk };
+            let got = inflate_with(&gz, &limits).unwrap();
             let (out, stats) = got.expect("at least the [ and ] members");
             prop_assert_eq!(&out, &plain);
             prop_assert_eq!(out, oracle(&gz));

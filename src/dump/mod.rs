@@ -46,14 +46,15 @@ pub enum Format {
 }
 
 impl Format {
-    /// Detect the format from magic bytes: gzip `1f 8b`, bzip2 `BZh`, zstd `28 b5 2f fd`; anything else is
-    /// plain JSON.
+    /// Detect the format from magic bytes: gzip `1f 8b`, bzip2 `BZh`, zstd `28 b5 2f fd` or a zstd skippable
+    /// frame `5? 2a 4d 18` (RFC 8878 §3.1.2: `pzstd` and other multi-threaded writers start with one); anything
+    /// else is plain JSON.
     pub fn sniff(first: &[u8]) -> Format {
         if first.starts_with(&[0x1f, 0x8b]) {
             Format::Gzip
         } else if first.starts_with(b"BZh") {
             Format::Bzip2
-        } else if first.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+        } else if first.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) || is_zstd_skippable(first) {
             Format::Zstd
         } else {
             Format::Plain
@@ -69,6 +70,11 @@ impl Format {
             Format::Zstd => "zstd",
         }
     }
+}
+
+/// `b` starts with the magic of a zstd skippable frame: `0x184D2A5?` little-endian.
+pub fn is_zstd_skippable(b: &[u8]) -> bool {
+    matches!(b, [m, 0x2a, 0x4d, 0x18, ..] if m & 0xf0 == 0x50)
 }
 
 /// The result of framing one chunk: the worker's data plus the fragments the joiner needs.
@@ -267,6 +273,17 @@ pub struct ReadOpts {
     pub max_line: usize,
 }
 
+impl ReadOpts {
+    /// How far the parallel gzip reader may run ahead, on the current rayon pool.
+    pub fn gz_limits(&self) -> gz::Limits {
+        gz::Limits::new(
+            rayon::current_num_threads(),
+            self.chunks_per_thread,
+            self.chunk_size,
+        )
+    }
+}
+
 impl Default for ReadOpts {
     fn default() -> Self {
         ReadOpts {
@@ -342,17 +359,26 @@ pub fn read_dump<T: Send>(
         read_mapped(&map, 0..map.len(), opts, work, sink, progress)?;
         return Ok(stats);
     }
-    if format == Format::Gzip && opts.parallel_gzip {
-        // SAFETY: as above.
-        let map = unsafe { memmap2::Mmap::map(&file) }.at(path)?;
-        advise_sequential(&map);
-        if let Some(read) = gz_parallel(&map, 0..map.len(), opts, work, sink, progress, path)? {
-            stats.gzip_members = Some(read.members);
-            stats.json_bytes = read.json_bytes;
-            stats.parallel_inflate = true;
-            stats.truncated_stream = read.truncated;
-            return Ok(stats);
+    // Parallel in-process decoders, one branch per format that has one. Each reads the memory-mapped file,
+    // decodes on the rayon workers and hands `sink` the chunks in input order, holding a bounded number of chunks
+    // ahead (see `gz_parallel`); `None` (a file it cannot split) falls through to the one-thread stream below.
+    // A new parallel decoder (bzip2 blocks, issue 22) goes here; a decoder that is parallel inside a `Read` can
+    // instead replace the sequential one in `read_stream`.
+    let parallel = match format {
+        Format::Gzip if opts.parallel_gzip => {
+            // SAFETY: as above.
+            let map = unsafe { memmap2::Mmap::map(&file) }.at(path)?;
+            advise_sequential(&map);
+            gz_parallel(&map, 0..map.len(), opts, work, sink, progress, path)?
         }
+        _ => None,
+    };
+    if let Some(read) = parallel {
+        stats.gzip_members = Some(read.members);
+        stats.json_bytes = read.json_bytes;
+        stats.parallel_inflate = true;
+        stats.truncated_stream = read.truncated;
+        return Ok(stats);
     }
     if format == Format::Bzip2 && opts.parallel_bzip2 {
         // SAFETY: as above.
@@ -397,10 +423,11 @@ pub struct GzRead {
 }
 
 /// Multi-member gzip in parallel (`gz::par_members_in`). Returns what was read, or `None` when the file cannot
-/// be split (fewer than two members: the caller then decodes it sequentially). Each member is cut into chunks
-/// on its worker; a member's first chunk is framed as if it started inside a line, so the layout does not have
-/// to put member starts at line starts. The start of the stream (when `range` starts at 0) is checked with
-/// [`start::check_start`]; a last member cut short passes on what it decoded and sets `truncated`.
+/// be split (fewer than two members: the caller then decodes it sequentially). Members are inflated and parsed
+/// chunk by chunk ([`ReadOpts::gz_limits`] bounds how far they run ahead); a member's first chunk is framed as
+/// if it started inside a line, so the layout does not have to put member starts at line starts. The start of
+/// the stream (when `range` starts at 0) is checked with [`start::check_start`]; a last member cut short passes
+/// on what it decoded and sets `truncated`.
 ///
 /// `range` is the byte range of the file to read (the whole file, or the whole members of one shard of a
 /// sharded extract); the range must start at a member start.
@@ -413,66 +440,44 @@ pub(crate) fn gz_parallel<T: Send>(
     progress: &Progress,
     path: &Path,
 ) -> Result<Option<GzRead>> {
-    let data: &[u8] = &map[range.clone()];
-    let window = rayon::current_num_threads().max(1) * opts.chunks_per_thread.max(1);
-    let chunk_size = opts.chunk_size;
-    let mut json = 0u64;
-    let mut last_start = 0usize;
-    let mut truncated = false;
+    let data: &[u8] = map.get(range.clone()).unwrap_or_default();
+    let limits = opts.gz_limits();
     let at_stream_start = range.start == 0;
-    type MemberOut<T> = (usize, Vec<ChunkOut<T>>, bool);
-    let member_work = |start: usize, r: &mut dyn BufRead| -> Result<MemberOut<T>> {
-        let mut chunker = LineChunker::new(r, chunk_size);
-        let mut outs = Vec::new();
-        let mut at_line_start = false;
-        loop {
-            let c = match chunker.next_chunk() {
-                Ok(Some(c)) => c,
-                Ok(None) => return Ok((start, outs, false)),
-                Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
-                    // The file ends inside this member: pass on what it decoded (the reconciler accepts this
-                    // only for a member that runs to the end of the data) and say so.
-                    let rest = chunker.take_pending();
-                    if !rest.is_empty() {
-                        outs.push(work(&rest, at_line_start));
-                    }
-                    return Ok((start, outs, true));
-                }
-                Err(e) => {
-                    return Err(Error::bad_input(
-                        path,
-                        format!("gzip member at byte offset {start}: {e}"),
-                    ))
-                }
-            };
-            if at_stream_start && start == 0 && outs.is_empty() {
-                start::check_start(path, Format::Gzip, &c[..c.len().min(START_BYTES)])?;
-            }
-            let next = c.last() == Some(&b'\n');
-            outs.push(work(&c, at_line_start));
-            at_line_start = next;
+    let piece = |p: gz::Piece<'_>| -> Result<ChunkOut<T>> {
+        if at_stream_start && p.member == 0 && p.index == 0 {
+            start::check_start(
+                path,
+                Format::Gzip,
+                p.bytes.get(..START_BYTES).unwrap_or(p.bytes),
+            )?;
         }
+        Ok(work(p.bytes, p.at_line_start))
     };
-    let member_sink = |(start, outs, cut): MemberOut<T>| -> Result<()> {
-        truncated |= cut;
-        progress.inc(start.saturating_sub(last_start) as u64);
-        // Members before this one are done: drop their pages from our resident set.
-        release(map, range.start + last_start, start - last_start.min(start));
-        last_start = start;
-        for o in outs {
+    let mut json = 0u64;
+    let mut last = 0usize;
+    let mut done = |upto: usize| {
+        progress.inc(upto.saturating_sub(last) as u64);
+        last = last.max(upto);
+    };
+    // Members and stretches behind the readers are done: drop their pages from our resident set.
+    let drop_pages =
+        |offset: usize, len: usize| release(map, range.start.saturating_add(offset), len);
+    let stats = gz::par_members_in(
+        path,
+        data,
+        &limits,
+        piece,
+        |o: ChunkOut<T>| {
             json += o.len;
-            sink(o)?;
-        }
-        Ok(())
-    };
-    let stats = gz::par_members_in(path, data, window, member_work, member_sink)?;
-    Ok(stats.map(|s| {
-        progress.inc(data.len().saturating_sub(last_start) as u64);
-        GzRead {
-            members: s.members as u64,
-            json_bytes: json,
-            truncated: truncated || s.truncated,
-        }
+            sink(o)
+        },
+        &mut done,
+        &drop_pages,
+    )?;
+    Ok(stats.map(|s| GzRead {
+        members: s.members as u64,
+        json_bytes: json,
+        truncated: s.truncated,
     }))
 }
 
@@ -490,11 +495,12 @@ fn release(map: &memmap2::Mmap, offset: usize, len: usize) {
     #[cfg(unix)]
     {
         let page = 4096;
-        let start = offset.div_ceil(page) * page;
-        let end = (offset + len) / page * page;
+        let start = offset.div_ceil(page).saturating_mul(page);
+        let end = offset.saturating_add(len).min(map.len()) / page * page;
         if end > start {
             // SAFETY: the mapping is read-only and file-backed; MADV_DONTNEED only discards clean pages, which
-            // are re-read from the file if touched again. No slice into this range is used after this call.
+            // are re-read from the file if touched again (a slice into the range still reads the same bytes,
+            // at the cost of a page fault), so no reader sees anything but the file's bytes.
             let _ = unsafe {
                 map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, end - start)
             };
@@ -521,10 +527,13 @@ pub(crate) fn read_mapped<T: Send>(
     while start < data.len() {
         let mut ranges = Vec::with_capacity(batch);
         while ranges.len() < batch && start < data.len() {
-            let target = (start + opts.chunk_size.max(1)).min(data.len());
-            // A chunk ends after a newline, looked for at most `max_line` past its target size; a line longer
-            // than that goes on in the next chunk (which then starts inside a line).
-            let bound = target.saturating_add(opts.max_line).min(data.len());
+            let target = start.saturating_add(opts.chunk_size.max(1)).min(data.len());
+            // A chunk ends after a newline, looked for at most one more chunk size past its target; a line longer
+            // than that goes on in the next chunk (which then starts inside a line), and the caller's `Joiner`
+            // holds it (bounded by the caller's line limit). So a batch maps at most 2 × batch chunk sizes.
+            let bound = target
+                .saturating_add(opts.chunk_size.max(1))
+                .min(data.len());
             let from = target.saturating_sub(1).max(start);
             let (end, ends_line) = match memchr::memchr(b'\n', &data[from..bound]) {
                 Some(i) => (from + i + 1, true),
@@ -721,6 +730,8 @@ fn read_stream<R: Read + Send, T: Send>(
     let source = r.state.clone();
     let r = BufReader::with_capacity(1 << 20, r);
     let mut members = None;
+    // The sequential decoders (one thread; the rayon workers parse). A decoder that is parallel inside its
+    // `Read` (and keeps its look-ahead bounded) can be swapped in here per format.
     let decoder: Box<dyn Read + Send> = match format {
         Format::Plain => Box::new(r),
         Format::Gzip => {
@@ -900,6 +911,11 @@ mod tests {
         assert_eq!(Format::sniff(&[0x1f, 0x8b, 8]), Format::Gzip);
         assert_eq!(Format::sniff(b"BZh9"), Format::Bzip2);
         assert_eq!(Format::sniff(&[0x28, 0xb5, 0x2f, 0xfd]), Format::Zstd);
+        // What pzstd writes first: a skippable frame (magic 0x184D2A50, little-endian).
+        assert_eq!(Format::sniff(&[0x50, 0x2a, 0x4d, 0x18, 4, 0]), Format::Zstd);
+        assert_eq!(Format::sniff(&[0x5f, 0x2a, 0x4d, 0x18]), Format::Zstd);
+        assert_eq!(Format::sniff(&[0x60, 0x2a, 0x4d, 0x18]), Format::Plain);
+        assert_eq!(Format::sniff(&[0x50, 0x2a, 0x4d]), Format::Plain);
         assert_eq!(Format::sniff(b"[\n"), Format::Plain);
         assert_eq!(Format::sniff(b""), Format::Plain);
     }

@@ -53,10 +53,11 @@ pub fn check_start(path: &Path, format: Format, head: &[u8]) -> Result<()> {
     let Some(i) = head.iter().position(|b| !b.is_ascii_whitespace()) else {
         return Ok(());
     };
-    if matches!(head[i], b'[' | b'{') {
+    let rest = head.get(i..).unwrap_or_default();
+    if matches!(rest.first(), Some(b'[' | b'{')) {
         return Ok(());
     }
-    let (looks, advice) = looks_like(&head[i..]);
+    let (looks, advice) = looks_like(rest);
     let subject = match format {
         Format::Plain => "it".to_string(),
         f => format!("its {}-compressed content", f.as_str()),
@@ -87,7 +88,11 @@ pub fn looks_like(b: &[u8]) -> (String, &'static str) {
     if starts(b"%PDF") {
         return ("a PDF document".into(), CHECK_PATH);
     }
-    if starts(&[0x1f, 0x8b]) || starts(b"BZh") || starts(&[0x28, 0xb5, 0x2f, 0xfd]) {
+    if starts(&[0x1f, 0x8b])
+        || starts(b"BZh")
+        || starts(&[0x28, 0xb5, 0x2f, 0xfd])
+        || super::is_zstd_skippable(b)
+    {
         return (
             "compressed data (compressed twice?)".into(),
             "decompress it once and pass the result",
@@ -111,7 +116,7 @@ pub fn looks_like(b: &[u8]) -> (String, &'static str) {
             "remove the first three bytes (the dumps have none), or download the dump again",
         );
     }
-    if b[0] == b'<' {
+    if b.first() == Some(&b'<') {
         if has(b"<html") || has(b"<!doctype html") || has(b"<body") || has(b"<head") {
             let title = html_text(b);
             let what = if title.is_empty() {

@@ -613,18 +613,8 @@ pub fn handle_line(
         part.overlong.get_or_insert((rel_line, rel_offset));
         return;
     }
-    let (a, b) = entity::trim_line(raw);
-    let line = raw.get(a..b).unwrap_or_default();
-    // Skimmed bytes when the line is an entity object the skim understands; otherwise the whole line, so
-    // frames and malformed lines take exactly the path (and get exactly the errors) they get without it.
-    let skimmed = rules.skim
-        && line.first() == Some(&b'{')
-        && skim::skim(line, &rules.langs, scratch).is_ok();
-    if !skimmed {
-        scratch.clear();
-        scratch.extend_from_slice(line);
-    }
-    match entity::parse_entity(scratch, &rules.langs, buffers) {
+    // Skimmed or whole: the same verdict and entity either way (see `skim::parse_line`).
+    match skim::parse_line(raw, &rules.langs, rules.skim, scratch, buffers) {
         Ok(Line::Frame(k)) => part.counts.add(
             match k {
                 entity::FrameKind::Blank => "blank_lines",

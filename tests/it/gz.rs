@@ -3,19 +3,24 @@
 use crate::util;
 use flate2::bufread::MultiGzDecoder;
 use std::io::Read;
-use sword::dump::gz::{par_members, par_members_in, MemberStats};
+use sword::dump::gz::{par_members, par_members_in, Limits, MemberStats};
 use sword::Error;
+
+fn limits(window: usize, chunk: usize) -> Limits {
+    Limits {
+        members: window,
+        tasks: window,
+        ahead: window,
+        chunk,
+    }
+}
 
 fn inflate(data: &[u8], window: usize) -> (Vec<u8>, Option<MemberStats>) {
     let mut out = Vec::new();
     let stats = par_members(
         data,
-        window,
-        |_, r| {
-            let mut v = Vec::new();
-            r.read_to_end(&mut v).map_err(|e| Error::io("member", e))?;
-            Ok(v)
-        },
+        &limits(window, 1000),
+        |p| Ok(p.bytes.to_vec()),
         |v| {
             out.extend_from_slice(&v);
             Ok(())
@@ -67,28 +72,50 @@ fn wikimedia_layout_fixture_matches_the_single_member_dump() {
 }
 
 #[test]
-fn truncated_real_fixture_names_the_offset() {
+fn a_cut_real_fixture_passes_on_its_prefix_and_says_so() {
     let Some(layout) = util::real_fixture("generated/wikimedia-layout_1000-entities.json.gz")
     else {
         return;
     };
     let layout = std::fs::read(&layout).unwrap();
     let cut = &layout[..layout.len() / 2];
-    let e = par_members_in(
+    let mut got = Vec::new();
+    let stats = par_members_in(
         std::path::Path::new("cut.json.gz"),
         cut,
-        4,
-        |_, r| {
-            std::io::copy(r, &mut std::io::sink()).map_err(|e| Error::io("m", e))?;
+        &limits(4, 1 << 16),
+        |p| Ok(p.bytes.to_vec()),
+        |v| {
+            got.extend_from_slice(&v);
             Ok(())
         },
+        &mut |_| {},
+        &|_, _| {},
+    )
+    .unwrap()
+    .unwrap();
+    assert!(stats.truncated);
+    let mut prefix = Vec::new();
+    assert!(MultiGzDecoder::new(cut).read_to_end(&mut prefix).is_err());
+    assert_eq!(got, prefix);
+    // A damaged member in the middle is an error naming the file and the member's offset.
+    let mut bad = layout.clone();
+    let mid = bad.len() / 2;
+    bad[mid..mid + 64].fill(0x55);
+    let e = par_members_in(
+        std::path::Path::new("bad.json.gz"),
+        &bad,
+        &limits(4, 1 << 16),
+        |p| Ok(p.bytes.len()),
         |_| Ok(()),
+        &mut |_| {},
+        &|_, _| {},
     )
     .unwrap_err();
     let msg = e.to_string();
     assert!(matches!(e, Error::BadInput { .. }), "{msg}");
     assert!(
-        msg.contains("cut.json.gz") && msg.contains("byte offset") && msg.contains("truncated"),
+        msg.contains("bad.json.gz") && msg.contains("byte offset") && msg.contains("damaged"),
         "{msg}"
     );
 }

@@ -63,6 +63,16 @@ fn bzip2(bytes: &[u8]) -> Vec<u8> {
     e.finish().unwrap()
 }
 
+/// bzip2 at level 9 of `[\n` and then `unit` `copies` times (streamed through the encoder, never held whole).
+fn bzip2_best(unit: &[u8], copies: usize) -> Vec<u8> {
+    let mut e = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::best());
+    e.write_all(b"[\n").unwrap();
+    for _ in 0..copies {
+        e.write_all(unit).unwrap();
+    }
+    e.finish().unwrap()
+}
+
 #[test]
 fn html_zip_pdf_binary_and_text_are_named_and_refused() {
     let wd = Workdir::new();
@@ -817,4 +827,160 @@ fn a_truncated_dump_is_refused_by_the_shard_that_meets_the_cut_and_marked_when_a
             "{dump}: {files:?}"
         );
     }
+}
+
+/// A gzip member whose content is `unit` repeated `copies` times, made without compressing (or holding) the
+/// whole: `unit` is deflated once as a sync-flushed block (its back-references stay inside the copy), the block
+/// is repeated, an empty final block closes the stream, and the trailer's CRC32 is combined from the unit's.
+fn repeated_member(unit: &[u8], copies: u64) -> Vec<u8> {
+    use flate2::{Compress, Compression, Crc, FlushCompress};
+    let deflate = |input: &[u8], flush: FlushCompress| {
+        let mut c = Compress::new(Compression::fast(), false);
+        let mut out = Vec::with_capacity(input.len() + 1024);
+        c.compress_vec(input, &mut out, flush).unwrap();
+        assert_eq!(c.total_in(), input.len() as u64, "one call deflates it all");
+        out
+    };
+    let block = deflate(unit, FlushCompress::Sync);
+    let last = deflate(&[], FlushCompress::Finish);
+    let mut one = Crc::new();
+    one.update(unit);
+    let mut crc = Crc::new();
+    for _ in 0..copies {
+        crc.combine(&one);
+    }
+    let mut m = vec![0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3];
+    for _ in 0..copies {
+        m.extend_from_slice(&block);
+    }
+    m.extend_from_slice(&last);
+    m.extend_from_slice(&crc.sum().to_le_bytes());
+    m.extend_from_slice(&((unit.len() as u64 * copies) as u32).to_le_bytes());
+    m
+}
+
+#[test]
+fn repeated_member_is_what_it_says() {
+    use std::io::Read;
+    let m = repeated_member(b"ab\n", 5000);
+    let mut out = Vec::new();
+    flate2::read::GzDecoder::new(&m[..])
+        .read_to_end(&mut out)
+        .unwrap();
+    assert_eq!(out, b"ab\n".repeat(5000));
+}
+
+/// Decompression bombs (issue 24): small files whose content would cost gigabytes if a reader held it. Each is
+/// refused with exit code 2 under an address-space limit of 1 GB (`ulimit -v`, which turns an allocation past it
+/// into an abort), with `--max-line-mib 16` at `-j 2`. `scripts/gz-bombs.sh` runs larger ones and records peak
+/// RSS.
+#[test]
+fn decompression_bombs_of_every_shape_exit_2_within_a_memory_limit() {
+    let wd = Workdir::new();
+    let mib = 1 << 20;
+    let spaces = vec![b' '; mib];
+    let junk = b"x\n".repeat(mib / 2);
+    let open = gzip(b"[\n");
+    let cat = |parts: &[&[u8]]| parts.concat();
+    let long_member = repeated_member(&spaces, 3 << 10);
+    let spaces_member = repeated_member(&spaces, 1);
+    let junk_member = repeated_member(&junk, 1 << 10);
+    let small_junk = repeated_member(&b"x\n".repeat(1 << 15), 1);
+    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        // A line that never ends, in one member of 3 GiB of spaces (14 kB compressed here).
+        (
+            "long-line.json.gz",
+            cat(&[&open, &long_member]),
+            "already longer than 16 MiB",
+        ),
+        // The same line spread over 3000 members of 1 MiB each.
+        (
+            "long-line-members.json.gz",
+            cat(&[&open, &spaces_member.repeat(3000)]),
+            "already longer than 16 MiB",
+        ),
+        // One member of 1 GiB of `x\n`: 512 M malformed lines.
+        (
+            "junk-lines.json.gz",
+            cat(&[&open, &junk_member]),
+            "more than 1000 malformed lines",
+        ),
+        // 20 000 members of 64 KiB of `x\n` each.
+        (
+            "many-members.json.gz",
+            cat(&[&open, &small_junk.repeat(20_000)]),
+            "more than 1000 malformed lines",
+        ),
+        // A single-member file (read as one stream) with the never-ending line.
+        (
+            "single.json.gz",
+            cat(&[&gzip(b"[\n{}\n"), &long_member]),
+            "already longer than 16 MiB",
+        ),
+        // bzip2 at level 9, decoded in parallel: every block is a run-length bomb (≈ 46 MB of spaces from a few
+        // dozen bytes), the most a bzip2 block can expand to.
+        (
+            "long-line.json.bz2",
+            bzip2_best(&spaces, 256),
+            "already longer than 16 MiB",
+        ),
+    ];
+    for (name, bytes, needle) in cases {
+        wd.write(name, &bytes);
+        let out = std::process::Command::new("sh")
+            .current_dir(wd.path())
+            .env("SWORD_QUIET", "1")
+            .arg("-c")
+            .arg("ulimit -v 1000000 && exec \"$0\" \"$@\"")
+            .arg(env!("CARGO_BIN_EXE_sword"))
+            .args(["-j", "2", "extract", "--dump", name, "--out", "out"])
+            .args(["--max-line-mib", "16"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{name}: {err}");
+        assert!(err.contains(needle) && err.contains(name), "{name}: {err}");
+        assert_no_artifacts(&wd.join("out"));
+        std::fs::remove_file(wd.join(name)).unwrap();
+    }
+}
+
+/// What the formats allow is accepted (issue 24): a zstd file that starts with a skippable frame, as every file
+/// `pzstd` writes does (and zstd frames with skippable frames between them), reads like the plain dump.
+#[test]
+fn zstd_with_skippable_frames_reads_like_the_plain_dump() {
+    let wd = Workdir::new();
+    let plain = synth(&wd, 300, "d.json");
+    let half = plain.len() / 2;
+    let skippable = |magic: u8, payload: &[u8]| {
+        let mut f = vec![magic, 0x2a, 0x4d, 0x18];
+        f.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+        f.extend_from_slice(payload);
+        f
+    };
+    let file = [
+        skippable(0x50, &[0, 0, 0x10, 0]),
+        zstd::encode_all(&plain[..half], 3).unwrap(),
+        skippable(0x5e, b"any bytes at all"),
+        zstd::encode_all(&plain[half..], 3).unwrap(),
+    ]
+    .concat();
+    wd.write("d.json.zst", &file);
+    wd.run_ok(&["extract", "--dump", "d.json", "--out", "plain"]);
+    wd.run_ok(&["extract", "--dump", "d.json.zst", "--out", "zst"]);
+    for a in [
+        "entities",
+        "triples",
+        "statements",
+        "properties",
+        "transitive",
+    ] {
+        let name = format!("{a}.parquet");
+        assert!(
+            wd.read(&format!("plain/{name}")) == wd.read(&format!("zst/{name}")),
+            "{name} differs"
+        );
+    }
+    let m = manifest(&wd.join("zst"), "extract");
+    assert_eq!(m["extra"]["format"], "zstd", "{m}");
 }

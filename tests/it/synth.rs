@@ -7,11 +7,10 @@ use proptest::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
 use std::path::Path;
-use sword::dump::gz::par_members;
+use sword::dump::gz::{par_members, Limits};
 use sword::ids::{EntityId, Pid, Qid};
 use sword::model::Rank;
 use sword::synth::{self, Config};
-use sword::Error;
 
 fn decode(name: &str, bytes: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
@@ -118,14 +117,11 @@ fn formats_by_extension_round_trip() {
     // The gzip file has the Wikimedia layout: `[`, one member per 100 lines, `]`.
     let gz = wd.read("d.json.gz");
     let mut out = Vec::new();
+    // Chunks of 1 MiB: each of these small members is one chunk.
     let stats = par_members(
         &gz,
-        4,
-        |_, r| {
-            let mut v = Vec::new();
-            r.read_to_end(&mut v).map_err(|e| Error::io("m", e))?;
-            Ok(v)
-        },
+        &Limits::new(2, 2, 1 << 20),
+        |p| Ok(p.bytes.to_vec()),
         |v| {
             out.push(v);
             Ok(())
