@@ -43,6 +43,10 @@ pub struct Args {
     /// Rerun every stage even when its outputs are fresh, and accept inputs whose manifests disagree.
     #[arg(long)]
     pub force: bool,
+    /// Memory for extract's join state (extract's `--memory-limit`: `8G`, `auto`, `none`; default: extract.toml's
+    /// `memory_limit`, else `auto`). Past it extract spills sorted runs into `--out`; the outputs do not change.
+    #[arg(long, value_name = "SIZE")]
+    pub memory_limit: Option<String>,
     /// Stop after this stage.
     #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(STAGES))]
     pub until: Option<String>,
@@ -290,7 +294,10 @@ pub fn run(args: &Args) -> Result<Vec<StageReport>> {
     let _lock = prepare(dir)?;
     let cdir = args.config_dir.as_deref();
     let load = |stage: &str| config::stage_file(cdir, stage);
-    let extract_cfg: extract::Config = config::load(load("extract").as_deref())?;
+    let mut extract_cfg: extract::Config = config::load(load("extract").as_deref())?;
+    if let Some(m) = &args.memory_limit {
+        extract_cfg.memory_limit = m.clone();
+    }
     let graph_cfg: graph::GraphConfig = config::load(load("graph").as_deref())?;
     let mut walk_cfg: walks::WalkConfig = config::load(load("walks").as_deref())?;
     let mut train_cfg: train::TrainConfig = config::load(load("train").as_deref())?;

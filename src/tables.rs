@@ -93,40 +93,74 @@ pub fn write_triples<W: Write + Send>(
 }
 
 /// Write triples given as consecutive chunks (each becomes one record batch; chunks of `ROW_GROUP` rows give
-/// the same bytes as [`write_triples`]), so a caller can convert rows lazily instead of holding them all.
-/// `complete == false` marks the file (see [`writer_props_marked`]).
+/// the same bytes as [`write_triples`], and so do chunks of any multiple of [`STREAM_BATCH`] rows), so a caller
+/// can convert rows lazily instead of holding them all. `complete == false` marks the file (see
+/// [`writer_props_marked`]).
 pub fn write_triples_chunked<'a, W: Write + Send>(
     w: W,
     chunks: impl IntoIterator<Item = Cow<'a, [Triple]>>,
     complete: bool,
     path_for_errors: &Path,
 ) -> Result<W> {
-    let schema = triple_schema();
-    let mut writer = ArrowWriter::try_new(w, schema.clone(), Some(writer_props_marked(complete)))
-        .map_err(|e| Error::parquet(path_for_errors, e))?;
+    let mut sink = Sink::new(w, triple_schema(), complete, path_for_errors)?;
     for chunk in chunks {
-        let chunk: &[Triple] = &chunk;
+        sink.triples(&chunk)?;
+    }
+    sink.finish()
+}
+
+/// Rows per record batch for writers fed a stream (the extract stage's join): a divisor of [`ROW_GROUP`] and
+/// a multiple of the Parquet writer's mini-batch (1024 rows), so the pages and row groups — the bytes — are
+/// those of one batch per row group, while only this many rows are held.
+pub const STREAM_BATCH: usize = 8192;
+
+/// A Parquet artifact written batch by batch (the typed `write_*` functions are loops over one).
+pub struct Sink<W: Write + Send> {
+    writer: ArrowWriter<W>,
+    schema: Arc<Schema>,
+    path: std::path::PathBuf,
+}
+
+impl<W: Write + Send> Sink<W> {
+    /// A writer of `schema` with the project's properties (`complete == false` marks the file).
+    pub fn new(w: W, schema: Arc<Schema>, complete: bool, path_for_errors: &Path) -> Result<Self> {
+        let writer = ArrowWriter::try_new(w, schema.clone(), Some(writer_props_marked(complete)))
+            .map_err(|e| Error::parquet(path_for_errors, e))?;
+        Ok(Sink {
+            writer,
+            schema,
+            path: path_for_errors.to_path_buf(),
+        })
+    }
+
+    fn batch(&mut self, cols: Vec<ArrayRef>) -> Result<()> {
+        let batch = RecordBatch::try_new(self.schema.clone(), cols)
+            .map_err(|e| Error::parquet(&self.path, e))?;
+        self.writer
+            .write(&batch)
+            .map_err(|e| Error::parquet(&self.path, e))
+    }
+
+    /// Append triples (one record batch; the sink must have been made with [`triple_schema`]).
+    pub fn triples(&mut self, chunk: &[Triple]) -> Result<()> {
         let col = |f: &dyn Fn(&Triple) -> String| -> ArrayRef {
             Arc::new(StringArray::from_iter_values(chunk.iter().map(f)))
         };
-        let batch = RecordBatch::try_new(
-            schema.clone(),
-            vec![
-                col(&|t| t.subject.to_string()),
-                col(&|t| t.property.to_string()),
-                col(&|t| t.object.to_string()),
-                col(&|t| t.rank.as_str().to_string()),
-                col(&|t| t.statement_id.clone()),
-            ],
-        )
-        .map_err(|e| Error::parquet(path_for_errors, e))?;
-        writer
-            .write(&batch)
-            .map_err(|e| Error::parquet(path_for_errors, e))?;
+        self.batch(vec![
+            col(&|t| t.subject.to_string()),
+            col(&|t| t.property.to_string()),
+            col(&|t| t.object.to_string()),
+            col(&|t| t.rank.as_str().to_string()),
+            col(&|t| t.statement_id.clone()),
+        ])
     }
-    writer
-        .into_inner()
-        .map_err(|e| Error::parquet(path_for_errors, e))
+
+    /// Finish the file; returns the writer.
+    pub fn finish(self) -> Result<W> {
+        self.writer
+            .into_inner()
+            .map_err(|e| Error::parquet(&self.path, e))
+    }
 }
 
 /// Read all record batches of a Parquet source.
@@ -331,16 +365,23 @@ pub fn write_entities<W: Write + Send>(
     complete: bool,
     path_for_errors: &Path,
 ) -> Result<W> {
-    let schema = entity_schema(langs);
-    let mut writer = ArrowWriter::try_new(w, schema.clone(), Some(writer_props_marked(complete)))
-        .map_err(|e| Error::parquet(path_for_errors, e))?;
+    let mut sink = Sink::new(w, entity_schema(langs), complete, path_for_errors)?;
     for chunk in entities.chunks(ROW_GROUP) {
+        sink.entities(langs, chunk)?;
+    }
+    sink.finish()
+}
+
+impl<W: Write + Send> Sink<W> {
+    /// Append labelled entities (one record batch; the sink must have been made with [`entity_schema`] of
+    /// `langs`).
+    pub fn entities(&mut self, langs: &[String], chunk: &[EntityRecord]) -> Result<()> {
         if let Some(bad) = chunk
             .iter()
             .find(|e| e.labels.len() != langs.len() || e.descriptions.len() != langs.len())
         {
             return Err(Error::parquet(
-                path_for_errors,
+                &self.path,
                 format!("entity {} does not have {} languages", bad.id, langs.len()),
             ));
         }
@@ -381,15 +422,8 @@ pub fn write_entities<W: Write + Send>(
                 .map(|e| e.modified.as_deref())
                 .collect::<Vec<_>>(),
         )));
-        let batch = RecordBatch::try_new(schema.clone(), cols)
-            .map_err(|e| Error::parquet(path_for_errors, e))?;
-        writer
-            .write(&batch)
-            .map_err(|e| Error::parquet(path_for_errors, e))?;
+        self.batch(cols)
     }
-    writer
-        .into_inner()
-        .map_err(|e| Error::parquet(path_for_errors, e))
 }
 
 fn typed_column<'a, A: 'static>(batch: &'a RecordBatch, name: &str, path: &Path) -> Result<&'a A> {
@@ -520,13 +554,20 @@ pub fn write_properties<W: Write + Send>(
     complete: bool,
     path_for_errors: &Path,
 ) -> Result<W> {
-    let schema = property_schema(langs);
-    let mut writer = ArrowWriter::try_new(w, schema.clone(), Some(writer_props_marked(complete)))
-        .map_err(|e| Error::parquet(path_for_errors, e))?;
+    let mut sink = Sink::new(w, property_schema(langs), complete, path_for_errors)?;
     for chunk in props.chunks(ROW_GROUP) {
+        sink.properties(langs, chunk)?;
+    }
+    sink.finish()
+}
+
+impl<W: Write + Send> Sink<W> {
+    /// Append property metadata (one record batch; the sink must have been made with [`property_schema`] of
+    /// `langs`).
+    pub fn properties(&mut self, langs: &[String], chunk: &[PropertyRecord]) -> Result<()> {
         if let Some(bad) = chunk.iter().find(|p| p.labels.len() != langs.len()) {
             return Err(Error::parquet(
-                path_for_errors,
+                &self.path,
                 format!(
                     "property {} does not have {} languages",
                     bad.id,
@@ -571,15 +612,8 @@ pub fn write_properties<W: Write + Send>(
                     .join(",")
             },
         ))));
-        let batch = RecordBatch::try_new(schema.clone(), cols)
-            .map_err(|e| Error::parquet(path_for_errors, e))?;
-        writer
-            .write(&batch)
-            .map_err(|e| Error::parquet(path_for_errors, e))?;
+        self.batch(cols)
     }
-    writer
-        .into_inner()
-        .map_err(|e| Error::parquet(path_for_errors, e))
 }
 
 /// Read `properties.parquet` from any source.
@@ -703,6 +737,65 @@ mod tests {
         let plain = write_triples(Vec::new(), &triples, Path::new("mem")).unwrap();
         assert_eq!(std::fs::read(&whole).unwrap(), plain);
         assert_eq!(read_triples_file(&cut).unwrap(), triples);
+    }
+
+    /// Batches of [`STREAM_BATCH`] rows give the bytes of one batch per row group (across a row-group
+    /// boundary for triples; entities with varied strings and nulls).
+    #[test]
+    fn stream_batches_give_the_bytes_of_whole_row_groups() {
+        let triples: Vec<Triple> = (0..ROW_GROUP as u64 + 20_000)
+            .map(|i| Triple {
+                subject: Qid(i * 7 % 100_003),
+                property: Pid(i % 13),
+                object: Qid(i / 3),
+                rank: [Rank::Normal, Rank::Preferred, Rank::Deprecated][(i % 3) as usize],
+                statement_id: if i % 5 == 0 {
+                    String::new()
+                } else {
+                    format!("Q{i}${:x}", i * 31)
+                },
+            })
+            .collect();
+        let whole = write_triples(Vec::new(), &triples, Path::new("mem")).unwrap();
+        let streamed = write_triples_chunked(
+            Vec::new(),
+            triples.chunks(STREAM_BATCH).map(Cow::Borrowed),
+            true,
+            Path::new("mem"),
+        )
+        .unwrap();
+        assert!(whole == streamed, "triples: bytes differ");
+        let langs = vec!["en".to_string(), "ko".to_string()];
+        let ents: Vec<EntityRecord> = (0..20_000u64)
+            .map(|i| EntityRecord {
+                id: if i % 9 == 0 {
+                    EntityId::Property(Pid(i))
+                } else {
+                    EntityId::Item(Qid(i))
+                },
+                labels: vec![
+                    Label {
+                        text: format!("label {}", i * i % 977),
+                        from_mul: i % 4 == 0,
+                    },
+                    Label {
+                        text: "라벨".repeat((i % 7) as usize + 1),
+                        from_mul: false,
+                    },
+                ],
+                descriptions: vec![(i % 3 == 0).then(|| format!("d{i}")), None],
+                sitelinks: (i % 50) as u32,
+                lastrevid: (i % 2 == 0).then_some(i * 1000),
+                modified: (i % 6 != 0).then(|| "2024-01-01T00:00:00Z".to_string()),
+            })
+            .collect();
+        let whole = write_entities(Vec::new(), &langs, &ents, true, Path::new("mem")).unwrap();
+        let mut sink =
+            Sink::new(Vec::new(), entity_schema(&langs), true, Path::new("mem")).unwrap();
+        for c in ents.chunks(STREAM_BATCH) {
+            sink.entities(&langs, c).unwrap();
+        }
+        assert!(whole == sink.finish().unwrap(), "entities: bytes differ");
     }
 
     #[test]

@@ -23,7 +23,9 @@
 # must persist before giving up, 10), NODE_GRACE (the same while no node of the partition is up, 60).
 # Resources: the #SBATCH lines of the two job scripts are for a real cluster; SHARD_CPUS, SHARD_MEM, REST_CPUS,
 # REST_MEM override them (e.g. SHARD_CPUS=1 SHARD_MEM=1G on a small node), SBATCH_ARGS is added to both sbatch
-# calls (e.g. "--partition=long --account=me"). No artifact depends on REST_CPUS.
+# calls (e.g. "--partition=long --account=me"). No artifact depends on REST_CPUS. MEMORY_LIMIT (e.g. 8G) is the
+# join's --memory-limit in the rest job (default `auto`: half of the job's memory); past it the join spills
+# sorted runs into RUN, so REST_MEM can stay well under the join state's size.
 # Before submitting, the requests are checked against the nodes `sinfo` reports for the partition: a request
 # set by hand that no node can meet exits 2 naming the largest node; an #SBATCH default that no node can meet
 # is lowered to what the largest node offers, saying so. While waiting, every job's state and pending reason

@@ -3,10 +3,14 @@
 //! artifacts' rows: entities and properties sorted and deduplicated, the existence index (`statements`), the
 //! final `triples` and the statements of transitive properties.
 
-use crate::extract::keep::Cand;
+use crate::error::{Error, Result};
+use crate::extract::keep::{Acc, Cand};
+use crate::extract::spill::{self, Runs, SpillDir};
 use crate::ids::{EntityId, Pid, Qid};
 use crate::model::{EntityRecord, PropertyRecord, Rank, Triple};
+use crate::tables::STREAM_BATCH;
 use std::collections::{HashMap, HashSet};
+use std::path::Path;
 
 /// The join's products.
 pub struct Joined {
@@ -33,28 +37,40 @@ pub fn index_properties(
     properties: &[PropertyRecord],
     labelled: &HashSet<EntityId>,
 ) -> HashSet<Pid> {
-    let is_labelled = |p: Pid| labelled.contains(&EntityId::Property(p));
-    let mut out: HashSet<Pid> = labelled
+    let labelled_props: HashSet<Pid> = labelled
         .iter()
         .filter_map(|e| match e {
             EntityId::Property(p) => Some(*p),
             EntityId::Item(_) => None,
         })
         .collect();
-    for p in properties {
-        for &q in &p.inverse {
-            if is_labelled(p.id) {
+    index_properties_of(
+        properties.iter().map(|p| (p.id, p.inverse.as_slice())),
+        &labelled_props,
+    )
+}
+
+/// [`index_properties`] from the labelled properties and each property's declared inverses.
+fn index_properties_of<'a>(
+    inverses: impl Iterator<Item = (Pid, &'a [Pid])>,
+    labelled_props: &HashSet<Pid>,
+) -> HashSet<Pid> {
+    let mut out = labelled_props.clone();
+    for (p, inverse) in inverses {
+        for &q in inverse {
+            if labelled_props.contains(&p) {
                 out.insert(q);
             }
-            if is_labelled(q) {
-                out.insert(p.id);
+            if labelled_props.contains(&q) {
+                out.insert(p);
             }
         }
     }
     out
 }
 
-/// Sort, deduplicate and join (pure).
+/// Sort, deduplicate and join (pure, in memory): the reference that [`State::join`], which the stage runs,
+/// is tested against.
 pub fn join(
     mut entities: Vec<EntityRecord>,
     mut properties: Vec<PropertyRecord>,
@@ -129,6 +145,339 @@ pub fn join(
     }
 }
 
+/// Where the join's rows go, in order, in batches of at most [`STREAM_BATCH`] (the stage: Parquet writers;
+/// tests: vectors).
+pub trait Out {
+    fn entities(&mut self, rows: &[EntityRecord]) -> Result<()>;
+    fn properties(&mut self, rows: &[PropertyRecord]) -> Result<()>;
+    fn statements(&mut self, rows: &[Triple]) -> Result<()>;
+    fn triples(&mut self, rows: &[Triple]) -> Result<()>;
+    fn transitive(&mut self, rows: &[Triple]) -> Result<()>;
+}
+
+/// Rows gathered into batches of [`STREAM_BATCH`] before they go out.
+struct Batch<T> {
+    rows: Vec<T>,
+    n: u64,
+}
+
+impl<T> Batch<T> {
+    fn new() -> Self {
+        Batch {
+            rows: Vec::new(),
+            n: 0,
+        }
+    }
+    fn push(&mut self, r: T, out: &mut dyn FnMut(&[T]) -> Result<()>) -> Result<()> {
+        self.rows.push(r);
+        self.n = self.n.saturating_add(1);
+        if self.rows.len() >= STREAM_BATCH {
+            out(&self.rows)?;
+            self.rows.clear();
+        }
+        Ok(())
+    }
+    fn flush(&mut self, out: &mut dyn FnMut(&[T]) -> Result<()>) -> Result<()> {
+        if !self.rows.is_empty() {
+            out(&self.rows)?;
+            self.rows.clear();
+        }
+        Ok(())
+    }
+}
+
+/// What the join counted.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct JoinCounts {
+    pub entities: u64,
+    pub labelled_items: u64,
+    pub duplicate_entities: u64,
+    pub properties: u64,
+    pub transitive_properties: u64,
+    pub candidates: u64,
+    pub seed_other: u64,
+    pub statements: u64,
+    pub triples: u64,
+    pub transitive: u64,
+    pub transitive_missed: u64,
+    /// Bytes written to spill runs, and the runs (intermediate merges included); 0 when all fit the limit.
+    pub spilled_bytes: u64,
+    pub spill_runs: u64,
+}
+
+/// The join state of the stage in bounded memory: what the accumulator keeps is moved here after every chunk
+/// ([`State::drain`]) and spilled in sorted runs when it passes the budget (see `extract::spill`); the ids of
+/// the labelled entities stay in memory (8 bytes each), since every candidate is looked up in them.
+pub struct State {
+    entities: Runs<EntityRecord>,
+    properties: Runs<PropertyRecord>,
+    candidates: Runs<Cand>,
+    seed_other: Runs<Cand>,
+    items: Vec<u64>,
+    props: Vec<u64>,
+    dir: SpillDir,
+    /// Bytes of records held before a spill (`None`: no limit).
+    budget: Option<usize>,
+    /// The limit as given, for messages.
+    limit: u64,
+    /// Most bytes the labelled ids may take: half the records' share of the limit.
+    ids_cap: usize,
+}
+
+impl State {
+    /// The state of a stage writing into `out` (where a spill folder goes), with a memory limit in bytes
+    /// (`None`: never spill). The records may take the limit less the merge's buffers.
+    pub fn new(out: &Path, limit: Option<u64>) -> State {
+        let budget = limit
+            .map(|l| usize::try_from(l.saturating_sub(spill::MERGE_RESERVE)).unwrap_or(usize::MAX));
+        Self::with_budget(out, budget, limit.unwrap_or(0))
+    }
+
+    /// [`State::new`] with the records' budget itself (tests spill at a few bytes), the labelled ids allowed
+    /// half of what `limit` leaves the records.
+    pub fn with_budget(out: &Path, budget: Option<usize>, limit: u64) -> State {
+        State {
+            entities: Runs::new("entities"),
+            properties: Runs::new("properties"),
+            candidates: Runs::new("candidates"),
+            seed_other: Runs::new("seed"),
+            items: Vec::new(),
+            props: Vec::new(),
+            dir: SpillDir::new(out),
+            budget,
+            limit,
+            ids_cap: usize::try_from(limit.saturating_sub(spill::MERGE_RESERVE) / 2)
+                .unwrap_or(usize::MAX),
+        }
+    }
+
+    /// Take what the accumulator gathered since the last call; spill when over the budget.
+    pub fn drain(&mut self, acc: &mut Acc<'_>) -> Result<()> {
+        for e in acc.entities.drain(..) {
+            match e.id {
+                EntityId::Item(q) => self.items.push(q.0),
+                EntityId::Property(p) => self.props.push(p.0),
+            }
+            self.entities.push(e);
+        }
+        for p in acc.properties.drain(..) {
+            self.properties.push(p);
+        }
+        for c in acc.candidates.drain(..) {
+            self.candidates.push(c);
+        }
+        for c in acc.seed_other.drain(..) {
+            self.seed_other.push(c);
+        }
+        self.check()
+    }
+
+    fn ids_mem(&self) -> usize {
+        self.items
+            .capacity()
+            .saturating_add(self.props.capacity())
+            .saturating_mul(8)
+    }
+
+    /// Bytes held: the records since the last spill and the labelled ids.
+    pub fn held(&self) -> usize {
+        [
+            self.entities.mem(),
+            self.properties.mem(),
+            self.candidates.mem(),
+            self.seed_other.mem(),
+            self.ids_mem(),
+        ]
+        .into_iter()
+        .fold(0, usize::saturating_add)
+    }
+
+    fn check(&mut self) -> Result<()> {
+        let Some(budget) = self.budget else {
+            return Ok(());
+        };
+        if self.held() <= budget {
+            return Ok(());
+        }
+        self.entities.spill(&mut self.dir)?;
+        self.properties.spill(&mut self.dir)?;
+        self.candidates.spill(&mut self.dir)?;
+        self.seed_other.spill(&mut self.dir)?;
+        let ids = self.ids_mem();
+        if ids > self.ids_cap {
+            let need = (ids as u64)
+                .saturating_mul(4)
+                .saturating_add(spill::MERGE_RESERVE);
+            return Err(Error::Config(format!(
+                "--memory-limit {} MiB is too small for this dump: the ids of its {} labelled entities, which \
+                 the join holds in memory, already take {} MiB; use at least {}M",
+                self.limit >> 20,
+                self.items.len().saturating_add(self.props.len()),
+                ids >> 20,
+                (need >> 20).saturating_add(1)
+            )));
+        }
+        Ok(())
+    }
+
+    /// The spill folder, when one was made.
+    pub fn spill_dir(&self) -> Option<&Path> {
+        self.dir.path()
+    }
+
+    /// Sort, deduplicate and join what was gathered, streaming the five artifacts' rows to `out`: entities
+    /// and properties by id (the first of an id in input order kept), then the candidates and seed statements
+    /// merged into `statements`, `triples` and `transitive`. The same rows as [`join`] of the same input,
+    /// whatever was spilled. The spill folder goes when this returns.
+    pub fn join(
+        self,
+        unlabelled_by_prop: &HashMap<Pid, u64>,
+        seed: &[Pid],
+        out: &mut dyn Out,
+    ) -> Result<JoinCounts> {
+        let State {
+            entities,
+            properties,
+            candidates,
+            seed_other,
+            mut items,
+            mut props,
+            mut dir,
+            ..
+        } = self;
+        items.sort_unstable();
+        items.dedup();
+        props.sort_unstable();
+        props.dedup();
+        let mut k = JoinCounts {
+            candidates: candidates.pushed,
+            seed_other: seed_other.pushed,
+            ..JoinCounts::default()
+        };
+
+        let pushed = entities.pushed;
+        let mut b = Batch::new();
+        for e in entities.into_stream(&mut dir)? {
+            let e = e?;
+            if matches!(e.id, EntityId::Item(_)) {
+                k.labelled_items = k.labelled_items.saturating_add(1);
+            }
+            b.push(e, &mut |r| out.entities(r))?;
+        }
+        b.flush(&mut |r| out.entities(r))?;
+        k.entities = b.n;
+        k.duplicate_entities = pushed.saturating_sub(b.n);
+
+        let mut transitive_props: HashSet<Pid> = HashSet::new();
+        let mut inverses: Vec<(Pid, Vec<Pid>)> = Vec::new();
+        let mut b = Batch::new();
+        for p in properties.into_stream(&mut dir)? {
+            let p = p?;
+            if p.transitive {
+                transitive_props.insert(p.id);
+            }
+            if !p.inverse.is_empty() {
+                inverses.push((p.id, p.inverse.clone()));
+            }
+            b.push(p, &mut |r| out.properties(r))?;
+        }
+        b.flush(&mut |r| out.properties(r))?;
+        k.properties = b.n;
+        k.transitive_properties = transitive_props.len() as u64;
+        let labelled_props: HashSet<Pid> = props.iter().map(|&p| Pid(p)).collect();
+        let index_props = index_properties_of(
+            inverses.iter().map(|(p, v)| (*p, v.as_slice())),
+            &labelled_props,
+        );
+        drop(inverses);
+
+        let mut cs = candidates.into_stream(&mut dir)?;
+        let mut ss = seed_other.into_stream(&mut dir)?;
+        let mut ca = cs.next().transpose()?;
+        let mut sa = ss.next().transpose()?;
+        let (mut st, mut tr, mut tt) = (Batch::new(), Batch::new(), Batch::new());
+        // The best statement of the current (S, P, O) for `triples`: ranks ascend within a key, so a higher
+        // rank replaces it and an equal one (a larger statement id) does not.
+        let mut best: Option<Triple> = None;
+        loop {
+            let (c, is_cand) = match (ca.take(), sa.take()) {
+                (None, None) => break,
+                (Some(c), None) => {
+                    ca = cs.next().transpose()?;
+                    (c, true)
+                }
+                (None, Some(s)) => {
+                    sa = ss.next().transpose()?;
+                    (s, false)
+                }
+                (Some(c), Some(s)) => match Cand::cmp_as_triple(&c, &s) {
+                    std::cmp::Ordering::Less => {
+                        sa = Some(s);
+                        ca = cs.next().transpose()?;
+                        (c, true)
+                    }
+                    std::cmp::Ordering::Greater => {
+                        ca = Some(c);
+                        sa = ss.next().transpose()?;
+                        (s, false)
+                    }
+                    std::cmp::Ordering::Equal => {
+                        ca = cs.next().transpose()?;
+                        sa = ss.next().transpose()?;
+                        (c, true)
+                    }
+                },
+            };
+            let p = Pid(u64::from(c.p));
+            let transitive = transitive_props.contains(&p);
+            let indexed = is_cand && index_props.contains(&p) && items.binary_search(&c.o).is_ok();
+            if !transitive && !indexed {
+                continue;
+            }
+            let t = c.to_triple();
+            if transitive {
+                tt.push(t.clone(), &mut |r| out.transitive(r))?;
+            }
+            if !indexed {
+                continue;
+            }
+            let final_row = t.rank != Rank::Deprecated && props.binary_search(&p.0).is_ok();
+            st.push(t.clone(), &mut |r| out.statements(r))?;
+            if !final_row {
+                continue;
+            }
+            match &mut best {
+                Some(last) if last.key() == t.key() => {
+                    if t.rank > last.rank {
+                        *last = t;
+                    }
+                }
+                _ => {
+                    if let Some(done) = best.replace(t) {
+                        tr.push(done, &mut |r| out.triples(r))?;
+                    }
+                }
+            }
+        }
+        if let Some(done) = best.take() {
+            tr.push(done, &mut |r| out.triples(r))?;
+        }
+        st.flush(&mut |r| out.statements(r))?;
+        tr.flush(&mut |r| out.triples(r))?;
+        tt.flush(&mut |r| out.transitive(r))?;
+        k.statements = st.n;
+        k.triples = tr.n;
+        k.transitive = tt.n;
+        k.transitive_missed = transitive_props
+            .iter()
+            .filter(|p| !seed.contains(p))
+            .map(|p| unlabelled_by_prop.get(p).copied().unwrap_or(0))
+            .sum();
+        k.spilled_bytes = dir.bytes;
+        k.spill_runs = dir.runs;
+        Ok(k)
+    }
+}
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -222,5 +571,257 @@ mod tests {
         let mut sorted = tr.clone();
         sorted.sort();
         assert_eq!(tr, sorted);
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
+mod state_tests {
+    use super::*;
+    use crate::extract::keep::{Config, Rules, StmtId};
+
+    #[derive(Default)]
+    struct VecOut {
+        entities: Vec<EntityRecord>,
+        properties: Vec<PropertyRecord>,
+        statements: Vec<Triple>,
+        triples: Vec<Triple>,
+        transitive: Vec<Triple>,
+        batches: usize,
+    }
+
+    impl Out for VecOut {
+        fn entities(&mut self, rows: &[EntityRecord]) -> Result<()> {
+            assert!(rows.len() <= STREAM_BATCH && !rows.is_empty());
+            self.batches += 1;
+            self.entities.extend_from_slice(rows);
+            Ok(())
+        }
+        fn properties(&mut self, rows: &[PropertyRecord]) -> Result<()> {
+            self.properties.extend_from_slice(rows);
+            Ok(())
+        }
+        fn statements(&mut self, rows: &[Triple]) -> Result<()> {
+            self.statements.extend_from_slice(rows);
+            Ok(())
+        }
+        fn triples(&mut self, rows: &[Triple]) -> Result<()> {
+            self.triples.extend_from_slice(rows);
+            Ok(())
+        }
+        fn transitive(&mut self, rows: &[Triple]) -> Result<()> {
+            self.transitive.extend_from_slice(rows);
+            Ok(())
+        }
+    }
+
+    type Raw = (
+        Vec<(bool, u64, u8)>,
+        Vec<(u64, bool, Vec<u64>, u8)>,
+        Vec<(bool, u64, u32, u64, u8, u8)>,
+    );
+
+    fn entity(id: EntityId, tag: u8) -> EntityRecord {
+        EntityRecord {
+            id,
+            labels: vec![crate::model::Label {
+                text: format!("l{tag}"),
+                from_mul: false,
+            }],
+            descriptions: vec![None],
+            sitelinks: u32::from(tag),
+            lastrevid: None,
+            modified: None,
+        }
+    }
+
+    /// The streaming join through [`State`] with a budget of `budget` bytes, the input fed in `chunks`
+    /// pieces; against the in-memory [`join`] of the same input.
+    fn check(raw: Raw, budget: Option<usize>, chunks: usize) {
+        let (ents, props, stmts) = raw;
+        let entities: Vec<EntityRecord> = ents
+            .iter()
+            .map(|&(is_prop, n, tag)| {
+                entity(
+                    if is_prop {
+                        EntityId::Property(Pid(n))
+                    } else {
+                        EntityId::Item(Qid(n))
+                    },
+                    tag,
+                )
+            })
+            .collect();
+        let properties: Vec<PropertyRecord> = props
+            .iter()
+            .map(|(p, transitive, inverse, tag)| PropertyRecord {
+                id: Pid(*p),
+                datatype: format!("d{tag}"),
+                labels: vec![None],
+                transitive: *transitive,
+                symmetric: false,
+                inverse: inverse.iter().map(|&q| Pid(q)).collect(),
+            })
+            .collect();
+        let cand = |&(_, s, p, o, rank, id): &(bool, u64, u32, u64, u8, u8)| Cand {
+            s,
+            o,
+            p,
+            rank: [Rank::Deprecated, Rank::Normal, Rank::Preferred][usize::from(rank % 3)],
+            id: match id % 4 {
+                0 => StmtId::Missing,
+                1 => StmtId::encode(
+                    s,
+                    Some(&format!("Q{s}$8AB2F3F8-6C97-4B66-8AD4-0123456789AB")),
+                ),
+                2 => StmtId::encode(s, Some("odd")),
+                _ => StmtId::encode(s, Some("z")),
+            },
+        };
+        let candidates: Vec<Cand> = stmts.iter().filter(|x| x.0).map(cand).collect();
+        let seed_other: Vec<Cand> = stmts.iter().filter(|x| !x.0).map(cand).collect();
+        let unlabelled: HashMap<Pid, u64> = [(Pid(1), 3), (Pid(2), 5)].into_iter().collect();
+        let seed = [Pid(2)];
+        let want = join(
+            entities.clone(),
+            properties.clone(),
+            candidates.clone(),
+            seed_other.clone(),
+            &unlabelled,
+            &seed,
+        );
+
+        let rules = Rules::new(&Config::default()).unwrap();
+        let mut acc = Acc::new(&rules, 0, Path::new("t"));
+        let base = tempfile::tempdir().unwrap();
+        let mut state = State::with_budget(base.path(), budget, 1 << 30);
+        let piece = |n: usize| n.div_ceil(chunks.max(1)).max(1);
+        let (mut e, mut p, mut c, mut s) = (
+            entities.chunks(piece(entities.len())),
+            properties.chunks(piece(properties.len())),
+            candidates.chunks(piece(candidates.len())),
+            seed_other.chunks(piece(seed_other.len())),
+        );
+        loop {
+            let mut any = false;
+            if let Some(x) = e.next() {
+                acc.entities.extend_from_slice(x);
+                any = true;
+            }
+            if let Some(x) = p.next() {
+                acc.properties.extend_from_slice(x);
+                any = true;
+            }
+            if let Some(x) = c.next() {
+                acc.candidates.extend_from_slice(x);
+                any = true;
+            }
+            if let Some(x) = s.next() {
+                acc.seed_other.extend_from_slice(x);
+                any = true;
+            }
+            if !any {
+                break;
+            }
+            state.drain(&mut acc).unwrap();
+        }
+        let spill_dir = state.spill_dir().map(Path::to_path_buf);
+        let mut out = VecOut::default();
+        let k = state.join(&unlabelled, &seed, &mut out).unwrap();
+        if let Some(d) = spill_dir {
+            assert!(!d.exists(), "the spill folder goes with the join");
+        }
+        if budget == Some(0) && !stmts.is_empty() {
+            assert!(k.spill_runs > 0 && k.spilled_bytes > 0);
+        }
+        assert_eq!(out.entities, want.entities);
+        assert_eq!(out.properties, want.properties);
+        assert_eq!(out.statements, want.statements);
+        assert_eq!(out.triples, want.triples);
+        let tr: Vec<Triple> = want.transitive.iter().map(Cand::to_triple).collect();
+        assert_eq!(out.transitive, tr);
+        assert_eq!(k.duplicate_entities, want.duplicate_entities);
+        assert_eq!(k.transitive_missed, want.transitive_missed);
+        assert_eq!(
+            (k.entities, k.statements, k.triples, k.transitive),
+            (
+                want.entities.len() as u64,
+                want.statements.len() as u64,
+                want.triples.len() as u64,
+                want.transitive.len() as u64
+            )
+        );
+    }
+
+    fn raw() -> impl proptest::strategy::Strategy<Value = Raw> {
+        use proptest::collection::vec;
+        (
+            vec((proptest::bool::weighted(0.2), 0u64..30, 0u8..4), 0..60),
+            vec(
+                (0u64..6, proptest::bool::ANY, vec(0u64..6, 0..2), 0u8..3),
+                0..10,
+            ),
+            vec(
+                (
+                    proptest::bool::ANY,
+                    0u64..30,
+                    0u32..6,
+                    0u64..30,
+                    0u8..3,
+                    0u8..4,
+                ),
+                0..200,
+            ),
+        )
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+        #[test]
+        fn spilling_join_equals_the_in_memory_join(
+            r in raw(),
+            budget in proptest::option::of(0usize..3000),
+            chunks in 1usize..40,
+        ) {
+            check(r, budget, chunks);
+        }
+    }
+
+    /// Past 16 runs of a kind the merge goes through intermediate runs: still the same rows.
+    #[test]
+    fn many_runs_merge_through_intermediate_runs() {
+        let stmts: Vec<(bool, u64, u32, u64, u8, u8)> = (0..2000u64)
+            .map(|i| {
+                (
+                    i % 3 != 0,
+                    i * 7919 % 97,
+                    (i % 5) as u32,
+                    i * 31 % 89,
+                    (i % 3) as u8,
+                    (i % 4) as u8,
+                )
+            })
+            .collect();
+        let ents: Vec<(bool, u64, u8)> = (0..300u64)
+            .map(|i| (i % 7 == 0, i * 13 % 101, (i % 4) as u8))
+            .collect();
+        let props = (0..6u64)
+            .map(|p| (p, p % 2 == 0, vec![(p + 1) % 6], 0u8))
+            .collect();
+        check((ents, props, stmts), Some(0), 100);
+    }
+
+    #[test]
+    fn too_small_for_the_labelled_ids_says_how_much_is_needed() {
+        let rules = Rules::new(&Config::default()).unwrap();
+        let mut acc = Acc::new(&rules, 0, Path::new("t"));
+        let base = tempfile::tempdir().unwrap();
+        let mut state = State::with_budget(base.path(), Some(1000), spill::MERGE_RESERVE + 4096);
+        acc.entities = (0..1000)
+            .map(|q| entity(EntityId::Item(Qid(q)), 0))
+            .collect();
+        let e = state.drain(&mut acc).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(e.to_string().contains("use at least"), "{e}");
     }
 }

@@ -62,6 +62,14 @@ pub struct Config {
     /// `dump::skim`). Does not change the outputs of valid lines; `false` parses whole lines (slower; for
     /// comparison and as a fallback should a dump ever need it).
     pub skim: bool,
+    /// Memory for the join state (`--memory-limit`): past it, sorted runs are spilled to a temporary folder in
+    /// the run directory and merged at the end (`extract::spill`; the outputs do not change). A size such as
+    /// `64M` or `8G` (powers of 1024; at least 4M), `auto` (default: half the machine's memory, or of the
+    /// cgroup's limit when lower) or `none`. The peak is this plus a fixed overhead (docs/extract.md). Not
+    /// written to the manifest's config (it does not change the outputs); the manifest's `extra` has the
+    /// bytes, runs and limit.
+    #[serde(skip_serializing)]
+    pub memory_limit: String,
 }
 
 impl Default for Config {
@@ -82,6 +90,7 @@ impl Default for Config {
             parallel_gzip: true,
             parallel_bzip2: true,
             skim: true,
+            memory_limit: "auto".into(),
         }
     }
 }

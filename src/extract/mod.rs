@@ -18,7 +18,6 @@
 use crate::artifact::{self, AtomicFile, FileRef, Manifest};
 use crate::dump::{self, ChunkOut, ReadOpts};
 use crate::error::{Error, Result};
-use crate::ids::EntityId;
 use crate::progress::{self, Progress, Unit};
 use crate::tables;
 use std::collections::BTreeMap;
@@ -28,8 +27,9 @@ use std::time::Instant;
 pub mod join;
 pub mod keep;
 pub mod shard;
+pub mod spill;
 
-pub use self::join::{index_properties, join, Joined};
+pub use self::join::{index_properties, join, JoinCounts, Joined, Out, State};
 pub use self::keep::{
     handle_line, work_chunk, Acc, BadLine, Cand, Config, Counts, Part, Rules, StmtId,
 };
@@ -86,6 +86,11 @@ pub struct Args {
     /// Join the `n` parts written by `--shard i/n` into the five artifacts (byte-identical to an unsharded run).
     #[arg(long, value_name = "N")]
     pub join_shards: Option<u32>,
+    /// Memory for the join state: past it, sorted runs are spilled to a temporary folder in `--out` and merged
+    /// at the end (same outputs). `64M`, `8G` (powers of 1024; at least 4M), `auto` (default: half the
+    /// machine's or the cgroup's memory) or `none`. Peak RSS ≈ this plus a fixed overhead (docs/extract.md).
+    #[arg(long, value_name = "SIZE")]
+    pub memory_limit: Option<String>,
 }
 
 /// Load a config file (a bare `Config` table, or one under `[extract]`).
@@ -124,6 +129,9 @@ pub fn cli(args: Args) -> Result<()> {
     cfg.allow_empty |= args.allow_empty;
     if args.no_skim {
         cfg.skim = false;
+    }
+    if let Some(m) = args.memory_limit {
+        cfg.memory_limit = m;
     }
     if args.decode_only {
         let (stats, secs) = decode_only(&args.dump, &cfg)?;
@@ -231,9 +239,12 @@ pub fn run(dump: &Path, out: &Path, cfg: &Config) -> Result<Manifest> {
         dump,
         out,
         cfg,
-        |rules, acc, opts, progress| {
+        |rules, acc, state, opts, progress| {
             let work = |bytes: &[u8], s: bool| work_chunk(rules, bytes, s);
-            let mut sink = |c: ChunkOut<Part>| acc.feed(c);
+            let mut sink = |c: ChunkOut<Part>| {
+                acc.feed(c)?;
+                state.drain(acc)
+            };
             dump::read_dump(dump, opts, &work, &mut sink, progress)
         },
         |_| Ok(()),
@@ -249,7 +260,9 @@ pub fn join_shards(dump: &Path, out: &Path, cfg: &Config, n: u32) -> Result<Mani
         dump,
         out,
         cfg,
-        |_rules, acc, _opts, progress| shard::replay_parts(out, &input, &parts, acc, progress),
+        |_rules, acc, state, _opts, progress| {
+            shard::replay_parts(out, &input, &parts, acc, state, progress)
+        },
         |m| shard::describe_join(m, out, &parts),
     )
 }
@@ -266,11 +279,18 @@ pub fn run_with(
     dump: &Path,
     out: &Path,
     cfg: &Config,
-    read: impl for<'a> FnOnce(&'a Rules, &mut Acc<'a>, &ReadOpts, &Progress) -> Result<dump::ReadStats>,
+    read: impl for<'a> FnOnce(
+        &'a Rules,
+        &mut Acc<'a>,
+        &mut State,
+        &ReadOpts,
+        &Progress,
+    ) -> Result<dump::ReadStats>,
     amend: impl FnOnce(&mut Manifest) -> Result<()>,
 ) -> Result<Manifest> {
     let t0 = Instant::now();
     let rules = Rules::new(cfg)?;
+    let limit = spill::parse_limit(&cfg.memory_limit)?;
     dump::start::check_path(dump)?;
     // Before the dump is read: another writer of `out` is refused (exit 6), an unwritable `out` fails (exit 4).
     let _lock = artifact::DirLock::stage(out, "extract")?;
@@ -288,8 +308,10 @@ pub fn run_with(
     let opts = cfg.read_opts();
     let mut acc = Acc::new(&rules, cfg.max_bad_lines, dump);
     acc.progress = Some(&progress);
-    let stats = read(&rules, &mut acc, &opts, &progress)?;
+    let mut state = State::new(out, limit);
+    let stats = read(&rules, &mut acc, &mut state, &opts, &progress)?;
     acc.finish()?;
+    state.drain(&mut acc)?;
     progress.finish();
     let t_read = t0.elapsed().as_secs_f64();
     let mut counts = acc.counts.clone();
@@ -310,26 +332,25 @@ pub fn run_with(
 
     let t1 = Instant::now();
     let Acc {
-        entities,
-        properties,
-        candidates,
-        seed_other,
         unlabelled_by_prop,
         bad_by_kind,
         bad_examples,
         max_modified,
         ..
     } = acc;
-    let n_candidates = candidates.len() as u64;
-    let n_seed_other = seed_other.len() as u64;
-    let j = join(
-        entities,
-        properties,
-        candidates,
-        seed_other,
-        &unlabelled_by_prop,
-        &rules.seed,
-    );
+    if let Some(dir) = state.spill_dir() {
+        progress::log(format!(
+            "extract: the join state passed --memory-limit {} MiB: sorted runs spilled to {}, merging",
+            limit.unwrap_or(0) >> 20,
+            dir.display()
+        ));
+    }
+    // An incomplete build (--allow-truncated) marks every file: `sword.complete = false`.
+    let complete = incomplete.is_none();
+    // The five artifacts are written to temporary files while the join streams their rows (a full disk
+    // fails here, before any artifact changes)...
+    let mut sinks = ParquetOut::create(out, &cfg.languages, complete)?;
+    let j = state.join(&unlabelled_by_prop, &rules.seed, &mut sinks)?;
     let t_join = t1.elapsed().as_secs_f64();
     if j.transitive_missed > 0 {
         progress::log(format!(
@@ -338,36 +359,8 @@ pub fn run_with(
             j.transitive_missed
         ));
     }
-
     let t2 = Instant::now();
-    // All five to temporary files first (a full disk fails here, before any artifact changes)...
-    // An incomplete build (--allow-truncated) marks every file: `sword.complete = false`.
-    let complete = incomplete.is_none();
-    fn borrowed(t: &[crate::model::Triple]) -> Vec<std::borrow::Cow<'_, [crate::model::Triple]>> {
-        t.chunks(tables::ROW_GROUP)
-            .map(std::borrow::Cow::Borrowed)
-            .collect()
-    }
-    let files = vec![
-        write_parquet(out, ENTITIES, |w, p| {
-            tables::write_entities(w, &cfg.languages, &j.entities, complete, p)
-        })?,
-        write_parquet(out, PROPERTIES, |w, p| {
-            tables::write_properties(w, &cfg.languages, &j.properties, complete, p)
-        })?,
-        write_parquet(out, TRIPLES, |w, p| {
-            tables::write_triples_chunked(w, borrowed(&j.triples), complete, p)
-        })?,
-        write_parquet(out, STATEMENTS, |w, p| {
-            tables::write_triples_chunked(w, borrowed(&j.statements), complete, p)
-        })?,
-        write_parquet(out, TRANSITIVE, |w, p| {
-            let rows = j.transitive.chunks(tables::ROW_GROUP).map(|c| {
-                std::borrow::Cow::Owned(c.iter().map(Cand::to_triple).collect::<Vec<_>>())
-            });
-            tables::write_triples_chunked(w, rows, complete, p)
-        })?,
-    ];
+    let files = sinks.finish()?;
     // ...then renamed into place together.
     let written = artifact::commit_all(files)?;
     let t_write = t2.elapsed().as_secs_f64();
@@ -384,36 +377,28 @@ pub fn run_with(
     } else {
         FileRef::of(dump)?
     });
-    let labelled_items = j
-        .entities
-        .iter()
-        .filter(|e| matches!(e.id, EntityId::Item(_)))
-        .count() as u64;
     let mut c: BTreeMap<String, u64> = counts
         .map
         .iter()
         .map(|(k, v)| (k.to_string(), *v))
         .collect();
-    c.insert("labelled_entities".into(), j.entities.len() as u64);
-    c.insert("labelled_items".into(), labelled_items);
+    c.insert("labelled_entities".into(), j.entities);
+    c.insert("labelled_items".into(), j.labelled_items);
     c.insert(
         "labelled_properties".into(),
-        (j.entities.len() as u64).saturating_sub(labelled_items),
+        j.entities.saturating_sub(j.labelled_items),
     );
     c.insert(
         "labelled_entities_seen".into(),
         counts.get("labelled_entities"),
     );
-    c.insert("candidate_statements".into(), n_candidates);
-    c.insert("seed_transitive_unlabelled_statements".into(), n_seed_other);
-    c.insert("statements".into(), j.statements.len() as u64);
-    c.insert("triples".into(), j.triples.len() as u64);
-    c.insert("properties".into(), j.properties.len() as u64);
-    c.insert(
-        "transitive_properties".into(),
-        j.properties.iter().filter(|p| p.transitive).count() as u64,
-    );
-    c.insert("transitive".into(), j.transitive.len() as u64);
+    c.insert("candidate_statements".into(), j.candidates);
+    c.insert("seed_transitive_unlabelled_statements".into(), j.seed_other);
+    c.insert("statements".into(), j.statements);
+    c.insert("triples".into(), j.triples);
+    c.insert("properties".into(), j.properties);
+    c.insert("transitive_properties".into(), j.transitive_properties);
+    c.insert("transitive".into(), j.transitive);
     c.insert("transitive_statements_missed".into(), j.transitive_missed);
     c.insert("duplicate_entities".into(), j.duplicate_entities);
     c.insert("json_bytes".into(), stats.json_bytes);
@@ -460,6 +445,8 @@ pub fn run_with(
         "bad_lines": bad_examples,
         "languages": cfg.languages,
         "incomplete": incomplete,
+        "memory_limit": limit,
+        "spill": {"runs": j.spill_runs, "bytes": j.spilled_bytes},
     });
     let finished = (|| {
         m.add_outputs(
@@ -576,18 +563,68 @@ fn check_whole(
     Ok(incomplete)
 }
 
-/// Write one artifact to its temporary file (flushed and synced, not yet renamed: see
-/// [`artifact::commit_all`]).
-fn write_parquet(
-    dir: &Path,
-    name: &str,
-    f: impl FnOnce(AtomicFile, &Path) -> Result<AtomicFile>,
-) -> Result<AtomicFile> {
-    let path = dir.join(name);
-    let file = AtomicFile::create(&path)?;
-    let mut file = f(file, &path)?;
-    file.sync()?;
-    Ok(file)
+/// The five artifacts being written (temporary files, not yet renamed: see [`artifact::commit_all`]), fed
+/// by the join.
+struct ParquetOut<'a> {
+    langs: &'a [String],
+    entities: tables::Sink<AtomicFile>,
+    properties: tables::Sink<AtomicFile>,
+    triples: tables::Sink<AtomicFile>,
+    statements: tables::Sink<AtomicFile>,
+    transitive: tables::Sink<AtomicFile>,
+}
+
+impl<'a> ParquetOut<'a> {
+    fn create(out: &Path, langs: &'a [String], complete: bool) -> Result<ParquetOut<'a>> {
+        let sink = |name: &str, schema| {
+            let path = out.join(name);
+            tables::Sink::new(AtomicFile::create(&path)?, schema, complete, &path)
+        };
+        Ok(ParquetOut {
+            langs,
+            entities: sink(ENTITIES, tables::entity_schema(langs))?,
+            properties: sink(PROPERTIES, tables::property_schema(langs))?,
+            triples: sink(TRIPLES, tables::triple_schema())?,
+            statements: sink(STATEMENTS, tables::triple_schema())?,
+            transitive: sink(TRANSITIVE, tables::triple_schema())?,
+        })
+    }
+
+    /// Finish every file (flushed and synced), in the order they are renamed.
+    fn finish(self) -> Result<Vec<AtomicFile>> {
+        [
+            self.entities,
+            self.properties,
+            self.triples,
+            self.statements,
+            self.transitive,
+        ]
+        .into_iter()
+        .map(|s| {
+            let mut f = s.finish()?;
+            f.sync()?;
+            Ok(f)
+        })
+        .collect()
+    }
+}
+
+impl Out for ParquetOut<'_> {
+    fn entities(&mut self, rows: &[crate::model::EntityRecord]) -> Result<()> {
+        self.entities.entities(self.langs, rows)
+    }
+    fn properties(&mut self, rows: &[crate::model::PropertyRecord]) -> Result<()> {
+        self.properties.properties(self.langs, rows)
+    }
+    fn statements(&mut self, rows: &[crate::model::Triple]) -> Result<()> {
+        self.statements.triples(rows)
+    }
+    fn triples(&mut self, rows: &[crate::model::Triple]) -> Result<()> {
+        self.triples.triples(rows)
+    }
+    fn transitive(&mut self, rows: &[crate::model::Triple]) -> Result<()> {
+        self.transitive.triples(rows)
+    }
 }
 
 #[cfg(test)]

@@ -766,12 +766,14 @@ pub fn prepare_join(
 }
 
 /// Feed the parts (checked by [`prepare_join`]) in order into `acc`, each as one chunk, after checking each
-/// data file against its manifest. Returns the read statistics of the whole dump.
+/// data file against its manifest; `state` takes what each part adds to the join state (and spills it past
+/// the memory limit). Returns the read statistics of the whole dump.
 pub fn replay_parts(
     out: &Path,
     input: &FileRef,
     parts: &[PartManifest],
     acc: &mut Acc<'_>,
+    state: &mut crate::extract::join::State,
     progress: &Progress,
 ) -> Result<ReadStats> {
     let dir = parts_dir(out);
@@ -805,6 +807,7 @@ pub fn replay_parts(
             *m = m.saturating_add(k);
         }
         acc.feed(to_chunk(&path, pd)?)?;
+        state.drain(acc)?;
         progress.inc(pm.range[1].saturating_sub(pm.range[0]));
     }
     Ok(stats)

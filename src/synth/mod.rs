@@ -166,7 +166,8 @@ pub struct Args {
     #[arg(long)]
     entities: Option<u64>,
     /// Output file; the extension picks the format: .json, .json.gz (Wikimedia multi-member layout),
-    /// .json.bz2, .json.zst.
+    /// .json.bz2, .json.zst; `-` writes plain JSON to stdout (`sword synth --out - | sword extract --dump -`:
+    /// a dump of any size without it on disk).
     #[arg(long)]
     out: PathBuf,
     /// Seed (default 42).
@@ -196,8 +197,15 @@ pub fn cli(args: Args) -> Result<()> {
         cfg.member_lines = m;
     }
     let start = std::time::Instant::now();
-    let truth = write_file(&cfg, &args.out)?;
-    let size = std::fs::metadata(&args.out).at(&args.out)?.len();
+    let (truth, size) = if args.out.as_os_str() == "-" {
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, std::io::stdout().lock());
+        let t = generate(&cfg, &mut w)?;
+        w.flush().at(&args.out)?;
+        (t, 0)
+    } else {
+        let t = write_file(&cfg, &args.out)?;
+        (t, std::fs::metadata(&args.out).at(&args.out)?.len())
+    };
     progress::log(format!(
         "synth: wrote {} ({} bytes) in {:.1} s: {} items, {} properties, {} lexemes; {} labelled entities, \
          {} final triples",
@@ -212,6 +220,7 @@ pub fn cli(args: Args) -> Result<()> {
     ));
     if let Some(tp) = &args.truth {
         let doc = truth_json(&truth);
+        writer::ensure_parent(tp)?;
         crate::artifact::write_atomic(tp, |w| {
             serde_json::to_writer_pretty(&mut *w, &doc)?;
             w.write_all(b"\n")

@@ -151,11 +151,21 @@ pub(super) fn check(cfg: &Config) -> Result<()> {
     Ok(())
 }
 
-/// Write `path` atomically in the format its extension names; returns what was written.
+/// Write `path` atomically in the format its extension names; returns what was written. Missing parent
+/// folders are created (as every stage does for its `--out`), after the name is accepted.
 pub fn write_file(cfg: &Config, path: &Path) -> Result<Truth> {
     let format = Format::from_path(path)?;
+    ensure_parent(path)?;
     let mut file = AtomicFile::create(path)?;
     let truth = generate_as(cfg, &mut file, format, path)?;
     file.commit()?;
     Ok(truth)
+}
+
+/// Create the folders above `path` when they are missing.
+pub(super) fn ensure_parent(path: &Path) -> Result<()> {
+    match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => crate::artifact::ensure_dir(dir),
+        _ => Ok(()),
+    }
 }

@@ -196,3 +196,67 @@ fn full_disk_exits_4_leaves_nothing_partial_and_a_rerun_with_space_completes_ide
     }
     assert_only_vouched_files(&wd.join("mnt/run"));
 }
+
+/// The disk fills while the join spills (`--memory-limit`): exit 4 naming the spill run, no spill folder, no
+/// temporary file, no artifact; with space again the same command writes the bytes of an unlimited run.
+#[test]
+fn full_disk_while_spilling_exits_4_and_leaves_no_spill_folder() {
+    let wd = Workdir::new();
+    let tmpfs = match Tmpfs::mount(&wd.join("mnt"), 8) {
+        Ok(t) => t,
+        Err(why) => {
+            eprintln!("skipping the spill full-disk test: {why} (it mounts a tmpfs: run the tests as root)");
+            return;
+        }
+    };
+    wd.run_ok(&[
+        "synth",
+        "--entities",
+        "30000",
+        "--seed",
+        "9",
+        "--out",
+        "d.json.gz",
+    ]);
+    wd.run_ok(&[
+        "extract",
+        "--dump",
+        "d.json.gz",
+        "--out",
+        "free",
+        "--memory-limit",
+        "none",
+    ]);
+    let out = wd.join("mnt/run");
+    let out_s = out.to_string_lossy().into_owned();
+    let args = [
+        "extract",
+        "--dump",
+        "d.json.gz",
+        "--out",
+        out_s.as_str(),
+        "--memory-limit",
+        "4M",
+    ];
+    tmpfs.leave_free(256 << 10);
+    let (code, err) = wd.run_err(&args);
+    assert_eq!(code, 4, "{err}");
+    assert!(err.contains("extract-spill"), "names the spill run: {err}");
+    let left: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n != ".sword.lock")
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+    assert_only_vouched_files(&out);
+    let _ = std::fs::remove_file(tmpfs.dir.join("ballast"));
+    wd.run_ok(&args);
+    for f in EXTRACT_ARTIFACTS {
+        assert!(
+            std::fs::read(out.join(f)).unwrap() == wd.read(&format!("free/{f}")),
+            "{f} differs from the unlimited run"
+        );
+    }
+    assert_only_vouched_files(&out);
+}

@@ -18,5 +18,6 @@ mod pipeline;
 mod promotion;
 mod refusal;
 mod safety;
+mod spill;
 mod synth;
 mod synth_world;

@@ -357,3 +357,45 @@ proptest! {
         assert_recovered(&truth, &got);
     }
 }
+
+#[test]
+fn out_and_truth_create_missing_parent_folders() {
+    let wd = Workdir::new();
+    wd.run_ok(&[
+        "synth",
+        "--entities",
+        "50",
+        "--out",
+        "a/b/d.json.gz",
+        "--truth",
+        "c/d/truth.json",
+    ]);
+    // The same bytes as into an existing folder.
+    wd.run_ok(&["synth", "--entities", "50", "--out", "d.json.gz"]);
+    assert_eq!(wd.read("a/b/d.json.gz"), wd.read("d.json.gz"));
+    let truth: serde_json::Value = serde_json::from_slice(&wd.read("c/d/truth.json")).unwrap();
+    assert_eq!(truth["entities"], 50);
+    // A name refused by its extension creates nothing.
+    let (code, _) = wd.run_err(&["synth", "--entities", "5", "--out", "x/y/d.txt"]);
+    assert_eq!(code, 2);
+    assert!(!wd.join("x").exists());
+}
+
+#[test]
+fn out_dash_writes_the_plain_json_dump_to_stdout() {
+    let wd = Workdir::new();
+    let piped = wd.run_ok(&["synth", "--entities", "300", "--seed", "3", "--out", "-"]);
+    wd.run_ok(&[
+        "synth",
+        "--entities",
+        "300",
+        "--seed",
+        "3",
+        "--out",
+        "d.json",
+    ]);
+    assert!(
+        piped.stdout == wd.read("d.json"),
+        "stdout differs from the .json file"
+    );
+}
