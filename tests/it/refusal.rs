@@ -164,6 +164,14 @@ fn empty_files_directories_and_dumps_without_entities_are_refused() {
         &[],
         &["zero.json.gz", "empty (0 bytes)"],
     );
+    // The empty file that the bz2_blocks fuzz target met first: refused before any decoder runs.
+    wd.write("zero.json.bz2", b"");
+    refused(
+        &wd,
+        "zero.json.bz2",
+        &[],
+        &["zero.json.bz2", "empty (0 bytes)"],
+    );
     wd.write("nothing.json.gz", gzip(b""));
     refused(
         &wd,
