@@ -965,41 +965,8 @@ pub fn markdown(s: &LongformScores) -> String {
     }
     md.push_str("\n## Files\n\n| file | model | cell | answers | scored | skipped | odd | F1@K | all answers (skipped = 0) |\n|---|---|---|---|---|---|---|---|---|\n");
     for f in &s.files {
-        let join = |m: Vec<String>| {
-            if m.is_empty() {
-                "–".into()
-            } else {
-                m.join(", ")
-            }
-        };
-        let skipped = join(
-            f.skipped
-                .iter()
-                .map(|(k, v)| {
-                    format!(
-                        "{} {v}",
-                        serde_json::to_value(k)
-                            .ok()
-                            .and_then(|x| x.as_str().map(str::to_string))
-                            .unwrap_or_default()
-                    )
-                })
-                .collect(),
-        );
-        let odd = join(
-            f.odd
-                .iter()
-                .map(|(k, v)| {
-                    format!(
-                        "{} {v}",
-                        serde_json::to_value(k)
-                            .ok()
-                            .and_then(|x| x.as_str().map(str::to_string))
-                            .unwrap_or_default()
-                    )
-                })
-                .collect(),
-        );
+        let skipped = reason_counts(&f.skipped);
+        let odd = reason_counts(&f.odd);
         let d = &f.derived;
         md.push_str(&format!(
             "| `{}` | {} | {}_{} {} | {} | {} | {skipped} | {odd} | {} | {:.1} |\n",
@@ -1065,6 +1032,23 @@ pub fn write_report(dir: &Path, s: &LongformScores, json: &str) -> Result<()> {
     write("f1_paired_bars.svg", &svg)?;
     write("report.md", &markdown(s))?;
     write("longform.scores.json", json)
+}
+
+/// `reason n, reason n` for a report cell (the reason as its serialised name), or `–` when nothing was counted.
+fn reason_counts<K: Serialize>(m: &BTreeMap<K, usize>) -> String {
+    if m.is_empty() {
+        return "–".into();
+    }
+    m.iter()
+        .map(|(k, v)| {
+            let name = serde_json::to_value(k)
+                .ok()
+                .and_then(|x| x.as_str().map(str::to_string))
+                .unwrap_or_default();
+            format!("{name} {v}")
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 #[cfg(test)]
