@@ -11,8 +11,10 @@
 #
 # SWORD is the binary (default target/release/sword of this repo); JOBS its -j (default: all cores); UNTIL the
 # last stage (default export); SYNTH_CONFIG a `synth` TOML (e.g. `labelled_share`, to set the generator to the
-# real dump's proportions at 112 M lines); KEEP=1 keeps WORK's run directory (default: removed at the end,
-# except the table). Prints a Markdown table: stage, wall s, CPU s, peak RSS MiB, disk used by the run directory
+# real dump's proportions at 112 M lines: pipeline/synth-full-size.toml); KEEP=1 keeps WORK's run directory
+# (default: removed at the end, except the table). Every PROGRESS_SECS seconds (default 300) the stages log their
+# progress on stderr and a monitor line gives the elapsed time, the load, the bytes synth has written, the RSS of
+# the running stages and the run directory's size (QUIET=1: neither). Prints a Markdown table: stage, wall s, CPU s, peak RSS MiB, disk used by the run directory
 # after the stage (MiB), and for extract the spill runs and bytes; then "same"/"DIFFERS" per file with CHECK=1.
 # Exits 1 when extract's peak RSS passes LIMIT + OVERHEAD_MIB (default 160) or a file differs.
 set -euo pipefail
@@ -26,6 +28,9 @@ SWORD=${SWORD:-$root/target/release/sword}
 [ -x "$SWORD" ] || { echo "no binary at $SWORD (cargo build --release, or set SWORD)" >&2; exit 2; }
 J=()
 [ -n "${JOBS:-}" ] && J=(-j "$JOBS")
+PROGRESS_SECS=${PROGRESS_SECS:-300}
+export SWORD_PROGRESS_SECS=$PROGRESS_SECS
+[ "${QUIET:-0}" = 1 ] && J+=(-q)
 SC=()
 [ -n "${SYNTH_CONFIG:-}" ] && SC=(--config "$SYNTH_CONFIG")
 run=$WORK/run
@@ -48,9 +53,30 @@ echo "| stage | wall s | CPU s | peak RSS MiB | run dir MiB | notes |"
 echo "|---|---:|---:|---:|---:|---|"
 t=$(mktemp)
 synth_t=$(mktemp)
+t0=$(date +%s)
+# The monitor: one line on stderr every PROGRESS_SECS seconds while the script runs.
+monitor() {
+  while sleep "$PROGRESS_SECS"; do
+    line="progress $(date -u +%T) +$(( $(date +%s) - t0 ))s load $(cut -d' ' -f1-3 /proc/loadavg);"
+    for pid in $(pgrep -f -- "^$SWORD " 2>/dev/null); do
+      cmd=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -oE ' (synth|extract|graph|walks|train|distort|export) ' | head -1 | tr -d ' ')
+      [ -n "$cmd" ] || continue
+      rss_k=$(awk '/^VmRSS/ {print $2}' "/proc/$pid/status" 2>/dev/null)
+      io=$(awk '/^rchar/ {r = $2} /^wchar/ {w = $2} END {printf "read %.1f GB, wrote %.1f GB", r / 1e9, w / 1e9}' "/proc/$pid/io" 2>/dev/null)
+      line="$line $cmd rss $(( ${rss_k:-0} / 1024 )) MiB, $io;"
+    done
+    [ -d "$run" ] && line="$line run dir $(du -sm "$run" 2>/dev/null | cut -f1) MiB"
+    echo "$line" >&2
+  done
+}
+if [ "${QUIET:-0}" != 1 ]; then
+  monitor &
+  mon=$!
+  trap 'kill $mon 2>/dev/null' EXIT
+fi
 # The generator and extract run side by side (a pipe); each has its own time -v.
-/usr/bin/time -v -o "$synth_t" "$SWORD" -q "${J[@]}" synth --entities "$ENTITIES" "${SC[@]}" --out - |
-  /usr/bin/time -v -o "$t" "$SWORD" -q "${J[@]}" extract --dump - --out "$run" --memory-limit "$LIMIT" >/dev/null
+/usr/bin/time -v -o "$synth_t" "$SWORD" "${J[@]}" synth --entities "$ENTITIES" "${SC[@]}" --out - |
+  /usr/bin/time -v -o "$t" "$SWORD" "${J[@]}" extract --dump - --out "$run" --memory-limit "$LIMIT" >/dev/null
 echo "| synth (into the pipe) | $(secs "$synth_t") | $(cpu "$synth_t") | $(rss "$synth_t") | | $ENTITIES lines |"
 spill=$(python3 -c "import json,sys; m=json.load(open(sys.argv[1])); s=m['extra']['spill']; c=m['counts'];
 print(f\"{s['runs']} runs, {s['bytes']/2**20:.0f} MiB spilled; {c['json_bytes']/1e9:.2f} GB of JSON, {c['labelled_entities']} labelled, {c['triples']} triples\")" "$run/extract.manifest.json")
@@ -61,15 +87,15 @@ echo "| extract | $(secs "$t") | $(cpu "$t") | $r | $(disk) | $spill; $ok |"
 stages=(graph walks train distort export)
 if [ "$UNTIL" != extract ]; then
   for s in "${stages[@]}"; do
-    /usr/bin/time -v -o "$t" "$SWORD" -q "${J[@]}" "$s" --out "$run" >/dev/null
+    /usr/bin/time -v -o "$t" "$SWORD" "${J[@]}" "$s" --out "$run" >/dev/null
     echo "| $s | $(secs "$t") | $(cpu "$t") | $(rss "$t") | $(disk) | |"
     [ "$s" = "$UNTIL" ] && break
   done
 fi
 if [ "${CHECK:-0}" = 1 ]; then
   dump=$WORK/wikidata-00000000-synth.json
-  "$SWORD" -q "${J[@]}" synth --entities "$ENTITIES" "${SC[@]}" --out "$dump"
-  /usr/bin/time -v -o "$t" "$SWORD" -q "${J[@]}" extract --dump "$dump" --out "$WORK/free" --memory-limit none >/dev/null
+  "$SWORD" "${J[@]}" synth --entities "$ENTITIES" "${SC[@]}" --out "$dump"
+  /usr/bin/time -v -o "$t" "$SWORD" "${J[@]}" extract --dump "$dump" --out "$WORK/free" --memory-limit none >/dev/null
   echo "| extract --memory-limit none (from the file) | $(secs "$t") | $(cpu "$t") | $(rss "$t") | | |"
   echo
   for f in entities triples statements properties transitive; do

@@ -109,10 +109,7 @@ pub(super) fn schema_claims(g: &mut Gen, r: u32) -> Vec<(usize, Vec<u32>)> {
             if t != NONE && w.states(1066, r, t) {
                 put(1066, vec![t]);
             }
-            put(
-                802,
-                w.stated_by(1066, r, w.students[r as usize].iter().copied()),
-            );
+            put(802, w.stated_by(1066, r, w.students.of(r).iter().copied()));
             if let Some(s) = w.spouse(r) {
                 if w.states(26, r, s) {
                     put(26, vec![s]);
@@ -142,10 +139,7 @@ pub(super) fn schema_claims(g: &mut Gen, r: u32) -> Vec<(usize, Vec<u32>)> {
             }
             put(47, w.stated_by(47, r, w.borders(r)));
             put(530, w.stated_by(530, r, w.diplomatic(r)));
-            put(
-                150,
-                w.stated_by(131, r, w.children[r as usize].iter().copied()),
-            );
+            put(150, w.stated_by(131, r, w.children.of(r).iter().copied()));
         }
         Cls::Region | Cls::City => {
             if p(g, 0.9) {
@@ -164,7 +158,7 @@ pub(super) fn schema_claims(g: &mut Gen, r: u32) -> Vec<(usize, Vec<u32>)> {
             }
             // Capitals, stated by the country or region (P36), by the city (P1376 capital of), or both.
             if c == Cls::Region {
-                if let Some(&cap) = w.children[r as usize].first() {
+                if let Some(&cap) = w.children.of(r).first() {
                     if w.states(36, r, cap) {
                         put(36, vec![cap]);
                     }
@@ -178,7 +172,7 @@ pub(super) fn schema_claims(g: &mut Gen, r: u32) -> Vec<(usize, Vec<u32>)> {
                     of.push(home);
                 }
                 if parent != NONE
-                    && w.children[parent as usize].first() == Some(&r)
+                    && w.children.of(parent).first() == Some(&r)
                     && w.states(36, r, parent)
                 {
                     of.push(parent);
@@ -187,10 +181,7 @@ pub(super) fn schema_claims(g: &mut Gen, r: u32) -> Vec<(usize, Vec<u32>)> {
             }
             put(47, w.stated_by(47, r, w.borders(r)));
             if c == Cls::Region {
-                put(
-                    150,
-                    w.stated_by(131, r, w.children[r as usize].iter().copied()),
-                );
+                put(150, w.stated_by(131, r, w.children.of(r).iter().copied()));
             }
         }
         Cls::Org | Cls::University | Cls::Party | Cls::Award => {
@@ -210,10 +201,7 @@ pub(super) fn schema_claims(g: &mut Gen, r: u32) -> Vec<(usize, Vec<u32>)> {
                 if parent != NONE && w.states(361, r, parent) {
                     put(361, vec![parent]);
                 }
-                put(
-                    527,
-                    w.stated_by(361, r, w.children[r as usize].iter().copied()),
-                );
+                put(527, w.stated_by(361, r, w.children.of(r).iter().copied()));
             }
         }
         Cls::Work => {
@@ -264,7 +252,7 @@ pub(super) fn schema_claims(g: &mut Gen, r: u32) -> Vec<(usize, Vec<u32>)> {
             }
             if parent != NONE && p(g, 0.15) {
                 // Part of an earlier work of the same creator (a series).
-                let sib = &w.children[parent as usize];
+                let sib = w.children.of(parent);
                 let here = sib.partition_point(|&x| x < r);
                 if here > 0 {
                     put(361, vec![sib[g.rng.random_range(0..here)]]);

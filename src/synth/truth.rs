@@ -74,6 +74,105 @@ impl Truth {
     }
 }
 
+/// The sizes of a [`Truth`], gathered without holding its sets (what `sword synth` reports when no `--truth`
+/// file is asked for, so a dump of any size is generated in memory that does not grow with it). Exact: every
+/// final triple, existence-index statement and transitive statement has the item of its line as subject, so
+/// its duplicates meet inside one block and are removed there.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Counts {
+    /// Entity lines written.
+    pub entities: u64,
+    /// Item lines.
+    pub items: u64,
+    /// Property lines.
+    pub properties_written: u64,
+    /// Lexeme lines.
+    pub lexemes: u64,
+    /// Items and properties labelled in all eight languages (`Truth::labelled.len()`).
+    pub labelled: u64,
+    /// Of which items (the rest are properties).
+    pub labelled_items: u64,
+    /// Labelled only thanks to `mul`.
+    pub mul_only: u64,
+    /// Item → item statements written, duplicates counted.
+    pub item_statements: u64,
+    /// Final triples (`Truth::triples.len()`).
+    pub triples: u64,
+    /// Existence-index statements (`Truth::statements.len()`).
+    pub statements: u64,
+    /// Distinct statements of transitive properties (`Truth::transitive.len()`).
+    pub transitive: u64,
+}
+
+impl Truth {
+    /// The sizes of this oracle.
+    pub fn counts(&self) -> Counts {
+        Counts {
+            entities: self.entities,
+            items: self.items,
+            properties_written: self.properties_written,
+            lexemes: self.lexemes,
+            labelled: self.labelled.len() as u64,
+            labelled_items: self
+                .labelled
+                .iter()
+                .filter(|e| matches!(e, EntityId::Item(_)))
+                .count() as u64,
+            mul_only: self.mul_only,
+            item_statements: self.item_statements,
+            triples: self.triples.len() as u64,
+            statements: self.statements.len() as u64,
+            transitive: self.transitive.len() as u64,
+        }
+    }
+}
+
+impl Counts {
+    pub(super) fn add(&mut self, b: &Counts) {
+        self.entities += b.entities;
+        self.items += b.items;
+        self.properties_written += b.properties_written;
+        self.lexemes += b.lexemes;
+        self.labelled += b.labelled;
+        self.labelled_items += b.labelled_items;
+        self.mul_only += b.mul_only;
+        self.item_statements += b.item_statements;
+        self.triples += b.triples;
+        self.statements += b.statements;
+        self.transitive += b.transitive;
+    }
+}
+
+impl BlockTruth {
+    /// The counts of one block (duplicates removed: their subject is a line of this block).
+    pub(super) fn counts(mut self) -> Counts {
+        fn distinct<T: Ord>(v: &mut Vec<T>) -> u64 {
+            v.sort_unstable();
+            v.dedup();
+            v.len() as u64
+        }
+        let mut triples: Vec<_> = self.triples.iter().map(|t| t.0).collect();
+        let mut transitive: Vec<_> = self.transitive.iter().map(|t| t.0).collect();
+        Counts {
+            entities: self.entities,
+            items: self.items,
+            properties_written: self.properties,
+            lexemes: self.lexemes,
+            labelled: self.labelled.len() as u64,
+            labelled_items: self
+                .labelled
+                .iter()
+                .filter(|e| matches!(e, EntityId::Item(_)))
+                .count() as u64,
+            mul_only: self.mul_only,
+            item_statements: self.item_statements,
+            triples: distinct(&mut triples),
+            statements: distinct(&mut self.statements),
+            transitive: distinct(&mut transitive),
+        }
+    }
+}
+
 #[derive(Default)]
 pub(super) struct BlockTruth {
     pub(super) entities: u64,

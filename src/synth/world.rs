@@ -106,7 +106,7 @@ pub(super) struct World {
     pub(super) parent: Vec<u32>,
     /// Children of item r (the inverse of `parent`), by rank: regions of a country, cities of a region,
     /// member organisations, works of a creator, subclasses, child taxa.
-    pub(super) children: Vec<Vec<u32>>,
+    pub(super) children: Csr,
     /// Items of a class in a country: `local[(slot, country position)]`, by rank (slot: see `slot`).
     local: Vec<Vec<u32>>,
     /// Official language (item rank) of each country, by country position.
@@ -118,8 +118,52 @@ pub(super) struct World {
     /// Teacher of a human (a more popular human of the same country), or NONE.
     pub(super) teacher: Vec<u32>,
     /// Students of a human (the inverse of `teacher`), by rank.
-    pub(super) students: Vec<Vec<u32>>,
+    pub(super) students: Csr,
     seed: u64,
+}
+
+/// A list per item in one flat array (compressed sparse rows): 4 bytes per item and 4 per listed member,
+/// where a `Vec` per item cost 24 bytes per item plus an allocation for each non-empty list (the world of a
+/// 112 M-line dump held ≈ 5 GB of list headers alone).
+pub(super) struct Csr {
+    /// `start[r]..start[r + 1]` is item r's range of `data`.
+    start: Vec<u32>,
+    data: Vec<u32>,
+}
+
+impl Csr {
+    /// The inverse of `up` (item r is listed under `up[r]` unless it is NONE), each list in rank order.
+    fn inverse(up: &[u32]) -> Csr {
+        let n = up.len();
+        let mut start = vec![0u32; n + 1];
+        for &p in up {
+            if p != NONE {
+                start[p as usize + 1] += 1;
+            }
+        }
+        for i in 0..n {
+            start[i + 1] += start[i];
+        }
+        let mut data = vec![0u32; start[n] as usize];
+        // start[p] is the cursor of list p while filling; afterwards it holds the old start[p + 1].
+        for (r, &p) in up.iter().enumerate() {
+            if p != NONE {
+                data[start[p as usize] as usize] = r as u32;
+                start[p as usize] += 1;
+            }
+        }
+        for i in (1..=n).rev() {
+            start[i] = start[i - 1];
+        }
+        start[0] = 0;
+        Csr { start, data }
+    }
+
+    /// The list of item r.
+    pub(super) fn of(&self, r: u32) -> &[u32] {
+        let r = r as usize;
+        &self.data[self.start[r] as usize..self.start[r + 1] as usize]
+    }
 }
 
 /// Which classes have per-country lists.
@@ -203,7 +247,11 @@ impl World {
                 })
             })
             .collect();
-        let mut members: Vec<Vec<u32>> = vec![Vec::new(); N_CLS];
+        let mut sizes = [0usize; N_CLS];
+        for &c in &cls {
+            sizes[c as usize] += 1;
+        }
+        let mut members: Vec<Vec<u32>> = sizes.iter().map(|&k| Vec::with_capacity(k)).collect();
         let mut pos = vec![0u32; n];
         for (r, &c) in cls.iter().enumerate() {
             pos[r] = members[c as usize].len() as u32;
@@ -305,12 +353,7 @@ impl World {
                 _ => {}
             }
         }
-        let mut children: Vec<Vec<u32>> = vec![Vec::new(); n];
-        for r in 0..n {
-            if parent[r] != NONE {
-                children[parent[r] as usize].push(r as u32);
-            }
-        }
+        let children = Csr::inverse(&parent);
         let langs = &members[Cls::Language as usize];
         let conts = &members[Cls::Continent as usize];
         let language = (0..n_c)
@@ -333,17 +376,16 @@ impl World {
         }
         // Teachers: about a third of the humans studied under a more popular human of their country.
         let mut teacher = vec![NONE; n];
-        let mut students: Vec<Vec<u32>> = vec![Vec::new(); n];
         for c in 0..n_c {
             let list = &local[2 * n_c + c];
             for (i, &r) in list.iter().enumerate() {
                 if i > 0 && h(0x7E, u64::from(r)) < 0.35 {
-                    let t = list[heavy_index(h(0x7F, u64::from(r)), i, 2.0)];
-                    teacher[r as usize] = t;
-                    students[t as usize].push(r);
+                    teacher[r as usize] = list[heavy_index(h(0x7F, u64::from(r)), i, 2.0)];
                 }
             }
         }
+        // A teacher's students are of its country, so rank order over all items is the order of the lists.
+        let students = Csr::inverse(&teacher);
         World {
             teacher,
             students,
@@ -381,7 +423,7 @@ impl World {
         let first = (N_CLS + 2 * self.n_countries()) as u32;
         match self.class_item(c) {
             Some(ci) => {
-                let kids = &self.children[ci as usize];
+                let kids = self.children.of(ci);
                 // Children are by rank; the generic ones are those past the administrative classes.
                 let k = kids.partition_point(|&x| self.pos[x as usize] < first);
                 &kids[k..]
@@ -574,7 +616,7 @@ impl World {
             Cls::Region => self.local(Cls::Region, self.country[r as usize]),
             // Municipalities border the municipalities of their region.
             Cls::City if self.parent[r as usize] != NONE => {
-                &self.children[self.parent[r as usize] as usize]
+                self.children.of(self.parent[r as usize])
             }
             _ => return Vec::new(),
         };

@@ -7,34 +7,57 @@ pub fn generate<W: Write>(cfg: &Config, w: W) -> Result<Truth> {
     generate_as(cfg, w, Format::Json, Path::new("-"))
 }
 
-/// Write a dump in `format` to `w` (`path` names the destination in errors).
+/// Write a dump in `format` to `w` (`path` names the destination in errors); returns the whole oracle, whose
+/// sets grow with the dump (tens of bytes per statement): for tests and `--truth`. [`generate_counts_as`]
+/// writes the same bytes in memory that does not grow with the dump.
 pub fn generate_as<W: Write>(cfg: &Config, w: W, format: Format, path: &Path) -> Result<Truth> {
+    Ok(stream(cfg, w, format, path, true)?.0)
+}
+
+/// Write a dump in `format` to `w`, keeping only the sizes of the oracle (the same bytes as [`generate_as`]).
+pub fn generate_counts_as<W: Write>(
+    cfg: &Config,
+    w: W,
+    format: Format,
+    path: &Path,
+) -> Result<Counts> {
+    Ok(stream(cfg, w, format, path, false)?.1)
+}
+
+/// What a worker hands the writer for one block: its bytes and its oracle, whole or as counts.
+type Part = (Vec<u8>, Result<BlockTruth, Counts>);
+
+fn stream<W: Write>(
+    cfg: &Config,
+    w: W,
+    format: Format,
+    path: &Path,
+    full: bool,
+) -> Result<(Truth, Counts)> {
     check(cfg)?;
     let m = Model::new(cfg);
     let mut truth = Truth::default();
-    for p in &m.props {
-        truth.properties.insert(
-            p.id,
-            PropertyTruth {
-                datatype: p.datatype.to_string(),
-                labelled: false,
-                transitive: p.transitive,
-                symmetric: p.symmetric_p31 || p.symmetric_constraint,
-                inverse: p.inverse.clone(),
-            },
-        );
-    }
-    for (j, p) in m.props.iter().enumerate() {
-        let labelled = m.prop_profile(j).labelled;
-        if let Some(pt) = truth.properties.get_mut(&p.id) {
-            pt.labelled = labelled;
+    if full {
+        for (j, p) in m.props.iter().enumerate() {
+            truth.properties.insert(
+                p.id,
+                PropertyTruth {
+                    datatype: p.datatype.to_string(),
+                    labelled: m.prop_profile(j).labelled,
+                    transitive: p.transitive,
+                    symmetric: p.symmetric_p31 || p.symmetric_constraint,
+                    inverse: p.inverse.clone(),
+                },
+            );
         }
     }
+    let mut counts = Counts::default();
     let progress = Progress::new("synth", Some(cfg.entities), Unit::Items("entities"));
     let n = cfg.entities;
     let block = cfg.member_lines.max(1) as u64;
     let n_blocks = n.div_ceil(block);
-    let per_round = (rayon::current_num_threads() as u64 * 2).max(2);
+    let threads = rayon::current_num_threads();
+    let per_round = (threads as u64 * 2).max(2);
     let level = flate2::Compression::new(cfg.gzip_level.min(9));
 
     let mut sink = match format {
@@ -52,32 +75,73 @@ pub fn generate_as<W: Write>(cfg: &Config, w: W, format: Format, path: &Path) ->
         }
     };
     write_part(&mut sink, head)?;
-    let mut b0 = 0;
-    while b0 < n_blocks {
-        let b1 = (b0 + per_round).min(n_blocks);
-        let parts: Vec<(Vec<u8>, BlockTruth)> = (b0..b1)
-            .into_par_iter()
-            .map(|b| {
-                let (bytes, t) = block_bytes(&m, b * block, ((b + 1) * block).min(n));
-                let bytes = if format == Format::Gzip {
-                    gz::compress_member(&bytes, level)
-                } else {
-                    bytes
-                };
-                (bytes, t)
+    // Rounds of blocks are made on the caller's thread count by a producer thread while this thread writes
+    // the previous round (and merges its oracle), so the workers do not wait for a slow reader of the output.
+    // The rendezvous channel holds nothing: at most the round being written, the one handed over and the one
+    // being made are in memory (3 × per_round blocks).
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(|i| format!("synth-{i}"))
+        .build()
+        .map_err(|e| {
+            Error::io(
+                path,
+                std::io::Error::other(format!("cannot start {threads} threads: {e}")),
+            )
+        })?;
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Part>>(0);
+    let m = &m;
+    let written: Result<()> = std::thread::scope(|scope| {
+        scope.spawn(move || {
+            pool.install(|| {
+                let mut b0 = 0;
+                while b0 < n_blocks {
+                    let b1 = (b0 + per_round).min(n_blocks);
+                    let parts: Vec<Part> = (b0..b1)
+                        .into_par_iter()
+                        .map(|b| {
+                            let (bytes, t) = block_bytes(m, b * block, ((b + 1) * block).min(n));
+                            let bytes = if format == Format::Gzip {
+                                gz::compress_member(&bytes, level)
+                            } else {
+                                bytes
+                            };
+                            (bytes, if full { Ok(t) } else { Err(t.counts()) })
+                        })
+                        .collect();
+                    if tx.send(parts).is_err() {
+                        // The writer stopped on an error: nothing more to make.
+                        return;
+                    }
+                    b0 = b1;
+                }
             })
-            .collect();
-        for (bytes, t) in parts {
-            sink.write_all(&bytes).at(path)?;
-            progress.inc(t.entities);
-            truth.merge(t);
+        });
+        for parts in rx {
+            for (bytes, t) in parts {
+                sink.write_all(&bytes).at(path)?;
+                match t {
+                    Ok(t) => {
+                        progress.inc(t.entities);
+                        truth.merge(t);
+                    }
+                    Err(c) => {
+                        progress.inc(c.entities);
+                        counts.add(&c);
+                    }
+                }
+            }
         }
-        b0 = b1;
-    }
+        Ok(())
+    });
+    written?;
     write_part(&mut sink, tail)?;
     sink.finish().at(path)?;
     progress.finish();
-    Ok(truth)
+    if full {
+        counts = truth.counts();
+    }
+    Ok((truth, counts))
 }
 
 /// The output stream of `generate_as`, finished explicitly so that compressor errors are not lost on drop.
@@ -154,12 +218,21 @@ pub(super) fn check(cfg: &Config) -> Result<()> {
 /// Write `path` atomically in the format its extension names; returns what was written. Missing parent
 /// folders are created (as every stage does for its `--out`), after the name is accepted.
 pub fn write_file(cfg: &Config, path: &Path) -> Result<Truth> {
+    Ok(write_file_as(cfg, path, true)?.0)
+}
+
+/// As [`write_file`], keeping only the sizes of the oracle (memory that does not grow with the dump).
+pub fn write_file_counts(cfg: &Config, path: &Path) -> Result<Counts> {
+    Ok(write_file_as(cfg, path, false)?.1)
+}
+
+fn write_file_as(cfg: &Config, path: &Path, full: bool) -> Result<(Truth, Counts)> {
     let format = Format::from_path(path)?;
     ensure_parent(path)?;
     let mut file = AtomicFile::create(path)?;
-    let truth = generate_as(cfg, &mut file, format, path)?;
+    let got = stream(cfg, &mut file, format, path, full)?;
     file.commit()?;
-    Ok(truth)
+    Ok(got)
 }
 
 /// Create the folders above `path` when they are missing.
