@@ -11,7 +11,76 @@ pub(super) struct J<'a> {
     pub(super) legacy: bool,
 }
 
+/// Bytes that `J::str` escapes: `MODERN` in both serialisations (`"`, `\\`, control characters), `LEGACY` in
+/// the 2015 one (those, `/` and every byte of a non-ASCII character).
+const MODERN: u8 = 1;
+const LEGACY: u8 = 2;
+static ESCAPE: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        let modern = b == b'"' as usize || b == b'\\' as usize || b < 0x20;
+        let legacy = modern || b == b'/' as usize || b >= 0x80;
+        t[b] = ((modern as u8) * MODERN) | ((legacy as u8) * LEGACY);
+        b += 1;
+    }
+    t
+};
+
+/// Decimal digits of `n` (what `{n}` writes), without the formatting machinery.
+pub(super) fn push_u64(out: &mut Vec<u8>, mut n: u64) {
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&buf[i..]);
+}
+
 impl J<'_> {
+    /// A JSON string of an id, `"Q42"` or `"P31"` (what `str(&id.to_string())` writes: no byte of it is
+    /// escaped in either serialisation).
+    pub(super) fn id(&mut self, letter: u8, n: u64) {
+        self.out.push(b'"');
+        self.out.push(letter);
+        push_u64(self.out, n);
+        self.out.push(b'"');
+    }
+    /// `"P31":`, as `key`.
+    pub(super) fn key_id(&mut self, letter: u8, n: u64) {
+        self.id(letter, n);
+        self.out.push(b':');
+    }
+    /// A JSON string of decimal digits.
+    pub(super) fn digits(&mut self, n: u64) {
+        self.out.push(b'"');
+        push_u64(self.out, n);
+        self.out.push(b'"');
+    }
+    /// A JSON string of `n` random hex digits (as `str(&hex(rng, n, upper))`, with the same draws).
+    pub(super) fn hex(&mut self, rng: &mut ChaCha8Rng, n: usize, upper: bool) {
+        self.out.push(b'"');
+        push_hex(self.out, rng, n, upper);
+        self.out.push(b'"');
+    }
+    /// A statement GUID `"Q42$…"` (as `str(&guid(rng, entity))`, with the same draws; `entity` is an id,
+    /// which no serialisation escapes).
+    pub(super) fn guid(&mut self, rng: &mut ChaCha8Rng, entity: &str) {
+        debug_assert!(entity.bytes().all(|b| b.is_ascii_alphanumeric()));
+        let upper = rng.random_bool(0.5);
+        self.out.push(b'"');
+        self.out.extend_from_slice(entity.as_bytes());
+        for (k, n) in [8, 4, 4, 4, 12].into_iter().enumerate() {
+            self.out.push(if k == 0 { b'$' } else { b'-' });
+            push_hex(self.out, rng, n, upper);
+        }
+        self.out.push(b'"');
+    }
     pub(super) fn raw(&mut self, s: &str) {
         self.out.extend_from_slice(s.as_bytes());
     }
@@ -22,11 +91,11 @@ impl J<'_> {
     pub(super) fn str(&mut self, s: &str) {
         self.out.push(b'"');
         let bytes = s.as_bytes();
-        let legacy = self.legacy;
+        let mask = if self.legacy { LEGACY } else { MODERN };
         let (mut start, mut i) = (0, 0);
         while i < bytes.len() {
             let b = bytes[i];
-            if !(b == b'"' || b == b'\\' || b < 0x20 || (legacy && (b == b'/' || b >= 0x80))) {
+            if ESCAPE[usize::from(b)] & mask == 0 {
                 i += 1;
                 continue;
             }
@@ -159,24 +228,31 @@ pub(super) fn script_name(lang: &str, base: &str, rng: &mut ChaCha8Rng) -> Strin
     }
 }
 
+/// `n` random hex digits: one draw of 64 bits per 16 digits.
+#[cfg(test)]
 pub(super) fn hex(rng: &mut ChaCha8Rng, n: usize, upper: bool) -> String {
+    let mut v = Vec::with_capacity(n);
+    push_hex(&mut v, rng, n, upper);
+    String::from_utf8(v).expect("hex digits")
+}
+
+fn push_hex(out: &mut Vec<u8>, rng: &mut ChaCha8Rng, n: usize, upper: bool) {
     let digits: &[u8; 16] = if upper {
         b"0123456789ABCDEF"
     } else {
         b"0123456789abcdef"
     };
-    let mut s = String::with_capacity(n);
     let mut bits = 0u64;
     for i in 0..n {
         if i % 16 == 0 {
             bits = rng.random();
         }
-        s.push(digits[(bits & 15) as usize] as char);
+        out.push(digits[(bits & 15) as usize]);
         bits >>= 4;
     }
-    s
 }
 
+#[cfg(test)]
 pub(super) fn guid(rng: &mut ChaCha8Rng, entity: &str) -> String {
     let upper = rng.random_bool(0.5);
     format!(
@@ -249,6 +325,34 @@ mod tests {
     }
 
     proptest! {
+        /// The direct writers of ids, digits, hashes and GUIDs write what `str` of the formatted string wrote
+        /// (the generator before they existed), with the same random draws after them.
+        #[test]
+        fn direct_writers_match_str_of_the_formatted_string(n: u64, seed: u64, legacy: bool, len in 0usize..50) {
+            let mut a = Vec::new();
+            let mut b = Vec::new();
+            let (mut ra, mut rb) = (ChaCha8Rng::seed_from_u64(seed), ChaCha8Rng::seed_from_u64(seed));
+            {
+                let mut j = J { out: &mut a, legacy };
+                j.id(b'Q', n);
+                j.key_id(b'P', n);
+                j.digits(n);
+                j.hex(&mut ra, len, n % 2 == 0);
+                j.guid(&mut ra, &format!("Q{n}"));
+                j.num(ra.random::<u64>());
+            }
+            {
+                let mut j = J { out: &mut b, legacy };
+                j.str(&Qid(n).to_string());
+                j.key(&Pid(n).to_string());
+                j.str(&n.to_string());
+                j.str(&hex(&mut rb, len, n % 2 == 0));
+                j.str(&guid(&mut rb, &format!("Q{n}")));
+                j.num(rb.random::<u64>());
+            }
+            prop_assert_eq!(a, b);
+        }
+
         #[test]
         fn runs_of_plain_bytes_escape_like_one_character_at_a_time(s in "\\PC*|[\"\\\\/\\n\\t\\x00-\\x1f aé😀]*", legacy: bool) {
             prop_assert_eq!(fast(&s, legacy), reference(&s, legacy));

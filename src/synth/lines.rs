@@ -18,7 +18,7 @@ impl<'m> Gen<'m> {
         j.num(q.0);
         if !self.legacy {
             j.raw(",\"id\":");
-            j.str(&q.to_string());
+            j.id(b'Q', q.0);
         }
         j.raw("},\"type\":\"wikibase-entityid\"}");
     }
@@ -109,7 +109,7 @@ impl<'m> Gen<'m> {
                 j.num(p.0);
                 if !self.legacy {
                     j.raw(",\"id\":");
-                    j.str(&p.to_string());
+                    j.id(b'P', p.0);
                 }
                 j.raw("},\"type\":\"wikibase-entityid\"}");
             }
@@ -141,7 +141,7 @@ impl<'m> Gen<'m> {
             }
             "external-id" => {
                 j.raw("{\"value\":");
-                j.str(&self.rng.random_range(10_000u64..999_999_999).to_string());
+                j.digits(self.rng.random_range(10_000u64..999_999_999));
                 j.raw(",\"type\":\"string\"}");
             }
             _ => {
@@ -156,11 +156,10 @@ impl<'m> Gen<'m> {
     /// A qualifier or reference snak (with hash) of property `p` holding a generated value.
     pub(super) fn aux_snak(&mut self, j: &mut J, p: &PropDef, name: &str, with_hash: bool) {
         j.raw("{\"snaktype\":\"value\",\"property\":");
-        j.str(&p.id.to_string());
+        j.id(b'P', p.id.0);
         if with_hash {
             j.raw(",\"hash\":");
-            let h = hex(&mut self.rng, 40, false);
-            j.str(&h);
+            j.hex(&mut self.rng, 40, false);
         }
         j.raw(",\"datavalue\":");
         if p.datatype == "wikibase-item" {
@@ -197,7 +196,7 @@ impl<'m> Gen<'m> {
             if i > 0 {
                 j.raw(",");
             }
-            j.key(&p.id.to_string());
+            j.key_id(b'P', p.id.0);
             j.raw("[");
             self.aux_snak(j, p, name, hashes);
             j.raw("]");
@@ -209,7 +208,7 @@ impl<'m> Gen<'m> {
             if i > 0 {
                 j.raw(",");
             }
-            j.str(&p.id.to_string());
+            j.id(b'P', p.id.0);
         }
         j.raw("]");
     }
@@ -441,8 +440,7 @@ pub(super) fn statement(
         g.snak_groups(j, &quals, name, "qualifiers-order", true);
     }
     j.raw(",\"id\":");
-    let id = guid(&mut g.rng, entity);
-    j.str(&id);
+    j.guid(&mut g.rng, entity);
     j.raw(",\"rank\":");
     j.str(rank.as_str());
     if g.rng.random_bool(0.4) {
@@ -461,8 +459,7 @@ pub(super) fn statement(
             j.raw(if first { ",\"references\":[" } else { "," });
             first = false;
             j.raw("{\"hash\":");
-            let h = hex(&mut g.rng, 40, false);
-            j.str(&h);
+            j.hex(&mut g.rng, 40, false);
             j.raw(",\"snaks\":");
             g.snak_groups(j, &defs, name, "snaks-order", false);
             j.raw("}");
@@ -478,7 +475,7 @@ pub(super) fn snak_head(j: &mut J, snaktype: &str, p: &PropDef) {
     j.raw("{\"snaktype\":");
     j.str(snaktype);
     j.raw(",\"property\":");
-    j.str(&p.id.to_string());
+    j.id(b'P', p.id.0);
 }
 
 pub(super) fn item_line(
@@ -539,7 +536,7 @@ pub(super) fn item_line(
             if ci > 0 {
                 j.raw(",");
             }
-            j.key(&p.id.to_string());
+            j.key_id(b'P', p.id.0);
             j.raw("[");
             // The statements of this claim: the schema's objects, or a heavy-tailed number of generated values.
             let mut plan: Vec<Plan> = match schema.get(ci) {
@@ -740,7 +737,7 @@ pub(super) fn property_line(
                 },
                 ..p.clone()
             };
-            j.key(&def.id.to_string());
+            j.key_id(b'P', def.id.0);
             j.raw("[");
             for (si, (rk, snak)) in snaks.iter().enumerate() {
                 if si > 0 {
@@ -757,7 +754,7 @@ pub(super) fn property_line(
                             j.num(pp.0);
                             if !g.legacy {
                                 j.raw(",\"id\":");
-                                j.str(&pp.to_string());
+                                j.id(b'P', pp.0);
                             }
                             j.raw("},\"type\":\"wikibase-entityid\"}");
                         }
