@@ -52,8 +52,10 @@ use std::time::Instant;
 
 /// Padding id in walks (walks shorter than the walk length, e.g. from isolated nodes).
 pub const PAD: u32 = crate::walks::PAD;
-/// Default number of logical blocks (see [`TrainConfig::blocks`]).
+/// Most logical blocks the default (`blocks = 0`, automatic) chooses (see [`TrainConfig::blocks`]).
 pub const BLOCKS: usize = 64;
+/// Nodes per block at least, when the number of blocks is automatic.
+pub const NODES_PER_BLOCK: usize = 32;
 /// Default prefetch distance in batches.
 pub const PREFETCH_AHEAD: usize = 3;
 /// Rows per initialisation block (each block of input rows has its own random stream).
@@ -99,13 +101,15 @@ pub struct TrainConfig {
     /// Input vectors start uniform in (−init/dim, init/dim): 0.5 is word2vec's C tool, 1.0 is gensim ≥ 4's.
     /// Typical 0.5–1.0 (default 1.0: measured better link prediction, see BENCHMARKS.md "Training").
     pub init: f32,
-    /// Prefetch distance in batches: the rows of a thread's batch `k + prefetch` are requested while batch `k`
-    /// is computed; 0 = off. Typical 1–3 (default 3). Does not change results.
+    /// Prefetch distance in walks: the rows of a thread's walk `k + prefetch` are requested while walk `k`
+    /// is trained; 0 = off. Typical 1–3 (default 3). Does not change results.
     pub prefetch: usize,
     /// Logical blocks the walks are cut into, each with its own random stream; all advance in lockstep, one
-    /// minibatch per super-step (see `train::sgd`). Part of the result like the seed — the thread count is not:
-    /// `-j` only spreads the blocks over threads (at most `blocks` threads work). Typical 16–256 (default 64):
-    /// more blocks mean more parallel work per barrier and staler updates (as Hogwild with that many workers).
+    /// walk per super-step (see `train::sgd`). Part of the result like the seed — the thread count is not:
+    /// `-j` only spreads the blocks over threads (at most `blocks` threads work). 0 (the default) = automatic:
+    /// one block per 32 nodes of the graph, at most 64 (a function of the input, never of `-j`). More blocks
+    /// mean more parallel work per barrier and staler updates: a super-step trains `blocks` walks against
+    /// the same snapshot, which a graph of a few dozen nodes cannot absorb. Typical 16–64.
     pub blocks: usize,
 }
 
@@ -123,12 +127,22 @@ impl Default for TrainConfig {
             sigmoid: Sigmoid::Exact,
             prefetch: PREFETCH_AHEAD,
             init: 1.0,
-            blocks: BLOCKS,
+            blocks: 0,
         }
     }
 }
 
 impl TrainConfig {
+    /// The number of blocks a graph of `n_nodes` nodes is trained with: `blocks`, or when it is 0 one per
+    /// [`NODES_PER_BLOCK`] nodes, between 1 and [`BLOCKS`].
+    pub fn blocks_for(&self, n_nodes: usize) -> usize {
+        if self.blocks > 0 {
+            self.blocks
+        } else {
+            (n_nodes / NODES_PER_BLOCK).clamp(1, BLOCKS)
+        }
+    }
+
     /// Check ranges.
     pub fn validate(&self) -> Result<()> {
         let bad = |m: &str| Err(Error::Config(format!("train: {m}")));
@@ -150,8 +164,8 @@ impl TrainConfig {
         if !(self.min_alpha >= 0.0 && self.min_alpha <= self.alpha) {
             return bad("min_alpha must be in [0, alpha]");
         }
-        if self.blocks == 0 || self.blocks > 1 << 16 {
-            return bad("blocks must be in 1..=65536");
+        if self.blocks > 1 << 16 {
+            return bad("blocks must be in 0..=65536 (0: automatic)");
         }
         if self.prefetch > 64 {
             return bad("prefetch must be in 0..=64");
@@ -177,8 +191,10 @@ pub struct TrainStats {
     pub pairs: u64,
     /// Minibatches (one per kept centre with at least one context).
     pub batches: u64,
-    /// Super-steps (every block advances by one batch per step).
+    /// Super-steps (every block advances by one walk per step).
     pub steps: u64,
+    /// Logical blocks (see [`TrainConfig::blocks`]).
+    pub blocks: u64,
     /// Mean negative-sampling loss per pair, on every 16th batch of each block, over the run.
     pub mean_loss: f64,
     /// Nodes that occur in the walks.
@@ -317,10 +333,11 @@ pub fn train_with(
     let n_walks = n_ids.checked_div(walk_len).unwrap_or(0);
     // Counts, per node and per block, reading the walks a piece at a time.
     let mut counts = vec![0u64; n_nodes];
-    let mut block_words = vec![0u64; cfg.blocks];
+    let blocks = cfg.blocks_for(n_nodes);
+    let mut block_words = vec![0u64; blocks];
     let mut piece = vec![0u32; COUNT_PIECE.min(n_ids)];
     for (b, bw) in block_words.iter_mut().enumerate() {
-        let walks = sgd::block_walks(b, cfg.blocks, n_walks);
+        let walks = sgd::block_walks(b, blocks, n_walks);
         let (mut from, end) = (walks.start * walk_len, walks.end * walk_len);
         while from < end {
             let n = piece.len().min(end - from);
@@ -366,6 +383,7 @@ pub fn train_with(
         vocab,
         threads: threads as u64,
         kernel: kernel.name().to_string(),
+        blocks: blocks as u64,
         ..TrainStats::default()
     };
     let start = Instant::now();
@@ -400,7 +418,7 @@ pub fn train_with(
             epochs: cfg.epochs,
             alpha: cfg.alpha,
             min_alpha: cfg.min_alpha,
-            blocks: cfg.blocks,
+            blocks,
             prefetch: cfg.prefetch,
             seed: cfg.seed,
             sigma: match cfg.sigmoid {
@@ -431,6 +449,12 @@ pub fn train_with(
         };
     }
     stats.seconds = start.elapsed().as_secs_f64();
+    if let Some(i) = syn0[off0..off0 + len].iter().position(|x| !x.is_finite()) {
+        return Err(Error::Config(format!(
+            "train: the vectors diverged (node {} holds a non-finite value); lower alpha, or blocks if set",
+            i / dim
+        )));
+    }
     stats.words = words * cfg.epochs as u64;
     stats.words_per_sec = stats.words as f64 / stats.seconds.max(1e-9);
     let vectors = Array2::from_shape_vec((n_nodes, dim), unaligned(syn0, off0, len))
@@ -489,6 +513,7 @@ pub fn run_with(dir: &Path, cfg: &TrainConfig, force: bool) -> Result<Manifest> 
     m.timings.insert("write".into(), t_write);
     m.counts.insert("batches".into(), s.batches);
     m.counts.insert("steps".into(), s.steps);
+    m.counts.insert("blocks".into(), s.blocks);
     m.extra = serde_json::json!({
         "words_per_sec": s.words_per_sec,
         "mean_loss": s.mean_loss,
@@ -547,7 +572,7 @@ pub struct TrainOpts {
     /// Seed [default 42].
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Logical blocks (part of the result, unlike -j) [default 64].
+    /// Logical blocks (part of the result, unlike -j) [default 0: one per 32 nodes, at most 64].
     #[arg(long)]
     pub blocks: Option<usize>,
 }
@@ -766,6 +791,51 @@ mod tests {
         }
     }
 
+    #[test]
+    fn automatic_blocks_follow_the_graph_not_the_threads() {
+        let auto = TrainConfig::default();
+        assert_eq!(auto.blocks, 0);
+        for (nodes, want) in [
+            (0, 1),
+            (20, 1),
+            (63, 1),
+            (64, 2),
+            (200, 6),
+            (2266, 64),
+            (1 << 20, 64),
+        ] {
+            assert_eq!(auto.blocks_for(nodes), want, "{nodes} nodes");
+        }
+        let set = TrainConfig {
+            blocks: 10,
+            ..TrainConfig::default()
+        };
+        assert_eq!(set.blocks_for(20), 10);
+        // The 20-node graph trains in one block at every thread count.
+        let (data, len) = two_cliques_walks(2);
+        let src: &[u32] = &data;
+        let h = Progress::hidden();
+        let a = train_with(&src, len, 20, &auto, Kernel::Scalar, 1, &h).unwrap();
+        let b = train_with(&src, len, 20, &auto, Kernel::detect(), 4, &h).unwrap();
+        assert_eq!((a.stats.blocks, b.stats.blocks, b.stats.threads), (1, 1, 1));
+        assert_eq!(a.vectors, b.vectors);
+    }
+
+    /// Vectors that overflow are an error naming the cause, never a file of NaN.
+    #[test]
+    fn divergence_is_an_error() {
+        let (data, len) = two_cliques_walks(2);
+        let cfg = TrainConfig {
+            alpha: 1e30,
+            min_alpha: 1e30,
+            ..TrainConfig::default()
+        };
+        let e = train(&data, len, 20, &cfg, &Progress::hidden())
+            .err()
+            .unwrap();
+        assert!(e.to_string().contains("diverged"), "{e}");
+    }
+
     /// 8 communities of 25 nodes, 600 walks: every thread count (more threads than cores, and thread counts
     /// that do not divide the blocks) and every SIMD build gives the same bits, with and without subsampling,
     /// over several epochs and with the σ table.
@@ -796,6 +866,7 @@ mod tests {
             TrainConfig {
                 dim: 32,
                 epochs: 2,
+                blocks: 16,
                 ..TrainConfig::default()
             },
             TrainConfig {
@@ -831,6 +902,7 @@ mod tests {
                     kernel.name()
                 );
                 assert_eq!(t.stats.threads, threads.min(cfg.blocks) as u64);
+                assert_eq!(t.stats.blocks, cfg.blocks as u64);
                 assert_eq!(
                     (t.stats.pairs, t.stats.batches, t.stats.mean_loss.to_bits()),
                     (

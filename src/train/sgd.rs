@@ -100,7 +100,7 @@ pub struct Plan<'a> {
     pub min_alpha: f32,
     /// Logical blocks.
     pub blocks: usize,
-    /// Batches ahead whose rows are prefetched.
+    /// Walks ahead whose rows are prefetched.
     pub prefetch: usize,
     /// Seed of the blocks' streams.
     pub seed: u64,
@@ -295,31 +295,45 @@ impl Drop for PoisonOnUnwind<'_> {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// Blocks and their batches
+// Blocks and their work
 
-/// The batch a block produced in the current super-step, and its deltas.
+/// The walk a block drew for the current super-step, and after *compute* its deltas.
 #[derive(Default)]
-struct Batch {
-    /// `nctx` context ids (rows of `syn0`), then the targets (rows of `syn1`), the centre first.
+struct Work {
+    /// The distinct rows the walk touches, each once in order of first use: `n0` rows of `syn0` (its nodes
+    /// as contexts), then rows of `syn1` (its centres and noise nodes).
     ids: Vec<u32>,
-    nctx: usize,
+    n0: usize,
+    /// For each kept position of the walk, the local row (index into `ids`) of its node as a context.
+    sent: Vec<u32>,
+    /// For each position, its reduced window.
+    win: Vec<u32>,
+    /// The targets of every position (local `syn1` rows counted from `n0`, the centre first), and where
+    /// each position's targets end.
+    tgt: Vec<u32>,
+    tgt_end: Vec<u32>,
     lr: f32,
-    /// One delta row per id.
+    /// One row per id: during *compute* the walk's working copy, then its delta against the snapshot.
     delta: Vec<f32>,
     /// The thread that applies each delta.
     owner: Vec<u8>,
 }
 
-impl Batch {
+impl Work {
     fn clear(&mut self) {
         self.ids.clear();
-        self.nctx = 0;
+        self.n0 = 0;
+        self.sent.clear();
+        self.win.clear();
+        self.tgt.clear();
+        self.tgt_end.clear();
+        self.owner.clear();
     }
 }
 
-/// A block's batch, shared under the phase discipline: during *compute* only the block's thread touches
+/// A block's work, shared under the phase discipline: during *compute* only the block's thread touches
 /// it; during *apply* every thread reads it and none writes.
-struct Slot(UnsafeCell<Batch>);
+struct Slot(UnsafeCell<Work>);
 
 // SAFETY: see the type's documentation; the barriers order the phases.
 unsafe impl Sync for Slot {}
@@ -333,7 +347,6 @@ struct Block {
     buf_walks: usize,
     rng: ChaCha8Rng,
     sentence: Vec<u32>,
-    pos: usize,
     words: u64,
     done: u64,
     epoch: usize,
@@ -345,8 +358,58 @@ struct Block {
     loss_n: u64,
 }
 
-/// Per-thread scratch: the gathered rows, logits and gradients of one batch.
-#[derive(Default)]
+/// The local row of each id of a walk: open addressing over `(matrix, id)` keys, emptied in O(1) per walk
+/// by a generation stamp.
+struct RowIndex {
+    keys: Vec<u64>,
+    vals: Vec<u32>,
+    stamp: Vec<u32>,
+    gen: u32,
+    shift: u32,
+}
+
+impl RowIndex {
+    /// Room for `n` keys at a load of at most one half.
+    fn new(n: usize) -> RowIndex {
+        let cap = (2 * n).next_power_of_two().max(16);
+        RowIndex {
+            keys: vec![0; cap],
+            vals: vec![0; cap],
+            stamp: vec![0; cap],
+            gen: 1,
+            shift: 64 - cap.trailing_zeros(),
+        }
+    }
+
+    fn reset(&mut self) {
+        self.gen = self.gen.wrapping_add(1);
+        if self.gen == 0 {
+            self.stamp.fill(0);
+            self.gen = 1;
+        }
+    }
+
+    /// The value of `key`, inserting `next` if it is new (returns `(value, inserted)`).
+    #[inline(always)]
+    fn get_or_insert(&mut self, key: u64, next: u32) -> (u32, bool) {
+        let mask = self.keys.len() - 1;
+        let mut h = (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize;
+        loop {
+            if self.stamp[h] != self.gen {
+                self.stamp[h] = self.gen;
+                self.keys[h] = key;
+                self.vals[h] = next;
+                return (next, true);
+            }
+            if self.keys[h] == key {
+                return (self.vals[h], false);
+            }
+            h = (h + 1) & mask;
+        }
+    }
+}
+
+/// Per-thread scratch: the gathered rows, logits and gradients of one position, and the row index.
 struct Scratch {
     c: Vec<f32>,
     o: Vec<f32>,
@@ -354,6 +417,29 @@ struct Scratch {
     sg: Vec<f32>,
     g: Vec<f32>,
     gt: Vec<f32>,
+    dc: Vec<f32>,
+    dout: Vec<f32>,
+    ids1: Vec<u32>,
+    noise: Vec<u32>,
+    index: RowIndex,
+}
+
+impl Scratch {
+    fn new(plan: &Plan) -> Scratch {
+        Scratch {
+            c: Vec::new(),
+            o: Vec::new(),
+            logits: Vec::new(),
+            sg: Vec::new(),
+            g: Vec::new(),
+            gt: Vec::new(),
+            dc: Vec::new(),
+            dout: Vec::new(),
+            ids1: Vec::new(),
+            noise: Vec::new(),
+            index: RowIndex::new(plan.walk_len * (plan.negative + 2)),
+        }
+    }
 }
 
 struct Ctx<'a> {
@@ -377,7 +463,6 @@ impl Block {
             buf_walks: 0,
             rng: stream_rng(0, 0, 0),
             sentence: Vec::with_capacity(walk_len),
-            pos: 0,
             words,
             done: 0,
             epoch: 0,
@@ -396,7 +481,6 @@ impl Block {
         self.buf_walks = 0;
         self.buf_first = self.walks.start;
         self.sentence.clear();
-        self.pos = 0;
         self.done = 0;
         self.epoch = epoch;
     }
@@ -453,42 +537,63 @@ impl Block {
             self.done += raw;
             *words += raw;
             self.kept += self.sentence.len() as u64;
-            self.pos = 0;
             if self.sentence.len() >= 2 {
                 return true;
             }
         }
     }
 
-    /// Draw this block's next batch into `b`; false when the block has no more work this epoch.
-    fn next_batch(&mut self, ctx: &Ctx, b: &mut Batch, words: &mut u64) -> bool {
+    /// Draw this block's next walk into `w`: its windows and noise, position by position, and the distinct
+    /// rows they touch; false when the block has no more work this epoch.
+    fn next_walk(&mut self, ctx: &Ctx, w: &mut Work, s: &mut Scratch, words: &mut u64) -> bool {
         let plan = ctx.plan;
-        b.clear();
-        if self.pos >= self.sentence.len() && !self.load_walk(ctx, words) {
+        w.clear();
+        if !self.load_walk(ctx, words) {
             return false;
         }
-        let s = &self.sentence;
-        let i = self.pos;
-        let reduce = ((self.rng.next_u32() as u64 * plan.window as u64) >> 32) as usize;
-        let win = plan.window - reduce;
-        let (lo, hi) = (i.saturating_sub(win), (i + win).min(s.len() - 1));
-        for (j, &c) in s.iter().enumerate().take(hi + 1).skip(lo) {
-            if j != i {
-                b.ids.push(c);
+        let index = &mut s.index;
+        index.reset();
+        for &c in &self.sentence {
+            let (r, new) = index.get_or_insert(c as u64, w.ids.len() as u32);
+            if new {
+                w.ids.push(c);
             }
+            w.sent.push(r);
         }
-        b.nctx = b.ids.len();
-        let centre = s[i];
-        b.ids.push(centre);
-        for _ in 0..plan.negative {
-            let n = plan.alias.sample(self.rng.next_u64());
-            if n != centre {
-                b.ids.push(n);
+        w.n0 = w.ids.len();
+        let ids1 = &mut s.ids1;
+        ids1.clear();
+        let len = self.sentence.len();
+        for i in 0..len {
+            let reduce = ((self.rng.next_u32() as u64 * plan.window as u64) >> 32) as usize;
+            let win = plan.window - reduce;
+            let (lo, hi) = (i.saturating_sub(win), (i + win).min(len - 1));
+            self.pairs += (hi - lo) as u64;
+            w.win.push(win as u32);
+            let centre = self.sentence[i];
+            let mut target = |id: u32| {
+                let (r, new) = index.get_or_insert(1 << 32 | id as u64, ids1.len() as u32);
+                if new {
+                    ids1.push(id);
+                }
+                w.tgt.push(r);
+            };
+            target(centre);
+            if i == 0 {
+                s.noise.clear();
+                for _ in 0..plan.negative {
+                    s.noise.push(plan.alias.sample(self.rng.next_u64()));
+                }
             }
+            for &n in &s.noise {
+                if n != centre {
+                    target(n);
+                }
+            }
+            w.tgt_end.push(w.tgt.len() as u32);
         }
-        b.lr = self.lr;
-        self.pos += 1;
-        self.pairs += b.nctx as u64;
+        w.ids.extend_from_slice(ids1);
+        w.lr = self.lr;
         true
     }
 }
@@ -497,87 +602,122 @@ impl Ctx<'_> {
     /// # Safety
     /// Compute phase, and `i` is a block of the calling thread.
     #[allow(clippy::mut_from_ref)]
-    unsafe fn slot_mut(&self, i: usize) -> &mut Batch {
+    unsafe fn slot_mut(&self, i: usize) -> &mut Work {
         // SAFETY: the caller's contract: no other reference to slot i exists.
         unsafe { &mut *self.slots[i].0.get() }
     }
 
     /// # Safety
     /// Apply phase (no slot is written), or `i` is a block of the calling thread.
-    unsafe fn slot(&self, i: usize) -> &Batch {
+    unsafe fn slot(&self, i: usize) -> &Work {
         // SAFETY: the caller's contract: no writer.
         unsafe { &*self.slots[i].0.get() }
     }
 
-    fn prefetch(&self, b: &Batch) {
-        for (r, &id) in b.ids.iter().enumerate() {
-            if r < b.nctx {
-                self.syn0.prefetch(id);
-            } else {
-                self.syn1.prefetch(id);
-            }
+    fn prefetch(&self, w: &Work) {
+        let (a, b) = w.ids.split_at(w.n0);
+        for &id in a {
+            self.syn0.prefetch(id);
+        }
+        for &id in b {
+            self.syn1.prefetch(id);
         }
     }
 
-    /// Compute the deltas of batch `b` against the current matrices.
-    fn compute(&self, b: &mut Batch, blk: &mut Block, s: &mut Scratch) {
-        let n = b.ids.len();
+    /// Train the walk `w` on a working copy of its rows, position by position (each position sees the
+    /// updates of the walk's earlier positions), and leave in `w.delta` what it changed in each row.
+    fn compute(&self, w: &mut Work, blk: &mut Block, s: &mut Scratch) {
+        let n = w.ids.len();
         if n == 0 {
             return;
         }
         let plan = self.plan;
         let d = plan.dim;
-        let (nc, nt) = (b.nctx, n - b.nctx);
-        s.c.resize(nc * d, 0.0);
-        s.o.resize(nt * d, 0.0);
-        for (j, &id) in b.ids[..nc].iter().enumerate() {
+        let n0 = w.n0;
+        w.delta.resize(n * d, 0.0);
+        for (r, &id) in w.ids.iter().enumerate() {
+            let m = if r < n0 { &self.syn0 } else { &self.syn1 };
             // SAFETY: compute phase: nobody writes the matrices.
-            s.c[j * d..(j + 1) * d].copy_from_slice(unsafe { self.syn0.row(id) });
+            w.delta[r * d..(r + 1) * d].copy_from_slice(unsafe { m.row(id) });
         }
-        for (k, &id) in b.ids[nc..].iter().enumerate() {
-            // SAFETY: as above.
-            s.o[k * d..(k + 1) * d].copy_from_slice(unsafe { self.syn1.row(id) });
-        }
-        s.logits.resize(nc * nt, 0.0);
-        plan.kernel.gram(d, &s.c, &s.o, &mut s.logits);
-        s.g.resize(nc * nt, 0.0);
-        s.gt.resize(nc * nt, 0.0);
-        let want_loss = blk.batches.is_multiple_of(LOSS_EVERY);
-        let mut loss = 0f64;
-        s.sg.resize(nc * nt, 0.0);
-        match plan.sigma {
-            Sigma::Exact => plan.kernel.sigmoid(&s.logits, &mut s.sg),
-            Sigma::Table(t) => {
-                for (o, &f) in s.sg.iter_mut().zip(&s.logits) {
-                    *o = kernels::sigmoid_from_table(f, t);
+        let len = w.sent.len();
+        let mut t0 = 0;
+        for i in 0..len {
+            let win = w.win[i] as usize;
+            let (lo, hi) = (i.saturating_sub(win), (i + win).min(len - 1));
+            let t1 = w.tgt_end[i] as usize;
+            let (nc, nt) = (hi - lo, t1 - t0);
+            s.c.resize(nc * d, 0.0);
+            s.o.resize(nt * d, 0.0);
+            let ctxs = (lo..=hi).filter(|&p| p != i).map(|p| w.sent[p] as usize);
+            for (j, r) in ctxs.clone().enumerate() {
+                s.c[j * d..(j + 1) * d].copy_from_slice(&w.delta[r * d..(r + 1) * d]);
+            }
+            for (k, &t) in w.tgt[t0..t1].iter().enumerate() {
+                let r = n0 + t as usize;
+                s.o[k * d..(k + 1) * d].copy_from_slice(&w.delta[r * d..(r + 1) * d]);
+            }
+            s.logits.resize(nc * nt, 0.0);
+            plan.kernel.gram(d, &s.c, &s.o, &mut s.logits);
+            s.g.resize(nc * nt, 0.0);
+            s.gt.resize(nc * nt, 0.0);
+            s.sg.resize(nc * nt, 0.0);
+            match plan.sigma {
+                Sigma::Exact => plan.kernel.sigmoid(&s.logits, &mut s.sg),
+                Sigma::Table(t) => {
+                    for (o, &f) in s.sg.iter_mut().zip(&s.logits) {
+                        *o = kernels::sigmoid_from_table(f, t);
+                    }
                 }
             }
-        }
-        for j in 0..nc {
-            for k in 0..nt {
-                let sg = s.sg[j * nt + k];
-                let label = if k == 0 { 1.0 } else { 0.0 };
-                if want_loss {
-                    let p = if k == 0 { sg } else { 1.0 - sg };
-                    loss -= (p.max(1e-7) as f64).ln();
+            let want_loss = blk.batches.is_multiple_of(LOSS_EVERY);
+            let mut loss = 0f64;
+            for j in 0..nc {
+                for k in 0..nt {
+                    let sg = s.sg[j * nt + k];
+                    let label = if k == 0 { 1.0 } else { 0.0 };
+                    if want_loss {
+                        let p = if k == 0 { sg } else { 1.0 - sg };
+                        loss -= (p.max(1e-7) as f64).ln();
+                    }
+                    let g = (label - sg) * w.lr;
+                    s.g[j * nt + k] = g;
+                    s.gt[k * nc + j] = g;
                 }
-                let g = (label - sg) * b.lr;
-                s.g[j * nt + k] = g;
-                s.gt[k * nc + j] = g;
+            }
+            if want_loss {
+                blk.loss += loss;
+                blk.loss_n += nc as u64;
+            }
+            blk.batches += 1;
+            s.dc.resize(nc * d, 0.0);
+            s.dout.resize(nt * d, 0.0);
+            plan.kernel.lincomb(d, &s.g, &s.o, &mut s.dc);
+            plan.kernel.lincomb(d, &s.gt, &s.c, &mut s.dout);
+            for (j, r) in ctxs.enumerate() {
+                plan.kernel
+                    .add_assign(&mut w.delta[r * d..(r + 1) * d], &s.dc[j * d..(j + 1) * d]);
+            }
+            for (k, &t) in w.tgt[t0..t1].iter().enumerate() {
+                let r = n0 + t as usize;
+                plan.kernel.add_assign(
+                    &mut w.delta[r * d..(r + 1) * d],
+                    &s.dout[k * d..(k + 1) * d],
+                );
+            }
+            t0 = t1;
+        }
+        for (r, &id) in w.ids.iter().enumerate() {
+            let m = if r < n0 { &self.syn0 } else { &self.syn1 };
+            // SAFETY: compute phase: nobody writes the matrices.
+            let snap = unsafe { m.row(id) };
+            for (x, &y) in w.delta[r * d..(r + 1) * d].iter_mut().zip(snap) {
+                *x -= y;
             }
         }
-        if want_loss {
-            blk.loss += loss;
-            blk.loss_n += nc as u64;
-        }
-        blk.batches += 1;
-        b.delta.resize(n * d, 0.0);
-        let (dc, dout) = b.delta.split_at_mut(nc * d);
-        plan.kernel.lincomb(d, &s.g, &s.o, dc);
-        plan.kernel.lincomb(d, &s.gt, &s.c, dout);
-        b.owner.clear();
-        b.owner
-            .extend(b.ids.iter().map(|&id| owner(id, self.threads)));
+        w.owner.clear();
+        w.owner
+            .extend(w.ids.iter().map(|&id| owner(id, self.threads)));
     }
 
     /// Add every delta this thread owns, slot by slot in block order.
@@ -585,18 +725,18 @@ impl Ctx<'_> {
         let d = self.plan.dim;
         for i in 0..self.slots.len() {
             // SAFETY: apply phase: no slot is written.
-            let b = unsafe { self.slot(i) };
-            for (r, (&id, &o)) in b.ids.iter().zip(&b.owner).enumerate() {
+            let w = unsafe { self.slot(i) };
+            for (r, (&id, &o)) in w.ids.iter().zip(&w.owner).enumerate() {
                 if o != t {
                     continue;
                 }
-                let m = if r < b.nctx { &self.syn0 } else { &self.syn1 };
+                let m = if r < w.n0 { &self.syn0 } else { &self.syn1 };
                 // SAFETY: apply phase; this thread is the only owner of row `id` (`owner` is a function of the
                 // id), and no slice of the matrix outlives this statement.
                 let row = unsafe { m.row_mut(id) };
                 self.plan
                     .kernel
-                    .add_assign(row, &b.delta[r * d..(r + 1) * d]);
+                    .add_assign(row, &w.delta[r * d..(r + 1) * d]);
             }
         }
     }
@@ -606,7 +746,7 @@ impl Ctx<'_> {
     fn worker(&self, t: usize, first: usize, blocks: &mut [Block]) -> u64 {
         let _guard = PoisonOnUnwind(&self.barrier);
         let plan = self.plan;
-        let mut scratch = Scratch::default();
+        let mut scratch = Scratch::new(plan);
         let mut words = 0u64;
         let mut steps = 0u64;
         'epochs: for epoch in 0..plan.epochs {
@@ -614,19 +754,19 @@ impl Ctx<'_> {
                 blk.start_epoch(plan, first + k, epoch);
             }
             loop {
-                // Draw: every block of this thread produces its batch (ids only).
+                // Draw: every block of this thread draws its next walk (ids only).
                 let mut active = 0;
                 let failed = self.failed.load(Ordering::Relaxed);
                 for (k, blk) in blocks.iter_mut().enumerate() {
                     // SAFETY: compute phase; slot first + k belongs to this thread.
-                    let b = unsafe { self.slot_mut(first + k) };
-                    if !failed && blk.next_batch(self, b, &mut words) {
+                    let w = unsafe { self.slot_mut(first + k) };
+                    if !failed && blk.next_walk(self, w, &mut scratch, &mut words) {
                         active += 1;
                     } else {
-                        b.clear();
+                        w.clear();
                     }
                 }
-                // Compute, prefetching the rows of the batches `prefetch` ahead.
+                // Compute, prefetching the rows of the walks `prefetch` ahead.
                 for k in 0..plan.prefetch.min(blocks.len()) {
                     // SAFETY: compute phase, own slot, read only.
                     self.prefetch(unsafe { self.slot(first + k) });
@@ -660,25 +800,24 @@ impl Ctx<'_> {
         steps
     }
 }
-
 /// Train `syn0` (input vectors, the embeddings) and `syn1` (output vectors), both `rows × dim`, in place.
 pub fn run(plan: &Plan, syn0: &mut [f32], syn1: &mut [f32]) -> Result<Outcome> {
     let n_walks = plan.data.len_ids() / plan.walk_len.max(1);
     let blocks_n = plan.blocks.max(1);
     assert_eq!(plan.block_words.len(), blocks_n, "one word count per block");
     let threads = plan.threads.clamp(1, blocks_n.min(255));
-    let cap = 2 * plan.window + plan.negative + 1;
+    let cap = plan.walk_len * (plan.negative + 2);
     let ctx = Ctx {
         plan,
         syn0: Matrix::new(syn0, plan.dim),
         syn1: Matrix::new(syn1, plan.dim),
         slots: (0..blocks_n)
             .map(|_| {
-                Slot(UnsafeCell::new(Batch {
+                Slot(UnsafeCell::new(Work {
                     ids: Vec::with_capacity(cap),
                     delta: Vec::with_capacity(cap * plan.dim),
                     owner: Vec::with_capacity(cap),
-                    ..Batch::default()
+                    ..Work::default()
                 }))
             })
             .collect(),
@@ -819,7 +958,7 @@ mod tests {
         let mut syn0 = [c0, c1].concat();
         let mut syn1 = [o0, o1].concat();
         let out = run(&plan, &mut syn0, &mut syn1).unwrap();
-        assert_eq!((out.batches, out.pairs, out.steps), (2, 2, 2));
+        assert_eq!((out.batches, out.pairs, out.steps), (2, 2, 1));
         let dot = |a: [f32; 2], b: [f32; 2]| a[0] as f64 * b[0] as f64 + a[1] as f64 * b[1] as f64;
         // Batch 1: g = (1 − σ(c1·o0))·lr; c1 += g·o0, o0 += g·c1 (old c1).
         let g1 = (1.0 - sigma(dot(c1, o0))) * 0.5;
@@ -859,7 +998,7 @@ mod tests {
         let mut syn0 = vec![0.0f32, 0.0, 1.0, 2.0];
         let mut syn1 = vec![0.0f32; 4];
         let out = run(&plan, &mut syn0, &mut syn1).unwrap();
-        assert_eq!((out.batches, out.steps), (4, 2));
+        assert_eq!((out.batches, out.steps), (4, 1));
         // Step 1: both batches: context 0 (zero row) → centre 1: g = 0.5·lr = 0.25, Δo1 = 0.25·c0 = 0, Δc0 =
         // 0.25·o1 = 0. Step 2: context 1 → centre 0: logits c1·o0 = 0, g = 0.25 each, Δo0 = 0.25·(1, 2) from
         // each block: o0 = (0.5, 1.0); Δc1 = 0.25·o0(old) = 0.
