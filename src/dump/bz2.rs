@@ -17,26 +17,28 @@
 //! The magics are looked for at every bit offset (a 256-entry table on the byte that each of the 16 shifted
 //! patterns determines, then a 48-bit compare). A match is only a guess: the same 48 bits can occur inside
 //! compressed data (≈ once per 35 TB of random bits, so in a full dump a few percent of the time; a crafted
-//! file can hold any number). Each guess is decoded as a *piece*: the bits from one candidate to the next are
-//! copied to a byte boundary and wrapped as a one-block stream (`BZh<level>`, the block, the end-of-stream magic
-//! and the block's own CRC as the combined CRC), which the `bzip2` crate's decoder (libbzip2's algorithm)
-//! decodes, checking the block CRC against the decoded bytes, on a rayon worker. A piece counts only when the
-//! block decodes, its CRC matches and it ends exactly at the next candidate. The results are then taken in file
-//! order by a sequential walker that knows where the next block really starts: a piece that starts there and
-//! decoded is accepted; one that starts inside an accepted block (a false match) is dropped; when the piece at
-//! the walker's position fails (its end was a false match), the walker decodes from the same start to the
-//! candidate after, and so on up to the largest size a block can have, and only then reports the block as
-//! damaged, naming its byte and bit offset. At each end-of-stream magic it checks the stored combined CRC
-//! against the accepted blocks' CRCs, then expects another stream header or the end of the file. So every bit
-//! of the file belongs to exactly one accepted block or header/trailer, in order, and the output is the bytes a
-//! sequential decoder gives (tested against the `bzip2` crate's `MultiBzDecoder` and the `bzip2`, `lbzip2` and
-//! `pbzip2` tools).
+//! file can hold any number). Each guess is decoded as a *piece*, the bits from one candidate to the next, by
+//! sword's own block decoder ([`block`]: it reads the block at its bit offset, checks the block CRC against the
+//! decoded bytes, and refuses whatever libbzip2 refuses; the two constructs it leaves to libbzip2's algorithm,
+//! randomised blocks and over-subscribed Huffman codes, go to the `bzip2` crate, the piece re-wrapped as a
+//! one-block stream), on a rayon worker. A piece counts only when the block decodes, its CRC matches and it
+//! ends exactly at the next candidate. The results are then taken in file order by a sequential walker that
+//! knows where the next block really starts: a piece that starts there and decoded is accepted; one that
+//! starts inside an accepted block (a false match) is dropped; when the piece at the walker's position fails
+//! (its end was a false match), the walker decodes the block once more up to the largest size a block can
+//! have, and the block's own end names the real boundary (for a block left to the crate: from the same start to
+//! the candidate after, and so on); a block that still does not decode is damaged, named by its byte and bit
+//! offset and what is wrong (CRC, Huffman code, origPtr, selector, run past the block size...). At each
+//! end-of-stream magic it checks the stored combined CRC against the accepted blocks' CRCs, then expects another
+//! stream header or the end of the file. So every bit of the file belongs to exactly one accepted block or
+//! header/trailer, in order, and the output is the bytes a sequential decoder gives (tested against the `bzip2`
+//! crate's `MultiBzDecoder` and the `bzip2`, `lbzip2` and `pbzip2` tools).
 //!
 //! Memory: at most `window` pieces are in flight or waiting (plus the one the walker re-decodes), each holding
 //! its decoded block (≤ 900 kB of JSON at level 9 in practice; a crafted run-length block can expand to ≈ 46 MB,
-//! still bounded), a copy of its compressed bits (≤ `max_block_bits`, ≈ 2.4 MB at level 9: a longer piece is
-//! refused without being copied, whatever the input) and, while it decodes, one decoder state (≈ 3.6 MB at
-//! level 9).
+//! still bounded); each decoding thread keeps its [`block::Scratch`] (4.5 MB at level 9, whatever the input).
+//! A piece longer than `max_block_bits` (≈ 2.4 MB at level 9) is refused undecoded; only a block left to the
+//! crate is copied (re-wrapped) and needs one crate decoder state (≈ 3.6 MB at level 9).
 
 use crate::error::{Error, Result};
 use block::BlockError;
