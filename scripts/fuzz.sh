@@ -8,7 +8,7 @@
 # Needs the nightly toolchain and cargo-fuzz (`cargo install cargo-fuzz`). Builds into $CARGO_TARGET_DIR
 # (set it apart from the main build's, e.g. a target-fuzz directory). Corpora live in fuzz/corpus/TARGET
 # (git-ignored; an empty one is seeded with a few valid inputs: a gzip and a bzip2 file of two members/streams,
-# an entity line, a dump start); a crash is written to fuzz/artifacts/TARGET/ and makes this script exit 1:
+# an entity line, a dump start, a bzip2 block); a crash is written to fuzz/artifacts/TARGET/ and makes this script exit 1:
 # turn it into a regression test under tests/ (the input as a byte string, the outcome asserted), then fix the
 # code. Prints one line per target: runs, seconds, coverage, corpus size, and whether it found anything.
 set -euo pipefail
@@ -26,6 +26,9 @@ seed() { # seed TARGET: a few valid inputs when the corpus is empty
   case $1 in
     gz_members) { printf '[\n%s\n' "$line" | gzip -c; printf '%s\n]\n' "$line" | gzip -c; } > "$d/two-members" ;;
     bz2_blocks) { printf '[\n%s\n' "$line" | bzip2 -1 -c; printf '%s\n]\n' "$line" | bzip2 -1 -c; } > "$d/two-streams" ;;
+    # bz2_block: a raw block (mode byte 0: level 1, the bits after the magic) and a structured input (mode 1).
+    bz2_block) { printf '\000'; printf '%s' "$line" | bzip2 -1 -c | tail -c +11; } > "$d/raw"
+      printf '\001%s' "$line" > "$d/line" ;;
     entity_line) printf '%s' "$line" > "$d/item" ;;
     dump_start) printf '[\n%s\n' "$line" > "$d/start" ;;
     eval_jsonl) printf '{"id":"a","answer":"True"}\n' > "$d/row" ;;

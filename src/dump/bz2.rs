@@ -17,33 +17,39 @@
 //! The magics are looked for at every bit offset (a 256-entry table on the byte that each of the 16 shifted
 //! patterns determines, then a 48-bit compare). A match is only a guess: the same 48 bits can occur inside
 //! compressed data (≈ once per 35 TB of random bits, so in a full dump a few percent of the time; a crafted
-//! file can hold any number). Each guess is decoded as a *piece*: the bits from one candidate to the next are
-//! copied to a byte boundary and wrapped as a one-block stream (`BZh<level>`, the block, the end-of-stream magic
-//! and the block's own CRC as the combined CRC), which the `bzip2` crate's decoder (libbzip2's algorithm)
-//! decodes, checking the block CRC against the decoded bytes, on a rayon worker. A piece counts only when the
-//! block decodes, its CRC matches and it ends exactly at the next candidate. The results are then taken in file
-//! order by a sequential walker that knows where the next block really starts: a piece that starts there and
-//! decoded is accepted; one that starts inside an accepted block (a false match) is dropped; when the piece at
-//! the walker's position fails (its end was a false match), the walker decodes from the same start to the
-//! candidate after, and so on up to the largest size a block can have, and only then reports the block as
-//! damaged, naming its byte and bit offset. At each end-of-stream magic it checks the stored combined CRC
-//! against the accepted blocks' CRCs, then expects another stream header or the end of the file. So every bit
-//! of the file belongs to exactly one accepted block or header/trailer, in order, and the output is the bytes a
-//! sequential decoder gives (tested against the `bzip2` crate's `MultiBzDecoder` and the `bzip2`, `lbzip2` and
-//! `pbzip2` tools).
+//! file can hold any number). Each guess is decoded as a *piece*, the bits from one candidate to the next, by
+//! sword's own block decoder ([`block`]: it reads the block at its bit offset, checks the block CRC against the
+//! decoded bytes, and refuses whatever libbzip2 refuses; the two constructs it leaves to libbzip2's algorithm,
+//! randomised blocks and over-subscribed Huffman codes, go to the `bzip2` crate, the piece re-wrapped as a
+//! one-block stream), on a rayon worker. A piece counts only when the block decodes, its CRC matches and it
+//! ends exactly at the next candidate. The results are then taken in file order by a sequential walker that
+//! knows where the next block really starts: a piece that starts there and decoded is accepted; one that
+//! starts inside an accepted block (a false match) is dropped; when the piece at the walker's position fails
+//! (its end was a false match), the walker decodes the block once more up to the largest size a block can
+//! have, and the block's own end names the real boundary (for a block left to the crate: from the same start to
+//! the candidate after, and so on); a block that still does not decode is damaged, named by its byte and bit
+//! offset and what is wrong (CRC, Huffman code, origPtr, selector, run past the block size...). At each
+//! end-of-stream magic it checks the stored combined CRC against the accepted blocks' CRCs, then expects another
+//! stream header or the end of the file. So every bit of the file belongs to exactly one accepted block or
+//! header/trailer, in order, and the output is the bytes a sequential decoder gives (tested against the `bzip2`
+//! crate's `MultiBzDecoder` and the `bzip2`, `lbzip2` and `pbzip2` tools).
 //!
 //! Memory: at most `window` pieces are in flight or waiting (plus the one the walker re-decodes), each holding
 //! its decoded block (≤ 900 kB of JSON at level 9 in practice; a crafted run-length block can expand to ≈ 46 MB,
-//! still bounded), a copy of its compressed bits (≤ `max_block_bits`, ≈ 2.4 MB at level 9: a longer piece is
-//! refused without being copied, whatever the input) and, while it decodes, one decoder state (≈ 3.6 MB at
-//! level 9).
+//! still bounded); each decoding thread keeps its [`block::Scratch`] (4.5 MB at level 9, whatever the input).
+//! A piece longer than `max_block_bits` (≈ 2.4 MB at level 9) is refused undecoded; only a block left to the
+//! crate is copied (re-wrapped) and needs one crate decoder state (≈ 3.6 MB at level 9).
 
 use crate::error::{Error, Result};
+use block::BlockError;
+use std::cell::Cell;
 use std::collections::VecDeque;
 use std::panic::{self, AssertUnwindSafe};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
+
+pub mod block;
 
 /// Block magic: the first 48 bits of every block (BCD π).
 pub const BLOCK_MAGIC: u64 = 0x3141_5926_5359;
@@ -218,31 +224,41 @@ fn max_block_bits(level: u8) -> u64 {
     u64::from(level - b'0') * 100_000 * 21 + 200_000
 }
 
-/// Decode the block in bits `[start, end)` of `data`: its bytes and its stored CRC, or why it is not one whole
-/// valid block ending at `end`.
-fn decode_block(
+/// Why bits `[start, end)` cannot be a block of `level` before any decoding (too short, past the data, or longer
+/// than any block can be: such a piece is neither copied nor decoded).
+fn piece_shape(data: &[u8], start: u64, end: u64, level: u8) -> std::result::Result<(), String> {
+    if end < start + 80 || end > data.len() as u64 * 8 {
+        return Err("the block is shorter than its header".into());
+    }
+    if end - start > max_block_bits(level) {
+        return Err("no block ends within the largest size a block can have".into());
+    }
+    Ok(())
+}
+
+/// Decode the block in bits `[start, end)` of `data` with the `bzip2` crate (libbzip2's algorithm), into `out`:
+/// its stored CRC, or why it is not one whole valid block ending at `end`. The piece is re-wrapped as a
+/// one-block stream (the crate's decoder checks the block CRC).
+#[doc(hidden)]
+pub fn decode_block_crate(
     data: &[u8],
     start: u64,
     end: u64,
     level: u8,
-) -> std::result::Result<(Vec<u8>, u32), String> {
-    if end < start + 80 || end > data.len() as u64 * 8 {
-        return Err("the block is shorter than its header".into());
-    }
-    // A piece longer than any block can be is not copied (the copy would be as large as the input).
-    if end - start > max_block_bits(level) {
-        return Err("no block ends within the largest size a block can have".into());
-    }
+    out: &mut Vec<u8>,
+) -> std::result::Result<u32, String> {
+    piece_shape(data, start, end, level)?;
     let mut wrapped = Vec::new();
     rewrap(data, start, end, level, &mut wrapped);
     let mut d = bzip2::Decompress::new(false);
-    let mut out: Vec<u8> = Vec::with_capacity(usize::from(level - b'0') * 100_000 + 4096);
+    out.clear();
+    out.reserve(usize::from(level - b'0') * 100_000 + 4096);
     loop {
         if out.len() == out.capacity() {
             out.reserve(out.len().max(1 << 20));
         }
         let (tin, tout) = (d.total_in(), d.total_out());
-        match d.decompress_vec(&wrapped[tin as usize..], &mut out) {
+        match d.decompress_vec(&wrapped[tin as usize..], out) {
             Ok(bzip2::Status::StreamEnd) => break,
             Ok(_) => {
                 if d.total_in() == tin && d.total_out() == tout && out.len() < out.capacity() {
@@ -261,7 +277,46 @@ fn decode_block(
     if d.total_in() != wrapped.len() as u64 {
         return Err("the block ends before the next magic".into());
     }
-    Ok((out, bits(data, start + 48, 32) as u32))
+    Ok(bits(data, start + 48, 32) as u32)
+}
+
+/// Decode the block in bits `[start, end)` of `data` with sword's own decoder ([`block::decode`]) into `s.out`
+/// (the crate for the constructs it leaves to libbzip2): its stored CRC, or why it is not one whole valid block
+/// ending at `end`.
+#[doc(hidden)]
+pub fn decode_block(
+    data: &[u8],
+    start: u64,
+    end: u64,
+    level: u8,
+    s: &mut block::Scratch,
+) -> std::result::Result<u32, String> {
+    piece_shape(data, start, end, level)?;
+    match block::decode(data, start, end, level - b'0', s) {
+        Ok(b) if b.end == end => Ok(b.crc),
+        Ok(b) => Err(format!(
+            "the block ends at {}, where no magic follows (the next one is at {})",
+            at(b.end),
+            at(end)
+        )),
+        Err(BlockError::Bad { bit, what }) => Err(format!("{what} (at {})", at(bit))),
+        Err(BlockError::Unsupported(_)) => decode_block_crate(data, start, end, level, &mut s.out),
+    }
+}
+
+thread_local! {
+    /// Each decoding thread's buffers (4.5 MB at level 9), kept between blocks.
+    static SCRATCH: Cell<Option<Box<block::Scratch>>> = const { Cell::new(None) };
+}
+
+/// Run `f` with this thread's scratch buffers. They are taken out while `f` runs, so a nested call (a rayon
+/// task run while `f` waits) gets fresh ones instead of a double borrow.
+fn with_scratch<R>(f: impl FnOnce(&mut block::Scratch) -> R) -> R {
+    let mut s = SCRATCH.with(|c| c.take()).unwrap_or_default();
+    let r = f(&mut s);
+    s.trim();
+    SCRATCH.with(|c| c.set(Some(s)));
+    r
 }
 
 /// What [`par_blocks`] did.
@@ -304,17 +359,17 @@ fn run_piece<T>(
     if cancel.load(Ordering::Relaxed) {
         return Outcome::Cancelled;
     }
-    match decode_block(data, p.start, p.end, p.level) {
-        Ok((bytes, crc)) => match work(p.start, &bytes) {
+    with_scratch(|s| match decode_block(data, p.start, p.end, p.level, s) {
+        Ok(crc) => match work(p.start, &s.out) {
             Ok(value) => Outcome::Block {
                 value,
                 crc,
-                len: bytes.len() as u64,
+                len: s.out.len() as u64,
             },
             Err(e) => Outcome::Work(e),
         },
         Err(msg) => Outcome::Bad(msg),
-    }
+    })
 }
 
 /// Speculates the pieces ahead of the walker, assuming every candidate is a real boundary.
@@ -516,9 +571,12 @@ impl<'a> Walker<'a> {
     }
 
     /// The block at `self.pos` did not decode as the piece up to its first candidate end (`tried`: that end and
-    /// why), or was never tried (`None`): decode it here, extending the piece over one more candidate at a time
-    /// (the ends were false matches) up to the largest block size; then it is damaged. A block with no candidate
-    /// after it at all is where the data was cut (truncated). Returns the accepted block's value.
+    /// why), or was never tried (`None`): decode it here. Sword's own decoder reads the block once, up to the
+    /// largest size a block can have, and the block's own end says which candidate is the real boundary (the
+    /// ones before it were false matches); a block that does not decode is damaged, and one with no candidate
+    /// after it at all is where the data was cut (truncated). For a block the own decoder leaves to the crate,
+    /// the piece is extended over one more candidate at a time up to the largest block size. Returns the
+    /// accepted block's value.
     fn decode_here<T>(
         &mut self,
         tried: Option<(u64, String)>,
@@ -529,6 +587,54 @@ impl<'a> Walker<'a> {
         let total = data.len() as u64 * 8;
         let start = self.pos;
         let (path, level) = (self.path, self.level);
+        if cancel.load(Ordering::Relaxed) {
+            return Err(Error::bad_input(path, "cancelled"));
+        }
+        enum Own<T> {
+            Block(T, u32, u64, u64),
+            Bad(String),
+            Crate,
+        }
+        let scan = self.scan;
+        let last = scan.next(start + 1).is_none();
+        let free = (start + max_block_bits(level)).min(total);
+        let own = with_scratch(|s| -> Result<Own<T>> {
+            Ok(match block::decode(data, start, free, level - b'0', s) {
+                Ok(b) if magic_at(data, b.end).is_some() || b.end == total || last => {
+                    let v = work(start, &s.out)?;
+                    Own::Block(v, b.crc, s.out.len() as u64, b.end)
+                }
+                Ok(b) => Own::Bad(format!(
+                    "the block ends at {}, where no block or end-of-stream magic follows",
+                    at(b.end)
+                )),
+                Err(BlockError::Bad { bit, what }) => Own::Bad(format!("{what} (at {})", at(bit))),
+                Err(BlockError::Unsupported(_)) => Own::Crate,
+            })
+        })?;
+        match own {
+            Own::Block(v, crc, len, end) => {
+                if tried.is_some() {
+                    self.stats.false_candidates += 1;
+                }
+                self.accept(end, crc, len)?;
+                return Ok(Some(v));
+            }
+            Own::Bad(_) if last => {
+                self.stats.truncated = true;
+                self.done = true;
+                return Ok(None);
+            }
+            Own::Bad(why) => {
+                return Err(self.bad(format!(
+                    "bzip2 block {} (stream {}, block magic at {}): {why}",
+                    self.stats.blocks + 1,
+                    self.stats.streams,
+                    at(start),
+                )))
+            }
+            Own::Crate => {}
+        }
         let limit = start + max_block_bits(level);
         let attempt = |end: u64| -> Result<std::result::Result<(T, u32, u64), String>> {
             let piece = Piece { start, end, level };
@@ -1069,7 +1175,7 @@ mod tests {
         data.resize(1 << 20, 0);
         let total = data.len() as u64 * 8;
         assert!(total - 32 > max_block_bits(b'1'));
-        let e = decode_block(&data, 32, total, b'1').unwrap_err();
+        let e = decode_block(&data, 32, total, b'1', &mut block::Scratch::default()).unwrap_err();
         assert!(e.contains("largest size a block can have"), "{e}");
         // The whole reader: the data ends inside the stream (no block decodes), never a copy of it all.
         let (out, stats) = decode(&data).unwrap();
