@@ -149,7 +149,15 @@ pub fn join(
 /// tests: vectors).
 pub trait Out {
     fn entities(&mut self, rows: &[EntityRecord]) -> Result<()>;
+    /// Every entity row was given (the stage finishes `entities.parquet` here, freeing its writer).
+    fn entities_done(&mut self) -> Result<()> {
+        Ok(())
+    }
     fn properties(&mut self, rows: &[PropertyRecord]) -> Result<()>;
+    /// Every property row was given.
+    fn properties_done(&mut self) -> Result<()> {
+        Ok(())
+    }
     fn statements(&mut self, rows: &[Triple]) -> Result<()>;
     fn triples(&mut self, rows: &[Triple]) -> Result<()>;
     fn transitive(&mut self, rows: &[Triple]) -> Result<()>;
@@ -303,6 +311,7 @@ impl State {
         self.properties.spill(&mut self.dir)?;
         self.candidates.spill(&mut self.dir)?;
         self.seed_other.spill(&mut self.dir)?;
+        spill::release_free_memory();
         let ids = self.ids_mem();
         if ids > self.ids_cap {
             let need = (ids as u64)
@@ -330,11 +339,21 @@ impl State {
     /// merged into `statements`, `triples` and `transitive`. The same rows as [`join`] of the same input,
     /// whatever was spilled. The spill folder goes when this returns.
     pub fn join(
-        self,
+        mut self,
         unlabelled_by_prop: &HashMap<Pid, u64>,
         seed: &[Pid],
         out: &mut dyn Out,
     ) -> Result<JoinCounts> {
+        if self.dir.runs > 0 {
+            // Something was spilled (the state passed the limit): the last records go to disk as well, so that
+            // while the artifacts are written only the merge's buffers and the writers are in memory, not up to
+            // a whole budget of records beside them (which the writers would then add to).
+            self.entities.spill(&mut self.dir)?;
+            self.properties.spill(&mut self.dir)?;
+            self.candidates.spill(&mut self.dir)?;
+            self.seed_other.spill(&mut self.dir)?;
+            spill::release_free_memory();
+        }
         let State {
             entities,
             properties,
@@ -365,6 +384,8 @@ impl State {
             b.push(e, &mut |r| out.entities(r))?;
         }
         b.flush(&mut |r| out.entities(r))?;
+        out.entities_done()?;
+        spill::release_free_memory();
         k.entities = b.n;
         k.duplicate_entities = pushed.saturating_sub(b.n);
 
@@ -382,6 +403,7 @@ impl State {
             b.push(p, &mut |r| out.properties(r))?;
         }
         b.flush(&mut |r| out.properties(r))?;
+        out.properties_done()?;
         k.properties = b.n;
         k.transitive_properties = transitive_props.len() as u64;
         let labelled_props: HashSet<Pid> = props.iter().map(|&p| Pid(p)).collect();
@@ -588,28 +610,44 @@ mod state_tests {
         triples: Vec<Triple>,
         transitive: Vec<Triple>,
         batches: usize,
+        /// What came in, in order: e/p/s/t/x for a batch of entities, properties, statements, triples,
+        /// transitive; E and P for entities_done and properties_done.
+        events: Vec<char>,
     }
 
     impl Out for VecOut {
         fn entities(&mut self, rows: &[EntityRecord]) -> Result<()> {
             assert!(rows.len() <= STREAM_BATCH && !rows.is_empty());
             self.batches += 1;
+            self.events.push('e');
             self.entities.extend_from_slice(rows);
             Ok(())
         }
+        fn entities_done(&mut self) -> Result<()> {
+            self.events.push('E');
+            Ok(())
+        }
         fn properties(&mut self, rows: &[PropertyRecord]) -> Result<()> {
+            self.events.push('p');
             self.properties.extend_from_slice(rows);
             Ok(())
         }
+        fn properties_done(&mut self) -> Result<()> {
+            self.events.push('P');
+            Ok(())
+        }
         fn statements(&mut self, rows: &[Triple]) -> Result<()> {
+            self.events.push('s');
             self.statements.extend_from_slice(rows);
             Ok(())
         }
         fn triples(&mut self, rows: &[Triple]) -> Result<()> {
+            self.events.push('t');
             self.triples.extend_from_slice(rows);
             Ok(())
         }
         fn transitive(&mut self, rows: &[Triple]) -> Result<()> {
+            self.events.push('x');
             self.transitive.extend_from_slice(rows);
             Ok(())
         }
@@ -734,6 +772,14 @@ mod state_tests {
         if budget == Some(0) && !stmts.is_empty() {
             assert!(k.spill_runs > 0 && k.spilled_bytes > 0);
         }
+        // Entities, then their end (the stage finishes entities.parquet there), then properties and their
+        // end, then the three statement tables: never two of the first writers open beside the last three.
+        let ev: String = out.events.iter().collect();
+        let (ents, rest) = ev.split_once('E').expect("entities_done");
+        let (props, tail) = rest.split_once('P').expect("properties_done");
+        assert!(ents.chars().all(|c| c == 'e'), "{ev}");
+        assert!(props.chars().all(|c| c == 'p'), "{ev}");
+        assert!(tail.chars().all(|c| "stx".contains(c)), "{ev}");
         assert_eq!(out.entities, want.entities);
         assert_eq!(out.properties, want.properties);
         assert_eq!(out.statements, want.statements);
@@ -809,6 +855,60 @@ mod state_tests {
             .map(|p| (p, p % 2 == 0, vec![(p + 1) % 6], 0u8))
             .collect();
         check((ents, props, stmts), Some(0), 100);
+    }
+
+    /// Once the state has spilled, the join writes what is still held as one more run before it streams the
+    /// artifacts (so the writers never sit beside a budget of records); a state that never passed the limit
+    /// writes nothing. The rows are the same either way.
+    #[test]
+    fn after_a_spill_the_join_spills_what_is_still_held() {
+        use crate::extract::spill::Record;
+        let c = |i: u64| Cand {
+            s: i % 17,
+            o: i % 5,
+            p: (i % 3) as u32,
+            rank: Rank::Normal,
+            id: StmtId::Missing,
+        };
+        let rules = Rules::new(&Config::default()).unwrap();
+        let unit = c(0).mem();
+        let run = |budget: Option<usize>| {
+            let mut acc = Acc::new(&rules, 0, Path::new("t"));
+            let base = tempfile::tempdir().unwrap();
+            let mut state = State::with_budget(base.path(), budget, 1 << 30);
+            // 64 candidates pass a budget of 60; the 20 after them (32 slots) and 3 properties stay under it.
+            acc.candidates = (0..64).map(c).collect();
+            state.drain(&mut acc).unwrap();
+            let spilled_while_reading = state.dir.runs;
+            acc.candidates = (64..84).map(c).collect();
+            acc.properties = (0..3)
+                .map(|p| PropertyRecord {
+                    id: Pid(p),
+                    datatype: "wikibase-item".into(),
+                    labels: vec![],
+                    transitive: true,
+                    symmetric: false,
+                    inverse: vec![],
+                })
+                .collect();
+            state.drain(&mut acc).unwrap();
+            assert_eq!(state.dir.runs, spilled_while_reading, "no second spill");
+            let mut out = VecOut::default();
+            let k = state.join(&HashMap::new(), &[], &mut out).unwrap();
+            (
+                spilled_while_reading,
+                k.spill_runs,
+                out.transitive,
+                k.candidates,
+            )
+        };
+        let (during, total, rows, n) = run(Some(60 * unit));
+        // Spilled while reading: the first 64 candidates; at the join: the 20 others and the 3 properties.
+        assert_eq!((during, total, n), (1, 3, 84));
+        assert!(!rows.is_empty());
+        let (during, total, rows_unlimited, _) = run(None);
+        assert_eq!((during, total), (0, 0));
+        assert_eq!(rows, rows_unlimited);
     }
 
     #[test]

@@ -563,22 +563,69 @@ fn check_whole(
     Ok(incomplete)
 }
 
+/// One artifact being written: its Parquet writer until [`Table::close`], then the finished temporary file
+/// (flushed and synced, not yet renamed).
+enum Table {
+    Open(Box<tables::Sink<AtomicFile>>),
+    Closed(AtomicFile),
+    /// Its writer failed while finishing (the error was returned; the temporary file is gone).
+    Failed,
+}
+
+impl Table {
+    fn sink(&mut self) -> Result<&mut tables::Sink<AtomicFile>> {
+        match self {
+            Table::Open(s) => Ok(s),
+            _ => Err(Error::Config(
+                "internal error: rows for an artifact already finished".into(),
+            )),
+        }
+    }
+
+    /// Finish the file (footer written, flushed, synced): its writer's buffers — the row group in progress,
+    /// a compressor per column — are freed now rather than when the last artifact is done.
+    fn close(&mut self) -> Result<()> {
+        match std::mem::replace(self, Table::Failed) {
+            Table::Open(s) => {
+                let mut f = s.finish()?;
+                f.sync()?;
+                *self = Table::Closed(f);
+            }
+            other => *self = other,
+        }
+        Ok(())
+    }
+
+    fn into_file(mut self) -> Result<AtomicFile> {
+        self.close()?;
+        match self {
+            Table::Closed(f) => Ok(f),
+            _ => Err(Error::Config(
+                "internal error: an artifact writer failed earlier".into(),
+            )),
+        }
+    }
+}
+
 /// The five artifacts being written (temporary files, not yet renamed: see [`artifact::commit_all`]), fed
-/// by the join.
+/// by the join. `entities` and `properties` are finished as soon as the join has streamed them
+/// ([`Out::entities_done`], [`Out::properties_done`]), before the statements are merged, so that the writers
+/// of the three statement tables are the only ones holding row groups while those stream.
 struct ParquetOut<'a> {
     langs: &'a [String],
-    entities: tables::Sink<AtomicFile>,
-    properties: tables::Sink<AtomicFile>,
-    triples: tables::Sink<AtomicFile>,
-    statements: tables::Sink<AtomicFile>,
-    transitive: tables::Sink<AtomicFile>,
+    entities: Table,
+    properties: Table,
+    triples: Table,
+    statements: Table,
+    transitive: Table,
 }
 
 impl<'a> ParquetOut<'a> {
     fn create(out: &Path, langs: &'a [String], complete: bool) -> Result<ParquetOut<'a>> {
-        let sink = |name: &str, schema| {
+        let sink = |name: &str, schema| -> Result<Table> {
             let path = out.join(name);
             tables::Sink::new(AtomicFile::create(&path)?, schema, complete, &path)
+                .map(|s| Table::Open(Box::new(s)))
         };
         Ok(ParquetOut {
             langs,
@@ -600,30 +647,32 @@ impl<'a> ParquetOut<'a> {
             self.transitive,
         ]
         .into_iter()
-        .map(|s| {
-            let mut f = s.finish()?;
-            f.sync()?;
-            Ok(f)
-        })
+        .map(Table::into_file)
         .collect()
     }
 }
 
 impl Out for ParquetOut<'_> {
     fn entities(&mut self, rows: &[crate::model::EntityRecord]) -> Result<()> {
-        self.entities.entities(self.langs, rows)
+        self.entities.sink()?.entities(self.langs, rows)
+    }
+    fn entities_done(&mut self) -> Result<()> {
+        self.entities.close()
     }
     fn properties(&mut self, rows: &[crate::model::PropertyRecord]) -> Result<()> {
-        self.properties.properties(self.langs, rows)
+        self.properties.sink()?.properties(self.langs, rows)
+    }
+    fn properties_done(&mut self) -> Result<()> {
+        self.properties.close()
     }
     fn statements(&mut self, rows: &[crate::model::Triple]) -> Result<()> {
-        self.statements.triples(rows)
+        self.statements.sink()?.triples(rows)
     }
     fn triples(&mut self, rows: &[crate::model::Triple]) -> Result<()> {
-        self.triples.triples(rows)
+        self.triples.sink()?.triples(rows)
     }
     fn transitive(&mut self, rows: &[crate::model::Triple]) -> Result<()> {
-        self.transitive.triples(rows)
+        self.transitive.sink()?.triples(rows)
     }
 }
 
