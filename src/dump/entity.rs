@@ -1,7 +1,7 @@
 //! One dump line → a small borrowed [`Entity`]: only what the extract stage reads.
 //!
 //! The parser is a hand-written serde visitor driven by simd-json ([`parse_entity`]; the verdict on a raw line,
-//! with and without the skim, is `parse_line` in the skim module, which calls this one). It reads the top-level
+//! with and without the skim, is `parse_line` in the direct module, which calls this one). It reads the top-level
 //! keys in any order and keeps: `type`, `id`, the labels and descriptions of the configured languages (plus `mul`),
 //! the number of sitelinks (their content is skipped), `lastrevid`, `modified`, `datatype`, and for every statement
 //! its claim key, rank, statement id and — when the main snak is a `wikibase-entityid` value — the item or property

@@ -26,7 +26,7 @@
 //!
 //! [`Entity`]: super::entity::Entity
 
-use super::entity::{self, Langs, Line};
+use super::entity::Langs;
 use std::fmt;
 
 /// Why a line was not skimmed (the caller then parses the whole line).
@@ -662,87 +662,6 @@ pub fn skim(line: &[u8], langs: &Langs, out: &mut Vec<u8>) -> Result<(), SkimErr
     Ok(())
 }
 
-/// Parse one raw dump line (newline excluded; whitespace and the trailing comma are trimmed here) with the
-/// verdict both parsing paths share, so that `use_skim = true` (the default) and `use_skim = false` (`--no-skim`) accept
-/// and refuse exactly the same lines and give the same entity:
-///
-/// - a line that is not UTF-8 (anywhere) is malformed: JSON text is UTF-8 (RFC 8259 §8.1), and a line that is
-///   not has been damaged; the check runs at memory speed ([`simdutf8`]);
-/// - otherwise the line is accepted when simd-json parses the whole line, **or** when the skim
-///   (this module) understands its structure and simd-json parses the skimmed copy. So a value the stage
-///   does not read is checked for structure (terminated strings, balanced brackets), not for full JSON
-///   validity — a number simd-json cannot represent (`1e999999`) or a stray literal inside a reference does not
-///   make an entity a bad line in either mode, while anything wrong in a value the stage reads does;
-/// - a refused line's message is the whole-line parser's, with byte offsets into the line as it is in the
-///   dump (`at byte N of the line`), never into the skimmed copy.
-///
-/// With the skim, a line is first read in place by [`super::direct`], which takes the lines in the plain shape
-/// Wikidata writes (nearly all) and gives exactly the entity the skimmed copy would; the lines it declines take
-/// the skimmed copy. Then the path tried first is the fast one for the mode (skimmed copy, or whole line); the
-/// other one only runs when the first fails (bad lines, or lines the skim does not understand), and its result
-/// is then owned.
-pub fn parse_line<'s>(
-    raw: &'s [u8],
-    langs: &Langs,
-    use_skim: bool,
-    scratch: &'s mut Vec<u8>,
-    buffers: &mut simd_json::Buffers,
-) -> Result<Line<'s>, entity::LineError> {
-    let (a, b) = entity::trim_line(raw);
-    let line = raw.get(a..b).unwrap_or_default();
-    if line.first() != Some(&b'{') {
-        // Frames and lines that are no object: the whole-line verdict (no skim involved).
-        scratch.clear();
-        scratch.extend_from_slice(line);
-        return entity::parse_entity_at(scratch, langs, buffers, a);
-    }
-    let text = match simdutf8::compat::from_utf8(line) {
-        Ok(t) => t,
-        Err(e) => {
-            return Err(entity::LineError {
-                kind: "json",
-                message: format!(
-                    "invalid UTF-8 at byte {} of the line",
-                    e.valid_up_to().saturating_add(a)
-                ),
-            })
-        }
-    };
-    // Plain lines (nearly all of a dump) are read in place: the same entity as the skimmed copy would give
-    // (`dump::direct`), with neither the copy nor simd-json.
-    if use_skim {
-        if let Ok(e) = super::direct::entity(text, langs) {
-            return Ok(Line::Entity(e));
-        }
-    }
-    let skimmed = use_skim && skim(line, langs, scratch).is_ok();
-    if !skimmed {
-        scratch.clear();
-        scratch.extend_from_slice(line);
-    }
-    let whole_first = !skimmed;
-    let first = match entity::parse_entity_at(scratch, langs, buffers, a) {
-        Ok(l) => return Ok(l),
-        Err(e) => e,
-    };
-    // The other path, in a buffer of its own.
-    let mut other = Vec::new();
-    let other_ok = if whole_first {
-        skim(line, langs, &mut other).is_ok()
-    } else {
-        other.extend_from_slice(line);
-        true
-    };
-    if other_ok {
-        match entity::parse_entity_at(&mut other, langs, buffers, a) {
-            Ok(l) => return Ok(l.into_owned()),
-            Err(e) if !whole_first => return Err(e),
-            Err(_) => {}
-        }
-    }
-    Err(first)
-}
-
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
@@ -984,88 +903,6 @@ pub(super) mod tests {
                 proptest::prop_assert_eq!(a, b);
             }
         }
-    }
-
-    /// `parse_line` with and without the skim, as Debug strings.
-    fn modes(raw: &[u8], langs: &Langs) -> (String, String) {
-        let mut buffers = simd_json::Buffers::new(1024);
-        let mut scratch = Vec::new();
-        let on = format!(
-            "{:?}",
-            parse_line(raw, langs, true, &mut scratch, &mut buffers)
-        );
-        let off = format!(
-            "{:?}",
-            parse_line(raw, langs, false, &mut scratch, &mut buffers)
-        );
-        (on, off)
-    }
-
-    proptest::proptest! {
-        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
-        /// The verdict does not depend on the mode (issue 24): on cut, overwritten or extended generated lines
-        /// (legacy and current serialisations), `--no-skim` and the default accept the same lines with the same
-        /// entity, and refuse the same lines with the same message.
-        #[test]
-        fn both_modes_give_the_same_verdict_on_mutated_lines(
-            seed in 0u64..50, pick in 0usize..1000, cut in 0.0f64..1.0, at in 0.0f64..1.0,
-            byte in proptest::prelude::any::<u8>(), op in 0u8..5,
-            insert in proptest::sample::select(vec![
-                &b"1e999999"[..], b"\xff", b"\"", b"\\", b"{", b"]", b",", b"tru", b"\\u00", b"\xc3\x28",
-                b"\xed\xa0\x80", b"-", b"01", b"null",
-            ]),
-        ) {
-            let cfg = crate::synth::Config { entities: 40, seed, legacy_share: 0.3, ..crate::synth::Config::default() };
-            let mut bytes = Vec::new();
-            crate::synth::generate(&cfg, &mut bytes).unwrap();
-            let ls = lines(&bytes);
-            let mut l = ls[pick % ls.len()].to_vec();
-            let i = ((l.len() as f64) * at) as usize;
-            match op {
-                0 => l.truncate(((l.len() as f64) * cut) as usize),
-                1 => if i < l.len() { l[i] = byte },
-                2 => l.insert(i.min(l.len()), byte),
-                _ => {
-                    let i = i.min(l.len());
-                    l.splice(i..i, insert.iter().copied());
-                }
-            }
-            for langs in [eight(), langs()] {
-                let (on, off) = modes(&l, &langs);
-                proptest::prop_assert_eq!(on, off);
-            }
-        }
-    }
-
-    #[test]
-    fn both_modes_agree_on_the_cases_of_issue_24() {
-        // Inside a value the stage drops (an alias, a reference): a number simd-json cannot hold is accepted
-        // by both modes; invalid UTF-8 is refused by both, at its byte in the line.
-        let good = r#"{"type":"item","id":"Q1","labels":{"en":{"language":"en","value":"one"}},"aliases":{"en":[{"value":1e999999}]},"claims":{"P31":[{"mainsnak":{"snaktype":"value","datavalue":{"value":{"entity-type":"item","id":"Q5"},"type":"wikibase-entityid"}},"references":[{"snaks":{"P1":[{"x":1e999999}]}}],"rank":"normal"}]}}"#;
-        for langs in [eight(), langs()] {
-            let (on, off) = modes(good.as_bytes(), &langs);
-            assert!(on.starts_with("Ok(Entity"), "{on}");
-            assert_eq!(on, off);
-        }
-        let mut bad = br#"  {"type":"item","id":"Q1","aliases":{"en":[{"value":"x"#.to_vec();
-        let at = bad.len();
-        bad.extend_from_slice(b"\xff\"}]}},");
-        let (on, off) = modes(&bad, &eight());
-        assert_eq!(on, off);
-        assert!(
-            on.contains(&format!("invalid UTF-8 at byte {at} of the line")),
-            "{on}"
-        );
-        // In a value the stage reads: refused by both, the position counted in the line as it is in the dump
-        // (two spaces of indentation included), not in the skimmed copy.
-        let line = r#"  {"type":"item","aliases":{"en":[]},"lastrevid":1e999999,"id":"Q1"}"#;
-        let (on, off) = modes(line.as_bytes(), &eight());
-        assert_eq!(on, off);
-        let at = line.find("1e999999").unwrap();
-        assert!(
-            on.contains("Err(") && on.contains(&format!("at byte {at} of the line")),
-            "{on}"
-        );
     }
 
     proptest::proptest! {
