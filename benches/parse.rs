@@ -3,7 +3,8 @@
 //! qualifiers and references. Compares the extract worker (framing + entity parser + keep rules), the entity
 //! parser alone, simd-json's tape alone, a full simd-json DOM, and zlib-rs inflate of the same bytes (the
 //! target: parsing costs no more CPU per MB than inflating). The worker runs with the skim (the default) and
-//! without it (`skim = false`), and the skim alone is timed too.
+//! without it (`skim = false`), and the skim alone and the direct reader of plain lines (`dump::direct`, what
+//! the default takes for nearly every line) are timed too.
 //!
 //! `cargo bench --bench parse` (single-threaded: one chunk at a time on the bench thread).
 
@@ -156,6 +157,21 @@ fn group(c: &mut Criterion, name: &str, text: &[u8]) {
                 let (s, e) = sword::dump::entity::trim_line(l);
                 if sword::dump::skim::skim(&l[s..e], &langs, &mut out).is_ok() {
                     n += out.len();
+                }
+            }
+            n
+        })
+    });
+    g.bench_function("direct_only", |b| {
+        // The reader of plain lines (`dump::direct`): the entity read in place, no copy, no simd-json.
+        b.iter(|| {
+            let mut n = 0usize;
+            for l in &lines {
+                let (s, e) = sword::dump::entity::trim_line(l);
+                if let Ok(t) = std::str::from_utf8(&l[s..e]) {
+                    if let Ok(ent) = sword::dump::direct::entity(t, &langs) {
+                        n += ent.statements.len();
+                    }
                 }
             }
             n

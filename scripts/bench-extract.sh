@@ -35,6 +35,7 @@ J=()
 mkdir -p "$WORK"
 export SWORD_QUIET=1
 
+SPLIT=()
 FORMATS=${FORMATS:-synth.json single.json.gz synth.json.gz synth.json.zst synth.json.bz2}
 want() { case " $FORMATS " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 plain=$WORK/synth.json
@@ -64,6 +65,7 @@ measure() {
   sys=$(awk -F': ' '/System time/ {print $2}' "$WORK/time.txt")
   rss=$(awk -F': ' '/Maximum resident/ {print $2}' "$WORK/time.txt")
   LAST_WALL=$wall
+  LAST_CPU=$(awk -v u="$user" -v s="$sys" 'BEGIN { print u + s }')
   awk -v l="$label" -v w="$wall" -v u="$user" -v s="$sys" -v r="$rss" -v b="$json_bytes" -v base="${BASE_WALL:-}" \
     'BEGIN { ratio = (base == "" ? "" : sprintf("%.2f", w / base));
              printf "| %-34s | %8.2f | %8.2f | %8.1f | %7.0f | %5s |\n", l, w, u + s, b / 1e6 / w, r / 1024, ratio }'
@@ -77,7 +79,11 @@ for f in $FORMATS; do
   BASE_WALL=
   measure "$f decode-only" "$BIN" "${J[@]}" extract --dump "$WORK/$f" --out "$WORK/out-decode" --decode-only
   BASE_WALL=$LAST_WALL
+  base_cpu=$LAST_CPU
   measure "$f extract" "$BIN" "${J[@]}" extract --dump "$WORK/$f" --out "$WORK/out-$f"
+  # Parse = extract CPU - decode-only CPU; both per GB of JSON (the issue 22 target: parse <= inflate / 3).
+  SPLIT+=("$(awk -v f="$f" -v d="$base_cpu" -v e="$LAST_CPU" -v b="$json_bytes" 'BEGIN {
+    g = b / 1e9; printf "| %s | %.2f | %.2f | %.2f |", f, d / g, (e - d) / g, (d > 0 ? (e - d) / d : 0) }')")
   if [ "${NO_SKIM:-0}" = 1 ]; then
     measure "$f extract --no-skim" "$BIN" "${J[@]}" extract --dump "$WORK/$f" --out "$WORK/out-noskim-$f" --no-skim
     for a in entities triples statements properties transitive; do
@@ -104,5 +110,9 @@ for f in $FORMATS; do
     cmp -s "$WORK/out-synth.json/$a.parquet" "$WORK/out-$f/$a.parquet" || { echo "DIFFERENT: $f $a.parquet" >&2; exit 1; }
   done
 done
+echo
+echo "| format | decode CPU-s per GB of JSON | parse CPU-s per GB (extract - decode-only) | parse / decode |"
+echo "|---|---|---|---|"
+printf '%s\n' "${SPLIT[@]}"
 echo
 echo "All formats run wrote byte-identical Parquet${NO_SKIM:+ (with and without the skim)}."

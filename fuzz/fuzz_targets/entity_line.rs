@@ -1,10 +1,10 @@
 //! One dump line through the entity parser, with and without the skim: never a panic, and the same verdict
-//! and entity in both modes (`dump::skim::parse_line`).
+//! and entity in both modes (`dump::direct::parse_line`).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use sword::dump::entity::Langs;
-use sword::dump::skim::parse_line;
+use sword::dump::direct::parse_line;
 
 fuzz_target!(|data: &[u8]| {
     let langs = Langs {

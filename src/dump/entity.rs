@@ -1,7 +1,7 @@
 //! One dump line → a small borrowed [`Entity`]: only what the extract stage reads.
 //!
 //! The parser is a hand-written serde visitor driven by simd-json ([`parse_entity`]; the verdict on a raw line,
-//! with and without the skim, is `parse_line` in the skim module, which calls this one). It reads the top-level
+//! with and without the skim, is `parse_line` in the direct module, which calls this one). It reads the top-level
 //! keys in any order and keeps: `type`, `id`, the labels and descriptions of the configured languages (plus `mul`),
 //! the number of sitelinks (their content is skipped), `lastrevid`, `modified`, `datatype`, and for every statement
 //! its claim key, rank, statement id and — when the main snak is a `wikibase-entityid` value — the item or property
@@ -34,6 +34,12 @@ impl Langs {
     #[inline]
     fn index(&self, lang: &str) -> Option<usize> {
         self.langs.iter().position(|l| l == lang)
+    }
+
+    /// The same for a raw key (no escapes).
+    #[inline]
+    pub(super) fn index_bytes(&self, lang: &[u8]) -> Option<usize> {
+        self.langs.iter().position(|l| l.as_bytes() == lang)
     }
 }
 
@@ -506,49 +512,7 @@ impl<'de> Visitor<'de> for StatementsSeed<'_, 'de> {
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<(), A::Error> {
         while let Some(st) = a.next_element::<RawStatement>()? {
-            let snak = st.snak;
-            match snak.snaktype.as_deref() {
-                Some("value") => self.snaks.value += 1,
-                Some("somevalue") => self.snaks.somevalue += 1,
-                Some("novalue") => self.snaks.novalue += 1,
-                _ => {}
-            }
-            if let Some(dt) = snak.datatype.as_deref() {
-                if !KNOWN_DATATYPES.contains(&dt) {
-                    self.snaks.unknown_datatype += 1;
-                }
-            }
-            if snak.snaktype.as_deref() != Some("value")
-                || snak.dv_type.as_deref() != Some("wikibase-entityid")
-            {
-                continue;
-            }
-            let value = match resolve_entity_value(&snak.value) {
-                Resolved::Value(v, numeric_only) => {
-                    if numeric_only {
-                        self.snaks.numeric_id_only += 1;
-                    }
-                    v
-                }
-                Resolved::Other => {
-                    self.snaks.other_entity_value += 1;
-                    continue;
-                }
-                Resolved::Bad => {
-                    self.snaks.bad_entity_value += 1;
-                    continue;
-                }
-            };
-            let rank = st.rank.as_deref().and_then(Rank::parse);
-            if rank.is_none() {
-                self.snaks.bad_rank += 1;
-            }
-            self.out.push(Statement {
-                property: self.property.clone(),
-                rank,
-                id: st.id,
-                value,
-            });
+            add_statement(&self.property, st, self.out, self.snaks);
         }
         Ok(())
     }
@@ -559,6 +523,60 @@ impl<'de> Visitor<'de> for StatementsSeed<'_, 'de> {
     fn visit_unit<E: de::Error>(self) -> Result<(), E> {
         Ok(())
     }
+}
+
+/// Count one statement's main snak and keep it when its value is an item or property (shared by the serde
+/// visitor and by the direct reader of plain lines, `dump::direct`, so both count and keep alike).
+#[allow(clippy::ptr_arg)] // the Cow is cloned into every statement: a borrowed key stays borrowed
+pub(super) fn add_statement<'de>(
+    property: &Cow<'de, str>,
+    st: RawStatement<'de>,
+    out: &mut Vec<Statement<'de>>,
+    snaks: &mut SnakCounts,
+) {
+    let snak = st.snak;
+    match snak.snaktype.as_deref() {
+        Some("value") => snaks.value += 1,
+        Some("somevalue") => snaks.somevalue += 1,
+        Some("novalue") => snaks.novalue += 1,
+        _ => {}
+    }
+    if let Some(dt) = snak.datatype.as_deref() {
+        if !KNOWN_DATATYPES.contains(&dt) {
+            snaks.unknown_datatype += 1;
+        }
+    }
+    if snak.snaktype.as_deref() != Some("value")
+        || snak.dv_type.as_deref() != Some("wikibase-entityid")
+    {
+        return;
+    }
+    let value = match resolve_entity_value(&snak.value) {
+        Resolved::Value(v, numeric_only) => {
+            if numeric_only {
+                snaks.numeric_id_only += 1;
+            }
+            v
+        }
+        Resolved::Other => {
+            snaks.other_entity_value += 1;
+            return;
+        }
+        Resolved::Bad => {
+            snaks.bad_entity_value += 1;
+            return;
+        }
+    };
+    let rank = st.rank.as_deref().and_then(Rank::parse);
+    if rank.is_none() {
+        snaks.bad_rank += 1;
+    }
+    out.push(Statement {
+        property: property.clone(),
+        rank,
+        id: st.id,
+        value,
+    });
 }
 
 enum Resolved {
@@ -593,24 +611,24 @@ fn resolve_entity_value(v: &RawEntityValue) -> Resolved {
 }
 
 #[derive(Default)]
-struct RawEntityValue<'a> {
-    entity_type: Option<Cow<'a, str>>,
-    numeric_id: Option<u64>,
-    id: Option<Cow<'a, str>>,
+pub(super) struct RawEntityValue<'a> {
+    pub(super) entity_type: Option<Cow<'a, str>>,
+    pub(super) numeric_id: Option<u64>,
+    pub(super) id: Option<Cow<'a, str>>,
 }
 
 #[derive(Default)]
-struct RawSnak<'a> {
-    snaktype: Option<Cow<'a, str>>,
-    datatype: Option<Cow<'a, str>>,
-    dv_type: Option<Cow<'a, str>>,
-    value: RawEntityValue<'a>,
+pub(super) struct RawSnak<'a> {
+    pub(super) snaktype: Option<Cow<'a, str>>,
+    pub(super) datatype: Option<Cow<'a, str>>,
+    pub(super) dv_type: Option<Cow<'a, str>>,
+    pub(super) value: RawEntityValue<'a>,
 }
 
-struct RawStatement<'a> {
-    snak: RawSnak<'a>,
-    rank: Option<Cow<'a, str>>,
-    id: Option<Cow<'a, str>>,
+pub(super) struct RawStatement<'a> {
+    pub(super) snak: RawSnak<'a>,
+    pub(super) rank: Option<Cow<'a, str>>,
+    pub(super) id: Option<Cow<'a, str>>,
 }
 
 impl<'de> de::Deserialize<'de> for RawStatement<'de> {

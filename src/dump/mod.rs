@@ -22,6 +22,7 @@
 //! with one decoding thread the parsers can never run faster than that one core.
 
 pub mod bz2;
+pub mod direct;
 pub mod entity;
 pub mod gz;
 pub mod skim;

@@ -8,7 +8,7 @@
 #![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 
 use crate::dump::entity::{self, Entity, EntityValue, Kind, Line};
-use crate::dump::{self, skim, ChunkOut, Joiner, ReadOpts};
+use crate::dump::{self, direct, ChunkOut, Joiner, ReadOpts};
 use crate::error::{Error, Result};
 use crate::ids::{EntityId, Pid, Qid};
 use crate::model::{EntityRecord, Label, PropertyRecord, Rank, Triple};
@@ -613,8 +613,8 @@ pub fn handle_line(
         part.overlong.get_or_insert((rel_line, rel_offset));
         return;
     }
-    // Skimmed or whole: the same verdict and entity either way (see `skim::parse_line`).
-    match skim::parse_line(raw, &rules.langs, rules.skim, scratch, buffers) {
+    // Skimmed or whole: the same verdict and entity either way (see `direct::parse_line`).
+    match direct::parse_line(raw, &rules.langs, rules.skim, scratch, buffers) {
         Ok(Line::Frame(k)) => part.counts.add(
             match k {
                 entity::FrameKind::Blank => "blank_lines",

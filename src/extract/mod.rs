@@ -177,10 +177,11 @@ pub fn decode_only(dump: &Path, cfg: &Config) -> Result<(dump::ReadStats, f64)> 
         .flatten();
     let progress = Progress::new("decode", total, Unit::Bytes);
     let opts = cfg.read_opts();
-    // Touch every byte (count newlines) so a memory-mapped plain file is really read.
+    // Touch every byte (count newlines, at memory speed: a byte-by-byte count cost ≈ 4.7 instructions per byte,
+    // 40% of inflate's, and flattered every ratio to this baseline) so a memory-mapped plain file is really read.
     let work = |bytes: &[u8], _: bool| ChunkOut {
         len: bytes.len() as u64,
-        newlines: bytes.iter().filter(|&&b| b == b'\n').count() as u64,
+        newlines: memchr::memchr_iter(b'\n', bytes).count() as u64,
         head: None,
         has_newline: false,
         tail: Vec::new(),
