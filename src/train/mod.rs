@@ -6,9 +6,10 @@
 //! - **Pairs.** For each kept position `i` of a walk, a reduced window `w` is drawn uniformly from
 //!   `1..=window` (word2vec's `b = rand % window`); every other position `j` with `|i − j| ≤ w` is a context:
 //!   its *input* vector (`syn0`) is trained to predict the *output* vector (`syn1`) of the centre `walk[i]`.
-//! - **Noise.** `negative` nodes per centre, drawn from unigram^0.75 of the node counts with a Walker/Vose
-//!   alias table ([`AliasTable`]: O(1) per draw, 8 bytes per node) and shared by the centre's contexts
-//!   (pWord2Vec's minibatch; word2vec draws them per pair). A noise node equal to the centre is dropped.
+//! - **Noise.** `negative` nodes per walk, drawn from unigram^0.75 of the node counts with a Walker/Vose
+//!   alias table ([`AliasTable`]: O(1) per draw, 8 bytes per node) and shared by every centre of the walk and
+//!   its contexts (pWord2Vec shares them within a window; word2vec draws them per pair). A noise node equal
+//!   to the centre is dropped for that centre.
 //! - **Subsampling.** A node with count `c` in a corpus of `T` tokens is kept with probability
 //!   `(sqrt(c / (s·T)) + 1) · s·T / c` (word2vec's and gensim's formula), before windowing; default
 //!   `sample = 1e-3` as both; `0` turns it off.
@@ -18,18 +19,19 @@
 //! - **Gradient.** `g = (label − σ(x·y)) · lr`, σ exact (`1/(1+e^−x)` through a library-free `exp`) by
 //!   default, or word2vec's 1000-entry table (`sigmoid = "table"`).
 //!
-//! **Same bytes at any `-j`.** The walks are cut into a fixed number of logical blocks (`blocks`, default 64,
-//! independent of the thread count), each with its own random stream; training advances all blocks in
-//! lockstep, one minibatch each per super-step, computing every batch against the matrices of the previous
-//! super-step and adding the deltas in block order ([`sgd`] explains why that makes the result independent of
-//! the threads). The arithmetic is the same on every SIMD build ([`kernels`]: fused multiply-add everywhere,
+//! **Same bytes at any `-j`.** The walks are cut into a fixed number of logical blocks (`blocks`: one per 32
+//! nodes up to 64, independent of the thread count), each with its own random stream; training advances all
+//! blocks in lockstep, one walk each per super-step, training every walk on a copy of its rows taken from the
+//! matrices of the previous super-step and adding the deltas in block order ([`sgd`] explains why that makes
+//! the result independent of the threads). The arithmetic is the same on every SIMD build ([`kernels`]: fused multiply-add everywhere,
 //! a fixed 16-lane reduction order, σ without the C library), so the same seed and walks give the same
 //! `embeddings.npy` at `-j 1`, `2`, `4`, `8`, run after run, on AVX-512, AVX2 or plain x86-64 and other CPUs.
 //!
-//! **Speed.** A batch touches `B + 1 + negative` random rows instead of word2vec's `B·(2 + negative)`, its
-//! three small matrix products run in SIMD (AVX-512 or AVX2 + FMA, chosen at run time; `SWORD_TRAIN_KERNEL=
-//! scalar|avx2|avx512` forces one, for tests and comparisons), and the rows of the next batches are prefetched
-//! while the current one is computed.
+//! **Speed.** A walk of `L` nodes touches about `2·L + negative` random rows (each once) instead of
+//! word2vec's `B·(2 + negative)` per position, with two barriers per `blocks` walks; its positions' three
+//! small matrix products run in SIMD (AVX-512 or AVX2 + FMA, chosen at run time; `SWORD_TRAIN_KERNEL=
+//! scalar|avx2|avx512` forces one, for tests and comparisons), and the rows of the next walks are prefetched
+//! while the current one is trained.
 
 mod alias;
 pub mod kernels;
@@ -83,7 +85,8 @@ pub struct TrainConfig {
     /// Maximum context window (positions on each side); the window actually used at a position is drawn from
     /// 1..=window. Typical 5 (node2vec paper: 10).
     pub window: usize,
-    /// Noise (negative) samples per centre, shared by its contexts; typical 5–15 (word2vec: 5 per pair).
+    /// Noise (negative) nodes per walk, shared by all its centres and their contexts; typical 5–15 (word2vec:
+    /// 5 per pair).
     pub negative: usize,
     /// Passes over the walks; typical 1 for node2vec (many walks per node), 5 for text.
     pub epochs: usize,

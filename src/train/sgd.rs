@@ -1,37 +1,41 @@
 //! The lockstep block engine: minibatched skip-gram whose result does not depend on the thread count.
 //!
-//! **Blocks.** The walks are cut into `blocks` contiguous ranges (default 64, a property of the run like the
-//! seed, never derived from `-j`). Block `b` of epoch `e` draws every random number — subsampling, window,
-//! noise — from its own ChaCha8 stream `(seed, 1 + e, b)`, in the order of its own walks, and its learning
-//! rate follows its own progress (`alpha → min_alpha` linearly over its words × epochs).
+//! **Blocks.** The walks are cut into `blocks` contiguous ranges (a property of the run like the seed, by
+//! default one per 32 nodes up to 64, never derived from `-j`). Block `b` of epoch `e` draws every random
+//! number — subsampling, window, noise — from its own ChaCha8 stream `(seed, 1 + e, b)`, in the order of its
+//! own walks, and its learning rate follows its own progress (`alpha → min_alpha` linearly over its words ×
+//! epochs).
 //!
-//! **Minibatches with shared noise** (pWord2Vec, Ji et al. 2016). One batch is one centre position `i` of a
-//! walk: its `B ≤ 2·window` context nodes (input rows, `syn0`) against `T = 1 + negative` output rows
-//! (`syn1`): the centre itself (label 1) and `negative` noise nodes drawn once for the whole window (label
-//! 0; a noise draw equal to the centre is dropped, as word2vec does). The `B × T` logits are one small matrix
-//! product, and so are both gradients: `ΔC = G·O` and `ΔO = Gᵀ·C` with `G = (label − σ(C·Oᵀ))·lr`.
-//! word2vec does the same arithmetic pair by pair with fresh noise for each pair: `B·(1 + negative) + B`
-//! random rows per centre instead of `B + T` — sharing the noise is what makes a batch touch 3–4× fewer rows
-//! of two matrices that do not fit in cache.
+//! **Minibatches with shared noise** (pWord2Vec, Ji et al. 2016). One position `i` of a walk is one
+//! minibatch: its `B ≤ 2·window` context nodes (input rows, `syn0`) against `T = 1 + negative` output rows
+//! (`syn1`): the centre itself (label 1) and `negative` noise nodes (label 0; a noise node equal to the
+//! centre is dropped, as word2vec does). The `B × T` logits are one small matrix product, and so are both
+//! gradients: `ΔC = G·O` and `ΔO = Gᵀ·C` with `G = (label − σ(C·Oᵀ))·lr`. The noise nodes are drawn once per
+//! *walk* and shared by all its positions (pWord2Vec shares them within a window; word2vec draws fresh ones
+//! for every pair): a walk of 10 nodes then touches about 10 input rows and 15 output rows instead of 10 +
+//! 60, and rows are what costs (two matrices far larger than the caches). Measured on the 100k graph: the
+//! same or better link prediction than gensim (BENCHMARKS.md "Training").
 //!
-//! **Super-steps.** Training runs in lockstep: in each super-step every block that still has work produces
-//! its next batch, and
-//! 1. *compute*: every batch is computed from the matrices as they are at the start of the super-step (they
-//!    are read-only in this phase), its deltas `ΔC`, `ΔO` written to the block's own slot;
-//! 2. *apply*: every delta is added to its row, for each row in block order (then in the batch's own
-//!    order). Rows are divided among the threads by a hash of the row id, so each row is written by exactly
-//!    one thread and its additions happen in the same order whichever thread does them.
+//! **A walk per block per super-step.** Training runs in lockstep: in each super-step every block that still
+//! has work draws its next walk, and
+//! 1. *compute*: each block copies the distinct rows its walk touches (each once, whatever the number of
+//!    positions that use it) and trains the walk position by position on that working copy — position
+//!    `i + 1` sees what position `i` changed, exactly as one sequential trainer would — then leaves in its
+//!    slot the difference between its copy and the matrices. The matrices are read-only in this phase;
+//! 2. *apply*: every delta is added to its row, for each row in block order. Rows are divided among the
+//!    threads by a hash of the row id, so each row is written by exactly one thread and its additions happen
+//!    in the same order whichever thread does them.
 //!
-//! Each phase ends at a barrier. The result is that of one thread computing the blocks' batches one after
-//! the other against a snapshot and then adding the deltas in block order — a definition that does not
-//! mention threads. `-j N` only decides which thread computes which block and applies which rows; every
-//! floating-point operation, its operands and its order are the same for every N (and for every SIMD build,
-//! see [`super::kernels`]). It is also free of data races, unlike Hogwild: no row is written while another
-//! thread may read it.
+//! Each phase ends at a barrier (two per `blocks` walks: 640 words at 64 blocks and walks of 10). The result
+//! is that of one thread training the blocks' walks one after the other, each against the same snapshot,
+//! and then adding the deltas in block order — a definition that does not mention threads. `-j N` only
+//! decides which thread computes which block and applies which rows; every floating-point operation, its
+//! operands and its order are the same for every N (and for every SIMD build, see [`super::kernels`]). It is
+//! also free of data races, unlike Hogwild: no row is written while another thread may read it.
 //!
 //! The staleness this adds is that of Hogwild with `blocks` workers, each seeing the others' updates one
-//! batch late — the setting of BlazingText and pWord2Vec, and measured to keep gensim's link-prediction
-//! quality (BENCHMARKS.md "Training").
+//! walk late. A graph of a few dozen nodes cannot absorb 64 walks summed onto the same rows (it diverges), so
+//! the automatic block count is one per 32 nodes, at most 64 (`TrainConfig::blocks_for`).
 
 use super::alias::AliasTable;
 use super::kernels::{self, Kernel};
