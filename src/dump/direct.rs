@@ -731,6 +731,25 @@ mod tests {
         }
     }
 
+    /// One mutation of a line for the proptests: 0 truncates at `cut`, 1 overwrites the byte at `at`, 2 inserts
+    /// `byte` there, anything else splices `insert` in there (`at` and `cut` are fractions of the length).
+    fn mutate(l: &mut Vec<u8>, op: u8, at: f64, cut: f64, byte: u8, insert: &[u8]) {
+        let i = ((l.len() as f64) * at) as usize;
+        match op {
+            0 => l.truncate(((l.len() as f64) * cut) as usize),
+            1 => {
+                if i < l.len() {
+                    l[i] = byte
+                }
+            }
+            2 => l.insert(i.min(l.len()), byte),
+            _ => {
+                let i = i.min(l.len());
+                l.splice(i..i, insert.iter().copied());
+            }
+        }
+    }
+
     fn synth_lines(entities: u64, seed: u64, legacy_share: f64) -> Vec<Vec<u8>> {
         let cfg = crate::synth::Config {
             entities,
@@ -853,16 +872,7 @@ mod tests {
         ) {
             let ls = synth_lines(40, seed, 0.3);
             let mut l = ls[pick % ls.len()].clone();
-            let i = ((l.len() as f64) * at) as usize;
-            match op {
-                0 => l.truncate(((l.len() as f64) * cut) as usize),
-                1 => if i < l.len() { l[i] = byte },
-                2 => l.insert(i.min(l.len()), byte),
-                _ => {
-                    let i = i.min(l.len());
-                    l.splice(i..i, insert.iter().copied());
-                }
-            }
+            mutate(&mut l, op, at, cut, byte, &insert);
             for langs in [eight(), langs()] {
                 agrees(&l, &langs);
             }
@@ -951,16 +961,7 @@ mod tests {
             crate::synth::generate(&cfg, &mut bytes).unwrap();
             let ls = lines(&bytes);
             let mut l = ls[pick % ls.len()].to_vec();
-            let i = ((l.len() as f64) * at) as usize;
-            match op {
-                0 => l.truncate(((l.len() as f64) * cut) as usize),
-                1 => if i < l.len() { l[i] = byte },
-                2 => l.insert(i.min(l.len()), byte),
-                _ => {
-                    let i = i.min(l.len());
-                    l.splice(i..i, insert.iter().copied());
-                }
-            }
+            mutate(&mut l, op, at, cut, byte, &insert);
             for langs in [eight(), langs()] {
                 let (on, off) = modes(&l, &langs);
                 proptest::prop_assert_eq!(on, off);
