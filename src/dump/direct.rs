@@ -872,7 +872,7 @@ mod tests {
         ) {
             let ls = synth_lines(40, seed, 0.3);
             let mut l = ls[pick % ls.len()].clone();
-            mutate(&mut l, op, at, cut, byte, &insert);
+            mutate(&mut l, op, at, cut, byte, insert);
             for langs in [eight(), langs()] {
                 agrees(&l, &langs);
             }
@@ -961,7 +961,7 @@ mod tests {
             crate::synth::generate(&cfg, &mut bytes).unwrap();
             let ls = lines(&bytes);
             let mut l = ls[pick % ls.len()].to_vec();
-            mutate(&mut l, op, at, cut, byte, &insert);
+            mutate(&mut l, op, at, cut, byte, insert);
             for langs in [eight(), langs()] {
                 let (on, off) = modes(&l, &langs);
                 proptest::prop_assert_eq!(on, off);
