@@ -165,7 +165,7 @@ pub fn entity<'a>(line: &'a str, langs: &Langs) -> Res<Entity<'a>> {
                     let mut count = 0u64;
                     c.members(|c, _| {
                         count += 1;
-                        c.value().map(drop)
+                        skip_sitelink(c)
                     })?;
                     e.sitelinks = u32::try_from(count).unwrap_or(u32::MAX);
                 }
@@ -224,7 +224,7 @@ fn terms<'a>(
                 } else if let Some(i) = langs.index(lang) {
                     out[i] = term(c, t)?;
                 } else {
-                    c.value()?;
+                    skip_term(c)?;
                 }
                 Ok(())
             })?;
@@ -295,6 +295,11 @@ fn pack(b: &[u8]) -> Option<u64> {
 /// `{"language": "en", "value": "..."}` → the value (the last one when repeated, as the visitor reads it). The
 /// skim copies a kept term whole, so simd-json checks all of it: other members must be plain scalars here.
 fn term<'a>(c: &mut Cur<'a>, t: &'a str) -> Res<Option<Cow<'a, str>>> {
+    let start = c.i;
+    if let Some(v) = plain_term(c, t) {
+        return Ok(Some(v));
+    }
+    c.i = start;
     if c.peek() != Some(b'{') {
         return c.err("a term that is not an object");
     }
@@ -312,11 +317,85 @@ fn term<'a>(c: &mut Cur<'a>, t: &'a str) -> Res<Option<Cow<'a, str>>> {
     Ok(value)
 }
 
+/// A kept term as Wikidata writes it, `{"language":L,"value":V}` with L and V strings: V, read by the same
+/// functions as the member walk of [`term`] (`text` for both, as `scalar` reads a string), so the same value;
+/// `None` for anything else (the caller resets the cursor).
+#[inline]
+fn plain_term<'a>(c: &mut Cur<'a>, t: &'a str) -> Option<Cow<'a, str>> {
+    lit(c, br#"{"language":"#)?;
+    text(c, t).ok()?;
+    lit(c, br#","value":"#)?;
+    let v = text(c, t).ok()?;
+    lit(c, b"}")?;
+    Some(v)
+}
+
+/// Jump over the term of a language the stage does not read. The usual shape `{"language":"..","value":".."}`
+/// is passed over string by string (two string scans instead of the bracket scan of `Cur::value`, which ends at
+/// the same byte for such a term: the only bracket outside its strings is the last one); anything else takes
+/// `Cur::value`.
+#[inline]
+fn skip_term(c: &mut Cur<'_>) -> Res<()> {
+    let start = c.i;
+    let plain = (|| {
+        lit(c, br#"{"language":"#)?;
+        skip_string(c)?;
+        lit(c, br#","value":"#)?;
+        skip_string(c)?;
+        lit(c, b"}")
+    })();
+    if plain.is_none() {
+        c.i = start;
+        c.value()?;
+    }
+    Ok(())
+}
+
+/// Jump over the value of one sitelink. The usual shape `{"site":"..","title":"..","badges":[..]}` is passed
+/// over string by string (the badges array by `Cur::value`), which ends where the bracket scan of `Cur::value`
+/// would; anything else takes `Cur::value`.
+#[inline]
+fn skip_sitelink(c: &mut Cur<'_>) -> Res<()> {
+    let start = c.i;
+    let plain = (|| {
+        lit(c, br#"{"site":"#)?;
+        skip_string(c)?;
+        lit(c, br#","title":"#)?;
+        skip_string(c)?;
+        if lit(c, br#","badges":[]}"#).is_some() {
+            return Some(());
+        }
+        lit(c, br#","badges":["#)?;
+        c.i -= 1;
+        c.value().ok()?;
+        lit(c, b"}")
+    })();
+    if plain.is_none() {
+        c.i = start;
+        c.value()?;
+    }
+    Ok(())
+}
+
+/// At a `"` (no whitespace before it): jump over the string (escapes as `Cur::string` reads them).
+#[inline(always)]
+fn skip_string(c: &mut Cur<'_>) -> Option<()> {
+    if c.s.get(c.i) != Some(&b'"') {
+        return None;
+    }
+    c.string().ok().map(drop)
+}
+
 /// One statement: its main snak, rank and GUID; every other member is jumped over (the skim drops them).
 fn statement<'a>(c: &mut Cur<'a>, t: &'a str) -> Res<RawStatement<'a>> {
     if c.peek() != Some(b'{') {
         return c.err("a statement that is not an object");
     }
+    let start = c.i;
+    if let Some(st) = plain_statement(c, t) {
+        return Ok(st);
+    }
+    c.i = start;
     let mut st = RawStatement {
         snak: RawSnak::default(),
         rank: None,
@@ -334,6 +413,38 @@ fn statement<'a>(c: &mut Cur<'a>, t: &'a str) -> Res<RawStatement<'a>> {
         Ok(())
     })?;
     Ok(st)
+}
+
+/// A statement as Wikidata serialises it, its keys matched byte for byte in their usual order:
+/// `{"mainsnak":S,"type":"statement"[,"qualifiers":Q][,"qualifiers-order":O],"id":I,"rank":R[,"references":F]}`.
+/// Each key occurs once, the values are read by the same functions as the member walk of [`statement`] (`snak`,
+/// `text`, and `Cur::value` for the values it jumps over), so a match gives exactly the statement the walk
+/// gives, without the walk's cost per member (key scan, key compare, separators). `None` for anything else
+/// (the caller resets the cursor and walks the members).
+#[inline]
+fn plain_statement<'a>(c: &mut Cur<'a>, t: &'a str) -> Option<RawStatement<'a>> {
+    lit(c, br#"{"mainsnak":"#)?;
+    let snak = snak(c, t).ok()?;
+    lit(c, br#","type":"statement""#)?;
+    if lit(c, br#","qualifiers":"#).is_some() {
+        c.value().ok()?;
+    }
+    if lit(c, br#","qualifiers-order":"#).is_some() {
+        c.value().ok()?;
+    }
+    lit(c, br#","id":"#)?;
+    let id = text(c, t).ok()?;
+    lit(c, br#","rank":"#)?;
+    let rank = text(c, t).ok()?;
+    if lit(c, br#","references":"#).is_some() {
+        c.value().ok()?;
+    }
+    lit(c, b"}")?;
+    Some(RawStatement {
+        snak,
+        rank: Some(rank),
+        id: Some(id),
+    })
 }
 
 fn snak<'a>(c: &mut Cur<'a>, t: &'a str) -> Res<RawSnak<'a>> {
@@ -404,7 +515,12 @@ fn plain_snak_at<'a>(c: &mut Cur<'a>, t: &'a str) -> Option<RawSnak<'a>> {
     }
     lit(c, br#","datavalue":{"value":"#)?;
     let value = if lit(c, br#"{"entity-type":""#).is_some() {
-        let entity_type = word(c, t)?;
+        let entity_type = if lit(c, br#"item""#).is_some() {
+            c.i -= 1;
+            "item"
+        } else {
+            word(c, t)?
+        };
         lit(c, br#"","numeric-id":"#)?;
         let numeric_id = digits(c)?;
         let id = if lit(c, br#","id":""#).is_some() {
@@ -423,6 +539,17 @@ fn plain_snak_at<'a>(c: &mut Cur<'a>, t: &'a str) -> Option<RawSnak<'a>> {
     } else {
         datavalue_value(c, t).ok()?
     };
+    // The usual pairs of datavalue type and datatype as one compare each (the same bytes `word` would read).
+    for &(tail, dv_type, datatype) in TAILS {
+        if lit(c, tail).is_some() {
+            return Some(RawSnak {
+                snaktype: Some(Cow::Borrowed("value")),
+                datatype: Some(Cow::Borrowed(datatype)),
+                dv_type: Some(Cow::Borrowed(dv_type)),
+                value,
+            });
+        }
+    }
     lit(c, br#","type":""#)?;
     let dv_type = word(c, t)?;
     lit(c, br#""},"datatype":""#)?;
@@ -435,6 +562,48 @@ fn plain_snak_at<'a>(c: &mut Cur<'a>, t: &'a str) -> Option<RawSnak<'a>> {
         value,
     })
 }
+
+/// The end of a plain main snak for the usual (datavalue type, datatype) pairs, most frequent first:
+/// `","type":"T"},"datatype":"D"}` with T and D as `word` reads them.
+const TAILS: &[(&[u8], &str, &str)] = &[
+    (
+        br#","type":"wikibase-entityid"},"datatype":"wikibase-item"}"#,
+        "wikibase-entityid",
+        "wikibase-item",
+    ),
+    (
+        br#","type":"string"},"datatype":"external-id"}"#,
+        "string",
+        "external-id",
+    ),
+    (br#","type":"time"},"datatype":"time"}"#, "time", "time"),
+    (
+        br#","type":"string"},"datatype":"string"}"#,
+        "string",
+        "string",
+    ),
+    (br#","type":"string"},"datatype":"url"}"#, "string", "url"),
+    (
+        br#","type":"string"},"datatype":"commonsMedia"}"#,
+        "string",
+        "commonsMedia",
+    ),
+    (
+        br#","type":"quantity"},"datatype":"quantity"}"#,
+        "quantity",
+        "quantity",
+    ),
+    (
+        br#","type":"monolingualtext"},"datatype":"monolingualtext"}"#,
+        "monolingualtext",
+        "monolingualtext",
+    ),
+    (
+        br#","type":"globecoordinate"},"datatype":"globe-coordinate"}"#,
+        "globecoordinate",
+        "globe-coordinate",
+    ),
+];
 
 /// Exactly the bytes `l` at the cursor (moved past them).
 #[inline(always)]
@@ -795,6 +964,92 @@ mod tests {
         assert!(n > 2000, "{n} lines");
         // The mock lines of broken dumps and a few odd real ones decline; nearly all are read directly.
         assert!(direct * 100 >= n * 98, "read directly {direct} of {n}");
+    }
+
+    /// The byte-for-byte shapes (plain statements, terms and sitelinks) next to their near misses, which take the
+    /// member walk: every line is read directly, to the skim path's entity.
+    #[test]
+    fn plain_shapes_and_near_misses_agree() {
+        let snak = r#"{"snaktype":"value","property":"P31","datavalue":{"value":{"entity-type":"item","numeric-id":5,"id":"Q5"},"type":"wikibase-entityid"},"datatype":"wikibase-item"}"#;
+        let statements = [
+            format!(r#"{{"mainsnak":{snak},"type":"statement","id":"Q1$a","rank":"normal"}}"#),
+            format!(
+                r#"{{"mainsnak":{snak},"type":"statement","qualifiers":{{"P1":[{{"x":"}}]\"{{"}}]}},"qualifiers-order":["P1","]"],"id":"Q1$b","rank":"preferred","references":[{{"hash":"h","snaks":{{}}}}]}}"#
+            ),
+            format!(
+                r#"{{"mainsnak":{snak},"type":"statement","id":"Q1$\u0063","rank":"deprecated"}}"#
+            ),
+            // Near misses: another order, a repeated key, whitespace, another type, an extra key, no rank.
+            format!(r#"{{"rank":"normal","mainsnak":{snak},"type":"statement","id":"Q1$d"}}"#),
+            format!(
+                r#"{{"mainsnak":{snak},"type":"statement","id":"Q1$e","rank":"normal","id":"Q1$f"}}"#
+            ),
+            format!(r#"{{ "mainsnak":{snak},"type":"statement","id":"Q1$g","rank":"normal"}}"#),
+            format!(r#"{{"mainsnak":{snak},"type":"claim","id":"Q1$h","rank":"normal"}}"#),
+            format!(
+                r#"{{"mainsnak":{snak},"type":"statement","id":"Q1$i","rank":"normal","x":[1]}}"#
+            ),
+            format!(r#"{{"mainsnak":{snak},"type":"statement","id":"Q1$j"}}"#),
+            format!(r#"{{"mainsnak":{snak},"type":"statement","id":"Q1$k","rank":"normal" }}"#),
+        ];
+        let snaks = [
+            r#"{"snaktype":"value","property":"P2","datavalue":{"value":{"entity-type":"item","numeric-id":7},"type":"wikibase-entityid"},"datatype":"wikibase-item"}"#,
+            r#"{"snaktype":"value","property":"P2","datavalue":{"value":{"entity-type":"itemx","numeric-id":7},"type":"wikibase-entityid"},"datatype":"wikibase-item"}"#,
+            r#"{"snaktype":"value","property":"P2","datavalue":{"value":{"entity-type":"property","numeric-id":7},"type":"wikibase-entityid"},"datatype":"wikibase-property"}"#,
+            r#"{"snaktype":"value","property":"P2","datavalue":{"value":"x","type":"string"},"datatype":"commonsMedia"}"#,
+            r#"{"snaktype":"value","property":"P2","datavalue":{"value":"x","type":"string"},"datatype":"external-idx"}"#,
+            r#"{"snaktype":"value","property":"P2","datavalue":{"value":{"time":"+1","timezone":0},"type":"time"},"datatype":"time"}"#,
+            r#"{"snaktype":"value","property":"P2","datavalue":{"value":{"amount":"+1","unit":"1"},"type":"quantity"},"datatype":"quantity"}"#,
+            r#"{"snaktype":"value","property":"P2","datavalue":{"value":{"latitude":1,"longitude":2},"type":"globecoordinate"},"datatype":"globe-coordinate"}"#,
+            r#"{"snaktype":"value","property":"P2","datavalue":{"value":{"text":"t","language":"en"},"type":"monolingualtext"},"datatype":"monolingualtext"}"#,
+            r#"{"snaktype":"value","property":"P2","datavalue":{"value":"x","type":"stringy"},"datatype":"url"}"#,
+        ];
+        let mut claims: Vec<String> = statements.to_vec();
+        for s in snaks {
+            claims.push(format!(
+                r#"{{"mainsnak":{s},"type":"statement","id":"Q1$s","rank":"normal"}}"#
+            ));
+        }
+        let claims = claims.join(",");
+        let labels = [
+            r#""en":{"language":"en","value":"plain"}"#,
+            r#""fr":{"language":"fr","value":"a \"q\" } ] { \\ \u00e9"}"#,
+            r#""de":{"language":"de","value":"x","extra":1}"#,
+            r#""es":{"value":"v","language":"es"}"#,
+            r#""it":{ "language":"it","value":"w"}"#,
+            r#""nl":{"language":"nl","value":"s } \" ] \\"}"#,
+            r#""pl":{"language":"pl","value":"x","extra":{"a":"}"}}"#,
+            r#""sv":{"language":"sv","value":"y" }"#,
+            r#""ru":{"value":"z","language":"ru"}"#,
+            r#""ja":{"language":"ja","value":"\u3054"}"#,
+        ]
+        .join(",");
+        let sitelinks = [
+            r#""enwiki":{"site":"enwiki","title":"T","badges":[]}"#,
+            r#""dewiki":{"site":"dewiki","title":"a } \" ]","badges":["Q1","Q2"]}"#,
+            r#""frwiki":{"site":"frwiki","title":"T","badges":[],"url":"u"}"#,
+            r#""eswiki":{"title":"T","site":"eswiki","badges":[]}"#,
+            r#""itwiki":{"site":"itwiki","title":"T","badges":[ ]}"#,
+            r#""nlwiki":{"site":"nlwiki","title":"T","badges":["}"]}"#,
+        ]
+        .join(",");
+        let line = format!(
+            r#"{{"type":"item","id":"Q1","labels":{{{labels}}},"descriptions":{{{labels}}},"claims":{{"P31":[{claims}]}},"sitelinks":{{{sitelinks}}}}}"#
+        );
+        for langs in [eight(), langs()] {
+            assert!(agrees(line.as_bytes(), &langs), "declined {line}");
+        }
+        // Each near miss alone as well (a failure names the shape).
+        for st in &statements {
+            let l = format!(r#"{{"type":"item","id":"Q1","claims":{{"P31":[{st}]}}}}"#);
+            assert!(agrees(l.as_bytes(), &eight()), "declined {l}");
+        }
+        for s in snaks {
+            let l = format!(
+                r#"{{"type":"item","id":"Q1","claims":{{"P2":[{{"mainsnak":{s},"type":"statement","id":"Q1$s","rank":"normal"}}]}}}}"#
+            );
+            assert!(agrees(l.as_bytes(), &eight()), "declined {l}");
+        }
     }
 
     /// Hand-made lines for every shape the direct reader accepts or declines: accepted ones agree with the
