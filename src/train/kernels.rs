@@ -2,7 +2,11 @@
 //!
 //! A minibatch of skip-gram (see [`super`]) is three small matrix products over rows of `dim` floats:
 //! [`Kernel::gram`] (the logits, every context row against every target row), and twice
-//! [`Kernel::lincomb`] (each gradient row as a weighted sum of rows); the update is [`Kernel::add_assign`].
+//! [`Kernel::lincomb`] (each gradient row as a weighted sum of rows), followed by [`Kernel::add_assign`] of
+//! each gradient row to its row. The trainer runs the last three as one pass, [`Kernel::update`]: the vector
+//! builds take a register's width of columns of every row of the minibatch at once, keep the sums in
+//! registers and add them to the rows before moving on, so the rows are read once and no temporary is
+//! written — the same operations in the same order as `lincomb` then `add_assign`, so the same bits.
 //! Each exists in three builds chosen at run time ([`Kernel::detect`]): AVX-512F, AVX2 + FMA, and a portable
 //! scalar build. They give **bit-identical results**, because every path performs the same IEEE operations in
 //! the same order:
@@ -14,7 +18,9 @@
 //! - **A dot product has 16 lanes on every path.** Element `i` of the row goes to lane `i mod 16`; each lane
 //!   accumulates its elements in ascending order from +0.0; the 16 lanes are then summed by a fixed tree
 //!   (`l + l⊕8`, then `+4`, `+2`, `+1`: exactly the halving an AVX-512 reduction does, which AVX2 does with
-//!   two 8-lane registers and the scalar path with an array); the `dim mod 16` last elements are then added by
+//!   two 8-lane registers and the scalar path with an array; the AVX-512 build of [`Kernel::gram`] runs the
+//!   trees of four dot products side by side in one register, the same additions of the same lanes); the
+//!   `dim mod 16` last elements are then added by
 //!   `fma` one at a time, in order. The width of the machine's registers never changes the order.
 //! - **Weighted sums and additions are element-wise.** `y[i] = Σₛ w[s]·x[s][i]` starts from +0.0 and applies
 //!   `fma` in ascending `s` for every element independently, so vector width is irrelevant.
@@ -89,8 +95,22 @@ impl Kernel {
             out.fill(0.0);
             return;
         }
+        self.gram_rows(Rows::dense(dim, a), Rows::dense(dim, b), out);
+    }
+
+    /// [`Kernel::gram`] on rows picked from matrices ([`Rows`]): the same bits as on the rows copied out.
+    pub fn gram_rows(self, a: Rows, b: Rows, out: &mut [f32]) {
+        assert!(
+            a.dim == b.dim && out.len() == a.len() * b.len(),
+            "gram shapes"
+        );
+        let dim = a.dim;
+        if dim == 0 {
+            out.fill(0.0);
+            return;
+        }
         match self {
-            Kernel::Scalar => scalar::gram(dim, a, b, out),
+            Kernel::Scalar => scalar::gram(a, b, out),
             #[cfg(target_arch = "x86_64")]
             // SAFETY: a `Kernel::Avx2` exists only where `available` detected AVX2 and FMA; shapes checked.
             Kernel::Avx2 => unsafe { avx2::gram(dim, a, b, out) },
@@ -98,17 +118,25 @@ impl Kernel {
             // SAFETY: as above, AVX-512F detected.
             Kernel::Avx512 => unsafe { avx512::gram(dim, a, b, out) },
             #[cfg(not(target_arch = "x86_64"))]
-            _ => scalar::gram(dim, a, b, out),
+            _ => scalar::gram(a, b, out),
         }
     }
 
     /// `y[r] = Σₛ w[r·S + s] · x[s]` for the `R` rows of `y` and the `S` rows of `x` (`dim` wide).
     pub fn lincomb(self, dim: usize, w: &[f32], x: &[f32], y: &mut [f32]) {
-        let (s, r) = (x.len() / dim.max(1), y.len() / dim.max(1));
-        assert!(
-            x.len() == s * dim && y.len() == r * dim && w.len() == r * s,
-            "lincomb shapes"
-        );
+        let s = x.len() / dim.max(1);
+        assert!(x.len() == s * dim, "lincomb shapes");
+        if dim == 0 {
+            return;
+        }
+        self.lincomb_rows(w, Rows::dense(dim, x), y);
+    }
+
+    /// [`Kernel::lincomb`] on rows picked from a matrix ([`Rows`]): the same bits as on the rows copied out.
+    pub fn lincomb_rows(self, w: &[f32], x: Rows, y: &mut [f32]) {
+        let dim = x.dim;
+        let (s, r) = (x.len(), y.len() / dim.max(1));
+        assert!(y.len() == r * dim && w.len() == r * s, "lincomb shapes");
         if dim == 0 {
             return;
         }
@@ -141,6 +169,22 @@ impl Kernel {
         }
     }
 
+    /// `y[i] -= x[i]`.
+    pub fn sub_assign(self, y: &mut [f32], x: &[f32]) {
+        assert_eq!(y.len(), x.len(), "sub_assign shapes");
+        match self {
+            Kernel::Scalar => scalar::sub_assign(y, x),
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: AVX2 detected; equal lengths checked.
+            Kernel::Avx2 => unsafe { avx2::sub_assign(y, x) },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: AVX-512F detected.
+            Kernel::Avx512 => unsafe { avx512::sub_assign(y, x) },
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => scalar::sub_assign(y, x),
+        }
+    }
+
     /// `out[i] = σ(x[i])`, bit for bit [`sigmoid`] on every build (the vector builds run [`exp`]'s
     /// operations on 8 or 4 `f64` lanes).
     pub fn sigmoid(self, x: &[f32], out: &mut [f32]) {
@@ -158,6 +202,57 @@ impl Kernel {
         }
     }
 
+    /// The update of one minibatch, in place in the `dim`-wide matrix `m`: with `C[j]` = row `ci[j]`,
+    /// `O[k]` = row `ti[k]` and the `C × T` gradient `g` (`g[j·T + k]`, `T = ti.len()`), first
+    /// `ΔC[j] = Σₖ g[j·T + k]·O[k]` and `ΔO[k] = Σⱼ g[j·T + k]·C[j]`, both from the rows as they are on entry
+    /// (fma chains from +0.0 in ascending index, exactly [`Kernel::lincomb`]), then `row ci[j] += ΔC[j]` for
+    /// `j` in order and `row ti[k] += ΔO[k]` for `k` in order ([`Kernel::add_assign`]). `ci` may repeat a
+    /// row and so may `ti`, but no row may be in both (contexts and targets are rows of different matrices;
+    /// checked in debug builds). The same bits as `lincomb` into temporaries followed by `add_assign`, on
+    /// every build; the vector builds do it one register of columns at a time with the sums in registers,
+    /// so the rows are read once and no temporary is written.
+    pub fn update(self, dim: usize, g: &[f32], m: &mut [f32], ci: &[u32], ti: &[u32]) {
+        let rows = m.len().checked_div(dim).unwrap_or(0);
+        assert!(
+            g.len() == ci.len() * ti.len()
+                && m.len() == rows * dim
+                && ci.iter().chain(ti).all(|&r| (r as usize) < rows),
+            "update shapes"
+        );
+        debug_assert!(
+            ci.iter().all(|r| !ti.contains(r)),
+            "update: a row is both context and target"
+        );
+        if dim == 0 || ci.is_empty() || ti.is_empty() {
+            return;
+        }
+        match self {
+            Kernel::Scalar => self.update_composed(dim, g, m, ci, ti),
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: AVX2 and FMA detected (see `gram`); shapes and row indices checked.
+            Kernel::Avx2 => unsafe { avx2::update(dim, g, m, ci, ti) },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: AVX-512F detected; as above.
+            Kernel::Avx512 => unsafe { avx512::update(dim, g, m, ci, ti) },
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => self.update_composed(dim, g, m, ci, ti),
+        }
+    }
+
+    /// [`Kernel::update`] by its definition, for any shape: `lincomb` into temporaries, then `add_assign`.
+    fn update_composed(self, dim: usize, g: &[f32], m: &mut [f32], ci: &[u32], ti: &[u32]) {
+        let (nc, nt) = (ci.len(), ti.len());
+        let gt: Vec<f32> = (0..nt * nc).map(|i| g[(i % nc) * nt + i / nc]).collect();
+        let mut dc = vec![0f32; nc * dim];
+        let mut dout = vec![0f32; nt * dim];
+        self.lincomb_rows(g, Rows::picked(dim, m, ti), &mut dc);
+        self.lincomb_rows(&gt, Rows::picked(dim, m, ci), &mut dout);
+        let deltas = dc.chunks_exact(dim).chain(dout.chunks_exact(dim));
+        for (&r, d) in ci.iter().chain(ti).zip(deltas) {
+            self.add_assign(&mut m[r as usize * dim..(r as usize + 1) * dim], d);
+        }
+    }
+
     /// One dot product (the 1 × 1 case of [`Kernel::gram`]).
     pub fn dot(self, a: &[f32], b: &[f32]) -> f32 {
         let mut out = [0f32];
@@ -165,6 +260,72 @@ impl Kernel {
         out[0]
     }
 }
+
+/// `dim`-wide rows for [`Kernel::gram_rows`] and [`Kernel::lincomb_rows`]: the rows of a dense block, or rows
+/// of a matrix picked by index (so a minibatch need not copy its rows out first).
+#[derive(Clone, Copy)]
+pub struct Rows<'a> {
+    base: &'a [f32],
+    idx: Option<&'a [u32]>,
+    n: usize,
+    dim: usize,
+}
+
+impl<'a> Rows<'a> {
+    /// Every row of `m` (length a multiple of `dim`).
+    pub fn dense(dim: usize, m: &'a [f32]) -> Rows<'a> {
+        let n = m.len().checked_div(dim).unwrap_or(0);
+        assert_eq!(m.len(), n * dim, "rows shapes");
+        Rows {
+            base: m,
+            idx: None,
+            n,
+            dim,
+        }
+    }
+
+    /// Rows `idx[0], idx[1], …` of the `dim`-wide matrix `m` (repeats allowed).
+    pub fn picked(dim: usize, m: &'a [f32], idx: &'a [u32]) -> Rows<'a> {
+        let rows = m.len().checked_div(dim).unwrap_or(0);
+        assert!(
+            idx.iter().all(|&i| (i as usize) < rows),
+            "picked row out of bounds"
+        );
+        Rows {
+            base: m,
+            idx: Some(idx),
+            n: idx.len(),
+            dim,
+        }
+    }
+
+    /// Number of rows.
+    #[inline(always)]
+    pub fn len(&self) -> usize {
+        self.n
+    }
+
+    /// True without rows.
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+
+    /// Row `k`.
+    #[inline(always)]
+    pub fn row(&self, k: usize) -> &'a [f32] {
+        let r = match self.idx {
+            Some(i) => i[k] as usize,
+            None => k,
+        };
+        &self.base[r * self.dim..(r + 1) * self.dim]
+    }
+}
+
+/// Most contexts (rows `ci`) the vector builds of [`Kernel::update`] take in one pass; more go through the
+/// definition (`lincomb` into temporaries, then `add_assign`, with the build's own kernels): the same bits.
+pub const UPDATE_MAX_C: usize = 32;
+/// Most targets (rows `ti`) the vector builds of [`Kernel::update`] keep in registers (as above).
+pub const UPDATE_MAX_T: usize = 8;
 
 /// The fixed reduction tree of 16 lanes: `l + (l+8)`, then `+4`, `+2`, `+1`.
 #[inline(always)]
@@ -180,7 +341,7 @@ fn reduce16(v: &[f32; LANES]) -> f32 {
 
 /// The portable build: 16 lanes in an array, `f32::mul_add` for every fused step.
 pub mod scalar {
-    use super::{reduce16, LANES};
+    use super::{reduce16, Rows, LANES};
 
     /// See [`super::Kernel::dot`].
     #[inline(always)]
@@ -201,21 +362,23 @@ pub mod scalar {
     }
 
     /// See [`super::Kernel::gram`].
-    pub fn gram(dim: usize, a: &[f32], b: &[f32], out: &mut [f32]) {
-        let s = b.len() / dim;
-        for (r, ar) in a.chunks_exact(dim).enumerate() {
-            for (k, bk) in b.chunks_exact(dim).enumerate() {
-                out[r * s + k] = dot(ar, bk);
+    pub fn gram(a: Rows, b: Rows, out: &mut [f32]) {
+        let s = b.len();
+        for r in 0..a.len() {
+            let ar = a.row(r);
+            for k in 0..s {
+                out[r * s + k] = dot(ar, b.row(k));
             }
         }
     }
 
     /// See [`super::Kernel::lincomb`].
-    pub fn lincomb(dim: usize, w: &[f32], x: &[f32], y: &mut [f32]) {
-        let s = x.len() / dim;
+    pub fn lincomb(dim: usize, w: &[f32], x: Rows, y: &mut [f32]) {
+        let s = x.len();
         for (r, yr) in y.chunks_exact_mut(dim).enumerate() {
             yr.fill(0.0);
-            for (k, xk) in x.chunks_exact(dim).enumerate() {
+            for k in 0..s {
+                let xk = x.row(k);
                 let wk = w[r * s + k];
                 for (yi, xi) in yr.iter_mut().zip(xk) {
                     *yi = wk.mul_add(*xi, *yi);
@@ -231,6 +394,47 @@ pub mod scalar {
         }
     }
 
+    /// See [`super::Kernel::sub_assign`].
+    pub fn sub_assign(y: &mut [f32], x: &[f32]) {
+        for (yi, xi) in y.iter_mut().zip(x) {
+            *yi -= *xi;
+        }
+    }
+
+    /// The columns `from..dim` of [`super::Kernel::update`], element by element (the vector builds' tail).
+    /// `NT` targets; at most [`super::UPDATE_MAX_C`] contexts.
+    #[inline(always)]
+    pub(super) fn update_tail<const NT: usize>(
+        dim: usize,
+        from: usize,
+        g: &[f32],
+        m: &mut [f32],
+        ci: &[u32],
+        ti: &[u32],
+    ) {
+        let mut dc = [0f32; super::UPDATE_MAX_C];
+        for i in from..dim {
+            let o: [f32; NT] = std::array::from_fn(|k| m[ti[k] as usize * dim + i]);
+            let mut dout = [0f32; NT];
+            for (j, &r) in ci.iter().enumerate() {
+                let c = m[r as usize * dim + i];
+                let gr = &g[j * NT..(j + 1) * NT];
+                let mut a = 0f32;
+                for k in 0..NT {
+                    a = gr[k].mul_add(o[k], a);
+                    dout[k] = gr[k].mul_add(c, dout[k]);
+                }
+                dc[j] = a;
+            }
+            for (j, &r) in ci.iter().enumerate() {
+                m[r as usize * dim + i] += dc[j];
+            }
+            for (k, &r) in ti.iter().enumerate() {
+                m[r as usize * dim + i] += dout[k];
+            }
+        }
+    }
+
     /// See [`super::Kernel::sigmoid`].
     pub fn sigmoid(x: &[f32], out: &mut [f32]) {
         for (o, &v) in out.iter_mut().zip(x) {
@@ -241,7 +445,7 @@ pub mod scalar {
 
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
-    use super::LANES;
+    use super::{Kernel, Rows, LANES};
     use std::arch::x86_64::*;
 
     /// `v` = lanes 0..8 in `lo`, 8..16 in `hi`, reduced by the tree of [`super::reduce16`].
@@ -291,10 +495,11 @@ mod avx2 {
     }
 
     #[target_feature(enable = "avx2,fma")]
-    pub unsafe fn gram(dim: usize, a: &[f32], b: &[f32], out: &mut [f32]) {
-        let s = b.len() / dim;
-        let bp = |k: usize| b[k * dim..].as_ptr();
-        for (r, ar) in a.chunks_exact(dim).enumerate() {
+    pub unsafe fn gram(dim: usize, a: Rows, b: Rows, out: &mut [f32]) {
+        let s = b.len();
+        let bp = |k: usize| b.row(k).as_ptr();
+        for r in 0..a.len() {
+            let ar = a.row(r);
             let o = &mut out[r * s..(r + 1) * s];
             let mut k = 0;
             while k + 3 <= s {
@@ -312,8 +517,8 @@ mod avx2 {
     }
 
     #[target_feature(enable = "avx2,fma")]
-    pub unsafe fn lincomb(dim: usize, w: &[f32], x: &[f32], y: &mut [f32]) {
-        let s = x.len() / dim;
+    pub unsafe fn lincomb(dim: usize, w: &[f32], x: Rows, y: &mut [f32]) {
+        let s = x.len();
         let full8 = dim / 8 * 8;
         for (r, yr) in y.chunks_exact_mut(dim).enumerate() {
             let wr = &w[r * s..(r + 1) * s];
@@ -325,7 +530,7 @@ mod avx2 {
                 let mut acc = [_mm256_setzero_ps(); 4];
                 for (k, &wk) in wr.iter().enumerate() {
                     let wv = _mm256_set1_ps(wk);
-                    let xp = x[k * dim + c..].as_ptr();
+                    let xp = x.row(k)[c..].as_ptr();
                     for (q, a) in acc.iter_mut().enumerate() {
                         // SAFETY: c + 32 ≤ dim within row k of x.
                         *a = _mm256_fmadd_ps(wv, unsafe { _mm256_loadu_ps(xp.add(8 * q)) }, *a);
@@ -341,19 +546,95 @@ mod avx2 {
                 let mut a = _mm256_setzero_ps();
                 for (k, &wk) in wr.iter().enumerate() {
                     // SAFETY: c + 8 ≤ dim.
-                    let xv = unsafe { _mm256_loadu_ps(x[k * dim + c..].as_ptr()) };
+                    let xv = unsafe { _mm256_loadu_ps(x.row(k)[c..].as_ptr()) };
                     a = _mm256_fmadd_ps(_mm256_set1_ps(wk), xv, a);
                 }
                 // SAFETY: c + 8 ≤ dim.
                 unsafe { _mm256_storeu_ps(yp.add(c), a) };
                 c += 8;
             }
-            for i in full8..dim {
+            for (i, yi) in yr.iter_mut().enumerate().skip(full8) {
                 let mut a = 0f32;
                 for (k, &wk) in wr.iter().enumerate() {
-                    a = wk.mul_add(x[k * dim + i], a);
+                    a = wk.mul_add(x.row(k)[i], a);
                 }
-                yr[i] = a;
+                *yi = a;
+            }
+        }
+    }
+
+    /// See [`super::Kernel::update`]: 8 columns at a time; the `NT` target rows of those columns and their
+    /// sums stay in registers, the contexts' sums wait in `dc` until every context row has been read.
+    ///
+    /// # Safety
+    /// AVX2 and FMA; every index of `ci` and `ti` is a row of `m` (`dim` wide); `ti.len() == NT`, `ci.len() ≤
+    /// UPDATE_MAX_C`, `g.len() == ci.len() · NT`.
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn update_nt<const NT: usize>(
+        dim: usize,
+        g: &[f32],
+        m: &mut [f32],
+        ci: &[u32],
+        ti: &[u32],
+    ) {
+        let full = dim / 8 * 8;
+        let base = m.as_mut_ptr();
+        let at = |r: u32, c: usize| r as usize * dim + c;
+        let mut dc = [_mm256_setzero_ps(); super::UPDATE_MAX_C];
+        let mut c = 0;
+        while c < full {
+            // SAFETY (every load and store below): the rows are rows of `m` (the caller's contract) and
+            // c + 8 ≤ dim; no reference into `m` is alive while `base` is used.
+            let mut o = [_mm256_setzero_ps(); NT];
+            for k in 0..NT {
+                o[k] = unsafe { _mm256_loadu_ps(base.add(at(ti[k], c))) };
+            }
+            let mut dout = [_mm256_setzero_ps(); NT];
+            for (j, &r) in ci.iter().enumerate() {
+                let cj = unsafe { _mm256_loadu_ps(base.add(at(r, c))) };
+                let gr = &g[j * NT..(j + 1) * NT];
+                let mut a = _mm256_setzero_ps();
+                for k in 0..NT {
+                    let gv = _mm256_set1_ps(gr[k]);
+                    a = _mm256_fmadd_ps(gv, o[k], a);
+                    dout[k] = _mm256_fmadd_ps(gv, cj, dout[k]);
+                }
+                dc[j] = a;
+            }
+            for (j, &r) in ci.iter().enumerate() {
+                let p = unsafe { base.add(at(r, c)) };
+                unsafe { _mm256_storeu_ps(p, _mm256_add_ps(_mm256_loadu_ps(p), dc[j])) };
+            }
+            for (k, &r) in ti.iter().enumerate() {
+                let p = unsafe { base.add(at(r, c)) };
+                unsafe { _mm256_storeu_ps(p, _mm256_add_ps(_mm256_loadu_ps(p), dout[k])) };
+            }
+            c += 8;
+        }
+        super::scalar::update_tail::<NT>(dim, full, g, m, ci, ti);
+    }
+
+    /// See [`super::Kernel::update`].
+    ///
+    /// # Safety
+    /// AVX2 and FMA; shapes and row indices checked by the caller.
+    #[target_feature(enable = "avx2,fma")]
+    pub unsafe fn update(dim: usize, g: &[f32], m: &mut [f32], ci: &[u32], ti: &[u32]) {
+        if ci.len() > super::UPDATE_MAX_C {
+            return Kernel::Avx2.update_composed(dim, g, m, ci, ti);
+        }
+        // SAFETY: the caller's contract, and ti.len() is the NT of each arm.
+        unsafe {
+            match ti.len() {
+                1 => update_nt::<1>(dim, g, m, ci, ti),
+                2 => update_nt::<2>(dim, g, m, ci, ti),
+                3 => update_nt::<3>(dim, g, m, ci, ti),
+                4 => update_nt::<4>(dim, g, m, ci, ti),
+                5 => update_nt::<5>(dim, g, m, ci, ti),
+                6 => update_nt::<6>(dim, g, m, ci, ti),
+                7 => update_nt::<7>(dim, g, m, ci, ti),
+                8 => update_nt::<8>(dim, g, m, ci, ti),
+                _ => Kernel::Avx2.update_composed(dim, g, m, ci, ti),
             }
         }
     }
@@ -374,6 +655,25 @@ mod avx2 {
         }
         for i in full..n {
             y[i] += x[i];
+        }
+    }
+
+    #[target_feature(enable = "avx2,fma")]
+    pub unsafe fn sub_assign(y: &mut [f32], x: &[f32]) {
+        let n = y.len();
+        let full = n / 8 * 8;
+        let (yp, xp) = (y.as_mut_ptr(), x.as_ptr());
+        let mut c = 0;
+        while c < full {
+            // SAFETY: c + 8 ≤ n = len of both.
+            unsafe {
+                let v = _mm256_sub_ps(_mm256_loadu_ps(yp.add(c)), _mm256_loadu_ps(xp.add(c)));
+                _mm256_storeu_ps(yp.add(c), v);
+            }
+            c += 8;
+        }
+        for i in full..n {
+            y[i] -= x[i];
         }
     }
 
@@ -428,72 +728,113 @@ mod avx2 {
 
 #[cfg(target_arch = "x86_64")]
 mod avx512 {
-    use super::LANES;
+    use super::{Kernel, Rows, LANES};
     use std::arch::x86_64::*;
 
-    /// The tree of [`super::reduce16`] on one 16-lane register.
+    /// The trees of [`super::reduce16`] of four registers side by side: the same additions of the same lanes
+    /// in the same order, four sums per instruction instead of one.
     #[inline]
     #[target_feature(enable = "avx512f")]
-    fn reduce(v: __m512) -> f32 {
-        let lo = _mm512_castps512_ps256(v);
-        let hi = _mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(v)));
-        let t8 = _mm256_add_ps(lo, hi);
-        let t4 = _mm_add_ps(_mm256_castps256_ps128(t8), _mm256_extractf128_ps::<1>(t8));
-        let t2 = _mm_add_ps(t4, _mm_movehl_ps(t4, t4));
-        let t1 = _mm_add_ss(t2, _mm_shuffle_ps::<1>(t2, t2));
-        _mm_cvtss_f32(t1)
+    fn reduce4(a0: __m512, a1: __m512, a2: __m512, a3: __m512) -> [f32; 4] {
+        // l + (l + 8): quarters 0, 1 of each register plus its quarters 2, 3.
+        let s01 = _mm512_add_ps(
+            _mm512_shuffle_f32x4::<0x44>(a0, a1),
+            _mm512_shuffle_f32x4::<0xEE>(a0, a1),
+        );
+        let s23 = _mm512_add_ps(
+            _mm512_shuffle_f32x4::<0x44>(a2, a3),
+            _mm512_shuffle_f32x4::<0xEE>(a2, a3),
+        );
+        // + 4: the first half of each 8-lane sum plus its second half; quarter q now belongs to register q.
+        let u = _mm512_add_ps(
+            _mm512_shuffle_f32x4::<0x88>(s01, s23),
+            _mm512_shuffle_f32x4::<0xDD>(s01, s23),
+        );
+        // + 2, then + 1, within each quarter.
+        let w = _mm512_add_ps(u, _mm512_permute_ps::<0xEE>(u));
+        let z = _mm512_add_ps(w, _mm512_permute_ps::<0x55>(w));
+        let mut t = [0f32; LANES];
+        // SAFETY: `t` holds 16 floats.
+        unsafe { _mm512_storeu_ps(t.as_mut_ptr(), z) };
+        [t[0], t[4], t[8], t[12]]
     }
 
+    /// `out[k] = a · b.row(k0 + k)` for `k < N ≤ 8`: `N` accumulators over the 16-lane columns, reduced four at
+    /// a time ([`reduce4`]), then each dot's tail in order.
+    ///
+    /// # Safety
+    /// AVX-512F; `a` points to `dim` floats; rows `k0..k0 + N` of `b` exist and are `dim` wide.
     #[inline]
     #[target_feature(enable = "avx512f")]
-    unsafe fn dots<const N: usize>(dim: usize, a: *const f32, b: [*const f32; N]) -> [f32; N] {
+    unsafe fn dots<const N: usize>(
+        dim: usize,
+        a: *const f32,
+        b: &Rows,
+        k0: usize,
+        out: &mut [f32],
+    ) {
         let full = dim / LANES * LANES;
-        let mut acc = [_mm512_setzero_ps(); N];
+        let mut bp = [a; N];
+        for (k, p) in bp.iter_mut().enumerate() {
+            *p = b.row(k0 + k).as_ptr();
+        }
+        let mut acc = [_mm512_setzero_ps(); 8];
         let mut c = 0;
         while c < full {
             // SAFETY (all loads here): rows of `dim` floats; c + 16 ≤ full ≤ dim.
             let x = unsafe { _mm512_loadu_ps(a.add(c)) };
             for k in 0..N {
-                acc[k] = _mm512_fmadd_ps(x, unsafe { _mm512_loadu_ps(b[k].add(c)) }, acc[k]);
+                acc[k] = _mm512_fmadd_ps(x, unsafe { _mm512_loadu_ps(bp[k].add(c)) }, acc[k]);
             }
             c += LANES;
         }
-        let mut out = [0f32; N];
+        let lo = reduce4(acc[0], acc[1], acc[2], acc[3]);
+        let hi = if N > 4 {
+            reduce4(acc[4], acc[5], acc[6], acc[7])
+        } else {
+            [0.0; 4]
+        };
         for k in 0..N {
-            let mut s = reduce(acc[k]);
+            let mut s = if k < 4 { lo[k] } else { hi[k - 4] };
             for i in full..dim {
                 // SAFETY: i < dim.
-                s = unsafe { (*a.add(i)).mul_add(*b[k].add(i), s) };
+                s = unsafe { (*a.add(i)).mul_add(*bp[k].add(i), s) };
             }
             out[k] = s;
         }
-        out
     }
 
     #[target_feature(enable = "avx512f")]
-    pub unsafe fn gram(dim: usize, a: &[f32], b: &[f32], out: &mut [f32]) {
-        let s = b.len() / dim;
-        let bp = |k: usize| b[k * dim..].as_ptr();
-        for (r, ar) in a.chunks_exact(dim).enumerate() {
+    pub unsafe fn gram(dim: usize, a: Rows, b: Rows, out: &mut [f32]) {
+        let s = b.len();
+        for r in 0..a.len() {
+            let ar = a.row(r).as_ptr();
             let o = &mut out[r * s..(r + 1) * s];
             let mut k = 0;
-            while k + 3 <= s {
-                // SAFETY: rows k..k+3 of b and row r of a hold `dim` floats each.
-                let d = unsafe { dots::<3>(dim, ar.as_ptr(), [bp(k), bp(k + 1), bp(k + 2)]) };
-                o[k..k + 3].copy_from_slice(&d);
-                k += 3;
-            }
             while k < s {
-                // SAFETY: as above.
-                o[k] = unsafe { dots::<1>(dim, ar.as_ptr(), [bp(k)]) }[0];
-                k += 1;
+                let n = (s - k).min(8);
+                let o = &mut o[k..k + n];
+                // SAFETY: row r of a and rows k..k + n of b hold `dim` floats each.
+                unsafe {
+                    match n {
+                        1 => dots::<1>(dim, ar, &b, k, o),
+                        2 => dots::<2>(dim, ar, &b, k, o),
+                        3 => dots::<3>(dim, ar, &b, k, o),
+                        4 => dots::<4>(dim, ar, &b, k, o),
+                        5 => dots::<5>(dim, ar, &b, k, o),
+                        6 => dots::<6>(dim, ar, &b, k, o),
+                        7 => dots::<7>(dim, ar, &b, k, o),
+                        _ => dots::<8>(dim, ar, &b, k, o),
+                    }
+                }
+                k += n;
             }
         }
     }
 
     #[target_feature(enable = "avx512f")]
-    pub unsafe fn lincomb(dim: usize, w: &[f32], x: &[f32], y: &mut [f32]) {
-        let s = x.len() / dim;
+    pub unsafe fn lincomb(dim: usize, w: &[f32], x: Rows, y: &mut [f32]) {
+        let s = x.len();
         let full = dim / LANES * LANES;
         for (r, yr) in y.chunks_exact_mut(dim).enumerate() {
             let wr = &w[r * s..(r + 1) * s];
@@ -503,7 +844,7 @@ mod avx512 {
                 let mut acc = [_mm512_setzero_ps(); 4];
                 for (k, &wk) in wr.iter().enumerate() {
                     let wv = _mm512_set1_ps(wk);
-                    let xp = x[k * dim + c..].as_ptr();
+                    let xp = x.row(k)[c..].as_ptr();
                     for (q, a) in acc.iter_mut().enumerate() {
                         // SAFETY: c + 64 ≤ dim within row k of x.
                         *a = _mm512_fmadd_ps(wv, unsafe { _mm512_loadu_ps(xp.add(16 * q)) }, *a);
@@ -519,19 +860,95 @@ mod avx512 {
                 let mut a = _mm512_setzero_ps();
                 for (k, &wk) in wr.iter().enumerate() {
                     // SAFETY: c + 16 ≤ dim.
-                    let xv = unsafe { _mm512_loadu_ps(x[k * dim + c..].as_ptr()) };
+                    let xv = unsafe { _mm512_loadu_ps(x.row(k)[c..].as_ptr()) };
                     a = _mm512_fmadd_ps(_mm512_set1_ps(wk), xv, a);
                 }
                 // SAFETY: c + 16 ≤ dim.
                 unsafe { _mm512_storeu_ps(yp.add(c), a) };
                 c += LANES;
             }
-            for i in full..dim {
+            for (i, yi) in yr.iter_mut().enumerate().skip(full) {
                 let mut a = 0f32;
                 for (k, &wk) in wr.iter().enumerate() {
-                    a = wk.mul_add(x[k * dim + i], a);
+                    a = wk.mul_add(x.row(k)[i], a);
                 }
-                yr[i] = a;
+                *yi = a;
+            }
+        }
+    }
+
+    /// See [`super::Kernel::update`]: 16 columns at a time; the `NT` target rows of those columns and their
+    /// sums stay in registers, the contexts' sums wait in `dc` until every context row has been read.
+    ///
+    /// # Safety
+    /// AVX-512F; every index of `ci` and `ti` is a row of `m` (`dim` wide); `ti.len() == NT`, `ci.len() ≤
+    /// UPDATE_MAX_C`, `g.len() == ci.len() · NT`.
+    #[target_feature(enable = "avx512f")]
+    unsafe fn update_nt<const NT: usize>(
+        dim: usize,
+        g: &[f32],
+        m: &mut [f32],
+        ci: &[u32],
+        ti: &[u32],
+    ) {
+        let full = dim / LANES * LANES;
+        let base = m.as_mut_ptr();
+        let at = |r: u32, c: usize| r as usize * dim + c;
+        let mut dc = [_mm512_setzero_ps(); super::UPDATE_MAX_C];
+        let mut c = 0;
+        while c < full {
+            // SAFETY (every load and store below): the rows are rows of `m` (the caller's contract) and
+            // c + 16 ≤ dim; no reference into `m` is alive while `base` is used.
+            let mut o = [_mm512_setzero_ps(); NT];
+            for k in 0..NT {
+                o[k] = unsafe { _mm512_loadu_ps(base.add(at(ti[k], c))) };
+            }
+            let mut dout = [_mm512_setzero_ps(); NT];
+            for (j, &r) in ci.iter().enumerate() {
+                let cj = unsafe { _mm512_loadu_ps(base.add(at(r, c))) };
+                let gr = &g[j * NT..(j + 1) * NT];
+                let mut a = _mm512_setzero_ps();
+                for k in 0..NT {
+                    let gv = _mm512_set1_ps(gr[k]);
+                    a = _mm512_fmadd_ps(gv, o[k], a);
+                    dout[k] = _mm512_fmadd_ps(gv, cj, dout[k]);
+                }
+                dc[j] = a;
+            }
+            for (j, &r) in ci.iter().enumerate() {
+                let p = unsafe { base.add(at(r, c)) };
+                unsafe { _mm512_storeu_ps(p, _mm512_add_ps(_mm512_loadu_ps(p), dc[j])) };
+            }
+            for (k, &r) in ti.iter().enumerate() {
+                let p = unsafe { base.add(at(r, c)) };
+                unsafe { _mm512_storeu_ps(p, _mm512_add_ps(_mm512_loadu_ps(p), dout[k])) };
+            }
+            c += LANES;
+        }
+        super::scalar::update_tail::<NT>(dim, full, g, m, ci, ti);
+    }
+
+    /// See [`super::Kernel::update`].
+    ///
+    /// # Safety
+    /// AVX-512F; shapes and row indices checked by the caller.
+    #[target_feature(enable = "avx512f")]
+    pub unsafe fn update(dim: usize, g: &[f32], m: &mut [f32], ci: &[u32], ti: &[u32]) {
+        if ci.len() > super::UPDATE_MAX_C {
+            return Kernel::Avx512.update_composed(dim, g, m, ci, ti);
+        }
+        // SAFETY: the caller's contract, and ti.len() is the NT of each arm.
+        unsafe {
+            match ti.len() {
+                1 => update_nt::<1>(dim, g, m, ci, ti),
+                2 => update_nt::<2>(dim, g, m, ci, ti),
+                3 => update_nt::<3>(dim, g, m, ci, ti),
+                4 => update_nt::<4>(dim, g, m, ci, ti),
+                5 => update_nt::<5>(dim, g, m, ci, ti),
+                6 => update_nt::<6>(dim, g, m, ci, ti),
+                7 => update_nt::<7>(dim, g, m, ci, ti),
+                8 => update_nt::<8>(dim, g, m, ci, ti),
+                _ => Kernel::Avx512.update_composed(dim, g, m, ci, ti),
             }
         }
     }
@@ -552,6 +969,25 @@ mod avx512 {
         }
         for i in full..n {
             y[i] += x[i];
+        }
+    }
+
+    #[target_feature(enable = "avx512f")]
+    pub unsafe fn sub_assign(y: &mut [f32], x: &[f32]) {
+        let n = y.len();
+        let full = n / LANES * LANES;
+        let (yp, xp) = (y.as_mut_ptr(), x.as_ptr());
+        let mut c = 0;
+        while c < full {
+            // SAFETY: c + 16 ≤ n = len of both.
+            unsafe {
+                let v = _mm512_sub_ps(_mm512_loadu_ps(yp.add(c)), _mm512_loadu_ps(xp.add(c)));
+                _mm512_storeu_ps(yp.add(c), v);
+            }
+            c += LANES;
+        }
+        for i in full..n {
+            y[i] -= x[i];
         }
     }
 
@@ -737,6 +1173,69 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(200))]
 
+        /// Rows picked by index from a matrix (repeats allowed) give, on every build, the bits of the dense
+        /// scalar kernels on the same rows copied out.
+        #[test]
+        fn picked_rows_give_the_bits_of_copied_rows(
+            (dim, m, ia, ib, w) in (1usize..=12, prop_oneof![1usize..40, Just(128)]).prop_flat_map(
+                |(n, dim)| {
+                    (
+                        Just(dim),
+                        values(n * dim),
+                        proptest::collection::vec(0..n as u32, 1..=10),
+                        proptest::collection::vec(0..n as u32, 1..=8),
+                        values(80),
+                    )
+                },
+            ),
+        ) {
+            let copy = |idx: &[u32]| -> Vec<f32> {
+                idx.iter()
+                    .flat_map(|&i| m[i as usize * dim..(i as usize + 1) * dim].to_vec())
+                    .collect()
+            };
+            let (a, b) = (copy(&ia), copy(&ib));
+            let (r, s) = (ia.len(), ib.len());
+            let mut g0 = vec![0f32; r * s];
+            Kernel::Scalar.gram(dim, &a, &b, &mut g0);
+            let mut l0 = vec![0f32; r * dim];
+            Kernel::Scalar.lincomb(dim, &w[..r * s], &b, &mut l0);
+            for k in Kernel::available() {
+                let (pa, pb) = (Rows::picked(dim, &m, &ia), Rows::picked(dim, &m, &ib));
+                let mut g = vec![1f32; r * s];
+                k.gram_rows(pa, pb, &mut g);
+                prop_assert_eq!(bits(&g), bits(&g0), "gram_rows on {}", k.name());
+                let mut l = vec![1f32; r * dim];
+                k.lincomb_rows(&w[..r * s], pb, &mut l);
+                prop_assert_eq!(bits(&l), bits(&l0), "lincomb_rows on {}", k.name());
+            }
+        }
+
+        /// `update` gives on every build the bits of its definition on the scalar build (`lincomb` into
+        /// temporaries, then `add_assign`), with repeated context and target rows, every register width and
+        /// tail, and more targets than the vector builds keep in registers.
+        #[test]
+        fn update_gives_the_bits_of_its_definition(
+            (dim, m, ci, ti, g) in (prop_oneof![1usize..40, Just(128), Just(100)], 1usize..=12, 1usize..=10)
+                .prop_flat_map(|(dim, nc, nt)| {
+                    (
+                        Just(dim),
+                        values(16 * dim),
+                        proptest::collection::vec(0..8u32, nc),
+                        proptest::collection::vec(8..16u32, nt),
+                        values(nc * nt),
+                    )
+                }),
+        ) {
+            let mut want = m.clone();
+            Kernel::Scalar.update(dim, &g, &mut want, &ci, &ti);
+            for k in Kernel::available() {
+                let mut got = m.clone();
+                k.update(dim, &g, &mut got, &ci, &ti);
+                prop_assert_eq!(bits(&got), bits(&want), "update on {}", k.name());
+            }
+        }
+
         /// Every build on this CPU gives the bits of the scalar build, for every kernel.
         #[test]
         fn every_build_gives_the_scalar_bits(
@@ -750,6 +1249,8 @@ mod tests {
             Kernel::Scalar.lincomb(dim, &w, &b, &mut l0);
             let mut y0 = a.clone();
             Kernel::Scalar.add_assign(&mut y0, &a);
+            let mut z0 = y0.clone();
+            Kernel::Scalar.sub_assign(&mut z0, &a);
             let sg0: Vec<f32> = a.iter().map(|&v| sigmoid(v)).collect();
             for k in Kernel::available() {
                 let mut g = vec![1f32; r * s];
@@ -761,6 +1262,8 @@ mod tests {
                 let mut y = a.clone();
                 k.add_assign(&mut y, &a);
                 prop_assert_eq!(bits(&y), bits(&y0), "add_assign on {}", k.name());
+                k.sub_assign(&mut y, &a);
+                prop_assert_eq!(bits(&y), bits(&z0), "sub_assign on {}", k.name());
                 let mut sg = vec![1f32; a.len()];
                 k.sigmoid(&a, &mut sg);
                 prop_assert_eq!(bits(&sg), bits(&sg0), "sigmoid on {}", k.name());
@@ -792,6 +1295,34 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    /// A context row used twice: both its deltas come from the old target row, and the target's delta from
+    /// the old context row (twice). Values exact in f32, by hand.
+    #[test]
+    fn update_by_hand() {
+        // rows: 0 = C = (1, 2), 1 = O = (0.5, −1); contexts [0, 0], target [1], g = [0.25, 0.5].
+        // row 0 = C + 0.25·O + 0.5·O = (1.375, 1.25); row 1 = O + 0.25·C + 0.5·C = (1.25, 0.5).
+        for k in Kernel::available() {
+            let mut m = vec![1.0f32, 2.0, 0.5, -1.0];
+            k.update(2, &[0.25, 0.5], &mut m, &[0, 0], &[1]);
+            assert_eq!(m, vec![1.375, 1.25, 1.25, 0.5], "{}", k.name());
+        }
+        // More contexts than the vector builds take in one pass (UPDATE_MAX_C): the same bits everywhere.
+        let (dim, nc) = (20usize, UPDATE_MAX_C + 5);
+        let m: Vec<f32> = (0..(nc + 2) * dim)
+            .map(|i| ((i * 37 % 101) as f32 - 50.0) / 64.0)
+            .collect();
+        let ci: Vec<u32> = (0..nc as u32).collect();
+        let ti = [nc as u32, nc as u32 + 1];
+        let g: Vec<f32> = (0..nc * 2).map(|i| (i as f32 - 30.0) / 128.0).collect();
+        let mut want = m.clone();
+        Kernel::Scalar.update(dim, &g, &mut want, &ci, &ti);
+        for k in Kernel::available() {
+            let mut got = m.clone();
+            k.update(dim, &g, &mut got, &ci, &ti);
+            assert_eq!(bits(&got), bits(&want), "{}", k.name());
         }
     }
 

@@ -551,7 +551,7 @@ pub struct TrainOpts {
     /// Maximum context window [default 5].
     #[arg(long)]
     pub window: Option<usize>,
-    /// Negative samples per pair [default 5].
+    /// Noise (negative) nodes per walk, shared by its positions [default 5].
     #[arg(long)]
     pub negative: Option<usize>,
     /// Epochs [default 1].

@@ -38,7 +38,7 @@
 //! the automatic block count is one per 32 nodes, at most 64 (`TrainConfig::blocks_for`).
 
 use super::alias::AliasTable;
-use super::kernels::{self, Kernel};
+use super::kernels::{self, Kernel, Rows};
 use super::source::WalkSource;
 use crate::error::{Error, Result};
 use crate::progress::Progress;
@@ -413,16 +413,13 @@ impl RowIndex {
     }
 }
 
-/// Per-thread scratch: the gathered rows, logits and gradients of one position, and the row index.
+/// Per-thread scratch: the row indices, logits and gradients of one position, and the row index.
 struct Scratch {
-    c: Vec<f32>,
-    o: Vec<f32>,
+    ci: Vec<u32>,
+    ti: Vec<u32>,
     logits: Vec<f32>,
     sg: Vec<f32>,
     g: Vec<f32>,
-    gt: Vec<f32>,
-    dc: Vec<f32>,
-    dout: Vec<f32>,
     ids1: Vec<u32>,
     noise: Vec<u32>,
     index: RowIndex,
@@ -431,14 +428,11 @@ struct Scratch {
 impl Scratch {
     fn new(plan: &Plan) -> Scratch {
         Scratch {
-            c: Vec::new(),
-            o: Vec::new(),
+            ci: Vec::new(),
+            ti: Vec::new(),
             logits: Vec::new(),
             sg: Vec::new(),
             g: Vec::new(),
-            gt: Vec::new(),
-            dc: Vec::new(),
-            dout: Vec::new(),
             ids1: Vec::new(),
             noise: Vec::new(),
             index: RowIndex::new(plan.walk_len * (plan.negative + 2)),
@@ -651,20 +645,16 @@ impl Ctx<'_> {
             let (lo, hi) = (i.saturating_sub(win), (i + win).min(len - 1));
             let t1 = w.tgt_end[i] as usize;
             let (nc, nt) = (hi - lo, t1 - t0);
-            s.c.resize(nc * d, 0.0);
-            s.o.resize(nt * d, 0.0);
-            let ctxs = (lo..=hi).filter(|&p| p != i).map(|p| w.sent[p] as usize);
-            for (j, r) in ctxs.clone().enumerate() {
-                s.c[j * d..(j + 1) * d].copy_from_slice(&w.delta[r * d..(r + 1) * d]);
-            }
-            for (k, &t) in w.tgt[t0..t1].iter().enumerate() {
-                let r = n0 + t as usize;
-                s.o[k * d..(k + 1) * d].copy_from_slice(&w.delta[r * d..(r + 1) * d]);
-            }
+            // The position's rows, read in place in the working copy.
+            s.ci.clear();
+            s.ci.extend((lo..=hi).filter(|&p| p != i).map(|p| w.sent[p]));
+            s.ti.clear();
+            s.ti.extend(w.tgt[t0..t1].iter().map(|&t| n0 as u32 + t));
+            let c = Rows::picked(d, &w.delta, &s.ci);
+            let o = Rows::picked(d, &w.delta, &s.ti);
             s.logits.resize(nc * nt, 0.0);
-            plan.kernel.gram(d, &s.c, &s.o, &mut s.logits);
+            plan.kernel.gram_rows(c, o, &mut s.logits);
             s.g.resize(nc * nt, 0.0);
-            s.gt.resize(nc * nt, 0.0);
             s.sg.resize(nc * nt, 0.0);
             match plan.sigma {
                 Sigma::Exact => plan.kernel.sigmoid(&s.logits, &mut s.sg),
@@ -674,50 +664,35 @@ impl Ctx<'_> {
                     }
                 }
             }
-            let want_loss = blk.batches.is_multiple_of(LOSS_EVERY);
-            let mut loss = 0f64;
+            // g = (label − σ)·lr, label 1 in the centre's column (k = 0) and 0 in the noise columns.
+            let lr = w.lr;
+            for (g, &sg) in s.g.iter_mut().zip(&s.sg) {
+                *g = (0.0 - sg) * lr;
+            }
             for j in 0..nc {
-                for k in 0..nt {
-                    let sg = s.sg[j * nt + k];
-                    let label = if k == 0 { 1.0 } else { 0.0 };
-                    if want_loss {
+                s.g[j * nt] = (1.0 - s.sg[j * nt]) * lr;
+            }
+            if blk.batches.is_multiple_of(LOSS_EVERY) {
+                let mut loss = 0f64;
+                for row in s.sg.chunks_exact(nt) {
+                    for (k, &sg) in row.iter().enumerate() {
                         let p = if k == 0 { sg } else { 1.0 - sg };
                         loss -= (p.max(1e-7) as f64).ln();
                     }
-                    let g = (label - sg) * w.lr;
-                    s.g[j * nt + k] = g;
-                    s.gt[k * nc + j] = g;
                 }
-            }
-            if want_loss {
                 blk.loss += loss;
                 blk.loss_n += nc as u64;
             }
             blk.batches += 1;
-            s.dc.resize(nc * d, 0.0);
-            s.dout.resize(nt * d, 0.0);
-            plan.kernel.lincomb(d, &s.g, &s.o, &mut s.dc);
-            plan.kernel.lincomb(d, &s.gt, &s.c, &mut s.dout);
-            for (j, r) in ctxs.enumerate() {
-                plan.kernel
-                    .add_assign(&mut w.delta[r * d..(r + 1) * d], &s.dc[j * d..(j + 1) * d]);
-            }
-            for (k, &t) in w.tgt[t0..t1].iter().enumerate() {
-                let r = n0 + t as usize;
-                plan.kernel.add_assign(
-                    &mut w.delta[r * d..(r + 1) * d],
-                    &s.dout[k * d..(k + 1) * d],
-                );
-            }
+            plan.kernel.update(d, &s.g, &mut w.delta, &s.ci, &s.ti);
             t0 = t1;
         }
         for (r, &id) in w.ids.iter().enumerate() {
             let m = if r < n0 { &self.syn0 } else { &self.syn1 };
             // SAFETY: compute phase: nobody writes the matrices.
             let snap = unsafe { m.row(id) };
-            for (x, &y) in w.delta[r * d..(r + 1) * d].iter_mut().zip(snap) {
-                *x -= y;
-            }
+            plan.kernel
+                .sub_assign(&mut w.delta[r * d..(r + 1) * d], snap);
         }
         w.owner.clear();
         w.owner
