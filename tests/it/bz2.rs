@@ -143,3 +143,45 @@ fn a_damaged_bzip2_block_names_its_offset() {
     assert!(err.contains("download the file again"), "{err}");
     assert!(!wd.join("o/entities.parquet").exists());
 }
+
+/// `sword extract --dump -` with a `.bz2` on stdin (single-stream lbzip2-style and one stream per block
+/// pbzip2-style, through a pipe) gives byte-identical Parquet to `--dump file.bz2` (issue 22, the stdin path).
+#[test]
+fn bzip2_on_stdin_gives_the_files_artifacts() {
+    let wd = Workdir::new();
+    wd.run_ok(&[
+        "synth",
+        "--entities",
+        "1200",
+        "--seed",
+        "9",
+        "--out",
+        "d.json",
+    ]);
+    let plain = wd.read("d.json");
+    let mut one = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::new(1));
+    one.write_all(&plain).unwrap();
+    let cases = [
+        ("single", one.finish().unwrap()),
+        ("streams", streams(&plain, 70_001)),
+    ];
+    for (name, bytes) in cases {
+        let file = format!("{name}.json.bz2");
+        wd.write(&file, &bytes);
+        let from_file = format!("{name}-file");
+        wd.run_ok(&["-j", "2", "extract", "--dump", &file, "--out", &from_file]);
+        let from_stdin = format!("{name}-stdin");
+        let mut child = wd
+            .command(&["-j", "2", "extract", "--dump", "-", "--out", &from_stdin])
+            .stdin(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let writer = std::thread::spawn(move || stdin.write_all(&bytes));
+        let status = child.wait().unwrap();
+        writer.join().unwrap().unwrap();
+        assert!(status.success(), "stdin {name}");
+        assert_eq!(manifest(&wd.join(&from_stdin))["extra"]["format"], "bzip2");
+        assert_same(&wd, &from_file, &from_stdin);
+    }
+}
