@@ -144,18 +144,15 @@ fn main() {
             );
         }
     }
+    let median = |v: &[f64]| {
+        let mut v = v.to_vec();
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let base = median(&speeds[0]);
     println!("median MB/s of JSON, one thread:");
     for (d, which) in DECODERS.iter().enumerate() {
-        let mut v = speeds[d].clone();
-        v.sort_by(f64::total_cmp);
-        let med = v[v.len() / 2];
-        println!(
-            "  {which:<12} {med:7.0}  ({:.2}x zlib-rs)",
-            med / {
-                let mut z = speeds[0].clone();
-                z.sort_by(f64::total_cmp);
-                z[z.len() / 2]
-            }
-        );
+        let med = median(&speeds[d]);
+        println!("  {which:<12} {med:7.0}  ({:.2}x zlib-rs)", med / base);
     }
 }
