@@ -8,8 +8,10 @@
 #   ROUNDS   timed rounds, decoders alternating within each (default 5)
 # Needs Debian's libisal-dev (installed here when missing) and the crates from the registry.
 set -euo pipefail
+# A FILE given relative to the caller's directory stays valid after the cd below.
+[ -n "${1:-}" ] && FILE=$(realpath -m -- "$1")
 cd "$(dirname "$0")/.."
-FILE=${1:-data/work/bench-inflate/s200.json.gz}
+FILE=${FILE:-data/work/bench-inflate/s200.json.gz}
 ROUNDS=${2:-5}
 if [ ! -s "$FILE" ]; then
   mkdir -p "$(dirname "$FILE")"

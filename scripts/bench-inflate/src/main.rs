@@ -78,6 +78,7 @@ fn main() {
         .get(1)
         .expect("usage: sword-bench-inflate FILE.json.gz [ROUNDS]");
     let rounds: usize = args.get(2).map_or(3, |r| r.parse().expect("ROUNDS"));
+    assert!(rounds > 0, "ROUNDS must be at least 1");
     let data = std::fs::read(path).expect("read");
     let ms = members(&data);
     let total: usize = ms.iter().map(|m| m.2).sum();
@@ -137,11 +138,9 @@ fn main() {
             }
             let secs = t.elapsed().as_secs_f64();
             std::hint::black_box(last);
-            speeds[d].push(total as f64 / secs / 1e6);
-            println!(
-                "round {round} {which:<12} {secs:7.3} s {:7.0} MB/s",
-                total as f64 / secs / 1e6
-            );
+            let mbs = total as f64 / secs / 1e6;
+            speeds[d].push(mbs);
+            println!("round {round} {which:<12} {secs:7.3} s {mbs:7.0} MB/s");
         }
     }
     let median = |v: &[f64]| {
