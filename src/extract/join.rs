@@ -148,22 +148,23 @@ pub fn join(
 /// Where the join's rows go, in order, in batches of at most [`STREAM_BATCH`] (the stage: Parquet writers;
 /// tests: vectors).
 pub trait Out {
-    fn entities(&mut self, rows: &[EntityRecord]) -> Result<()>;
+    fn entities(&mut self, rows: Vec<EntityRecord>) -> Result<()>;
     /// Every entity row was given (the stage finishes `entities.parquet` here, freeing its writer).
     fn entities_done(&mut self) -> Result<()> {
         Ok(())
     }
-    fn properties(&mut self, rows: &[PropertyRecord]) -> Result<()>;
+    fn properties(&mut self, rows: Vec<PropertyRecord>) -> Result<()>;
     /// Every property row was given.
     fn properties_done(&mut self) -> Result<()> {
         Ok(())
     }
-    fn statements(&mut self, rows: &[Triple]) -> Result<()>;
-    fn triples(&mut self, rows: &[Triple]) -> Result<()>;
-    fn transitive(&mut self, rows: &[Triple]) -> Result<()>;
+    fn statements(&mut self, rows: Vec<Triple>) -> Result<()>;
+    fn triples(&mut self, rows: Vec<Triple>) -> Result<()>;
+    fn transitive(&mut self, rows: Vec<Triple>) -> Result<()>;
 }
 
-/// Rows gathered into batches of [`STREAM_BATCH`] before they go out.
+/// Rows gathered into batches of [`STREAM_BATCH`] before they go out (handed over owned, so that a writer on
+/// another thread can take them without a copy).
 struct Batch<T> {
     rows: Vec<T>,
     n: u64,
@@ -176,19 +177,20 @@ impl<T> Batch<T> {
             n: 0,
         }
     }
-    fn push(&mut self, r: T, out: &mut dyn FnMut(&[T]) -> Result<()>) -> Result<()> {
+    fn push(&mut self, r: T, out: &mut dyn FnMut(Vec<T>) -> Result<()>) -> Result<()> {
+        if self.rows.capacity() == 0 {
+            self.rows.reserve_exact(STREAM_BATCH);
+        }
         self.rows.push(r);
         self.n = self.n.saturating_add(1);
         if self.rows.len() >= STREAM_BATCH {
-            out(&self.rows)?;
-            self.rows.clear();
+            out(std::mem::take(&mut self.rows))?;
         }
         Ok(())
     }
-    fn flush(&mut self, out: &mut dyn FnMut(&[T]) -> Result<()>) -> Result<()> {
+    fn flush(&mut self, out: &mut dyn FnMut(Vec<T>) -> Result<()>) -> Result<()> {
         if !self.rows.is_empty() {
-            out(&self.rows)?;
-            self.rows.clear();
+            out(std::mem::take(&mut self.rows))?;
         }
         Ok(())
     }
@@ -616,39 +618,39 @@ mod state_tests {
     }
 
     impl Out for VecOut {
-        fn entities(&mut self, rows: &[EntityRecord]) -> Result<()> {
+        fn entities(&mut self, rows: Vec<EntityRecord>) -> Result<()> {
             assert!(rows.len() <= STREAM_BATCH && !rows.is_empty());
             self.batches += 1;
             self.events.push('e');
-            self.entities.extend_from_slice(rows);
+            self.entities.extend(rows);
             Ok(())
         }
         fn entities_done(&mut self) -> Result<()> {
             self.events.push('E');
             Ok(())
         }
-        fn properties(&mut self, rows: &[PropertyRecord]) -> Result<()> {
+        fn properties(&mut self, rows: Vec<PropertyRecord>) -> Result<()> {
             self.events.push('p');
-            self.properties.extend_from_slice(rows);
+            self.properties.extend(rows);
             Ok(())
         }
         fn properties_done(&mut self) -> Result<()> {
             self.events.push('P');
             Ok(())
         }
-        fn statements(&mut self, rows: &[Triple]) -> Result<()> {
+        fn statements(&mut self, rows: Vec<Triple>) -> Result<()> {
             self.events.push('s');
-            self.statements.extend_from_slice(rows);
+            self.statements.extend(rows);
             Ok(())
         }
-        fn triples(&mut self, rows: &[Triple]) -> Result<()> {
+        fn triples(&mut self, rows: Vec<Triple>) -> Result<()> {
             self.events.push('t');
-            self.triples.extend_from_slice(rows);
+            self.triples.extend(rows);
             Ok(())
         }
-        fn transitive(&mut self, rows: &[Triple]) -> Result<()> {
+        fn transitive(&mut self, rows: Vec<Triple>) -> Result<()> {
             self.events.push('x');
-            self.transitive.extend_from_slice(rows);
+            self.transitive.extend(rows);
             Ok(())
         }
     }

@@ -18,6 +18,7 @@
 use crate::artifact::{self, AtomicFile, FileRef, Manifest};
 use crate::dump::{self, ChunkOut, ReadOpts};
 use crate::error::{Error, Result};
+use crate::model::{EntityRecord, PropertyRecord, Triple};
 use crate::progress::{self, Progress, Unit};
 use crate::tables;
 use std::collections::BTreeMap;
@@ -350,7 +351,15 @@ pub fn run_with(
     let complete = incomplete.is_none();
     // The five artifacts are written to temporary files while the join streams their rows (a full disk
     // fails here, before any artifact changes)...
-    let mut sinks = ParquetOut::create(out, &cfg.languages, complete)?;
+    // With more than one thread, the artifacts are written on threads of their own (see `ParquetOut`), and the
+    // input's hash for the manifest (a second read of the whole dump file) runs beside the join instead of
+    // after it. A failed join leaves the hashing thread to end by itself (it only reads).
+    let threaded = rayon::current_num_threads() > 1;
+    let hasher = (threaded && !is_stdin).then(|| {
+        let p = dump.to_path_buf();
+        std::thread::spawn(move || FileRef::of(&p))
+    });
+    let mut sinks = ParquetOut::create(out, &cfg.languages, complete, threaded)?;
     let j = state.join(&unlabelled_by_prop, &rules.seed, &mut sinks)?;
     let t_join = t1.elapsed().as_secs_f64();
     if j.transitive_missed > 0 {
@@ -376,7 +385,12 @@ pub fn run_with(
             xxh3: None,
         }
     } else {
-        FileRef::of(dump)?
+        match hasher {
+            Some(h) => h.join().map_err(|_| {
+                Error::Config("internal error: the thread hashing the dump panicked".into())
+            })??,
+            None => FileRef::of(dump)?,
+        }
     });
     let mut c: BTreeMap<String, u64> = counts
         .map
@@ -564,44 +578,151 @@ fn check_whole(
     Ok(incomplete)
 }
 
-/// One artifact being written: its Parquet writer until [`Table::close`], then the finished temporary file
-/// (flushed and synced, not yet renamed).
+/// A batch of one artifact's rows, on its way to that artifact's writer.
+enum Rows {
+    Entities(Vec<EntityRecord>),
+    Properties(Vec<PropertyRecord>),
+    Triples(Vec<Triple>),
+}
+
+fn write_rows(sink: &mut tables::Sink<AtomicFile>, langs: &[String], rows: Rows) -> Result<()> {
+    match rows {
+        Rows::Entities(r) => sink.entities(langs, &r),
+        Rows::Properties(r) => sink.properties(langs, &r),
+        Rows::Triples(r) => sink.triples(&r),
+    }
+}
+
+/// Finish a file: footer written, flushed, synced (not yet renamed).
+fn finish_sink(sink: tables::Sink<AtomicFile>) -> Result<AtomicFile> {
+    let mut f = sink.finish()?;
+    f.sync()?;
+    Ok(f)
+}
+
+/// Batches queued for a writer thread beyond the one it is writing: the stage thread runs ahead of a writer by
+/// at most this many batches of [`tables::STREAM_BATCH`] rows, which bounds the memory the threads add.
+const QUEUED_BATCHES: usize = 1;
+
+/// A writer thread: it owns one artifact's Parquet writer, writes the batches it is sent, in the order sent,
+/// and finishes the file when the sender goes. Dropping it waits for the thread, so no writer outlives the
+/// stage (a file it finished is then dropped, which removes the temporary file).
+struct Worker {
+    tx: Option<std::sync::mpsc::SyncSender<Rows>>,
+    handle: Option<std::thread::JoinHandle<Result<AtomicFile>>>,
+}
+
+impl Worker {
+    fn spawn(name: &str, mut sink: tables::Sink<AtomicFile>, langs: &[String]) -> Result<Worker> {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Rows>(QUEUED_BATCHES);
+        let langs = langs.to_vec();
+        let handle = std::thread::Builder::new()
+            .name(format!("write {name}"))
+            .spawn(move || {
+                for rows in rx {
+                    write_rows(&mut sink, &langs, rows)?;
+                }
+                finish_sink(sink)
+            })
+            .map_err(|e| Error::io(Path::new(name), e))?;
+        Ok(Worker {
+            tx: Some(tx),
+            handle: Some(handle),
+        })
+    }
+
+    /// Hand a batch over. When the thread has stopped (its writer failed), its error.
+    fn send(&mut self, rows: Rows) -> Result<()> {
+        let sent = self.tx.as_ref().map(|tx| tx.send(rows).is_ok());
+        if sent == Some(true) {
+            return Ok(());
+        }
+        match self.wait() {
+            Err(e) => Err(e),
+            Ok(_) => Err(Error::Config(
+                "internal error: rows for an artifact already finished".into(),
+            )),
+        }
+    }
+
+    /// No more rows: the thread finishes the file in the background.
+    fn close(&mut self) {
+        self.tx = None;
+    }
+
+    /// Wait for the thread: the finished file, or the error that stopped it.
+    fn wait(&mut self) -> Result<AtomicFile> {
+        self.tx = None;
+        match self.handle.take().map(std::thread::JoinHandle::join) {
+            Some(Ok(r)) => r,
+            Some(Err(_)) => Err(Error::Config(
+                "internal error: an artifact writer thread panicked".into(),
+            )),
+            None => Err(Error::Config(
+                "internal error: an artifact writer was waited for twice".into(),
+            )),
+        }
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        self.tx = None;
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+/// One artifact being written: its Parquet writer on the stage thread ([`Table::Open`], with `-j 1`) or on a
+/// thread of its own ([`Table::Thread`]); then the finished temporary file (flushed and synced, not yet
+/// renamed).
 enum Table {
     Open(Box<tables::Sink<AtomicFile>>),
+    Thread(Worker),
     Closed(AtomicFile),
     /// Its writer failed while finishing (the error was returned; the temporary file is gone).
     Failed,
 }
 
 impl Table {
-    fn sink(&mut self) -> Result<&mut tables::Sink<AtomicFile>> {
+    fn send(&mut self, langs: &[String], rows: Rows) -> Result<()> {
         match self {
-            Table::Open(s) => Ok(s),
+            Table::Open(s) => write_rows(s, langs, rows),
+            Table::Thread(w) => {
+                let r = w.send(rows);
+                if r.is_err() {
+                    *self = Table::Failed;
+                }
+                r
+            }
             _ => Err(Error::Config(
                 "internal error: rows for an artifact already finished".into(),
             )),
         }
     }
 
-    /// Finish the file (footer written, flushed, synced): its writer's buffers — the row group in progress,
-    /// a compressor per column — are freed now rather than when the last artifact is done.
+    /// No more rows. On the stage thread the file is finished now, so that its writer's buffers — the row
+    /// group in progress, a compressor per column — are freed before the next artifact streams; a writer
+    /// thread finishes it in the background once it has written what it was sent.
     fn close(&mut self) -> Result<()> {
         match std::mem::replace(self, Table::Failed) {
-            Table::Open(s) => {
-                let mut f = s.finish()?;
-                f.sync()?;
-                *self = Table::Closed(f);
+            Table::Open(s) => *self = Table::Closed(finish_sink(*s)?),
+            Table::Thread(mut w) => {
+                w.close();
+                *self = Table::Thread(w);
             }
             other => *self = other,
         }
         Ok(())
     }
 
-    fn into_file(mut self) -> Result<AtomicFile> {
-        self.close()?;
+    fn into_file(self) -> Result<AtomicFile> {
         match self {
+            Table::Open(s) => finish_sink(*s),
+            Table::Thread(mut w) => w.wait(),
             Table::Closed(f) => Ok(f),
-            _ => Err(Error::Config(
+            Table::Failed => Err(Error::Config(
                 "internal error: an artifact writer failed earlier".into(),
             )),
         }
@@ -609,9 +730,15 @@ impl Table {
 }
 
 /// The five artifacts being written (temporary files, not yet renamed: see [`artifact::commit_all`]), fed
-/// by the join. `entities` and `properties` are finished as soon as the join has streamed them
-/// ([`Out::entities_done`], [`Out::properties_done`]), before the statements are merged, so that the writers
-/// of the three statement tables are the only ones holding row groups while those stream.
+/// by the join.
+///
+/// Why threads: once the dump is read, the join is the whole stage, and encoding and compressing the Parquet
+/// columns (ZSTD) was more than half of it on one thread while the other cores idled (BENCHMARKS.md, "Extract
+/// tail"). With more than one thread (`-j`), each artifact gets a writer thread fed through a channel of
+/// [`QUEUED_BATCHES`]; each writer still receives the same batches in the same order, so the files' bytes do
+/// not depend on `-j`. `entities` and `properties` are closed as soon as the join has streamed them
+/// ([`Out::entities_done`], [`Out::properties_done`]), before the statements are merged, so that their writers
+/// finish (and free their row groups) while the statement tables stream.
 struct ParquetOut<'a> {
     langs: &'a [String],
     entities: Table,
@@ -622,11 +749,20 @@ struct ParquetOut<'a> {
 }
 
 impl<'a> ParquetOut<'a> {
-    fn create(out: &Path, langs: &'a [String], complete: bool) -> Result<ParquetOut<'a>> {
+    fn create(
+        out: &Path,
+        langs: &'a [String],
+        complete: bool,
+        threaded: bool,
+    ) -> Result<ParquetOut<'a>> {
         let sink = |name: &str, schema| -> Result<Table> {
             let path = out.join(name);
-            tables::Sink::new(AtomicFile::create(&path)?, schema, complete, &path)
-                .map(|s| Table::Open(Box::new(s)))
+            let s = tables::Sink::new(AtomicFile::create(&path)?, schema, complete, &path)?;
+            if threaded {
+                Ok(Table::Thread(Worker::spawn(name, s, langs)?))
+            } else {
+                Ok(Table::Open(Box::new(s)))
+            }
         };
         Ok(ParquetOut {
             langs,
@@ -654,26 +790,26 @@ impl<'a> ParquetOut<'a> {
 }
 
 impl Out for ParquetOut<'_> {
-    fn entities(&mut self, rows: &[crate::model::EntityRecord]) -> Result<()> {
-        self.entities.sink()?.entities(self.langs, rows)
+    fn entities(&mut self, rows: Vec<EntityRecord>) -> Result<()> {
+        self.entities.send(self.langs, Rows::Entities(rows))
     }
     fn entities_done(&mut self) -> Result<()> {
         self.entities.close()
     }
-    fn properties(&mut self, rows: &[crate::model::PropertyRecord]) -> Result<()> {
-        self.properties.sink()?.properties(self.langs, rows)
+    fn properties(&mut self, rows: Vec<PropertyRecord>) -> Result<()> {
+        self.properties.send(self.langs, Rows::Properties(rows))
     }
     fn properties_done(&mut self) -> Result<()> {
         self.properties.close()
     }
-    fn statements(&mut self, rows: &[crate::model::Triple]) -> Result<()> {
-        self.statements.sink()?.triples(rows)
+    fn statements(&mut self, rows: Vec<Triple>) -> Result<()> {
+        self.statements.send(self.langs, Rows::Triples(rows))
     }
-    fn triples(&mut self, rows: &[crate::model::Triple]) -> Result<()> {
-        self.triples.sink()?.triples(rows)
+    fn triples(&mut self, rows: Vec<Triple>) -> Result<()> {
+        self.triples.send(self.langs, Rows::Triples(rows))
     }
-    fn transitive(&mut self, rows: &[crate::model::Triple]) -> Result<()> {
-        self.transitive.sink()?.triples(rows)
+    fn transitive(&mut self, rows: Vec<Triple>) -> Result<()> {
+        self.transitive.send(self.langs, Rows::Triples(rows))
     }
 }
 
