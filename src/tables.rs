@@ -1,7 +1,7 @@
 //! Parquet tables: schemas and typed read/write for the artifacts stages exchange.
 //!
 //! Ids are written as strings ("Q42", "P31") so that any tool (DuckDB, pyarrow, polars, Spark) can join them
-//! with other Wikidata data without knowing our encoding. Compression is ZSTD(3); files are written with a
+//! with other Wikidata data without knowing our encoding. Compression is ZSTD(3) (ZSTD(1) for statement GUIDs); files are written with a
 //! fixed row-group size so that the same rows give the same bytes.
 
 use crate::error::{Error, Result};
@@ -16,6 +16,7 @@ use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
 use parquet::file::reader::ChunkReader;
+use parquet::schema::types::ColumnPath;
 use std::borrow::Cow;
 use std::io::Write;
 use std::path::Path;
@@ -24,7 +25,8 @@ use std::sync::Arc;
 /// Rows per record batch / row group written.
 pub const ROW_GROUP: usize = 1 << 17;
 
-/// Writer properties used for every artifact (ZSTD level 3, fixed row-group size).
+/// Writer properties used for every artifact (ZSTD level 3 — level 1 for `statement_id` —, fixed row-group
+/// size, no dictionary for the columns of unique values).
 pub fn writer_props() -> WriterProperties {
     writer_props_marked(true)
 }
@@ -40,7 +42,17 @@ pub fn writer_props_marked(complete: bool) -> WriterProperties {
         .set_compression(Compression::ZSTD(
             ZstdLevel::try_new(3).expect("valid level"),
         ))
-        .set_max_row_group_row_count(Some(ROW_GROUP));
+        .set_max_row_group_row_count(Some(ROW_GROUP))
+        // Unique in every row (statement GUIDs, entity ids): a dictionary would never repeat an entry, costs a
+        // hash per value and is dropped for plain encoding once it fills a page.
+        .set_column_dictionary_enabled(ColumnPath::from("statement_id"), false)
+        .set_column_dictionary_enabled(ColumnPath::from("id"), false)
+        // Statement GUIDs are random hex: ZSTD level 1 compresses them as well as level 3 (a little better,
+        // 2.58 → 2.47 MB of `triples.parquet` on the 200 k-entity generated dump) at two thirds of the CPU.
+        .set_column_compression(
+            ColumnPath::from("statement_id"),
+            Compression::ZSTD(ZstdLevel::try_new(1).expect("valid level")),
+        );
     let b = if complete {
         b
     } else {
@@ -49,6 +61,20 @@ pub fn writer_props_marked(complete: bool) -> WriterProperties {
             "false".to_string(),
         )]))
     };
+    b.build()
+}
+
+/// [`writer_props_marked`], and no dictionary for the label columns of `schema` (`label_<lang>`): labels are
+/// nearly unique per column (a dictionary of them costs a hash per value, repeats almost nothing and made the
+/// files larger: 2.67 → 2.45 MB of `entities.parquet` on the 200 k-entity generated dump, and 22 % less of the
+/// writer's CPU; BENCHMARKS.md "Extract tail").
+pub fn writer_props_for(schema: &Schema, complete: bool) -> WriterProperties {
+    let mut b = writer_props_marked(complete).into_builder();
+    for f in schema.fields() {
+        if f.name().starts_with("label_") && f.data_type() == &DataType::Utf8 {
+            b = b.set_column_dictionary_enabled(ColumnPath::from(f.name().as_str()), false);
+        }
+    }
     b.build()
 }
 
@@ -124,7 +150,8 @@ pub struct Sink<W: Write + Send> {
 impl<W: Write + Send> Sink<W> {
     /// A writer of `schema` with the project's properties (`complete == false` marks the file).
     pub fn new(w: W, schema: Arc<Schema>, complete: bool, path_for_errors: &Path) -> Result<Self> {
-        let writer = ArrowWriter::try_new(w, schema.clone(), Some(writer_props_marked(complete)))
+        let props = writer_props_for(&schema, complete);
+        let writer = ArrowWriter::try_new(w, schema.clone(), Some(props))
             .map_err(|e| Error::parquet(path_for_errors, e))?;
         Ok(Sink {
             writer,
@@ -143,15 +170,16 @@ impl<W: Write + Send> Sink<W> {
 
     /// Append triples (one record batch; the sink must have been made with [`triple_schema`]).
     pub fn triples(&mut self, chunk: &[Triple]) -> Result<()> {
-        let col = |f: &dyn Fn(&Triple) -> String| -> ArrayRef {
+        // Built in place: no `String` per cell (the join streams hundreds of thousands of rows per second).
+        let text = |f: &dyn Fn(&Triple) -> &str| -> ArrayRef {
             Arc::new(StringArray::from_iter_values(chunk.iter().map(f)))
         };
         self.batch(vec![
-            col(&|t| t.subject.to_string()),
-            col(&|t| t.property.to_string()),
-            col(&|t| t.object.to_string()),
-            col(&|t| t.rank.as_str().to_string()),
-            col(&|t| t.statement_id.clone()),
+            id_column(chunk.iter().map(|t| (b'Q', t.subject.0))),
+            id_column(chunk.iter().map(|t| (b'P', t.property.0))),
+            id_column(chunk.iter().map(|t| (b'Q', t.object.0))),
+            text(&|t| t.rank.as_str()),
+            text(&|t| t.statement_id.as_str()),
         ])
     }
 
@@ -161,6 +189,35 @@ impl<W: Write + Send> Sink<W> {
             .into_inner()
             .map_err(|e| Error::parquet(&self.path, e))
     }
+}
+
+/// A utf8 column of entity ids (`Q42`, `P31`: each `(prefix, number)` as the prefix then the number in
+/// decimal), written without a `String` per value.
+fn id_column(ids: impl ExactSizeIterator<Item = (u8, u64)>) -> ArrayRef {
+    let n = ids.len();
+    let mut b = arrow_array::builder::StringBuilder::with_capacity(n, n * 8);
+    let mut buf = [0u8; 21];
+    for (prefix, v) in ids {
+        b.append_value(id_text(&mut buf, prefix, v));
+    }
+    Arc::new(b.finish())
+}
+
+/// `prefix` followed by `v` in decimal, in `buf` (21 bytes: a prefix and up to 20 digits).
+fn id_text(buf: &mut [u8; 21], prefix: u8, mut v: u64) -> &str {
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    i -= 1;
+    buf[i] = prefix;
+    // ASCII by construction.
+    std::str::from_utf8(&buf[i..]).unwrap_or_default()
 }
 
 /// Read all record batches of a Parquet source.
@@ -386,9 +443,10 @@ impl<W: Write + Send> Sink<W> {
             ));
         }
         let mut cols: Vec<ArrayRef> = vec![
-            Arc::new(StringArray::from_iter_values(
-                chunk.iter().map(|e| e.id.to_string()),
-            )),
+            id_column(chunk.iter().map(|e| match e.id {
+                EntityId::Item(q) => (b'Q', q.0),
+                EntityId::Property(p) => (b'P', p.0),
+            })),
             Arc::new(StringArray::from_iter_values(
                 chunk.iter().map(|e| entity_kind(&e.id)),
             )),
@@ -687,6 +745,24 @@ pub fn read_properties(path: &Path) -> Result<Vec<PropertyRecord>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn id_text_is_the_display_of_the_id(v in any::<u64>(), small in 0u64..1000) {
+            let mut buf = [0u8; 21];
+            prop_assert_eq!(id_text(&mut buf, b'Q', v), Qid(v).to_string());
+            prop_assert_eq!(id_text(&mut buf, b'P', small), Pid(small).to_string());
+        }
+    }
+
+    #[test]
+    fn id_column_by_hand() {
+        let col = id_column([(b'Q', 0u64), (b'Q', 5), (b'P', 42), (b'Q', u64::MAX)].into_iter());
+        let col = col.as_any().downcast_ref::<StringArray>().unwrap();
+        let got: Vec<&str> = col.iter().map(Option::unwrap).collect();
+        assert_eq!(got, ["Q0", "Q5", "P42", "Q18446744073709551615"]);
+    }
 
     #[test]
     fn triples_round_trip_in_memory() {

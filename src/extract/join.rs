@@ -9,6 +9,7 @@ use crate::extract::spill::{self, Runs, SpillDir};
 use crate::ids::{EntityId, Pid, Qid};
 use crate::model::{EntityRecord, PropertyRecord, Rank, Triple};
 use crate::tables::STREAM_BATCH;
+use rayon::slice::ParallelSliceMut;
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
@@ -366,9 +367,9 @@ impl State {
             mut dir,
             ..
         } = self;
-        items.sort_unstable();
+        items.par_sort_unstable();
         items.dedup();
-        props.sort_unstable();
+        props.par_sort_unstable();
         props.dedup();
         let mut k = JoinCounts {
             candidates: candidates.pushed,

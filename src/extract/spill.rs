@@ -21,6 +21,7 @@
 use crate::error::{Error, IoContext, Result};
 use crate::extract::keep::{Cand, StmtId};
 use crate::model::{EntityRecord, PropertyRecord, Rank};
+use rayon::slice::ParallelSliceMut;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 use std::io::{BufRead, BufReader, BufWriter, Write};
@@ -74,7 +75,8 @@ fn sort_by_id<T>(v: &mut Vec<T>, key: impl Fn(&T) -> (u8, u64)) {
         .enumerate()
         .map(|(i, r)| (key(r), u32::try_from(i).unwrap_or(u32::MAX)))
         .collect();
-    idx.sort_unstable();
+    // Keys are unique (the position breaks ties), so the parallel sort gives the one order at any `-j`.
+    idx.par_sort_unstable();
     let mut slots: Vec<Option<T>> = std::mem::take(v).into_iter().map(Some).collect();
     v.extend(
         idx.iter()
@@ -200,8 +202,10 @@ impl Record for Cand {
         a == b
     }
     fn sort(v: &mut Vec<Self>) {
-        // Records that compare equal are identical (an id's text decides its encoding), so unstable is exact.
-        v.sort_unstable_by(Cand::cmp_as_triple);
+        // Records that compare equal are identical (an id's text decides its encoding), so unstable is exact
+        // and the parallel sort (the join's first step, while the other cores would idle) gives the same order
+        // at any `-j`.
+        v.par_sort_unstable_by(Cand::cmp_as_triple);
     }
     fn write(&self, w: &mut dyn Write) -> std::io::Result<()> {
         let mut b = [0u8; 21];
