@@ -44,6 +44,7 @@ use crate::error::{Error, Result};
 use block::BlockError;
 use std::cell::Cell;
 use std::collections::VecDeque;
+use std::io::Read;
 use std::panic::{self, AssertUnwindSafe};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -138,21 +139,245 @@ pub fn next_magic(data: &[u8], from: u64) -> Option<(u64, Magic)> {
     None
 }
 
-/// Candidate boundaries: the magics in the data, plus (in tests) false ones injected at chosen bit offsets.
-#[derive(Clone, Copy)]
-struct Scanner<'a> {
-    data: &'a [u8],
+/// Bytes read past a piece's end (copied with a piece from a stream, and buffered past the largest block for the
+/// walker): the block decoder's bit reader loads 8 bytes at a time and may look past where a damaged block
+/// fails, so a piece decodes from a copy exactly as from the whole input.
+const SLACK: u64 = 8 << 10;
+/// Bytes asked of a stream per read.
+const READ_BYTES: u64 = 128 << 10;
+/// Compressed bytes the speculation may hold buffered beyond the walker when the input is a stream (stdin), at
+/// least: [`read_parallel_stream`] allows 1 MiB per piece in flight when that is more.
+pub const STREAM_CAP: u64 = 16 << 20;
+
+/// The compressed input as the walker and the speculation read it, in absolute bit and byte offsets: all of a
+/// memory-mapped file (pieces borrow it), or a window onto a stream, read on demand into a buffer that drops
+/// the bytes the walker has passed (pieces are copied out of it). Candidate boundaries are the magics in the
+/// data, plus (in tests) false ones injected at chosen bit offsets.
+struct Window<'a> {
+    /// The whole input, when it is memory-mapped.
+    mapped: Option<&'a [u8]>,
+    /// A stream's buffered bytes, the first at absolute byte offset `base`.
+    buf: Vec<u8>,
+    base: u64,
+    reader: Option<&'a mut dyn Read>,
+    /// The input ends where the buffered bytes end (for a stream: its reader said so).
+    eof: bool,
+    /// The walker has passed the bytes before this offset: a stream's buffer drops them before it grows.
+    keep: u64,
+    /// Bytes the speculation may buffer beyond `keep` (the walker may go past it for one block).
+    cap: u64,
+    /// Bytes read from the input in all (with `eof`: its length).
+    read: u64,
+    /// Most bytes a stream's buffer held.
+    peak: u64,
     extra: &'a [(u64, Magic)],
 }
 
-impl Scanner<'_> {
-    /// The first candidate at a bit offset ≥ `from`.
+impl<'a> Window<'a> {
+    fn mapped(data: &'a [u8], extra: &'a [(u64, Magic)]) -> Window<'a> {
+        Window {
+            mapped: Some(data),
+            buf: Vec::new(),
+            base: 0,
+            reader: None,
+            eof: true,
+            keep: 0,
+            cap: u64::MAX,
+            read: data.len() as u64,
+            peak: 0,
+            extra,
+        }
+    }
+
+    fn stream(reader: &'a mut dyn Read, cap: u64, extra: &'a [(u64, Magic)]) -> Window<'a> {
+        Window {
+            mapped: None,
+            buf: Vec::new(),
+            base: 0,
+            reader: Some(reader),
+            eof: false,
+            keep: 0,
+            cap: cap.max(1),
+            read: 0,
+            peak: 0,
+            extra,
+        }
+    }
+
+    fn data(&self) -> &[u8] {
+        self.mapped.unwrap_or(&self.buf)
+    }
+
+    /// Bit offset of the first buffered byte.
+    fn origin(&self) -> u64 {
+        self.base * 8
+    }
+
+    /// Absolute byte offset where the buffered bytes end.
+    fn end(&self) -> u64 {
+        self.base + self.data().len() as u64
+    }
+
+    /// Buffered bytes `[a, b)` (absolute; `None` when not all buffered).
+    fn get(&self, a: u64, b: u64) -> Option<&[u8]> {
+        self.data()
+            .get((a - self.base) as usize..(b - self.base) as usize)
+    }
+
+    /// Bits `[bit, bit + n)` of the buffered bytes (past them: zero).
+    fn bits(&self, bit: u64, n: u32) -> u64 {
+        bits(self.data(), bit - self.origin(), n)
+    }
+
+    /// The walker has passed the bytes before `byte`.
+    fn release(&mut self, byte: u64) {
+        self.keep = self.keep.max(byte);
+    }
+
+    /// Buffer the bytes up to absolute byte `end`, or up to the end of the input when it ends before. A stream
+    /// first drops the bytes the walker has passed, then reads at least [`READ_BYTES`] where its cap allows.
+    fn fill(&mut self, end: u64) -> std::io::Result<()> {
+        let Some(reader) = self.reader.as_mut() else {
+            return Ok(());
+        };
+        if self.base + self.buf.len() as u64 >= end || self.eof {
+            return Ok(());
+        }
+        let dead = self.keep.min(self.base + self.buf.len() as u64) - self.base;
+        if dead > 0 {
+            self.buf.drain(..dead as usize);
+            self.base += dead;
+        }
+        let mut len = self.buf.len();
+        let have = self.base + len as u64;
+        let want = end.max((have + READ_BYTES).min(self.keep + self.cap));
+        self.buf.resize((want - self.base) as usize, 0);
+        self.peak = self.peak.max(self.buf.len() as u64);
+        let r = loop {
+            if self.base + len as u64 >= end {
+                break Ok(());
+            }
+            match reader.read(&mut self.buf[len..]) {
+                Ok(0) => {
+                    self.eof = true;
+                    break Ok(());
+                }
+                Ok(n) => {
+                    len += n;
+                    self.read += n as u64;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => break Err(e),
+            }
+        };
+        self.buf.truncate(len);
+        r
+    }
+
+    /// The magic that starts at `bit`, if any (reading up to its end).
+    fn magic_at(&mut self, bit: u64) -> std::io::Result<Option<Magic>> {
+        self.fill((bit + 48).div_ceil(8))?;
+        Ok(magic_at(self.data(), bit - self.origin()))
+    }
+
+    /// The first candidate at a bit offset ≥ `from` among those the buffered bytes show: every candidate that
+    /// ends within them (a later one starts after all of these). `None` at the end of the input: none at all.
     fn next(&self, from: u64) -> Option<(u64, Magic)> {
-        let real = next_magic(self.data, from);
+        let o = self.origin();
+        let real = next_magic(self.data(), from - o).map(|(p, m)| (p + o, m));
+        let seen = self.end() * 8;
         let i = self.extra.partition_point(|&(p, _)| p < from);
-        match (real, self.extra.get(i)) {
+        let extra = self.extra.get(i).filter(|x| self.eof || x.0 + 48 <= seen);
+        match (real, extra) {
             (Some(r), Some(&x)) => Some(if x.0 < r.0 { x } else { r }),
             (r, x) => r.or(x.copied()),
+        }
+    }
+
+    /// The first candidate at a bit offset ≥ `from` anywhere in the rest of the input. A stream is read on
+    /// without keeping what is read (the buffer stays as it is), up to that candidate or to the end of the input
+    /// (then `eof`, with `read` its length): only for a walker that stops after this question.
+    fn candidate_after(&mut self, from: u64) -> std::io::Result<Option<u64>> {
+        if let Some((p, _)) = self.next(from) {
+            return Ok(Some(p));
+        }
+        if let Some(&(p, _)) = self
+            .extra
+            .get(self.extra.partition_point(|&(p, _)| p < from))
+        {
+            return Ok(Some(p));
+        }
+        let Some(reader) = self.reader.as_mut() else {
+            return Ok(None);
+        };
+        if self.eof {
+            return Ok(None);
+        }
+        // A magic may straddle the buffer's end: its last 6 bytes are scanned again with what follows.
+        let tail = self.buf.len().saturating_sub(6);
+        let mut chunk = vec![0u8; READ_BYTES as usize + 6];
+        let mut len = self.buf.len() - tail;
+        chunk[..len].copy_from_slice(&self.buf[tail..]);
+        let mut chunk_base = self.base + tail as u64;
+        let mut from = from;
+        loop {
+            if len == chunk.len() {
+                chunk.copy_within(len - 6.., 0);
+                chunk_base += len as u64 - 6;
+                len = 6;
+            }
+            match reader.read(&mut chunk[len..]) {
+                Ok(0) => {
+                    self.eof = true;
+                    return Ok(None);
+                }
+                Ok(n) => {
+                    len += n;
+                    self.read += n as u64;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+            let o = chunk_base * 8;
+            if let Some((p, _)) = next_magic(&chunk[..len], from.max(o) - o) {
+                return Ok(Some(p + o));
+            }
+            // Every magic before the last 47 bits would have shown.
+            from = from.max((o + len as u64 * 8).saturating_sub(47));
+        }
+    }
+
+    /// The bytes a worker decodes `p` from: the whole mapped input, or a copy of the piece's bytes and
+    /// [`SLACK`] (what is buffered of them), with the bit offset of its first byte.
+    fn piece_bytes(&self, p: Piece) -> (Bytes<'a>, u64) {
+        match self.mapped {
+            Some(data) => (Bytes::Mapped(data), 0),
+            None => {
+                let a = p.start / 8;
+                let b = (p.end.div_ceil(8) + SLACK).min(self.end());
+                let copy = self
+                    .get(a, b)
+                    .expect("the speculation buffered the piece")
+                    .to_vec();
+                (Bytes::Copied(copy), a * 8)
+            }
+        }
+    }
+}
+
+/// See [`Window::piece_bytes`].
+enum Bytes<'a> {
+    Mapped(&'a [u8]),
+    Copied(Vec<u8>),
+}
+
+impl std::ops::Deref for Bytes<'_> {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        match self {
+            Bytes::Mapped(d) => d,
+            Bytes::Copied(v) => v,
         }
     }
 }
@@ -227,11 +452,11 @@ fn max_block_bits(level: u8) -> u64 {
 /// Why bits `[start, end)` cannot be a block of `level` before any decoding (too short, past the data, or longer
 /// than any block can be: such a piece is neither copied nor decoded).
 fn piece_shape(data: &[u8], start: u64, end: u64, level: u8) -> std::result::Result<(), String> {
+    if end.saturating_sub(start) > max_block_bits(level) {
+        return Err("no block ends within the largest size a block can have".into());
+    }
     if end < start + 80 || end > data.len() as u64 * 8 {
         return Err("the block is shorter than its header".into());
-    }
-    if end - start > max_block_bits(level) {
-        return Err("no block ends within the largest size a block can have".into());
     }
     Ok(())
 }
@@ -291,15 +516,29 @@ pub fn decode_block(
     level: u8,
     s: &mut block::Scratch,
 ) -> std::result::Result<u32, String> {
+    decode_piece(data, 0, start, end, level, s)
+}
+
+/// [`decode_block`] on bytes that start at bit `origin` of the input: `start`, `end` and the offsets in the
+/// messages are the input's.
+fn decode_piece(
+    data: &[u8],
+    origin: u64,
+    start: u64,
+    end: u64,
+    level: u8,
+    s: &mut block::Scratch,
+) -> std::result::Result<u32, String> {
+    let (start, end) = (start - origin, end.saturating_sub(origin));
     piece_shape(data, start, end, level)?;
     match block::decode(data, start, end, level - b'0', s) {
         Ok(b) if b.end == end => Ok(b.crc),
         Ok(b) => Err(format!(
             "the block ends at {}, where no magic follows (the next one is at {})",
-            at(b.end),
-            at(end)
+            at(origin + b.end),
+            at(origin + end)
         )),
-        Err(BlockError::Bad { bit, what }) => Err(format!("{what} (at {})", at(bit))),
+        Err(BlockError::Bad { bit, what }) => Err(format!("{what} (at {})", at(origin + bit))),
         Err(BlockError::Unsupported(_)) => decode_block_crate(data, start, end, level, &mut s.out),
     }
 }
@@ -332,6 +571,9 @@ pub struct BlockStats {
     pub false_candidates: u64,
     /// The data ends inside a stream (no end-of-stream marker after its last whole block).
     pub truncated: bool,
+    /// Most compressed bytes buffered at once when reading a stream ([`read_parallel_stream`]; 0 for a
+    /// memory-mapped input): at most the cap, or the largest block plus [`SLACK`] when that is more.
+    pub buffered_peak: u64,
 }
 
 /// One guessed block: bits `[start, end)`, in a stream of `level`.
@@ -350,8 +592,10 @@ enum Outcome<T> {
     Panicked(Box<dyn std::any::Any + Send + 'static>),
 }
 
+/// Decode piece `p` from `data`, whose first byte is bit `origin` of the input, and run `work` on its bytes.
 fn run_piece<T>(
     data: &[u8],
+    origin: u64,
     p: Piece,
     work: &(impl Fn(u64, &[u8]) -> Result<T> + Sync),
     cancel: &AtomicBool,
@@ -359,53 +603,100 @@ fn run_piece<T>(
     if cancel.load(Ordering::Relaxed) {
         return Outcome::Cancelled;
     }
-    with_scratch(|s| match decode_block(data, p.start, p.end, p.level, s) {
-        Ok(crc) => match work(p.start, &s.out) {
-            Ok(value) => Outcome::Block {
-                value,
-                crc,
-                len: s.out.len() as u64,
+    with_scratch(
+        |s| match decode_piece(data, origin, p.start, p.end, p.level, s) {
+            Ok(crc) => match work(p.start, &s.out) {
+                Ok(value) => Outcome::Block {
+                    value,
+                    crc,
+                    len: s.out.len() as u64,
+                },
+                Err(e) => Outcome::Work(e),
             },
-            Err(e) => Outcome::Work(e),
+            Err(msg) => Outcome::Bad(msg),
         },
-        Err(msg) => Outcome::Bad(msg),
-    })
+    )
+}
+
+/// What the speculation has next.
+enum Spec {
+    Piece(Piece),
+    /// The next piece is not in the window yet, and the window may not grow before the walker moves on (or the
+    /// piece would be longer than any block): the walker decodes at its position itself when nothing else is
+    /// pending.
+    Wait,
+    /// Nothing to speculate: the end of the input, or a header the speculation does not see.
+    End,
 }
 
 /// Speculates the pieces ahead of the walker, assuming every candidate is a real boundary.
-struct Speculator<'a> {
-    scan: Scanner<'a>,
+struct Speculator {
     /// Start of the next piece (a block candidate), with its stream's level.
     next: Option<(u64, u8)>,
+    /// No candidate starts in bits `[next start + 1, scanned)`: where to scan on after a wait.
+    scanned: u64,
 }
 
-impl Iterator for Speculator<'_> {
-    type Item = Piece;
+impl Speculator {
+    fn at(start: u64, level: u8) -> Speculator {
+        Speculator {
+            next: Some((start, level)),
+            scanned: 0,
+        }
+    }
 
-    fn next(&mut self) -> Option<Piece> {
-        let (start, level) = self.next?;
-        let data = self.scan.data;
-        let total = data.len() as u64 * 8;
-        let Some((end, kind)) = self.scan.next(start + 1) else {
-            self.next = None;
-            return Some(Piece {
-                start,
-                end: total,
-                level,
-            });
+    /// Buffer the bytes up to `end` if the window may hold them; false: wait for the walker.
+    fn reach(win: &mut Window<'_>, end: u64) -> std::io::Result<bool> {
+        if win.end() >= end || win.eof {
+            return Ok(true);
+        }
+        if end > win.keep + win.cap {
+            return Ok(false);
+        }
+        win.fill(end)?;
+        Ok(true)
+    }
+
+    fn next(&mut self, win: &mut Window<'_>) -> std::io::Result<Spec> {
+        let Some((start, level)) = self.next else {
+            return Ok(Spec::End);
         };
-        self.next = match kind {
+        let (end, kind) = loop {
+            if let Some(c) = win.next(self.scanned.max(start + 1)) {
+                break c;
+            }
+            if win.eof {
+                self.next = None;
+                let end = win.end() * 8;
+                return Ok(Spec::Piece(Piece { start, end, level }));
+            }
+            // Every candidate before the last 47 bits would have shown.
+            self.scanned = (win.end() * 8).saturating_sub(47).max(start + 1);
+            let want = (win.end() + READ_BYTES).min(win.keep + win.cap);
+            if self.scanned > start + max_block_bits(level) || want <= win.end() {
+                return Ok(Spec::Wait);
+            }
+            win.fill(want)?;
+        };
+        if !Self::reach(win, end.div_ceil(8) + SLACK)? {
+            return Ok(Spec::Wait);
+        }
+        let next = match kind {
             Magic::Block => Some((end, level)),
             Magic::Eos => {
                 // Skip the trailer, any empty streams, and the next stream's header.
                 let mut eos = end;
                 loop {
-                    let byte = (eos + 80).div_ceil(8) as usize;
-                    match data.get(byte..byte + 4) {
+                    let byte = (eos + 80).div_ceil(8);
+                    if !Self::reach(win, byte + 10)? {
+                        return Ok(Spec::Wait);
+                    }
+                    match win.get(byte, byte + 4) {
                         Some([b'B', b'Z', b'h', l @ b'1'..=b'9']) => {
-                            let first = (byte as u64 + 4) * 8;
-                            match magic_at(data, first) {
-                                Some(Magic::Block) => break Some((first, *l)),
+                            let l = *l;
+                            let first = (byte + 4) * 8;
+                            match magic_at(win.data(), first - win.origin()) {
+                                Some(Magic::Block) => break Some((first, l)),
                                 Some(Magic::Eos) => eos = first,
                                 None => break None,
                             }
@@ -415,22 +706,21 @@ impl Iterator for Speculator<'_> {
                 }
             }
         };
-        Some(Piece { start, end, level })
+        self.next = next;
+        self.scanned = 0;
+        Ok(Spec::Piece(Piece { start, end, level }))
     }
 }
 
-/// Sequential bookkeeping in file order: where the next block really starts.
+/// Sequential bookkeeping in input order: where the next block really starts.
 struct Walker<'a> {
     path: &'a Path,
-    scan: Scanner<'a>,
     /// Bit offset of the next block's magic (when not `done`).
     pos: u64,
     /// Level of the current stream (`b'1'`..=`b'9'`).
     level: u8,
     /// Combined CRC of the current stream's accepted blocks.
     crc: u32,
-    /// Byte offset where the current stream starts.
-    stream_start: usize,
     done: bool,
     stats: BlockStats,
 }
@@ -441,18 +731,16 @@ fn at(bit: u64) -> String {
 }
 
 impl<'a> Walker<'a> {
-    fn new(path: &'a Path, scan: Scanner<'a>) -> Result<Walker<'a>> {
+    fn new(path: &'a Path, win: &mut Window<'_>) -> Result<Walker<'a>> {
         let mut w = Walker {
             path,
-            scan,
             pos: 0,
             level: b'9',
             crc: 0,
-            stream_start: 0,
             done: false,
             stats: BlockStats::default(),
         };
-        w.enter_stream(0)?;
+        w.enter_stream(win, 0)?;
         Ok(w)
     }
 
@@ -463,16 +751,30 @@ impl<'a> Walker<'a> {
         )
     }
 
+    fn io(&self, e: std::io::Error) -> Error {
+        Error::io(self.path, e)
+    }
+
+    /// Byte offset up to which the input is consumed.
+    fn consumed(&self, win: &Window<'_>) -> usize {
+        if self.done {
+            win.read as usize
+        } else {
+            (self.pos / 8) as usize
+        }
+    }
+
     /// A stream (or the end of the data) starts at `byte`: check its header, skip empty streams, and stop at the
     /// first block.
-    fn enter_stream(&mut self, mut byte: usize) -> Result<()> {
-        let data = self.scan.data;
+    fn enter_stream(&mut self, win: &mut Window<'_>, mut byte: u64) -> Result<()> {
         loop {
-            if byte == data.len() {
+            win.release(byte);
+            win.fill(byte + 10).map_err(|e| self.io(e))?;
+            if byte == win.end() {
                 self.done = true;
                 return Ok(());
             }
-            let head = &data[byte..data.len().min(byte + 4)];
+            let head = win.get(byte, win.end().min(byte + 4)).expect("buffered");
             let ok = head.len() == 4 && &head[..3] == b"BZh" && (b'1'..=b'9').contains(&head[3]);
             if !ok {
                 if head.len() < 4 && b"BZh".starts_with(&head[..head.len().min(3)]) {
@@ -495,17 +797,16 @@ impl<'a> Walker<'a> {
                 });
             }
             self.stats.streams += 1;
-            self.stream_start = byte;
             self.level = head[3];
             self.crc = 0;
-            let first = (byte as u64 + 4) * 8;
-            match magic_at(data, first) {
+            let first = (byte + 4) * 8;
+            match win.magic_at(first).map_err(|e| self.io(e))? {
                 Some(Magic::Block) => {
                     self.pos = first;
                     return Ok(());
                 }
-                Some(Magic::Eos) => byte = self.end_stream(first)?,
-                None if first + 48 > data.len() as u64 * 8 => {
+                Some(Magic::Eos) => byte = self.end_stream(win, first)?,
+                None if first + 48 > win.end() * 8 => {
                     self.stats.truncated = true;
                     self.done = true;
                     return Ok(());
@@ -524,14 +825,14 @@ impl<'a> Walker<'a> {
     }
 
     /// The end-of-stream magic at bit `eos`: check the combined CRC; returns the byte where the next stream starts.
-    fn end_stream(&mut self, eos: u64) -> Result<usize> {
-        let data = self.scan.data;
-        if eos + 80 > data.len() as u64 * 8 {
+    fn end_stream(&mut self, win: &mut Window<'_>, eos: u64) -> Result<u64> {
+        win.fill((eos + 80).div_ceil(8)).map_err(|e| self.io(e))?;
+        if eos + 80 > win.end() * 8 {
             self.stats.truncated = true;
             self.done = true;
-            return Ok(data.len());
+            return Ok(win.end());
         }
-        let stored = bits(data, eos + 48, 32) as u32;
+        let stored = win.bits(eos + 48, 32) as u32;
         if stored != self.crc {
             return Err(self.bad(format!(
                 "end of bzip2 stream {} at {}: the stored stream CRC {stored:08x} does not match the combined CRC \
@@ -542,23 +843,24 @@ impl<'a> Walker<'a> {
                 self.stats.blocks
             )));
         }
-        Ok((eos + 80).div_ceil(8) as usize)
+        Ok((eos + 80).div_ceil(8))
     }
 
     /// Accept the block in bits `[self.pos, end)` with its CRC; move to the next block (or the end).
-    fn accept(&mut self, end: u64, crc: u32, len: u64) -> Result<()> {
+    fn accept(&mut self, win: &mut Window<'_>, end: u64, crc: u32, len: u64) -> Result<()> {
         self.stats.blocks += 1;
         self.stats.decompressed_bytes += len;
         self.crc = self.crc.rotate_left(1) ^ crc;
         self.pos = end;
-        match magic_at(self.scan.data, end) {
+        win.release(end / 8);
+        match win.magic_at(end).map_err(|e| self.io(e))? {
             Some(Magic::Block) => Ok(()),
             Some(Magic::Eos) => {
-                let next = self.end_stream(end)?;
+                let next = self.end_stream(win, end)?;
                 if self.done {
                     return Ok(());
                 }
-                self.enter_stream(next)
+                self.enter_stream(win, next)
             }
             // Only the end of the data ends a piece without a magic; a block cannot decode there (its stream's
             // trailer is missing), so this is unreachable in practice; treat it as a truncated stream.
@@ -577,47 +879,75 @@ impl<'a> Walker<'a> {
     /// after it at all is where the data was cut (truncated). For a block the own decoder leaves to the crate,
     /// the piece is extended over one more candidate at a time up to the largest block size. Returns the
     /// accepted block's value.
+    ///
+    /// A stream is buffered up to the largest block (and the magic after it, and [`SLACK`]), so every
+    /// candidate that can end the block shows; only whether any candidate follows at all, when none shows, needs
+    /// the rest of the input ([`Window::candidate_after`]), and then the walker stops (the data is cut, or the
+    /// block is damaged) whatever the answer.
     fn decode_here<T>(
         &mut self,
+        win: &mut Window<'_>,
         tried: Option<(u64, String)>,
         work: &(impl Fn(u64, &[u8]) -> Result<T> + Sync),
         cancel: &AtomicBool,
     ) -> Result<Option<T>> {
-        let data = self.scan.data;
-        let total = data.len() as u64 * 8;
         let start = self.pos;
         let (path, level) = (self.path, self.level);
         if cancel.load(Ordering::Relaxed) {
             return Err(Error::bad_input(path, "cancelled"));
         }
+        let limit = start + max_block_bits(level);
+        win.fill((limit + 48).div_ceil(8) + SLACK)
+            .map_err(|e| self.io(e))?;
+        // The first candidate after the block's start, and where the input ends (`u64::MAX`: not yet known, and
+        // past every candidate that matters; a candidate past `limit` only ever ends a piece that is refused).
+        let (first_after, total) = match win.next(start + 1) {
+            Some((p, _)) => (Some(p), if win.eof { win.read * 8 } else { u64::MAX }),
+            None if win.eof => (None, win.read * 8),
+            None => match win.candidate_after(start + 1).map_err(|e| self.io(e))? {
+                Some(p) => (Some(p), u64::MAX),
+                None => (None, win.read * 8),
+            },
+        };
+        let last = first_after.is_none();
         enum Own<T> {
             Block(T, u32, u64, u64),
             Bad(String),
             Crate,
         }
-        let scan = self.scan;
-        let last = scan.next(start + 1).is_none();
-        let free = (start + max_block_bits(level)).min(total);
-        let own = with_scratch(|s| -> Result<Own<T>> {
-            Ok(match block::decode(data, start, free, level - b'0', s) {
-                Ok(b) if magic_at(data, b.end).is_some() || b.end == total || last => {
-                    let v = work(start, &s.out)?;
-                    Own::Block(v, b.crc, s.out.len() as u64, b.end)
-                }
-                Ok(b) => Own::Bad(format!(
-                    "the block ends at {}, where no block or end-of-stream magic follows",
-                    at(b.end)
-                )),
-                Err(BlockError::Bad { bit, what }) => Own::Bad(format!("{what} (at {})", at(bit))),
-                Err(BlockError::Unsupported(_)) => Own::Crate,
-            })
-        })?;
+        let free = limit.min(total);
+        let o = win.origin();
+        let own = {
+            let data = win.data();
+            with_scratch(|s| -> Result<Own<T>> {
+                Ok(
+                    match block::decode(data, start - o, free - o, level - b'0', s) {
+                        Ok(b) => {
+                            let end = b.end + o;
+                            if magic_at(data, b.end).is_some() || end == total || last {
+                                let v = work(start, &s.out)?;
+                                Own::Block(v, b.crc, s.out.len() as u64, end)
+                            } else {
+                                Own::Bad(format!(
+                                "the block ends at {}, where no block or end-of-stream magic follows",
+                                at(end)
+                            ))
+                            }
+                        }
+                        Err(BlockError::Bad { bit, what }) => {
+                            Own::Bad(format!("{what} (at {})", at(bit + o)))
+                        }
+                        Err(BlockError::Unsupported(_)) => Own::Crate,
+                    },
+                )
+            })?
+        };
         match own {
             Own::Block(v, crc, len, end) => {
                 if tried.is_some() {
                     self.stats.false_candidates += 1;
                 }
-                self.accept(end, crc, len)?;
+                self.accept(win, end, crc, len)?;
                 return Ok(Some(v));
             }
             Own::Bad(_) if last => {
@@ -635,24 +965,29 @@ impl<'a> Walker<'a> {
             }
             Own::Crate => {}
         }
-        let limit = start + max_block_bits(level);
-        let attempt = |end: u64| -> Result<std::result::Result<(T, u32, u64), String>> {
-            let piece = Piece { start, end, level };
-            match run_piece(data, piece, work, cancel) {
-                Outcome::Block { value, crc, len } => Ok(Ok((value, crc, len))),
-                Outcome::Bad(msg) => Ok(Err(msg)),
-                Outcome::Work(e) => Err(e),
-                Outcome::Cancelled => Err(Error::bad_input(path, "cancelled")),
-                Outcome::Panicked(p) => panic::resume_unwind(p),
-            }
+        let attempt =
+            |win: &Window<'_>, end: u64| -> Result<std::result::Result<(T, u32, u64), String>> {
+                let piece = Piece { start, end, level };
+                match run_piece(win.data(), win.origin(), piece, work, cancel) {
+                    Outcome::Block { value, crc, len } => Ok(Ok((value, crc, len))),
+                    Outcome::Bad(msg) => Ok(Err(msg)),
+                    Outcome::Work(e) => Err(e),
+                    Outcome::Cancelled => Err(Error::bad_input(path, "cancelled")),
+                    Outcome::Panicked(p) => panic::resume_unwind(p),
+                }
+            };
+        // The candidate after `from`: one that shows, else the one past the window (or the end).
+        let after = |win: &Window<'_>, from: u64| {
+            win.next(from)
+                .map_or(first_after.filter(|&p| p >= from).unwrap_or(total), |m| m.0)
         };
         let (mut end, why) = match tried {
             Some(t) => t,
             None => {
-                let end = self.scan.next(start + 1).map_or(total, |m| m.0);
-                match attempt(end)? {
+                let end = after(win, start + 1);
+                match attempt(win, end)? {
                     Ok((v, crc, len)) => {
-                        self.accept(end, crc, len)?;
+                        self.accept(win, end, crc, len)?;
                         return Ok(Some(v));
                     }
                     Err(why) => (end, why),
@@ -665,14 +1000,14 @@ impl<'a> Walker<'a> {
             return Ok(None);
         }
         while end < total {
-            let next = self.scan.next(end + 1).map_or(total, |m| m.0);
+            let next = after(win, end + 1);
             if next > limit {
                 break;
             }
             end = next;
             self.stats.false_candidates += 1;
-            if let Ok((v, crc, len)) = attempt(end)? {
-                self.accept(end, crc, len)?;
+            if let Ok((v, crc, len)) = attempt(win, end)? {
+                self.accept(win, end, crc, len)?;
                 return Ok(Some(v));
             }
         }
@@ -722,50 +1057,75 @@ pub fn par_blocks<T: Send>(
     work: impl Fn(u64, &[u8]) -> Result<T> + Sync,
     sink: impl FnMut(usize, T) -> Result<()>,
 ) -> Result<BlockStats> {
-    par_blocks_scan(path, Scanner { data, extra: &[] }, window, &work, sink)
+    let mut win = Window::mapped(data, &[]);
+    par_blocks_in(path, &mut win, window, &work, |_| {}, sink)
 }
 
-fn par_blocks_scan<T: Send>(
+/// [`par_blocks`] on a bzip2 stream read from `reader` (stdin), buffering at most about `cap` compressed bytes
+/// beyond the walker (more only for the one block the walker decodes itself: the largest block plus
+/// [`SLACK`]); each piece handed to a worker is copied out of the buffer. The same bytes, errors and
+/// [`BlockStats`] as [`par_blocks`] on the whole data (`false_candidates` aside), whatever the cap and however
+/// the reader splits its reads; a read that fails is an [`Error::Io`].
+pub fn par_blocks_stream<T: Send>(
     path: &Path,
-    scan: Scanner<'_>,
+    reader: &mut dyn Read,
+    window: usize,
+    cap: u64,
+    work: impl Fn(u64, &[u8]) -> Result<T> + Sync,
+    sink: impl FnMut(usize, T) -> Result<()>,
+) -> Result<BlockStats> {
+    let mut win = Window::stream(reader, cap, &[]);
+    par_blocks_in(path, &mut win, window, &work, |_| {}, sink)
+}
+
+/// The parallel decoder over a [`Window`]; `first(bit)` is told where the first block starts before any
+/// `work` runs.
+fn par_blocks_in<T: Send>(
+    path: &Path,
+    win: &mut Window<'_>,
     window: usize,
     work: &(impl Fn(u64, &[u8]) -> Result<T> + Sync),
+    first: impl FnOnce(u64),
     mut sink: impl FnMut(usize, T) -> Result<()>,
 ) -> Result<BlockStats> {
-    let data = scan.data;
-    let mut walker = Walker::new(path, scan)?;
+    let mut walker = Walker::new(path, win)?;
     if walker.done {
+        walker.stats.buffered_peak = win.peak;
         return Ok(walker.stats);
     }
+    first(walker.pos);
     let window = window.max(1);
     let cancel = AtomicBool::new(false);
     let cancel_ref = &cancel;
-    let consumed = |w: &Walker<'_>| {
-        if w.done {
-            data.len()
-        } else {
-            (w.pos / 8) as usize
-        }
-    };
 
     let result = rayon::in_place_scope_fifo(|scope| -> Result<()> {
         let (tx, rx) = mpsc::channel::<(u64, Outcome<T>)>();
         let mut pending: VecDeque<(Piece, Option<Outcome<T>>)> = VecDeque::new();
         let mut spawned: u64 = 0;
         let mut front_seq: u64 = 0;
-        let mut spec = Speculator {
-            scan,
-            next: Some((walker.pos, walker.level)),
-        };
+        let mut spec = Speculator::at(walker.pos, walker.level);
         let r = (|| {
             while !walker.done {
+                // Pieces behind the walker would be dropped (and their bytes are gone from a stream's window).
+                if spec.next.is_some_and(|(s, _)| s < walker.pos) {
+                    spec = Speculator::at(walker.pos, walker.level);
+                }
+                let mut wait = false;
                 while pending.len() < window {
-                    let Some(piece) = spec.next() else { break };
+                    let piece = match spec.next(win).map_err(|e| walker.io(e))? {
+                        Spec::Piece(p) => p,
+                        Spec::Wait => {
+                            wait = true;
+                            break;
+                        }
+                        Spec::End => break,
+                    };
+                    let (bytes, origin) = win.piece_bytes(piece);
                     let tx = tx.clone();
                     let seq = spawned;
                     scope.spawn_fifo(move |_| {
                         let out = panic::catch_unwind(AssertUnwindSafe(|| {
-                            run_piece(data, piece, work, cancel_ref)
+                            run_piece(&bytes, origin, piece, work, cancel_ref)
                         }))
                         .unwrap_or_else(Outcome::Panicked);
                         let _ = tx.send((seq, out));
@@ -774,9 +1134,16 @@ fn par_blocks_scan<T: Send>(
                     pending.push_back((piece, None));
                 }
                 let Some(front) = pending.front() else {
-                    // The speculation stopped short of the walker (after a false end-of-stream match, or at the
-                    // end): speculate again from where the walker is.
-                    spec.next = Some((walker.pos, walker.level));
+                    if wait {
+                        // The next piece does not fit in the window yet: the walker decodes the block itself.
+                        if let Some(v) = walker.decode_here(win, None, work, cancel_ref)? {
+                            sink(walker.consumed(win), v)?;
+                        }
+                    } else {
+                        // The speculation stopped short of the walker (after a false end-of-stream match, or
+                        // at the end): speculate again from where the walker is.
+                        spec = Speculator::at(walker.pos, walker.level);
+                    }
                     continue;
                 };
                 if front.1.is_none() {
@@ -788,8 +1155,8 @@ fn par_blocks_scan<T: Send>(
                 front_seq += 1;
                 // The walker may be behind this piece (a stream header the speculation missed): catch up.
                 while !walker.done && walker.pos < piece.start {
-                    if let Some(v) = walker.decode_here(None, work, cancel_ref)? {
-                        sink(consumed(&walker), v)?;
+                    if let Some(v) = walker.decode_here(win, None, work, cancel_ref)? {
+                        sink(walker.consumed(win), v)?;
                     }
                 }
                 if walker.done || piece.start != walker.pos || piece.level != walker.level {
@@ -798,18 +1165,18 @@ fn par_blocks_scan<T: Send>(
                 }
                 let value = match out.expect("checked above") {
                     Outcome::Block { value, crc, len } => {
-                        walker.accept(piece.end, crc, len)?;
+                        walker.accept(win, piece.end, crc, len)?;
                         Some(value)
                     }
                     Outcome::Bad(msg) => {
-                        walker.decode_here(Some((piece.end, msg)), work, cancel_ref)?
+                        walker.decode_here(win, Some((piece.end, msg)), work, cancel_ref)?
                     }
                     Outcome::Work(e) => return Err(e),
                     Outcome::Cancelled => return Err(walker.bad("cancelled".into())),
                     Outcome::Panicked(p) => panic::resume_unwind(p),
                 };
                 if let Some(v) = value {
-                    sink(consumed(&walker), v)?;
+                    sink(walker.consumed(win), v)?;
                 }
             }
             Ok(())
@@ -819,28 +1186,49 @@ fn par_blocks_scan<T: Send>(
         }
         r
     });
+    walker.stats.buffered_peak = win.peak;
     result.map(|()| walker.stats)
 }
 
-/// Bit offset of the first block of the data (after its first stream header and any empty streams), if any.
-fn first_block(data: &[u8]) -> Option<u64> {
-    let mut byte = 0usize;
-    loop {
-        match data.get(byte..byte + 4) {
-            Some([b'B', b'Z', b'h', b'1'..=b'9']) => {}
-            _ => return None,
-        }
-        let first = (byte as u64 + 4) * 8;
-        match magic_at(data, first)? {
-            Magic::Block => return Some(first),
-            Magic::Eos => byte = (first + 80).div_ceil(8) as usize,
-        }
-    }
+/// Pieces in flight for the dump reader: a few per thread.
+fn pieces(opts: &super::ReadOpts) -> usize {
+    rayon::current_num_threads().max(1) * opts.chunks_per_thread.max(1)
 }
 
-/// Read a memory-mapped bzip2 dump with [`par_blocks`]: each block's bytes are framed by `work` on its worker
-/// (a block may start and end inside a line: the caller's [`Joiner`](super::Joiner) glues them), the first
-/// block's start is checked with [`super::start::check_start`], and consumed pages are released.
+/// The dump reader's side of [`par_blocks_in`]: each block's bytes are framed by `work` on its worker (a block
+/// may start and end inside a line: the caller's [`Joiner`](super::Joiner) glues them), the first block's start
+/// is checked with [`super::start::check_start`], and `consumed(byte)` hears how far the input is consumed.
+fn read_blocks<T: Send>(
+    win: &mut Window<'_>,
+    opts: &super::ReadOpts,
+    work: &super::Work<'_, T>,
+    sink: &mut dyn FnMut(super::ChunkOut<T>) -> Result<()>,
+    path: &Path,
+    mut consumed: impl FnMut(usize),
+) -> Result<BlockStats> {
+    let first = std::sync::OnceLock::new();
+    par_blocks_in(
+        path,
+        win,
+        pieces(opts),
+        &|bit, bytes: &[u8]| {
+            if first.get() == Some(&bit) {
+                let head = &bytes[..bytes.len().min(super::START_BYTES)];
+                super::start::check_start(path, super::Format::Bzip2, head)?;
+            }
+            Ok(work(bytes, false))
+        },
+        |bit| {
+            let _ = first.set(bit);
+        },
+        |byte, out| {
+            consumed(byte);
+            sink(out)
+        },
+    )
+}
+
+/// Read a memory-mapped bzip2 dump with [`par_blocks`] (see [`read_blocks`]); consumed pages are released.
 pub(crate) fn read_parallel<T: Send>(
     map: &memmap2::Mmap,
     opts: &super::ReadOpts,
@@ -850,29 +1238,30 @@ pub(crate) fn read_parallel<T: Send>(
     path: &Path,
 ) -> Result<BlockStats> {
     let data: &[u8] = map;
-    let window = rayon::current_num_threads().max(1) * opts.chunks_per_thread.max(1);
-    let first = first_block(data);
     let mut last = 0usize;
-    let stats = par_blocks(
-        path,
-        data,
-        window,
-        |bit, bytes| {
-            if Some(bit) == first {
-                let head = &bytes[..bytes.len().min(super::START_BYTES)];
-                super::start::check_start(path, super::Format::Bzip2, head)?;
-            }
-            Ok(work(bytes, false))
-        },
-        |byte, out| {
-            progress.inc(byte.saturating_sub(last) as u64);
-            super::release(map, last, byte.saturating_sub(last));
-            last = last.max(byte);
-            sink(out)
-        },
-    )?;
+    let mut win = Window::mapped(data, &[]);
+    let stats = read_blocks(&mut win, opts, work, sink, path, |byte| {
+        progress.inc(byte.saturating_sub(last) as u64);
+        super::release(map, last, byte.saturating_sub(last));
+        last = last.max(byte);
+    })?;
     progress.inc(data.len().saturating_sub(last) as u64);
     Ok(stats)
+}
+
+/// Read a bzip2 dump from a stream (stdin) with [`par_blocks_stream`] (see [`read_blocks`]): the reader counts
+/// the progress as it is read. The window holds [`STREAM_CAP`], or 1 MiB per piece in flight when that is more
+/// (a level-9 block is at most ≈ 900 kB compressed; a dump's blocks are a tenth of that).
+pub(crate) fn read_parallel_stream<T: Send>(
+    reader: &mut dyn Read,
+    opts: &super::ReadOpts,
+    work: &super::Work<'_, T>,
+    sink: &mut dyn FnMut(super::ChunkOut<T>) -> Result<()>,
+    path: &Path,
+) -> Result<BlockStats> {
+    let cap = STREAM_CAP.max(pieces(opts) as u64 * (1 << 20));
+    let mut win = Window::stream(reader, cap, &[]);
+    read_blocks(&mut win, opts, work, sink, path, |_| {})
 }
 
 #[cfg(test)]
@@ -903,11 +1292,12 @@ mod tests {
     ) -> Result<(Vec<u8>, BlockStats)> {
         let mut out = Vec::new();
         let mut last = 0;
-        let stats = par_blocks_scan(
+        let stats = par_blocks_in(
             Path::new("t.bz2"),
-            Scanner { data, extra },
+            &mut Window::mapped(data, extra),
             window,
             &|_, b: &[u8]| Ok(b.to_vec()),
+            |_| {},
             |byte, v: Vec<u8>| {
                 assert!(byte >= last, "consumed offsets grow");
                 last = byte;
@@ -920,6 +1310,143 @@ mod tests {
 
     fn decode(data: &[u8]) -> Result<(Vec<u8>, BlockStats)> {
         decode_with(data, 4, &[])
+    }
+
+    /// A reader that hands out 1..=`max` bytes per read (a pipe's short reads, at their worst).
+    struct Trickle<'a> {
+        data: &'a [u8],
+        pos: usize,
+        max: usize,
+        s: u64,
+    }
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            self.s ^= self.s << 13;
+            self.s ^= self.s >> 7;
+            self.s ^= self.s << 17;
+            let n = (1 + self.s as usize % self.max)
+                .min(buf.len())
+                .min(self.data.len() - self.pos);
+            buf[..n].copy_from_slice(&self.data[self.pos..self.pos + n]);
+            self.pos += n;
+            Ok(n)
+        }
+    }
+
+    /// The stream path: `data` read through a window of `cap` bytes in reads of at most `max` bytes.
+    fn decode_stream(
+        data: &[u8],
+        window: usize,
+        cap: u64,
+        max: usize,
+    ) -> Result<(Vec<u8>, BlockStats)> {
+        let mut r = Trickle {
+            data,
+            pos: 0,
+            max: max.max(1),
+            s: 0x9e37_79b9,
+        };
+        let mut out = Vec::new();
+        let mut last = 0;
+        let stats = par_blocks_stream(
+            Path::new("t.bz2"),
+            &mut r,
+            window,
+            cap,
+            |_, b: &[u8]| Ok(b.to_vec()),
+            |byte, v: Vec<u8>| {
+                assert!(byte >= last, "consumed offsets grow");
+                last = byte;
+                out.extend_from_slice(&v);
+                Ok(())
+            },
+        )?;
+        let bound = cap + max_block_bits(b'9') / 8 + SLACK + 64;
+        assert!(
+            stats.buffered_peak <= bound,
+            "{} > {bound}",
+            stats.buffered_peak
+        );
+        Ok((out, stats))
+    }
+
+    /// The stream path gives what the mapped path gives: the same bytes and stats, or the same error.
+    fn same_as_mapped(data: &[u8], cap: u64, max: usize) {
+        let key = |s: &BlockStats| (s.streams, s.blocks, s.decompressed_bytes, s.truncated);
+        match (decode(data), decode_stream(data, 3, cap, max)) {
+            (Ok((a, x)), Ok((b, y))) => {
+                assert!(a == b, "cap {cap} max {max}");
+                assert_eq!(key(&x), key(&y), "cap {cap} max {max}");
+            }
+            (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "cap {cap} max {max}"),
+            (a, b) => panic!(
+                "cap {cap} max {max}: mapped {:?}, stream {:?}",
+                a.map(|r| r.1),
+                b.map(|r| r.1)
+            ),
+        }
+    }
+
+    #[test]
+    fn the_stream_path_gives_the_mapped_paths_bytes_and_errors() {
+        let text = texty(400_000, 5);
+        let c = compress(&text, 1);
+        let blocks: Vec<u64> = all_magics(&c)
+            .into_iter()
+            .filter(|m| m.1 == Magic::Block)
+            .map(|m| m.0)
+            .collect();
+        let mut cases = vec![c.clone()];
+        let mut bad = c.clone();
+        bad[((blocks[2] + blocks[3]) / 16) as usize] ^= 0x10; // a damaged block
+        cases.push(bad);
+        let mut bad = c.clone();
+        bad[((blocks[1] + 48) / 8 + 2) as usize] ^= 1; // a block CRC
+        cases.push(bad);
+        let eos = all_magics(&c).last().copied().unwrap();
+        let mut bad = c.clone();
+        bad[((eos.0 + 48) / 8 + 1) as usize] ^= 0x40; // the stream CRC
+        cases.push(bad);
+        let mut t = c.clone();
+        t.extend_from_slice(b"garbage"); // trailing data
+        cases.push(t);
+        for cut in [5, 40, c.len() / 2, c.len() - 11, c.len() - 1] {
+            cases.push(c[..cut].to_vec()); // truncated
+        }
+        cases.push(b"BZh9xxxxxxxxxxxxxxxxxxxxxxxx".to_vec());
+        let mut junk = b"BZh1".to_vec(); // a block magic, then 1 MB with no other magic
+        junk.extend_from_slice(&BLOCK_MAGIC.to_be_bytes()[2..]);
+        junk.resize(1 << 20, 0);
+        cases.push(junk);
+        for data in &cases {
+            for (cap, max) in [
+                (1 << 10, 4096),
+                (64 << 10, 1 << 20),
+                (STREAM_CAP, 1 << 16),
+                (200 << 10, 7),
+            ] {
+                same_as_mapped(data, cap, max);
+            }
+        }
+    }
+
+    #[test]
+    fn the_stream_window_stays_bounded() {
+        // Random bytes at level 9: blocks of ≈ 900 kB compressed, 6 MB in all, through a 1 MiB window.
+        let mut s = 7u64;
+        let text: Vec<u8> = (0..6_000_000)
+            .map(|_| {
+                s ^= s << 13;
+                s ^= s >> 7;
+                s ^= s << 17;
+                s as u8
+            })
+            .collect();
+        let c = compress(&text, 9);
+        let (out, stats) = decode_stream(&c, 4, 1 << 20, 1 << 16).unwrap();
+        assert!(out == text);
+        assert!(stats.buffered_peak < c.len() as u64 / 2, "{stats:?}");
     }
 
     /// Text that compresses like JSON does (repeats with variation), `n` bytes.
@@ -1217,6 +1744,27 @@ mod tests {
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(24))]
+
+        /// The stream path with tiny windows and short reads: the sequential decoder's bytes, across streams of
+        /// any levels, empty ones among them.
+        #[test]
+        fn the_stream_path_gives_the_sequential_decoders_bytes(
+            seed in any::<u64>(),
+            lens in proptest::collection::vec(0usize..120_000, 1..4),
+            levels in proptest::collection::vec(1u32..=9, 4),
+            cap in 1u64..300_000,
+            max in 1usize..70_000,
+            window in 1usize..5,
+        ) {
+            let mut c = Vec::new();
+            for (i, len) in lens.iter().enumerate() {
+                c.extend(compress(&texty(*len, seed + i as u64), levels[i]));
+            }
+            let (out, stats) = decode_stream(&c, window, cap, max).unwrap();
+            prop_assert!(out == oracle(&c));
+            prop_assert!(!stats.truncated);
+            prop_assert_eq!(stats.streams, lens.len() as u64);
+        }
 
         /// Any bytes, any levels, split into any streams: the same bytes as the sequential decoder.
         #[test]

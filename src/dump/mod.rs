@@ -12,8 +12,11 @@
 //! - plain file: memory-mapped, cut into ranges that end at newlines, ranges parsed in parallel (rayon), in
 //!   batches of a few chunks per thread (bounded memory);
 //! - bzip2 file: blocks found at bit offsets and decoded in parallel by `bz2::read_parallel`;
-//! - bzip2 on stdin (or with `parallel_bzip2 = false`), zstd, single-member gzip, stdin: one thread decodes into chunks cut at the last newline (the partial
-//!   line moves into the next chunk), sent through a bounded `sync_channel`; the rayon threads parse them;
+//! - bzip2 on stdin: the same, by `bz2::read_parallel_stream`, over a bounded window of the stream (each piece
+//!   copied out to its worker);
+//! - bzip2 with `parallel_bzip2 = false`, zstd, single-member gzip, other stdin: one thread decodes into chunks
+//!   cut at the last newline (the partial line moves into the next chunk), sent through a bounded
+//!   `sync_channel`; the rayon threads parse them;
 //! - multi-member gzip (the Wikimedia layout of `latest-all.json.gz`): members are inflated in parallel by
 //!   `gz::par_members` when available; otherwise decoded member after member on one thread as above.
 //!
@@ -337,7 +340,11 @@ pub fn read_dump<T: Send>(
         let first = r.fill_buf().at("-")?;
         let format = Format::sniff(first);
         stats.format = Some(format);
-        let counted = CountingReader::new(r, progress);
+        let mut counted = CountingReader::new(r, progress);
+        if format == Format::Bzip2 && opts.parallel_bzip2 {
+            let read = bz2::read_parallel_stream(&mut counted, opts, work, sink, Path::new("-"))?;
+            return Ok(bz2_stats(stats, &read));
+        }
         return read_stream(counted, format, Path::new("-"), opts, work, sink, stats);
     }
     let file = std::fs::File::open(path).at(path)?;
@@ -386,16 +393,21 @@ pub fn read_dump<T: Send>(
         let map = unsafe { memmap2::Mmap::map(&file) }.at(path)?;
         advise_sequential(&map);
         let read = bz2::read_parallel(&map, opts, work, sink, progress, path)?;
-        stats.json_bytes = read.decompressed_bytes;
-        stats.parallel_inflate = true;
-        stats.truncated_stream = read.truncated;
-        stats.bzip2_streams = Some(read.streams);
-        stats.bzip2_blocks = Some(read.blocks);
-        return Ok(stats);
+        return Ok(bz2_stats(stats, &read));
     }
     let file = std::fs::File::open(path).at(path)?;
     let counted = CountingReader::new(file, progress);
     read_stream(counted, format, path, opts, work, sink, stats)
+}
+
+/// `stats` with what the parallel bzip2 decoder read (a file or stdin).
+fn bz2_stats(mut stats: ReadStats, read: &bz2::BlockStats) -> ReadStats {
+    stats.json_bytes = read.decompressed_bytes;
+    stats.parallel_inflate = true;
+    stats.truncated_stream = read.truncated;
+    stats.bzip2_streams = Some(read.streams);
+    stats.bzip2_blocks = Some(read.blocks);
+    stats
 }
 
 fn read_up_to(mut f: &std::fs::File, buf: &mut [u8]) -> std::io::Result<usize> {
