@@ -1392,11 +1392,7 @@ mod tests {
     fn the_stream_path_gives_the_mapped_paths_bytes_and_errors() {
         let text = texty(400_000, 5);
         let c = compress(&text, 1);
-        let blocks: Vec<u64> = all_magics(&c)
-            .into_iter()
-            .filter(|m| m.1 == Magic::Block)
-            .map(|m| m.0)
-            .collect();
+        let blocks = block_bits(&c);
         let mut cases = vec![c.clone()];
         let mut bad = c.clone();
         bad[((blocks[2] + blocks[3]) / 16) as usize] ^= 0x10; // a damaged block
@@ -1525,6 +1521,15 @@ mod tests {
         v
     }
 
+    /// Bit offsets of the block magics in `data`.
+    fn block_bits(data: &[u8]) -> Vec<u64> {
+        all_magics(data)
+            .into_iter()
+            .filter(|m| m.1 == Magic::Block)
+            .map(|m| m.0)
+            .collect()
+    }
+
     #[test]
     fn scan_matches_a_bit_by_bit_scan_on_real_bzip2() {
         let text = texty(300_000, 7);
@@ -1634,11 +1639,7 @@ mod tests {
     fn a_damaged_block_is_an_error_naming_its_offset() {
         let text = texty(400_000, 5);
         let c = compress(&text, 1);
-        let blocks: Vec<u64> = all_magics(&c)
-            .into_iter()
-            .filter(|m| m.1 == Magic::Block)
-            .map(|m| m.0)
-            .collect();
+        let blocks = block_bits(&c);
         assert!(blocks.len() >= 4);
         // A byte in the middle of the third block.
         let mid = ((blocks[2] + blocks[3]) / 16) as usize;
