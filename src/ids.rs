@@ -66,6 +66,22 @@ impl EntityId {
     }
 }
 
+/// Decimal digits of `n` (what `{n}` writes), without the formatting machinery (the generator's JSON and the
+/// Parquet id columns write millions of them).
+pub(crate) fn push_u64(out: &mut Vec<u8>, mut n: u64) {
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&buf[i..]);
+}
+
 impl fmt::Display for Qid {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Q{}", self.0)

@@ -196,28 +196,20 @@ impl<W: Write + Send> Sink<W> {
 fn id_column(ids: impl ExactSizeIterator<Item = (u8, u64)>) -> ArrayRef {
     let n = ids.len();
     let mut b = arrow_array::builder::StringBuilder::with_capacity(n, n * 8);
-    let mut buf = [0u8; 21];
+    let mut buf = Vec::with_capacity(21);
     for (prefix, v) in ids {
         b.append_value(id_text(&mut buf, prefix, v));
     }
     Arc::new(b.finish())
 }
 
-/// `prefix` followed by `v` in decimal, in `buf` (21 bytes: a prefix and up to 20 digits).
-fn id_text(buf: &mut [u8; 21], prefix: u8, mut v: u64) -> &str {
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    i -= 1;
-    buf[i] = prefix;
-    // ASCII by construction.
-    std::str::from_utf8(&buf[i..]).unwrap_or_default()
+/// `prefix` followed by `v` in decimal, in `buf` (cleared first).
+fn id_text(buf: &mut Vec<u8>, prefix: u8, v: u64) -> &str {
+    buf.clear();
+    buf.push(prefix);
+    crate::ids::push_u64(buf, v);
+    // ASCII by construction (callers pass an ASCII prefix).
+    std::str::from_utf8(buf).unwrap_or_default()
 }
 
 /// Read all record batches of a Parquet source.
@@ -750,7 +742,7 @@ mod tests {
     proptest! {
         #[test]
         fn id_text_is_the_display_of_the_id(v in any::<u64>(), small in 0u64..1000) {
-            let mut buf = [0u8; 21];
+            let mut buf = Vec::new();
             prop_assert_eq!(id_text(&mut buf, b'Q', v), Qid(v).to_string());
             prop_assert_eq!(id_text(&mut buf, b'P', small), Pid(small).to_string());
         }

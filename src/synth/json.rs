@@ -1,6 +1,7 @@
 //! JSON writing in both serialisations, and the names, hashes and counts the lines are made of.
 
 use super::*;
+use crate::ids::push_u64;
 
 // ---------------------------------------------------------------------------------------------------------
 // JSON writing.
@@ -26,21 +27,6 @@ static ESCAPE: [u8; 256] = {
     }
     t
 };
-
-/// Decimal digits of `n` (what `{n}` writes), without the formatting machinery.
-pub(super) fn push_u64(out: &mut Vec<u8>, mut n: u64) {
-    let mut buf = [0u8; 20];
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(&buf[i..]);
-}
 
 impl J<'_> {
     /// A JSON string of an id, `"Q42"` or `"P31"` (what `str(&id.to_string())` writes: no byte of it is
