@@ -1285,25 +1285,30 @@ mod tests {
         v
     }
 
+    /// A sink that appends the decoded blocks to `out`, checking that the consumed offsets grow.
+    fn in_order(out: &mut Vec<u8>) -> impl FnMut(usize, Vec<u8>) -> Result<()> + '_ {
+        let mut last = 0;
+        move |byte, v| {
+            assert!(byte >= last, "consumed offsets grow");
+            last = byte;
+            out.extend_from_slice(&v);
+            Ok(())
+        }
+    }
+
     fn decode_with(
         data: &[u8],
         window: usize,
         extra: &[(u64, Magic)],
     ) -> Result<(Vec<u8>, BlockStats)> {
         let mut out = Vec::new();
-        let mut last = 0;
         let stats = par_blocks_in(
             Path::new("t.bz2"),
             &mut Window::mapped(data, extra),
             window,
             &|_, b: &[u8]| Ok(b.to_vec()),
             |_| {},
-            |byte, v: Vec<u8>| {
-                assert!(byte >= last, "consumed offsets grow");
-                last = byte;
-                out.extend_from_slice(&v);
-                Ok(())
-            },
+            in_order(&mut out),
         )?;
         Ok((out, stats))
     }
@@ -1348,19 +1353,13 @@ mod tests {
             s: 0x9e37_79b9,
         };
         let mut out = Vec::new();
-        let mut last = 0;
         let stats = par_blocks_stream(
             Path::new("t.bz2"),
             &mut r,
             window,
             cap,
             |_, b: &[u8]| Ok(b.to_vec()),
-            |byte, v: Vec<u8>| {
-                assert!(byte >= last, "consumed offsets grow");
-                last = byte;
-                out.extend_from_slice(&v);
-                Ok(())
-            },
+            in_order(&mut out),
         )?;
         let bound = cap + max_block_bits(b'9') / 8 + SLACK + 64;
         assert!(
