@@ -26,6 +26,8 @@ seed() { # seed TARGET: a few valid inputs when the corpus is empty
   case $1 in
     gz_members) { printf '[\n%s\n' "$line" | gzip -c; printf '%s\n]\n' "$line" | gzip -c; } > "$d/two-members" ;;
     bz2_blocks) { printf '[\n%s\n' "$line" | bzip2 -1 -c; printf '%s\n]\n' "$line" | bzip2 -1 -c; } > "$d/two-streams" ;;
+    # bz2_stream: two bytes choosing the read size and the window's cap, then the same two streams.
+    bz2_stream) { printf '\003\001'; printf '[\n%s\n' "$line" | bzip2 -1 -c; printf '%s\n]\n' "$line" | bzip2 -1 -c; } > "$d/two-streams" ;;
     # bz2_block: a raw block (mode byte 0: level 1, the bits after the magic) and a structured input (mode 1).
     bz2_block) { printf '\000'; printf '%s' "$line" | bzip2 -1 -c | tail -c +11; } > "$d/raw"
       printf '\001%s' "$line" > "$d/line" ;;

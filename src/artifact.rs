@@ -324,11 +324,22 @@ pub struct FileRef {
 impl FileRef {
     /// Hash a file on disk (streams it; xxh3 runs at several GB/s, far faster than any stage).
     pub fn of(path: &Path) -> Result<FileRef> {
+        let never = std::sync::atomic::AtomicBool::new(false);
+        Ok(FileRef::of_unless(path, &never)?.expect("never stopped"))
+    }
+
+    /// [`FileRef::of`], giving up (`Ok(None)`) between two 1 MiB reads once `stop` is set: a stage that hashes
+    /// its input beside its work (extract) sets it when the work fails, so that a library caller is not left
+    /// with a thread reading the rest of a 140 GB dump for minutes.
+    pub fn of_unless(path: &Path, stop: &std::sync::atomic::AtomicBool) -> Result<Option<FileRef>> {
         let mut f = File::open(path).at(path)?;
         let mut h = xxhash_rust::xxh3::Xxh3::new();
         let mut buf = vec![0u8; 1 << 20];
         let mut size = 0u64;
         loop {
+            if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                return Ok(None);
+            }
             let n = f.read(&mut buf).at(path)?;
             if n == 0 {
                 break;
@@ -336,11 +347,11 @@ impl FileRef {
             h.update(&buf[..n]);
             size += n as u64;
         }
-        Ok(FileRef {
+        Ok(Some(FileRef {
             path: path.to_string_lossy().into_owned(),
             size,
             xxh3: Some(format!("{:032x}", h.digest128())),
-        })
+        }))
     }
 }
 
@@ -872,6 +883,26 @@ pub fn ensure_dir(dir: &Path) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hashing_gives_up_once_told_to_and_otherwise_hashes_the_whole_file() {
+        use std::sync::atomic::AtomicBool;
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f");
+        let bytes: Vec<u8> = (0..(3u32 << 20)).map(|i| (i * 7 % 251) as u8).collect();
+        std::fs::write(&p, &bytes).unwrap();
+        assert_eq!(
+            FileRef::of_unless(&p, &AtomicBool::new(true)).unwrap(),
+            None
+        );
+        let f = FileRef::of_unless(&p, &AtomicBool::new(false))
+            .unwrap()
+            .unwrap();
+        assert_eq!(f.size, bytes.len() as u64);
+        let want = format!("{:032x}", xxhash_rust::xxh3::xxh3_128(&bytes));
+        assert_eq!(f.xxh3.as_deref(), Some(want.as_str()));
+        assert_eq!(FileRef::of(&p).unwrap(), f);
+    }
 
     #[test]
     fn atomic_write_commits_or_leaves_nothing() {

@@ -23,6 +23,8 @@ use crate::progress::{self, Progress, Unit};
 use crate::tables;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
 pub mod join;
@@ -268,6 +270,41 @@ pub fn join_shards(dump: &Path, out: &Path, cfg: &Config, n: u32) -> Result<Mani
         |m| shard::describe_join(m, out, &parts),
     )
 }
+/// The input's hash for the manifest, computed on a thread of its own beside the join. Dropped without
+/// [`Hasher::finish`] (the join failed), it tells the thread to stop at its next 1 MiB read.
+struct Hasher {
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<Result<Option<FileRef>>>>,
+}
+
+impl Hasher {
+    fn spawn(dump: &Path) -> Hasher {
+        let stop = Arc::new(AtomicBool::new(false));
+        let (p, s) = (dump.to_path_buf(), Arc::clone(&stop));
+        Hasher {
+            stop,
+            thread: Some(std::thread::spawn(move || FileRef::of_unless(&p, &s))),
+        }
+    }
+
+    fn finish(mut self, dump: &Path) -> Result<FileRef> {
+        let panicked =
+            || Error::Config("internal error: the thread hashing the dump panicked".into());
+        match self.thread.take().map(|t| t.join()) {
+            Some(Ok(Ok(Some(f)))) => Ok(f),
+            Some(Ok(Err(e))) => Err(e),
+            Some(Err(_)) => Err(panicked()),
+            // Stopped without being asked to (cannot happen) or already joined: hash here.
+            Some(Ok(Ok(None))) | None => FileRef::of(dump),
+        }
+    }
+}
+
+impl Drop for Hasher {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
 
 /// [`run`] with the reading step supplied by the caller ([`join_shards`] replays shard parts through it): `read`
 /// feeds the accumulator in input order and returns the read statistics; everything after (the end of the
@@ -353,12 +390,9 @@ pub fn run_with(
     // fails here, before any artifact changes)...
     // With more than one thread, the artifacts are written on threads of their own (see `ParquetOut`), and the
     // input's hash for the manifest (a second read of the whole dump file) runs beside the join instead of
-    // after it. A failed join leaves the hashing thread to end by itself (it only reads).
+    // after it. A failed join (or anything after it) drops the `Hasher`, which stops the thread at its next read.
     let threaded = rayon::current_num_threads() > 1;
-    let hasher = (threaded && !is_stdin).then(|| {
-        let p = dump.to_path_buf();
-        std::thread::spawn(move || FileRef::of(&p))
-    });
+    let hasher = (threaded && !is_stdin).then(|| Hasher::spawn(dump));
     // A join that spilled runs under a tight memory limit: there each writer is waited for when its artifact
     // is done, so that at most the three statement tables' writers hold row groups at once (docs/extract.md).
     let wait_on_close = state.spill_dir().is_some();
@@ -389,9 +423,7 @@ pub fn run_with(
         }
     } else {
         match hasher {
-            Some(h) => h.join().map_err(|_| {
-                Error::Config("internal error: the thread hashing the dump panicked".into())
-            })??,
+            Some(h) => h.finish(dump)?,
             None => FileRef::of(dump)?,
         }
     });
@@ -827,6 +859,20 @@ impl Out for ParquetOut<'_> {
 #[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_hasher_dropped_unfinished_tells_its_thread_to_stop_and_a_finished_one_hashes() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("d.json");
+        std::fs::write(&p, vec![b'x'; 3 << 20]).unwrap();
+        let h = Hasher::spawn(&p);
+        let stop = Arc::clone(&h.stop);
+        assert!(!stop.load(Ordering::Relaxed));
+        drop(h);
+        assert!(stop.load(Ordering::Relaxed));
+        let h = Hasher::spawn(&p);
+        assert_eq!(h.finish(&p).unwrap(), FileRef::of(&p).unwrap());
+    }
 
     #[test]
     fn dump_date_from_file_name() {

@@ -185,3 +185,58 @@ fn bzip2_on_stdin_gives_the_files_artifacts() {
         assert_same(&wd, &from_file, &from_stdin);
     }
 }
+
+/// Feed `bytes` to `sword extract --dump - --out o` through a pipe; (exit code, stderr).
+fn extract_stdin(wd: &Workdir, bytes: Vec<u8>) -> (i32, String) {
+    let mut child = wd
+        .command(&["-j", "2", "extract", "--dump", "-", "--out", "o"])
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    // The reader may stop early on the damage: a broken pipe on our side is then expected.
+    let writer = std::thread::spawn(move || drop(stdin.write_all(&bytes)));
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The stdin path refuses damage as the file path does: a flipped byte inside a block of a single-stream file
+/// (decoded over the bounded window of the stream) and a stream cut short are errors naming stdin and what is
+/// wrong, with exit code 2 and no artifact written.
+#[test]
+fn damaged_and_truncated_bzip2_on_stdin_are_refused() {
+    let wd = Workdir::new();
+    wd.run_ok(&[
+        "synth",
+        "--entities",
+        "600",
+        "--seed",
+        "5",
+        "--out",
+        "d.json",
+    ]);
+    let plain = wd.read("d.json");
+    let good = streams(&plain, plain.len()); // one stream, level 1: many blocks
+    let mut flipped = good.clone();
+    let mid = flipped.len() / 2;
+    flipped[mid] ^= 0x24;
+    let (code, err) = extract_stdin(&wd, flipped);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("bad input -"), "{err}");
+    assert!(err.contains("bzip2 block "), "{err}");
+    assert!(err.contains("block magic at byte offset "), "{err}");
+    assert!(!wd.join("o/entities.parquet").exists(), "{err}");
+
+    let cut = good[..good.len() * 2 / 3].to_vec();
+    let (code, err) = extract_stdin(&wd, cut);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("bad input -"), "{err}");
+    assert!(err.contains("bzip2"), "{err}");
+    assert!(!wd.join("o/entities.parquet").exists(), "{err}");
+    assert!(!wd.join("o/extract.manifest.json").exists(), "{err}");
+}
