@@ -862,12 +862,32 @@ impl<'a> Walker<'a> {
                 }
                 self.enter_stream(win, next)
             }
-            // Only the end of the data ends a piece without a magic; a block cannot decode there (its stream's
-            // trailer is missing), so this is unreachable in practice; treat it as a truncated stream.
+            // No magic after the block: the data is cut there (the input ends before the 48 bits of a magic,
+            // and the bits that are there begin one), or what follows is damage — a mangled end-of-stream
+            // marker, garbage — which must not pass for a cut file (found by the `bz2_blocks` fuzz target: a
+            // block whose end-of-stream magic had one byte changed, ~900 bits before the end, was counted as
+            // truncated).
             None => {
-                self.stats.truncated = true;
-                self.done = true;
-                Ok(())
+                let have = win.end() * 8;
+                let rest = have.saturating_sub(end);
+                let cut = rest == 0
+                    || (rest < 48 && {
+                        let n = rest as u32;
+                        let b = win.bits(end, n);
+                        b == BLOCK_MAGIC >> (48 - n) || b == EOS_MAGIC >> (48 - n)
+                    });
+                if cut {
+                    self.stats.truncated = true;
+                    self.done = true;
+                    return Ok(());
+                }
+                Err(self.bad(format!(
+                    "bzip2 block {} (stream {}) ends at {}, where neither a block nor an end-of-stream magic \
+                     follows",
+                    self.stats.blocks,
+                    self.stats.streams,
+                    at(end)
+                )))
             }
         }
     }
@@ -1671,6 +1691,62 @@ mod tests {
         let e = decode(&bad).unwrap_err().to_string();
         assert!(e.contains("stored stream CRC"), "{e}");
         assert!(e.contains(&at(eos.0)), "{e}");
+    }
+
+    /// What follows the last block decides between a cut file and a damaged one: the end-of-stream magic cut
+    /// anywhere (fewer than its 48 bits left, and those bits begin it) is a cut, every whole block passed on;
+    /// the magic with a byte changed, followed by more data, is damage, on the mapped and the stream path.
+    #[test]
+    fn a_mangled_end_of_stream_magic_is_damage_and_a_cut_one_is_truncation() {
+        let text = texty(30_000, 3);
+        let c = compress(&text, 9);
+        let eos = all_magics(&c).last().copied().unwrap();
+        assert_eq!(eos.1, Magic::Eos);
+        let first = (eos.0 / 8) as usize;
+        // Cut inside the magic: the block is whole, the stream trailer is missing.
+        for cut in first + 1..=((eos.0 + 47) / 8) as usize {
+            let (out, stats) = decode(&c[..cut]).unwrap();
+            assert!(stats.truncated, "cut {cut}");
+            assert_eq!(out, text, "cut {cut}");
+            same_as_mapped(&c[..cut], 1 << 12, 97);
+        }
+        // One byte of the magic changed (the block's CRC still matches): not a cut, though no magic follows.
+        for k in 1..5 {
+            let mut bad = c.clone();
+            bad[first + k] ^= 0x06;
+            let e = decode(&bad).unwrap_err().to_string();
+            assert!(
+                e.contains("where neither a block nor an end-of-stream magic follows"),
+                "{e}"
+            );
+            assert!(e.contains(&at(eos.0)), "{e}");
+            assert!(e.contains("damaged"), "{e}");
+            same_as_mapped(&bad, 1 << 12, 97);
+        }
+    }
+
+    /// The `bz2_blocks` fuzz target's first finding (2026-12-04): a level-1 stream whose one block is whole but
+    /// whose end-of-stream magic has one byte changed (0x38 → 0x3e), followed by ~900 bits of copied block data
+    /// and no valid magic. It was passed on as a cut file (87 bytes, `truncated`); bzip2, lbzip2 and Python's
+    /// decoder all refuse it.
+    #[test]
+    fn the_fuzzers_mangled_trailer_is_refused() {
+        const HEX: &str = "425a6831314159265359a8a0c1210000135b8000101004201020083ea74f6a2000486a7a5188190f50f14c354fd2988c\
+            0980984a733eb8b49723b686110a028ff8b4ae4017f5cc159b33d5a282aa88468dfb2e21370d2d915207584cd4617c17\
+            72453e5090a8a0c12188190f50f14c354fd2988c098098010000db8000101004201020023ea74f6a2000486a7a518819\
+            0f50f14c354fd2988c0980984a733eb8b49723b686110a028ff8b4ae4017f5cc159b33d5a282aa88468dfb2e21370d2d\
+            915207584cd4617c177245385017f5cc3516";
+        let data: Vec<u8> = (0..HEX.len() / 2)
+            .map(|i| u8::from_str_radix(&HEX[2 * i..2 * i + 2], 16).unwrap())
+            .collect();
+        assert_eq!(data.len(), 210);
+        let e = decode(&data).unwrap_err().to_string();
+        assert!(
+            e.contains("neither a block nor an end-of-stream magic"),
+            "{e}"
+        );
+        assert!(e.contains("bzip2 block 1 (stream 1)"), "{e}");
+        same_as_mapped(&data, 64, 7);
     }
 
     #[test]
