@@ -726,6 +726,14 @@ struct Walker<'a> {
 }
 
 /// "byte offset B (bit b)" of a bit offset.
+/// Why a block that decoded is not accepted where it ends (shared by the walker's two checks).
+fn no_magic_after(end: u64) -> String {
+    format!(
+        "the block ends at {}, where no block or end-of-stream magic follows",
+        at(end)
+    )
+}
+
 fn at(bit: u64) -> String {
     format!("byte offset {} (bit {})", bit / 8, bit % 8)
 }
@@ -848,6 +856,7 @@ impl<'a> Walker<'a> {
 
     /// Accept the block in bits `[self.pos, end)` with its CRC; move to the next block (or the end).
     fn accept(&mut self, win: &mut Window<'_>, end: u64, crc: u32, len: u64) -> Result<()> {
+        let start = self.pos;
         self.stats.blocks += 1;
         self.stats.decompressed_bytes += len;
         self.crc = self.crc.rotate_left(1) ^ crc;
@@ -882,11 +891,11 @@ impl<'a> Walker<'a> {
                     return Ok(());
                 }
                 Err(self.bad(format!(
-                    "bzip2 block {} (stream {}) ends at {}, where neither a block nor an end-of-stream magic \
-                     follows",
+                    "bzip2 block {} (stream {}, block magic at {}): {}",
                     self.stats.blocks,
                     self.stats.streams,
-                    at(end)
+                    at(start),
+                    no_magic_after(end)
                 )))
             }
         }
@@ -948,10 +957,7 @@ impl<'a> Walker<'a> {
                                 let v = work(start, &s.out)?;
                                 Own::Block(v, b.crc, s.out.len() as u64, end)
                             } else {
-                                Own::Bad(format!(
-                                "the block ends at {}, where no block or end-of-stream magic follows",
-                                at(end)
-                            ))
+                                Own::Bad(no_magic_after(end))
                             }
                         }
                         Err(BlockError::Bad { bit, what }) => {
@@ -1716,7 +1722,7 @@ mod tests {
             bad[first + k] ^= 0x06;
             let e = decode(&bad).unwrap_err().to_string();
             assert!(
-                e.contains("where neither a block nor an end-of-stream magic follows"),
+                e.contains("where no block or end-of-stream magic follows"),
                 "{e}"
             );
             assert!(e.contains(&at(eos.0)), "{e}");
@@ -1742,10 +1748,13 @@ mod tests {
         assert_eq!(data.len(), 210);
         let e = decode(&data).unwrap_err().to_string();
         assert!(
-            e.contains("neither a block nor an end-of-stream magic"),
+            e.contains("where no block or end-of-stream magic follows"),
             "{e}"
         );
-        assert!(e.contains("bzip2 block 1 (stream 1)"), "{e}");
+        assert!(
+            e.contains("bzip2 block 1 (stream 1, block magic at "),
+            "{e}"
+        );
         same_as_mapped(&data, 64, 7);
     }
 
