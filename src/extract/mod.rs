@@ -271,10 +271,20 @@ pub fn join_shards(dump: &Path, out: &Path, cfg: &Config, n: u32) -> Result<Mani
     )
 }
 /// The input's hash for the manifest, computed on a thread of its own beside the join. Dropped without
-/// [`Hasher::finish`] (the join failed), it tells the thread to stop at its next 1 MiB read.
+/// [`Hasher::finish`] (the join failed), its [`StopOnDrop`] tells the thread to stop at its next 1 MiB read.
 struct Hasher {
-    stop: Arc<AtomicBool>,
-    thread: Option<std::thread::JoinHandle<Result<Option<FileRef>>>>,
+    #[allow(dead_code)] // held for its `Drop` (read only by a test)
+    stop: StopOnDrop,
+    thread: std::thread::JoinHandle<Result<Option<FileRef>>>,
+}
+
+/// Sets its flag when dropped.
+struct StopOnDrop(Arc<AtomicBool>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
 }
 
 impl Hasher {
@@ -282,27 +292,22 @@ impl Hasher {
         let stop = Arc::new(AtomicBool::new(false));
         let (p, s) = (dump.to_path_buf(), Arc::clone(&stop));
         Hasher {
-            stop,
-            thread: Some(std::thread::spawn(move || FileRef::of_unless(&p, &s))),
+            stop: StopOnDrop(stop),
+            thread: std::thread::spawn(move || FileRef::of_unless(&p, &s)),
         }
     }
 
-    fn finish(mut self, dump: &Path) -> Result<FileRef> {
-        let panicked =
-            || Error::Config("internal error: the thread hashing the dump panicked".into());
-        match self.thread.take().map(|t| t.join()) {
-            Some(Ok(Ok(Some(f)))) => Ok(f),
-            Some(Ok(Err(e))) => Err(e),
-            Some(Err(_)) => Err(panicked()),
-            // Stopped without being asked to (cannot happen) or already joined: hash here.
-            Some(Ok(Ok(None))) | None => FileRef::of(dump),
+    fn finish(self) -> Result<FileRef> {
+        // Only `StopOnDrop` stops the thread, and it is dropped after the join: `None` cannot come back.
+        let internal = |what: &str| {
+            Error::Config(format!(
+                "internal error: the thread hashing the dump {what}"
+            ))
+        };
+        match self.thread.join() {
+            Ok(r) => r?.ok_or_else(|| internal("stopped unasked")),
+            Err(_) => Err(internal("panicked")),
         }
-    }
-}
-
-impl Drop for Hasher {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
     }
 }
 
@@ -423,7 +428,7 @@ pub fn run_with(
         }
     } else {
         match hasher {
-            Some(h) => h.finish(dump)?,
+            Some(h) => h.finish()?,
             None => FileRef::of(dump)?,
         }
     });
@@ -866,12 +871,12 @@ mod tests {
         let p = dir.path().join("d.json");
         std::fs::write(&p, vec![b'x'; 3 << 20]).unwrap();
         let h = Hasher::spawn(&p);
-        let stop = Arc::clone(&h.stop);
+        let stop = Arc::clone(&h.stop.0);
         assert!(!stop.load(Ordering::Relaxed));
         drop(h);
         assert!(stop.load(Ordering::Relaxed));
         let h = Hasher::spawn(&p);
-        assert_eq!(h.finish(&p).unwrap(), FileRef::of(&p).unwrap());
+        assert_eq!(h.finish().unwrap(), FileRef::of(&p).unwrap());
     }
 
     #[test]
