@@ -118,9 +118,9 @@ fn bzip2_files_of_every_tool_and_layout_give_the_plain_files_artifacts() {
     assert_same(&wd, "plain", "seq");
 }
 
-#[test]
-fn a_damaged_bzip2_block_names_its_offset() {
-    let wd = Workdir::new();
+/// A 600-entity dump as one bzip2 stream of many level-1 blocks, and the same with a byte flipped in the
+/// middle (inside a block).
+fn one_stream_and_a_damaged_copy(wd: &Workdir) -> (Vec<u8>, Vec<u8>) {
     wd.run_ok(&[
         "synth",
         "--entities",
@@ -131,9 +131,17 @@ fn a_damaged_bzip2_block_names_its_offset() {
         "d.json",
     ]);
     let plain = wd.read("d.json");
-    let mut bytes = streams(&plain, plain.len()); // one stream, level 1: many blocks
-    let mid = bytes.len() / 2;
-    bytes[mid] ^= 0x24;
+    let good = streams(&plain, plain.len()); // one stream, level 1: many blocks
+    let mut bad = good.clone();
+    let mid = bad.len() / 2;
+    bad[mid] ^= 0x24;
+    (good, bad)
+}
+
+#[test]
+fn a_damaged_bzip2_block_names_its_offset() {
+    let wd = Workdir::new();
+    let (_, bytes) = one_stream_and_a_damaged_copy(&wd);
     wd.write("bad.json.bz2", &bytes);
     let (code, err) = wd.run_err(&["extract", "--dump", "bad.json.bz2", "--out", "o"]);
     assert_eq!(code, 2, "{err}");
@@ -211,20 +219,7 @@ fn extract_stdin(wd: &Workdir, bytes: Vec<u8>) -> (i32, String) {
 #[test]
 fn damaged_and_truncated_bzip2_on_stdin_are_refused() {
     let wd = Workdir::new();
-    wd.run_ok(&[
-        "synth",
-        "--entities",
-        "600",
-        "--seed",
-        "5",
-        "--out",
-        "d.json",
-    ]);
-    let plain = wd.read("d.json");
-    let good = streams(&plain, plain.len()); // one stream, level 1: many blocks
-    let mut flipped = good.clone();
-    let mid = flipped.len() / 2;
-    flipped[mid] ^= 0x24;
+    let (good, flipped) = one_stream_and_a_damaged_copy(&wd);
     let (code, err) = extract_stdin(&wd, flipped);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("bad input -"), "{err}");
