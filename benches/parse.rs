@@ -169,7 +169,7 @@ fn group(c: &mut Criterion, name: &str, text: &[u8]) {
             for l in &lines {
                 let (s, e) = sword::dump::entity::trim_line(l);
                 if let Ok(t) = std::str::from_utf8(&l[s..e]) {
-                    if let Ok(ent) = sword::dump::direct::entity(t, &langs) {
+                    if let Ok(ent) = sword::dump::direct::entity(t, &langs, None) {
                         n += ent.statements.len();
                     }
                 }

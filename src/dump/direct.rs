@@ -16,8 +16,11 @@
 //! Anything else returns an error and the caller takes the skim-and-simd-json path, so a line's verdict (and a
 //! bad line's message) is exactly what it was before this module existed.
 
-use super::entity::{self, Entity, Kind, Langs, Line, RawEntityValue, RawSnak, RawStatement};
+use super::entity::{
+    self, Entity, Kind, Langs, Line, RawEntityValue, RawSnak, RawStatement, SnakCounts,
+};
 use super::skim::{self, Cur, Res};
+use crate::ids::Pid;
 use std::borrow::Cow;
 
 /// Parse one raw dump line (newline excluded; whitespace and the trailing comma are trimmed here) with the
@@ -39,15 +42,47 @@ use std::borrow::Cow;
 /// the skimmed copy. Then the path tried first is the fast one for the mode (skimmed copy, or whole line); the
 /// other one only runs when the first fails (bad lines, or lines the skim does not understand), and its result
 /// is then owned.
+///
+/// With a [`Jump`] (`extract.unlabelled_statements = "skip"`), every path's entity is cut down by
+/// [`Jump::apply`], and the direct reader jumps over the statements it would drop (checking only their structure);
+/// a line is then also accepted when that jumping read takes it, whichever path is tried first, so both modes
+/// still give the same verdict and the same entity.
 pub fn parse_line<'s>(
     raw: &'s [u8],
     langs: &Langs,
     use_skim: bool,
+    jump: Option<&Jump>,
     scratch: &'s mut Vec<u8>,
     buffers: &mut simd_json::Buffers,
 ) -> Result<Line<'s>, entity::LineError> {
     let (a, b) = entity::trim_line(raw);
     let line = raw.get(a..b).unwrap_or_default();
+    let mut r = parse_trimmed(line, a, langs, use_skim, jump, scratch, buffers);
+    if let (Some(j), Ok(Line::Entity(e))) = (jump, &mut r) {
+        j.apply(e);
+    }
+    // `--no-skim` tries the jumping read last (only a line no other path takes gets this far).
+    if let (Some(j), Err(_), false) = (jump, &r, use_skim) {
+        if let Ok(text) = std::str::from_utf8(line) {
+            if let Ok(mut e) = entity(text, langs, Some(j)) {
+                j.apply(&mut e);
+                return Ok(Line::Entity(e));
+            }
+        }
+    }
+    r
+}
+
+/// [`parse_line`] of the trimmed `line` (at byte `a` of the raw line), before the jump's cut.
+fn parse_trimmed<'s>(
+    line: &'s [u8],
+    a: usize,
+    langs: &Langs,
+    use_skim: bool,
+    jump: Option<&Jump>,
+    scratch: &'s mut Vec<u8>,
+    buffers: &mut simd_json::Buffers,
+) -> Result<Line<'s>, entity::LineError> {
     if line.first() != Some(&b'{') {
         // Frames and lines that are no object: the whole-line verdict (no skim involved).
         scratch.clear();
@@ -69,7 +104,7 @@ pub fn parse_line<'s>(
     // Plain lines (nearly all of a dump) are read in place: the same entity as the skimmed copy would give
     // (`dump::direct`), with neither the copy nor simd-json.
     if use_skim {
-        if let Ok(e) = entity(text, langs) {
+        if let Ok(e) = entity(text, langs, jump) {
             return Ok(Line::Entity(e));
         }
     }
@@ -101,8 +136,44 @@ pub fn parse_line<'s>(
     Err(first)
 }
 
+/// The statements the extract stage need not read (`extract.unlabelled_statements = "skip"`): those of items not
+/// labelled in every configured language (≈ 97 % of a real dump's items, and most of its bytes), except the
+/// statements of the `keep` properties (the transitive seed, which the transitive closure follows through
+/// unlabelled items). An entity read with a jump is cut down by [`Jump::apply`], whatever path read it; the
+/// direct reader does not even walk the arrays it would drop, only checks their structure (the 64-byte bracket
+/// scan of `Cur::value`), when the line gives `type` and `labels` before `claims` (as every dump does).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Jump {
+    /// One flag per configured language: whether a `mul` label stands in for it (`extract.mul_fallback`).
+    pub mul_ok: Vec<bool>,
+    /// Properties whose statements are kept all the same, sorted.
+    pub keep: Vec<Pid>,
+}
+
+impl Jump {
+    /// Whether the statements of `e` are cut down (an item without a label in some configured language).
+    pub fn cuts(&self, e: &Entity<'_>) -> bool {
+        e.is_item() && !e.labelled_in_all(&self.mul_ok)
+    }
+
+    /// Whether a claim key names a kept property (the extract stage's reading of claim keys, `Pid::parse`).
+    fn keeps(&self, key: &str) -> bool {
+        Pid::parse(key).is_some_and(|p| self.keep.binary_search(&p).is_ok())
+    }
+
+    /// Cut `e` down: for an item not labelled in every language, only the statements of kept properties stay
+    /// and the snak counts are dropped (they would only count what some paths read).
+    pub fn apply(&self, e: &mut Entity<'_>) {
+        if self.cuts(e) {
+            e.statements.retain(|s| self.keeps(&s.property));
+            e.snaks = SnakCounts::default();
+        }
+    }
+}
+
 /// Read one trimmed entity line (UTF-8 already checked, starting with `{`); an error means "take the usual path".
-pub fn entity<'a>(line: &'a str, langs: &Langs) -> Res<Entity<'a>> {
+/// With a `jump`, the claim arrays that [`Jump::apply`] would drop are only checked for structure.
+pub fn entity<'a>(line: &'a str, langs: &Langs, jump: Option<&Jump>) -> Res<Entity<'a>> {
     let n = langs.langs.len();
     let mut e = Entity {
         labels: vec![None; n],
@@ -179,11 +250,16 @@ pub fn entity<'a>(line: &'a str, langs: &Langs) -> Res<Entity<'a>> {
                 e.claims_missing = false;
                 match c.peek() {
                     Some(b'{') => {
+                        // Decided here, so only when `type` and `labels` came first (a key comes once).
+                        let jump = jump.filter(|j| seen & 1 != 0 && seen & 32 != 0 && j.cuts(&e));
                         let (statements, snaks) = (&mut e.statements, &mut e.snaks);
                         c.members(|c, prop| {
                             let property = Cow::Borrowed(key_text(c, t, prop)?);
                             if c.peek() != Some(b'[') {
                                 return null(c);
+                            }
+                            if jump.is_some_and(|j| !j.keeps(&property)) {
+                                return c.value().map(drop);
                             }
                             c.elements(|c| {
                                 let st = statement(c, t)?;
@@ -886,7 +962,7 @@ mod tests {
         let Ok(text) = std::str::from_utf8(line) else {
             return false;
         };
-        match entity(text, langs) {
+        match entity(text, langs, None) {
             Ok(e) => {
                 assert_eq!(
                     Some(format!("{e:?}")),
@@ -1184,17 +1260,171 @@ mod tests {
 
     /// `parse_line` with and without the skim, as Debug strings.
     fn modes(raw: &[u8], langs: &Langs) -> (String, String) {
+        modes_with(raw, langs, None)
+    }
+
+    /// [`modes`] with a jump.
+    fn modes_with(raw: &[u8], langs: &Langs, jump: Option<&Jump>) -> (String, String) {
         let mut buffers = simd_json::Buffers::new(1024);
         let mut scratch = Vec::new();
         let on = format!(
             "{:?}",
-            parse_line(raw, langs, true, &mut scratch, &mut buffers)
+            parse_line(raw, langs, true, jump, &mut scratch, &mut buffers)
         );
         let off = format!(
             "{:?}",
-            parse_line(raw, langs, false, &mut scratch, &mut buffers)
+            parse_line(raw, langs, false, jump, &mut scratch, &mut buffers)
         );
         (on, off)
+    }
+
+    /// The default config's jump for `langs`: `mul` stands in for every language but Korean and Japanese; the
+    /// default transitive seed is kept.
+    fn jump_for(langs: &Langs) -> Jump {
+        let mut keep: Vec<Pid> = [131, 150, 171, 276, 279, 361, 527, 706].map(Pid).to_vec();
+        keep.sort_unstable();
+        Jump {
+            mul_ok: langs.langs.iter().map(|l| l != "ko" && l != "ja").collect(),
+            keep,
+        }
+    }
+
+    /// The oracle for a jump: the entity read without it, cut down by hand (items without all labels keep only
+    /// the seed's statements, and no snak counts).
+    fn cut_by_hand<'a>(mut e: Entity<'a>, langs: &Langs) -> Entity<'a> {
+        let item = match &e.kind {
+            Some(k) => *k == Kind::Item,
+            None => e.id.as_deref().is_some_and(|i| i.starts_with('Q')),
+        };
+        let labelled = langs.langs.iter().enumerate().all(|(i, l)| {
+            e.labels[i].as_deref().is_some_and(|t| !t.is_empty())
+                || (l != "ko" && l != "ja" && e.mul_label.as_deref().is_some_and(|m| !m.is_empty()))
+        });
+        if item && !labelled {
+            let seed = [
+                "P131", "P150", "P171", "P276", "P279", "P361", "P527", "P706",
+            ];
+            e.statements.retain(|s| seed.contains(&s.property.as_ref()));
+            e.snaks = SnakCounts::default();
+        }
+        e
+    }
+
+    /// On every generated line, and on every real fixture line (`SWORD_REAL_FIXTURES`): with a jump, both modes
+    /// give the entity read without it and cut down by hand, and the direct reader takes the same lines.
+    #[test]
+    fn a_jump_gives_the_entity_cut_down() {
+        let mut ls = synth_lines(1500, 4, 0.3);
+        if let Ok(root) = std::env::var("SWORD_REAL_FIXTURES") {
+            for (_, real) in real_fixture_lines(std::path::Path::new(&root)) {
+                ls.extend(real);
+            }
+        }
+        let (mut cut, mut direct) = (0usize, 0usize);
+        for l in &ls {
+            for langs in [eight(), langs()] {
+                let jump = jump_for(&langs);
+                let mut buffers = simd_json::Buffers::new(1024);
+                let mut scratch = Vec::new();
+                let want = match parse_line(l, &langs, true, None, &mut scratch, &mut buffers) {
+                    Ok(Line::Entity(e)) => {
+                        let full = e.statements.len();
+                        let e = cut_by_hand(e.into_owned(), &langs);
+                        cut += usize::from(e.statements.len() < full);
+                        format!("{:?}", Ok::<_, ()>(Line::Entity(e)))
+                    }
+                    other => format!("{:?}", other.map_err(|_| ())),
+                };
+                let (on, off) = modes_with(l, &langs, Some(&jump));
+                assert_eq!(on, off, "{}", String::from_utf8_lossy(l));
+                // (A line refused without the jump may be taken with it: what it jumps over is not read.)
+                if want.starts_with("Ok(") {
+                    assert_eq!(on, want, "{}", String::from_utf8_lossy(l));
+                }
+                // The jumping read takes every line the walk takes (it only reads less).
+                let text = std::str::from_utf8(l).unwrap_or("");
+                let (a, b) = entity::trim_line(text.as_bytes());
+                if entity(&text[a..b], &langs, None).is_ok() {
+                    assert!(
+                        entity(&text[a..b], &langs, Some(&jump)).is_ok(),
+                        "{}",
+                        &text[a..b]
+                    );
+                    direct += 1;
+                }
+            }
+        }
+        assert!(cut > 1000, "only {cut} entities were cut down");
+        assert!(
+            direct * 100 >= ls.len() * 2 * 95,
+            "{direct} of {}",
+            ls.len() * 2
+        );
+    }
+
+    /// The jumping read checks the structure of what it jumps over, not its content, only where it may jump
+    /// (an item without all labels, `type` and `labels` before `claims`), and never in a kept property.
+    #[test]
+    fn a_jump_checks_only_the_structure_of_what_it_drops() {
+        let langs = langs();
+        let jump = jump_for(&langs);
+        let seed = r#""P131":[{"mainsnak":{"snaktype":"value","property":"P131","datavalue":{"value":{"entity-type":"item","numeric-id":7,"id":"Q7"},"type":"wikibase-entityid"},"datatype":"wikibase-item"},"type":"statement","id":"Q1$a","rank":"normal"}]"#;
+        let odd = r#""P31":[{"mainsnak":nul},{"x":[01,"\q"]}]"#;
+        let en = r#""en":{"language":"en","value":"one"}"#;
+        let ko = r#""ko":{"language":"ko","value":"하나"}"#;
+        let line = |head: &str, labels: &str, claims: &str| {
+            format!(r#"{{{head}"labels":{{{labels}}},"claims":{{{claims}}}}}"#)
+        };
+        // Unlabelled in Korean: P31 is jumped over (its content is no JSON), P131 is read; both modes agree.
+        let l = line(r#""type":"item","id":"Q1","#, en, &format!("{odd},{seed}"));
+        let (on, off) = modes_with(l.as_bytes(), &langs, Some(&jump));
+        assert_eq!(on, off);
+        assert!(
+            on.starts_with("Ok(Entity") && on.contains(r#"property: "P131""#),
+            "{on}"
+        );
+        assert!(!on.contains(r#""P31""#), "{on}");
+        // Without the jump the same line is malformed, in both modes.
+        let (on, off) = modes(l.as_bytes(), &langs);
+        assert_eq!(on, off);
+        assert!(on.starts_with("Err("), "{on}");
+        // Unbalanced brackets are still malformed.
+        let cut = line(
+            r#""type":"item","id":"Q1","#,
+            en,
+            r#""P31":[{"mainsnak":{]"#,
+        );
+        let (on, off) = modes_with(cut.as_bytes(), &langs, Some(&jump));
+        assert_eq!(on, off);
+        assert!(on.starts_with("Err("), "{on}");
+        // Where it may not jump, the content is read (and refused): labelled items, properties, a malformed
+        // kept property, claims before the labels, no `type` before the claims.
+        let refused = [
+            line(r#""type":"item","id":"Q1","#, &format!("{en},{ko}"), odd),
+            line(r#""type":"property","id":"P1","#, en, odd),
+            line(
+                r#""type":"item","id":"Q1","#,
+                en,
+                r#""P131":[{"mainsnak":nul}]"#,
+            ),
+            format!(r#"{{"type":"item","id":"Q1","claims":{{{odd}}},"labels":{{{en}}}}}"#),
+            line(r#""id":"Q1","#, en, odd),
+        ];
+        for l in &refused {
+            let (on, off) = modes_with(l.as_bytes(), &langs, Some(&jump));
+            assert_eq!(on, off, "{l}");
+            assert!(on.starts_with("Err("), "{l}: {on}");
+        }
+        // `mul` stands in for English, not for Korean.
+        let mul = r#""mul":{"language":"mul","value":"m"}"#;
+        let l = line(r#""type":"item","id":"Q1","#, &format!("{mul},{ko}"), odd);
+        assert!(modes_with(l.as_bytes(), &langs, Some(&jump))
+            .0
+            .starts_with("Err("));
+        let l = line(r#""type":"item","id":"Q1","#, &format!("{mul},{en}"), odd);
+        assert!(modes_with(l.as_bytes(), &langs, Some(&jump))
+            .0
+            .starts_with("Ok("));
     }
 
     proptest::proptest! {
@@ -1219,6 +1449,9 @@ mod tests {
             mutate(&mut l, op, at, cut, byte, insert);
             for langs in [eight(), langs()] {
                 let (on, off) = modes(&l, &langs);
+                proptest::prop_assert_eq!(on, off);
+                // And with a jump (`extract.unlabelled_statements = "skip"`).
+                let (on, off) = modes_with(&l, &langs, Some(&jump_for(&langs)));
                 proptest::prop_assert_eq!(on, off);
             }
         }

@@ -899,6 +899,24 @@ fn own(c: Option<Cow<'_, str>>) -> Option<Cow<'static, str>> {
 }
 
 impl Entity<'_> {
+    /// Labelled in every configured language (the extract stage's rule): a non-empty label, or a non-empty `mul`
+    /// label where `mul_ok` (one flag per configured language, from `extract.mul_fallback`) lets it stand in.
+    pub fn labelled_in_all(&self, mul_ok: &[bool]) -> bool {
+        let mul = self.mul_label.as_deref().is_some_and(|m| !m.is_empty());
+        mul_ok.iter().enumerate().all(|(i, &ok)| {
+            let own = self.labels.get(i).and_then(|l| l.as_deref());
+            own.is_some_and(|t| !t.is_empty()) || (ok && mul)
+        })
+    }
+
+    /// An item: `type` says so, or there is no `type` and the id is a Q-id (as the extract stage infers it).
+    pub fn is_item(&self) -> bool {
+        match &self.kind {
+            Some(k) => *k == Kind::Item,
+            None => self.id.as_deref().is_some_and(|i| i.starts_with('Q')),
+        }
+    }
+
     /// The same entity, owning its strings.
     pub fn into_owned(self) -> Entity<'static> {
         Entity {
