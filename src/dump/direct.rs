@@ -137,8 +137,8 @@ fn parse_trimmed<'s>(
 }
 
 /// The statements the extract stage need not read (`extract.unlabelled_statements = "skip"`): those of items not
-/// labelled in every configured language (≈ 97 % of a real dump's items, and most of its bytes), except the
-/// statements of the `keep` properties (the transitive seed, which the transitive closure follows through
+/// labelled in every configured language (most of a dump's items and bytes: 76 % of a generated dump's), except
+/// the statements of the `keep` properties (the transitive seed, which the transitive closure follows through
 /// unlabelled items). An entity read with a jump is cut down by [`Jump::apply`], whatever path read it; the
 /// direct reader does not even walk the arrays it would drop, only checks their structure (the 64-byte bracket
 /// scan of `Cur::value`), when the line gives `type` and `labels` before `claims` (as every dump does).
