@@ -20,6 +20,7 @@
 #   THREADS  -j for sword (default: all cores)
 #   FORMATS  which of synth.json single.json.gz synth.json.gz synth.json.zst synth.json.bz2 to run (default: all)
 #   NO_SKIM  when 1, also run `sword extract --no-skim` (whole-line parsing) for each format
+#   SKIP     when 1, also run `sword extract --skip-unlabelled-statements` for each format (same Parquet checked)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 WORK=${WORK:-data/work/bench-extract}
@@ -90,6 +91,15 @@ for f in $FORMATS; do
       cmp -s "$WORK/out-$f/$a.parquet" "$WORK/out-noskim-$f/$a.parquet" || { echo "DIFFERENT (skim): $f $a.parquet" >&2; exit 1; }
     done
   fi
+  if [ "${SKIP:-0}" = 1 ]; then
+    measure "$f extract --skip-unlabelled-statements" "$BIN" "${J[@]}" extract --dump "$WORK/$f" \
+      --out "$WORK/out-skip-$f" --skip-unlabelled-statements
+    SPLIT+=("$(awk -v f="$f, skipping" -v d="$base_cpu" -v e="$LAST_CPU" -v b="$json_bytes" 'BEGIN {
+      g = b / 1e9; printf "| %s | %.2f | %.2f | %.2f |", f, d / g, (e - d) / g, (d > 0 ? (e - d) / d : 0) }')")
+    for a in entities triples statements properties transitive; do
+      cmp -s "$WORK/out-$f/$a.parquet" "$WORK/out-skip-$f/$a.parquet" || { echo "DIFFERENT (skip): $f $a.parquet" >&2; exit 1; }
+    done
+  fi
 done
 BASE_WALL=
 measure "gzip -dc synth.json.gz > /dev/null" sh -c "gzip -dc '$WORK/synth.json.gz' > /dev/null"
@@ -115,4 +125,7 @@ echo "| format | decode CPU-s per GB of JSON | parse CPU-s per GB (extract - dec
 echo "|---|---|---|---|"
 printf '%s\n' "${SPLIT[@]}"
 echo
-echo "All formats run wrote byte-identical Parquet${NO_SKIM:+ (with and without the skim)}."
+also=
+[ "${NO_SKIM:-0}" = 1 ] && also+=" (with and without the skim)"
+[ "${SKIP:-0}" = 1 ] && also+=" (reading and skipping unlabelled statements)"
+echo "All formats run wrote byte-identical Parquet$also."
