@@ -357,6 +357,12 @@ pub fn run_with(
                 .len(),
         )
     };
+    if cfg.unlabelled_statements == UnlabelledStatements::Skip {
+        progress::log(
+            "extract: --skip-unlabelled-statements: the statements of items without all labels are jumped over \
+             (those of transitive_seed are read); the manifest will have no dump-wide statement counts",
+        );
+    }
     let progress = Progress::new("extract", total, Unit::Bytes);
     let opts = cfg.read_opts();
     let mut acc = Acc::new(&rules, cfg.max_bad_lines, dump);
