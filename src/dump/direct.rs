@@ -139,9 +139,10 @@ fn parse_trimmed<'s>(
 /// The statements the extract stage need not read (`extract.unlabelled_statements = "skip"`): those of items not
 /// labelled in every configured language (most of a dump's items and bytes: 76 % of a generated dump's), except
 /// the statements of the `keep` properties (the transitive seed, which the transitive closure follows through
-/// unlabelled items). An entity read with a jump is cut down by [`Jump::apply`], whatever path read it; the
-/// direct reader does not even walk the arrays it would drop, only checks their structure (the 64-byte bracket
-/// scan of `Cur::value`), when the line gives `type` and `labels` before `claims` (as every dump does).
+/// unlabelled items), and their descriptions (never written). An entity read with a jump is cut down by
+/// [`Jump::apply`], whatever path read it; the direct reader does not even walk what it would drop, only checks
+/// its structure (the 64-byte bracket scan of `Cur::value`), when the line gives `type` and `labels` first (as
+/// every dump does).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Jump {
     /// One flag per configured language: whether a `mul` label stands in for it (`extract.mul_fallback`).
@@ -161,12 +162,14 @@ impl Jump {
         Pid::parse(key).is_some_and(|p| self.keep.binary_search(&p).is_ok())
     }
 
-    /// Cut `e` down: for an item not labelled in every language, only the statements of kept properties stay
-    /// and the snak counts are dropped (they would only count what some paths read).
+    /// Cut `e` down: for an item not labelled in every language, only the statements of kept properties stay,
+    /// and the descriptions and snak counts are dropped (an unlabelled item's descriptions are never written;
+    /// the counts would only count what some paths read).
     pub fn apply(&self, e: &mut Entity<'_>) {
         if self.cuts(e) {
             e.statements.retain(|s| self.keeps(&s.property));
             e.snaks = SnakCounts::default();
+            e.descriptions.iter_mut().for_each(|d| *d = None);
         }
     }
 }
@@ -228,6 +231,10 @@ pub fn entity<'a>(line: &'a str, langs: &Langs, jump: Option<&Jump>) -> Res<Enti
                 e.terms_as_array |= arr;
             }
             b"descriptions" => {
+                // Only kept entities need them: jumped over where `Jump::apply` drops them.
+                if c.peek() == Some(b'{') && jump.is_some_and(|j| seen & 33 == 33 && j.cuts(&e)) {
+                    return c.value().map(drop);
+                }
                 let (_, arr) = terms(c, t, &keys, &mut e.descriptions)?;
                 e.terms_as_array |= arr;
             }
@@ -251,7 +258,7 @@ pub fn entity<'a>(line: &'a str, langs: &Langs, jump: Option<&Jump>) -> Res<Enti
                 match c.peek() {
                     Some(b'{') => {
                         // Decided here, so only when `type` and `labels` came first (a key comes once).
-                        let jump = jump.filter(|j| seen & 1 != 0 && seen & 32 != 0 && j.cuts(&e));
+                        let jump = jump.filter(|j| seen & 33 == 33 && j.cuts(&e));
                         let (statements, snaks) = (&mut e.statements, &mut e.snaks);
                         c.members(|c, prop| {
                             let property = Cow::Borrowed(key_text(c, t, prop)?);
@@ -1306,6 +1313,7 @@ mod tests {
             ];
             e.statements.retain(|s| seed.contains(&s.property.as_ref()));
             e.snaks = SnakCounts::default();
+            e.descriptions = vec![None; langs.langs.len()];
         }
         e
     }
@@ -1384,6 +1392,18 @@ mod tests {
             "{on}"
         );
         assert!(!on.contains(r#""P31""#), "{on}");
+        // So are the descriptions of such an item (never written): a description that is no JSON is read
+        // (and refused) only without the jump.
+        let desc = format!(
+            r#"{{"type":"item","id":"Q1","labels":{{{en}}},"descriptions":{{"en":{{"value":nul}}}},"claims":{{{seed}}}}}"#
+        );
+        let (on, off) = modes_with(desc.as_bytes(), &langs, Some(&jump));
+        assert_eq!(on, off);
+        assert!(
+            on.starts_with("Ok(Entity") && on.contains("descriptions: [None, None]"),
+            "{on}"
+        );
+        assert!(modes(desc.as_bytes(), &langs).0.starts_with("Err("));
         // Without the jump the same line is malformed, in both modes.
         let (on, off) = modes(l.as_bytes(), &langs);
         assert_eq!(on, off);
