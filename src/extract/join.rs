@@ -211,6 +211,9 @@ pub struct JoinCounts {
     pub triples: u64,
     pub transitive: u64,
     pub transitive_missed: u64,
+    /// The transitive properties outside `transitive_seed`, sorted: their statements with unlabelled subjects
+    /// are not in `transitive.parquet` (counted by `transitive_missed` when unlabelled statements are read).
+    pub transitive_outside_seed: Vec<Pid>,
     /// Bytes written to spill runs, and the runs (intermediate merges included); 0 when all fit the limit.
     pub spilled_bytes: u64,
     pub spill_runs: u64,
@@ -493,9 +496,15 @@ impl State {
         k.statements = st.n;
         k.triples = tr.n;
         k.transitive = tt.n;
-        k.transitive_missed = transitive_props
+        k.transitive_outside_seed = transitive_props
             .iter()
             .filter(|p| !seed.contains(p))
+            .copied()
+            .collect();
+        k.transitive_outside_seed.sort_unstable();
+        k.transitive_missed = k
+            .transitive_outside_seed
+            .iter()
             .map(|p| unlabelled_by_prop.get(p).copied().unwrap_or(0))
             .sum();
         k.spilled_bytes = dir.bytes;

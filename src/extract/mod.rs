@@ -18,6 +18,7 @@
 use crate::artifact::{self, AtomicFile, FileRef, Manifest};
 use crate::dump::{self, ChunkOut, ReadOpts};
 use crate::error::{Error, Result};
+use crate::ids::Pid;
 use crate::model::{EntityRecord, PropertyRecord, Triple};
 use crate::progress::{self, Progress, Unit};
 use crate::tables;
@@ -420,11 +421,24 @@ pub fn run_with(
     let j = state.join(&unlabelled_by_prop, &rules.seed, &mut sinks)?;
     let t_join = t1.elapsed().as_secs_f64();
     let skipped = cfg.unlabelled_statements == UnlabelledStatements::Skip;
+    let outside: Vec<String> = j
+        .transitive_outside_seed
+        .iter()
+        .map(Pid::to_string)
+        .collect();
     if j.transitive_missed > 0 && !skipped {
         progress::log(format!(
-            "extract: {} statements of transitive properties outside `transitive_seed` had unlabelled \
+            "extract: {} statements of transitive properties outside `transitive_seed` ({}) had unlabelled \
              subjects and were not kept in {TRANSITIVE}",
-            j.transitive_missed
+            j.transitive_missed,
+            outside.join(" ")
+        ));
+    } else if skipped && !outside.is_empty() {
+        progress::log(format!(
+            "extract: transitive properties outside `transitive_seed` ({}): their statements with unlabelled \
+             subjects are not in {TRANSITIVE}, and with --skip-unlabelled-statements nobody counted them; add \
+             them to transitive_seed to keep them",
+            outside.join(" ")
         ));
     }
     let t2 = Instant::now();
@@ -526,6 +540,7 @@ pub fn run_with(
         "spill": {"runs": j.spill_runs, "bytes": j.spilled_bytes},
         // `skipped`: the counts of `keep::COUNTS_OF_ALL_STATEMENTS` were not made.
         "unlabelled_statements": if skipped { "skipped" } else { "read" },
+        "transitive_outside_seed": outside,
     });
     let finished = (|| {
         m.add_outputs(

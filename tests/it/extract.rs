@@ -166,6 +166,26 @@ fn tiny_dump_gives_the_hand_written_triples() {
     // No date in the file name: the latest `modified`.
     assert_eq!(m["extra"]["dump_date"], "2024-03-01");
     assert_eq!(m["outputs"].as_array().unwrap().len(), 5);
+    // P10 is transitive and not in the seed: named, in either mode (with the skip, its missed statement is
+    // not counted).
+    assert_eq!(
+        m["extra"]["transitive_outside_seed"],
+        serde_json::json!(["P10"])
+    );
+    let skip = run_tiny(
+        &wd,
+        &data("extract/tiny.json"),
+        "skip",
+        &["--skip-unlabelled-statements"],
+    );
+    assert_same_artifacts(&out, &skip, "tiny dump, skipping");
+    let ms = manifest(&skip);
+    assert_eq!(
+        ms["extra"]["transitive_outside_seed"],
+        serde_json::json!(["P10"])
+    );
+    assert!(ms["counts"].get("transitive_statements_missed").is_none());
+    assert_eq!(reject(&ms, "bad_line_json"), 1);
 }
 
 #[test]
