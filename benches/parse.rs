@@ -149,6 +149,15 @@ fn group(c: &mut Criterion, name: &str, text: &[u8]) {
     g.bench_function("extract_worker_chunk_no_skim", |b| {
         b.iter(|| black_box(sword::extract::work_chunk(&whole, black_box(text), true)).len)
     });
+    // `--skip-unlabelled-statements`: unlabelled items' claims and descriptions jumped over.
+    let skip = sword::extract::Rules::new(&sword::extract::Config {
+        unlabelled_statements: sword::extract::UnlabelledStatements::Skip,
+        ..sword::extract::Config::default()
+    })
+    .unwrap();
+    g.bench_function("extract_worker_chunk_skip_unlabelled", |b| {
+        b.iter(|| black_box(sword::extract::work_chunk(&skip, black_box(text), true)).len)
+    });
     g.bench_function("skim_only", |b| {
         let mut out = Vec::new();
         b.iter(|| {
