@@ -725,7 +725,6 @@ struct Walker<'a> {
     stats: BlockStats,
 }
 
-/// "byte offset B (bit b)" of a bit offset.
 /// Why a block that decoded is not accepted where it ends (shared by the walker's two checks).
 fn no_magic_after(end: u64) -> String {
     format!(
@@ -734,6 +733,7 @@ fn no_magic_after(end: u64) -> String {
     )
 }
 
+/// "byte offset B (bit b)" of a bit offset.
 fn at(bit: u64) -> String {
     format!("byte offset {} (bit {})", bit / 8, bit % 8)
 }

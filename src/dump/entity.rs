@@ -909,11 +909,21 @@ impl Entity<'_> {
         })
     }
 
-    /// An item: `type` says so, or there is no `type` and the id is a Q-id (as the extract stage infers it).
+    /// The kind an entity without `type` has by its id (the extract stage's rule): an item for a `Q…` id, a
+    /// property for a `P…` one, `None` for anything else.
+    pub fn kind_from_id(&self) -> Option<Kind<'static>> {
+        match self.id.as_deref()?.as_bytes().first()? {
+            b'Q' => Some(Kind::Item),
+            b'P' => Some(Kind::Property),
+            _ => None,
+        }
+    }
+
+    /// An item: `type` says so, or there is no `type` and the id says so ([`Entity::kind_from_id`]).
     pub fn is_item(&self) -> bool {
         match &self.kind {
             Some(k) => *k == Kind::Item,
-            None => self.id.as_deref().is_some_and(|i| i.starts_with('Q')),
+            None => self.kind_from_id() == Some(Kind::Item),
         }
     }
 

@@ -721,16 +721,10 @@ fn keep_entity(
     let c = &mut part.counts;
     let kind = match &e.kind {
         Some(k) => k.clone(),
-        None => match e.id.as_deref().map(|s| s.as_bytes().first()) {
-            Some(Some(b'Q')) => Kind::Item,
-            Some(Some(b'P')) => Kind::Property,
-            _ => {
-                return Err((
-                    "no_type",
-                    "entity without `type` and without a Q/P id".into(),
-                ))
-            }
-        },
+        None => e.kind_from_id().ok_or((
+            "no_type",
+            "entity without `type` and without a Q/P id".to_string(),
+        ))?,
     };
     if e.kind.is_none() {
         c.add("entities_type_inferred_from_id", 1);

@@ -358,7 +358,8 @@ pub fn run_with(
                 .len(),
         )
     };
-    if cfg.unlabelled_statements == UnlabelledStatements::Skip {
+    let skipped = cfg.unlabelled_statements == UnlabelledStatements::Skip;
+    if skipped {
         progress::log(
             "extract: --skip-unlabelled-statements: the statements of items without all labels are jumped over \
              (those of transitive_seed are read); the manifest will have no dump-wide statement counts",
@@ -420,7 +421,6 @@ pub fn run_with(
     let mut sinks = ParquetOut::create(out, &cfg.languages, complete, threaded, wait_on_close)?;
     let j = state.join(&unlabelled_by_prop, &rules.seed, &mut sinks)?;
     let t_join = t1.elapsed().as_secs_f64();
-    let skipped = cfg.unlabelled_statements == UnlabelledStatements::Skip;
     let outside: Vec<String> = j
         .transitive_outside_seed
         .iter()
