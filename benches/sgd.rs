@@ -10,7 +10,7 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Through
 use rand::rngs::ChaCha8Rng;
 use rand::{Rng, SeedableRng};
 use std::hint::black_box;
-use sword::progress::Progress;
+use sword::core::progress::Progress;
 use sword::train::{train_with, Kernel, TrainConfig};
 
 const DIM: usize = 128;

@@ -25,11 +25,11 @@
 //! the replacement embeddings. Each original uses its own ChaCha8 stream seeded from (seed, original index),
 //! and results are collected in input order, so the output does not depend on the thread count.
 
-use crate::artifact::{self, FileRef, Manifest};
-use crate::error::{Error, IoContext, Result};
-use crate::ids::{Pid, Qid};
-use crate::model::{PropertyRecord, Rank, Triple};
-use crate::tables;
+use crate::core::error::{Error, IoContext, Result};
+use crate::core::ids::{Pid, Qid};
+use crate::core::records::{PropertyRecord, Rank, Triple};
+use crate::store::tables;
+use crate::store::{self, FileRef, Manifest};
 use arrow_array::{
     Array, ArrayRef, BooleanArray, Float32Array, RecordBatch, StringArray, UInt32Array,
 };
@@ -262,13 +262,13 @@ impl<F: Fn(Qid, Qid) -> (Option<f32>, Option<f32>) + Sync> Similarity for FnSimi
 
 /// Cosines from the train stage's embeddings (keys "Q42"): raw, and centred (mean vector subtracted).
 pub struct EmbeddingSimilarity {
-    raw: crate::embed::Embeddings,
-    centred: crate::embed::Embeddings,
+    raw: crate::store::embeddings::Embeddings,
+    centred: crate::store::embeddings::Embeddings,
 }
 
 impl EmbeddingSimilarity {
     /// Wrap embeddings (computes the centred copy once).
-    pub fn new(raw: crate::embed::Embeddings) -> EmbeddingSimilarity {
+    pub fn new(raw: crate::store::embeddings::Embeddings) -> EmbeddingSimilarity {
         let centred = raw.centred();
         EmbeddingSimilarity { raw, centred }
     }
@@ -287,7 +287,7 @@ impl Similarity for EmbeddingSimilarity {
 /// the same numbers as [`EmbeddingSimilarity`] on the word2vec text, without parsing or holding the matrix.
 /// Memory: the keys (16 bytes per node), the mean row, and the pages of the rows looked up.
 pub struct NpySimilarity {
-    npy: crate::embed::NpyMap,
+    npy: crate::store::npy::NpyMap,
     /// (entity, row), sorted by entity.
     rows: Vec<(Qid, u32)>,
     mean: Vec<f32>,
@@ -298,7 +298,7 @@ impl NpySimilarity {
     /// are not Q-ids (an edge list's own ids) are never looked up.
     pub fn open(npy: &Path, nodes: &Path) -> Result<NpySimilarity> {
         use std::io::BufRead;
-        let map = crate::embed::NpyMap::open(npy)?;
+        let map = crate::store::npy::NpyMap::open(npy)?;
         let f = std::fs::File::open(nodes).at(nodes)?;
         let mut rows = Vec::new();
         let mut n = 0usize;
@@ -366,7 +366,7 @@ impl NpySimilarity {
                 }
             }
         }
-        Some(crate::embed::cosine_rows(&x, &y))
+        Some(crate::store::embeddings::cosine_rows(&x, &y))
     }
 }
 
@@ -1462,7 +1462,7 @@ fn load_properties(path: &Path) -> Result<Vec<PropertyRecord>> {
 /// `distortions.parquet` and `distort.manifest.json`.
 pub fn run(dir: &Path, cfg: &DistortConfig) -> Result<Manifest> {
     let started = std::time::Instant::now();
-    let _lock = artifact::DirLock::stage(dir, "distort")?;
+    let _lock = store::DirLock::stage(dir, "distort")?;
     let mut manifest = Manifest::new("distort");
     manifest.config = serde_json::to_value(cfg).expect("config serialises");
     manifest.seed = Some(cfg.seed);
@@ -1473,7 +1473,7 @@ pub fn run(dir: &Path, cfg: &DistortConfig) -> Result<Manifest> {
         "transitive.parquet",
         "properties.parquet",
     ] {
-        inputs.push(artifact::check_input(dir, "extract", name, cfg.force)?);
+        inputs.push(store::check_input(dir, "extract", name, cfg.force)?);
     }
     // The triples are streamed into the compact index (nothing else of them is held); only the sampled
     // originals are read back whole.
@@ -1526,27 +1526,27 @@ pub fn run(dir: &Path, cfg: &DistortConfig) -> Result<Manifest> {
     let w2v = dir.join("embeddings.w2v");
     let embeddings_present = npy.exists() || w2v.exists();
     let sim: Box<dyn Similarity> = if npy.exists() {
-        inputs.push(artifact::check_input(
+        inputs.push(store::check_input(
             dir,
             "train",
             "embeddings.npy",
             cfg.force,
         )?);
-        inputs.push(artifact::check_input(dir, "graph", "nodes.txt", cfg.force)?);
+        inputs.push(store::check_input(dir, "graph", "nodes.txt", cfg.force)?);
         Box::new(NpySimilarity::open(&npy, &dir.join("nodes.txt"))?)
     } else if w2v.exists() {
         // Only the text form (embeddings made elsewhere): parsed whole, as before embeddings.npy was read.
-        inputs.push(artifact::check_input(
+        inputs.push(store::check_input(
             dir,
             "train",
             "embeddings.w2v",
             cfg.force,
         )?);
         Box::new(EmbeddingSimilarity::new(
-            crate::embed::Embeddings::read_w2v(&w2v)?,
+            crate::store::embeddings::Embeddings::read_w2v(&w2v)?,
         ))
     } else {
-        crate::progress::log(format!(
+        crate::core::progress::log(format!(
             "distort: {} missing: cosines will be null",
             npy.display()
         ));
@@ -1560,7 +1560,7 @@ pub fn run(dir: &Path, cfg: &DistortConfig) -> Result<Manifest> {
     manifest.inputs = inputs;
     // An incomplete build (its extract kept what a truncated dump held) marks this file too.
     let complete = manifest.incomplete_inputs().is_empty();
-    let mut file = artifact::AtomicFile::create(&dest)?;
+    let mut file = store::AtomicFile::create(&dest)?;
     write_distortions(&mut file, &out.rows, complete, &dest)?;
     file.commit()?;
     manifest.add_outputs(dir, &["distortions.parquet"])?;
@@ -1651,7 +1651,7 @@ pub struct Args {
 
 /// Entry point from the binary.
 pub fn cli(args: Args) -> Result<()> {
-    let mut cfg: DistortConfig = crate::config::load(args.config.as_deref())?;
+    let mut cfg: DistortConfig = crate::core::config::load(args.config.as_deref())?;
     if let Some(v) = args.seed {
         cfg.seed = v;
     }
@@ -1687,7 +1687,7 @@ pub fn cli(args: Args) -> Result<()> {
             m.counts.get(&k).copied().unwrap_or(0)
         ));
     }
-    crate::progress::log(line);
+    crate::core::progress::log(line);
     Ok(())
 }
 

@@ -1,11 +1,9 @@
 //! `sword embed` (graph → walks → train for any edge list) and `sword similar` (nearest entities by cosine).
-//! The embeddings value and its formats live in `crate::embeddings`, below `train`, and are re-exported here.
+//! The embeddings value and its formats live in `crate::store::embeddings`, below `train`.
 
-pub use crate::embeddings::{
-    cosine_rows, npy_header, parse_npy_header, read_npy, write_npy, Embeddings, NpyLayout, NpyMap,
-};
+use crate::store::embeddings::Embeddings;
 
-use crate::error::{Error, IoContext, Result};
+use crate::core::error::{Error, IoContext, Result};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -21,8 +19,8 @@ pub struct EmbedConfig {
 
 /// graph → walks → train on an edge list: writes `graph.csr`, `nodes.txt`, `walks.bin`, `embeddings.npy`,
 /// `embeddings.w2v` (keyed by the edge list's ids) and the three manifests into `dir`.
-pub fn run(dir: &Path, edges: &Path, cfg: &EmbedConfig) -> Result<crate::artifact::Manifest> {
-    let _lock = crate::artifact::DirLock::acquire(dir)?;
+pub fn run(dir: &Path, edges: &Path, cfg: &EmbedConfig) -> Result<crate::store::Manifest> {
+    let _lock = crate::store::DirLock::acquire(dir)?;
     crate::graph::run(dir, &crate::graph::GraphConfig::default(), Some(edges))?;
     crate::walks::run(dir, &cfg.walks)?;
     crate::train::run(dir, &cfg.train)
@@ -88,7 +86,7 @@ pub fn cli(args: Args) -> Result<()> {
     cfg.walks.validate()?;
     cfg.train.validate()?;
     let m = run(&args.out, &args.edges, &cfg)?;
-    crate::progress::log(format!(
+    crate::core::progress::log(format!(
         "embed: {} nodes × {} dims -> {}",
         m.counts.get("nodes").copied().unwrap_or(0),
         cfg.train.dim,

@@ -10,12 +10,12 @@
 //! `sword.complete = false` (absent, so the bytes are unchanged, for a whole dump), the report starts with a
 //! warning, and so does the Hugging Face dataset card.
 
-use crate::artifact::{self, Manifest};
+use crate::core::error::{Error, IoContext, Result};
+use crate::core::ids::{EntityId, Pid};
+use crate::core::records::{EntityRecord, Label, PropertyRecord};
 use crate::distort::{self, Distortion, Strategy};
-use crate::error::{Error, IoContext, Result};
-use crate::ids::{EntityId, Pid};
-use crate::model::{EntityRecord, Label, PropertyRecord};
-use crate::tables;
+use crate::store::tables;
+use crate::store::{self, Manifest};
 use arrow_array::{ArrayRef, BooleanArray, RecordBatch, StringArray, UInt32Array};
 use arrow_schema::{DataType, Field, Schema};
 use parquet::arrow::ArrowWriter;
@@ -423,7 +423,7 @@ as a whole benchmark; `sword.parquet` carries the key-value metadata `sword.comp
 /// Put [`INCOMPLETE_WARNING`] at the top of the report.
 fn mark_report_incomplete(path: &Path) -> Result<()> {
     let text = std::fs::read_to_string(path).at(path)?;
-    artifact::write_atomic(path, |w| {
+    store::write_atomic(path, |w| {
         w.write_all(INCOMPLETE_WARNING.as_bytes())?;
         w.write_all(b"\n\n")?;
         w.write_all(text.as_bytes())
@@ -443,11 +443,11 @@ pub fn write_all(
 ) -> Result<()> {
     let dest = dir.join("sword.parquet");
     let complete = manifest.complete;
-    let mut f = artifact::AtomicFile::create(&dest)?;
+    let mut f = store::AtomicFile::create(&dest)?;
     write_sword_marked(&mut f, rows, lookup, dump_date, complete, &dest)?;
     f.commit()?;
     let (requests, skipped) = translation_requests(rows, lookup, &cfg.model);
-    artifact::write_atomic(dir.join("translation_requests.jsonl"), |w| {
+    store::write_atomic(dir.join("translation_requests.jsonl"), |w| {
         for r in &requests {
             w.write_all(r.as_bytes())?;
             w.write_all(b"\n")?;
@@ -455,7 +455,7 @@ pub fn write_all(
         Ok(())
     })?;
     let report_dir = dir.join("report");
-    artifact::ensure_dir(&report_dir)?;
+    store::ensure_dir(&report_dir)?;
     let summary = crate::report::write_report(&report_dir, rows, distort_manifest, lookup)?;
     if !complete {
         mark_report_incomplete(&report_dir.join("report.md"))?;
@@ -496,15 +496,15 @@ pub fn write_all(
         .insert("null_label_cells".into(), missing_labels);
     if let Some(hf) = &cfg.hf {
         let data = hf.join("data");
-        artifact::ensure_dir(&data)?;
-        artifact::write_atomic(data.join("test-00000-of-00001.parquet"), |w| {
+        store::ensure_dir(&data)?;
+        store::write_atomic(data.join("test-00000-of-00001.parquet"), |w| {
             std::io::copy(&mut std::fs::File::open(&dest)?, w).map(|_| ())
         })?;
         let mut card = dataset_card(rows, &lookup.languages, dump_date, requests.len());
         if !complete {
             card = card.replacen("# SWORD", &format!("{INCOMPLETE_WARNING}\n\n# SWORD"), 1);
         }
-        artifact::write_atomic(hf.join("README.md"), |w| w.write_all(card.as_bytes()))?;
+        store::write_atomic(hf.join("README.md"), |w| w.write_all(card.as_bytes()))?;
         manifest.counts.insert("hf_files".into(), 2);
     }
     manifest.extra = serde_json::json!({
@@ -523,22 +523,22 @@ pub fn write_all(
 /// `translation_requests.jsonl`, `report/` and `export.manifest.json`.
 pub fn run(dir: &Path, cfg: &ExportConfig) -> Result<Manifest> {
     let started = std::time::Instant::now();
-    let _lock = artifact::DirLock::stage(dir, "export")?;
+    let _lock = store::DirLock::stage(dir, "export")?;
     let mut manifest = Manifest::new("export");
     manifest.config = serde_json::to_value(cfg).expect("config serialises");
-    manifest.inputs.push(artifact::check_input(
+    manifest.inputs.push(store::check_input(
         dir,
         "extract",
         "entities.parquet",
         cfg.force,
     )?);
-    manifest.inputs.push(artifact::check_input(
+    manifest.inputs.push(store::check_input(
         dir,
         "extract",
         "properties.parquet",
         cfg.force,
     )?);
-    manifest.inputs.push(artifact::check_input(
+    manifest.inputs.push(store::check_input(
         dir,
         "distort",
         "distortions.parquet",
@@ -573,7 +573,7 @@ pub fn run(dir: &Path, cfg: &ExportConfig) -> Result<Manifest> {
     let incomplete = manifest.incomplete_inputs();
     if !incomplete.is_empty() {
         manifest.complete = false;
-        crate::progress::log(format!(
+        crate::core::progress::log(format!(
             "export: {} come(s) from an incomplete run (a dump that ends early): sword.parquet and the report \
              are marked incomplete",
             incomplete.join(", ")
@@ -618,7 +618,7 @@ pub struct Args {
 
 /// Entry point from the binary.
 pub fn cli(args: Args) -> Result<()> {
-    let mut cfg: ExportConfig = crate::config::load(args.config.as_deref())?;
+    let mut cfg: ExportConfig = crate::core::config::load(args.config.as_deref())?;
     if args.hf.is_some() {
         cfg.hf = args.hf;
     }
@@ -627,7 +627,7 @@ pub fn cli(args: Args) -> Result<()> {
     }
     cfg.force |= args.force;
     let m = run(&args.out, &cfg)?;
-    crate::progress::log(format!(
+    crate::core::progress::log(format!(
         "export: {} statements, {} translation requests",
         m.counts.get("rows").copied().unwrap_or(0),
         m.counts.get("translation_requests").copied().unwrap_or(0)
@@ -639,8 +639,8 @@ pub fn cli(args: Args) -> Result<()> {
 mod tests {
     use super::*;
 
-    fn lab(text: &str) -> crate::model::Label {
-        crate::model::Label {
+    fn lab(text: &str) -> crate::core::records::Label {
+        crate::core::records::Label {
             text: text.to_string(),
             from_mul: false,
         }
@@ -649,8 +649,8 @@ mod tests {
     /// A run in French and English: P36 and Q142 are entities with labels, P17 is labelled only through
     /// `properties.parquet`, P999 has a French label only, Q7 has no record at all.
     fn lookup() -> EntityLookup {
-        use crate::ids::{Pid, Qid};
-        use crate::model::{EntityRecord, PropertyRecord};
+        use crate::core::ids::{Pid, Qid};
+        use crate::core::records::{EntityRecord, PropertyRecord};
         let ent = |id: EntityId, fr: &str, en: &str| EntityRecord {
             id,
             labels: vec![lab(fr), lab(en)],
@@ -659,7 +659,7 @@ mod tests {
             lastrevid: None,
             modified: None,
         };
-        let prop = |id: u64, labels: Vec<Option<crate::model::Label>>| PropertyRecord {
+        let prop = |id: u64, labels: Vec<Option<crate::core::records::Label>>| PropertyRecord {
             id: Pid(id),
             datatype: "wikibase-item".into(),
             labels,
@@ -683,7 +683,7 @@ mod tests {
 
     #[test]
     fn english_labels_come_from_entities_then_properties_and_need_english_in_the_run() {
-        use crate::ids::{Pid, Qid};
+        use crate::core::ids::{Pid, Qid};
         let l = lookup();
         assert_eq!(
             l.english_label(EntityId::Property(Pid(36))),
@@ -703,8 +703,8 @@ mod tests {
         assert_eq!(no_en.english_label(EntityId::Property(Pid(36))), None);
     }
 
-    use crate::ids::Qid;
-    use crate::model::Rank;
+    use crate::core::ids::Qid;
+    use crate::core::records::Rank;
 
     fn rec(id: EntityId, name: &str, langs: usize) -> EntityRecord {
         EntityRecord {

@@ -21,10 +21,10 @@
 //! - `graph.manifest.json`: counts (nodes, edges, self-loops dropped, duplicates merged, isolated nodes),
 //!   degree distribution summary and connected-component summary (largest component share).
 
-use crate::artifact::{self, AtomicFile, Manifest};
-use crate::error::{Error, IoContext, Result};
-use crate::ids::{NodeId, Qid};
-use crate::progress;
+use crate::core::error::{Error, IoContext, Result};
+use crate::core::ids::{NodeId, Qid};
+use crate::core::progress;
+use crate::store::{self, AtomicFile, Manifest};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::cmp::Ordering;
@@ -76,7 +76,7 @@ pub struct Args {
 
 /// Entry point from the binary.
 pub fn cli(args: Args) -> Result<()> {
-    let mut cfg: GraphConfig = crate::config::load(args.config.as_deref())?;
+    let mut cfg: GraphConfig = crate::core::config::load(args.config.as_deref())?;
     cfg.force |= args.force;
     let m = run(&args.out, &cfg, args.edges.as_deref())?;
     progress::log(format!(
@@ -747,7 +747,7 @@ pub fn component_summary(csr: &Csr) -> ComponentSummary {
 /// Run the stage: read the triples from `dir` (or the edge list `edges`), write `graph.csr`, `nodes.txt`
 /// and `graph.manifest.json` into `dir`.
 pub fn run(dir: &Path, cfg: &GraphConfig, edges: Option<&Path>) -> Result<Manifest> {
-    let _lock = artifact::DirLock::stage(dir, "graph")?;
+    let _lock = store::DirLock::stage(dir, "graph")?;
     let mut manifest = Manifest::new("graph");
     manifest.config = serde_json::to_value(cfg).expect("config serialises");
     let t0 = Instant::now();
@@ -755,19 +755,21 @@ pub fn run(dir: &Path, cfg: &GraphConfig, edges: Option<&Path>) -> Result<Manife
         Some(path) => {
             let f = std::fs::File::open(path).at(path)?;
             let keyed = parse_edge_list(f, path)?;
-            let mut r = artifact::FileRef::of(path)?;
+            let mut r = store::FileRef::of(path)?;
             r.path = path.to_string_lossy().into_owned();
             manifest.inputs.push(r);
             let n = keyed.edges.len() as u64;
             (keyed, n)
         }
         None => {
-            let r = artifact::check_input(dir, "extract", TRIPLES_FILE, cfg.force)?;
+            let r = store::check_input(dir, "extract", TRIPLES_FILE, cfg.force)?;
             manifest.inputs.push(r);
             let path = dir.join(TRIPLES_FILE);
             // Only the subject and object columns, batch by batch: the pairs are all that is held.
             let mut pairs: Vec<(Qid, Qid)> = Vec::new();
-            crate::tables::for_each_triple(&path, false, |_, s, _, o, _| pairs.push((s, o)))?;
+            crate::store::tables::for_each_triple(&path, false, |_, s, _, o, _| {
+                pairs.push((s, o))
+            })?;
             let n = pairs.len() as u64;
             (keyed_from_qid_pairs(&pairs), n)
         }
@@ -784,7 +786,7 @@ pub fn run(dir: &Path, cfg: &GraphConfig, edges: Option<&Path>) -> Result<Manife
     let mut f = AtomicFile::create(dir.join(GRAPH_FILE))?;
     csr.write(&mut f).at(dir.join(GRAPH_FILE))?;
     f.commit()?;
-    artifact::write_atomic(dir.join(NODES_FILE), |w| write_nodes(&keyed.keys, w))?;
+    store::write_atomic(dir.join(NODES_FILE), |w| write_nodes(&keyed.keys, w))?;
     manifest
         .timings
         .insert("write".into(), t2.elapsed().as_secs_f64());

@@ -50,7 +50,7 @@ enum Cmd {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     if cli.quiet {
-        // Read by sword::progress; set before any thread starts.
+        // Read by sword::core::progress; set before any thread starts.
         unsafe { std::env::set_var("SWORD_QUIET", "1") };
     }
     if let Some(n) = cli.threads {

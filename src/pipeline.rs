@@ -1,9 +1,9 @@
 //! `sword run`: every stage in one process, crash-safe and incremental.
 //!
-//! The run directory is locked (`artifact::DirLock`) for the whole run, and each stage takes the same lock
+//! The run directory is locked (`store::DirLock`) for the whole run, and each stage takes the same lock
 //! (shared within the process), as it does when run alone; temporary files left by a killed run are removed
 //! by the stage that writes there next, once its input is accepted; a stage whose manifest still matches its inputs, outputs and config
-//! (`artifact::is_fresh`) is skipped, so a rerun after `kill -9` redoes only the interrupted stage and later
+//! (`store::is_fresh`) is skipped, so a rerun after `kill -9` redoes only the interrupted stage and later
 //! ones. Since every stage is deterministic for its config and seed, the final artifacts are byte-identical
 //! to an uninterrupted run (skip-gram training is exactly reproducible at one thread; see `train`).
 //!
@@ -14,9 +14,9 @@
 //! ([`promotion_check`]): only a complete run whose counts are not far below the published run's (exit code 7
 //! otherwise).
 
-use crate::artifact::{self, DirLock, Manifest};
-use crate::error::{Error, Result};
-use crate::progress;
+use crate::core::error::{Error, Result};
+use crate::core::progress;
+use crate::store::{self, DirLock, Manifest};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -240,7 +240,7 @@ pub fn step(
     f: impl FnOnce() -> Result<Manifest>,
 ) -> Result<StageReport> {
     let t = Instant::now();
-    if !force && artifact::is_fresh(dir, stage, config) {
+    if !force && store::is_fresh(dir, stage, config) {
         progress::log(format!("[run] {stage}: fresh, skipped"));
         return Ok(StageReport {
             stage: stage.to_string(),
@@ -261,11 +261,11 @@ pub fn step(
                 "[run] {stage} failed: removing the {} file(s) it wrote",
                 written.len()
             ));
-            artifact::remove_all(&written);
+            store::remove_all(&written);
         }
         return Err(e);
     }
-    artifact::crash_point(&format!("after-stage:{stage}"));
+    store::crash_point(&format!("after-stage:{stage}"));
     Ok(StageReport {
         stage: stage.to_string(),
         status: "ran".into(),
@@ -275,7 +275,7 @@ pub fn step(
 
 /// Lock the run directory for the whole run (exit code 6 if another process holds it; exit 4 at once if it
 /// cannot be written into). The stages take the same lock again, which this process already holds, and each
-/// clears what a killed run left behind once it has accepted its input (see [`artifact::DirLock::stage`]).
+/// clears what a killed run left behind once it has accepted its input (see [`store::DirLock::stage`]).
 pub fn prepare(dir: &Path) -> Result<DirLock> {
     DirLock::acquire(dir)
 }
@@ -289,7 +289,8 @@ fn to_json<T: serde::Serialize>(v: &T) -> serde_json::Value {
 
 /// Run every stage (up to `until`) in `args.out`, skipping fresh ones. Returns the per-stage reports.
 pub fn run(args: &Args) -> Result<Vec<StageReport>> {
-    use crate::{config, distort, export, extract, graph, synth, train, walks};
+    use crate::core::config;
+    use crate::{distort, export, extract, graph, synth, train, walks};
     let dir = args.out.as_path();
     let _lock = prepare(dir)?;
     let cdir = args.config_dir.as_deref();
@@ -324,7 +325,7 @@ pub fn run(args: &Args) -> Result<Vec<StageReport>> {
                     cfg.entities,
                     path.display()
                 ));
-                artifact::ensure_dir(&dir.join("input"))?;
+                store::ensure_dir(&dir.join("input"))?;
                 synth::write_file(&cfg, &path)?;
                 let mut m = Manifest::new("synth");
                 m.config = want;
@@ -389,7 +390,7 @@ pub fn cli(args: Args) -> Result<()> {
         "summary": summary,
     }))
     .expect("summary serialises");
-    artifact::write_atomic(args.out.join("run.summary.json"), |w| {
+    store::write_atomic(args.out.join("run.summary.json"), |w| {
         std::io::Write::write_all(w, &json)
     })?;
     progress::log(summary);
@@ -398,8 +399,9 @@ pub fn cli(args: Args) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use crate::artifact::Manifest;
-    use crate::{config, distort, export, extract, graph, train, walks};
+    use crate::core::config;
+    use crate::store::Manifest;
+    use crate::{distort, export, extract, graph, train, walks};
     use std::path::Path;
 
     /// A finished run in `dir`: every stage's manifest, with the compared counts.

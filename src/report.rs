@@ -2,10 +2,10 @@
 //! cosine similarities per strategy (paper Fig. 1b) and of the per-original differences PSS−SS and POS−OS
 //! (Fig. 1c). SVG because it needs no font files (plotters' PNG text needs a TTF).
 
-use crate::artifact::{write_atomic, Manifest};
+use crate::core::error::{Error, Result};
+use crate::core::ids::EntityId;
 use crate::distort::{differences, Distortion, Strategy};
-use crate::error::{Error, Result};
-use crate::ids::EntityId;
+use crate::store::{write_atomic, Manifest};
 use plotters::prelude::*;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -418,7 +418,7 @@ pub fn write_report(
         let _ = writeln!(md, "| {} | {n} |", s.as_str());
     }
     let _ = writeln!(md, "\n## Statements per property\n\n| property | ORG | SS | OS | PSS | POS |\n|---|---:|---:|---:|---:|---:|");
-    let mut per_prop: BTreeMap<crate::ids::Pid, [u64; 5]> = BTreeMap::new();
+    let mut per_prop: BTreeMap<crate::core::ids::Pid, [u64; 5]> = BTreeMap::new();
     for d in rows {
         let k = Strategy::ALL
             .iter()
@@ -526,7 +526,7 @@ mod tests {
     }
 
     fn lookup() -> Labels {
-        use crate::ids::{Pid, Qid};
+        use crate::core::ids::{Pid, Qid};
         Labels(BTreeMap::from([
             (EntityId::Property(Pid(36)), "capital"),
             (EntityId::Item(Qid(142)), "France"),
@@ -537,7 +537,7 @@ mod tests {
 
     #[test]
     fn id_cells_carry_the_english_label_or_stand_alone() {
-        use crate::ids::{Pid, Qid};
+        use crate::core::ids::{Pid, Qid};
         let l = lookup();
         assert_eq!(id_cell(EntityId::Property(Pid(36)), &l), "P36 capital");
         assert_eq!(id_cell(EntityId::Item(Qid(142)), &l), "Q142 France");
@@ -554,7 +554,7 @@ mod tests {
 
     #[test]
     fn report_property_table_names_properties_with_labels() {
-        use crate::ids::{Pid, Qid};
+        use crate::core::ids::{Pid, Qid};
         let row = |n: u32, strategy: Strategy, p: u64| Distortion {
             statement_id: crate::distort::statement_id(n, strategy),
             original_id: n,
@@ -568,7 +568,7 @@ mod tests {
             cosine: None,
             cosine_centred: None,
             attempts: 1,
-            original_rank: crate::model::Rank::Normal,
+            original_rank: crate::core::records::Rank::Normal,
             original_statement_id: String::new(),
         };
         let rows = vec![

@@ -13,10 +13,10 @@
 pub mod check;
 pub mod endpoint;
 
-use crate::artifact::{self, FileRef, Manifest};
-use crate::error::{Error, IoContext, Result};
+use crate::core::error::{Error, IoContext, Result};
 use crate::export::split_custom_id;
-use crate::tables;
+use crate::store::tables;
+use crate::store::{self, FileRef, Manifest};
 use arrow_array::{ArrayRef, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema};
 use parquet::arrow::ArrowWriter;
@@ -338,7 +338,7 @@ pub fn read_texts_file(path: &Path) -> Result<Vec<StatementText>> {
 /// `import-translations.manifest.json`.
 pub fn run(dir: &Path, batch_output: &Path) -> Result<Manifest> {
     let started = std::time::Instant::now();
-    let _lock = artifact::DirLock::stage(dir, "import-translations")?;
+    let _lock = store::DirLock::stage(dir, "import-translations")?;
     let mut m = Manifest::new("import-translations");
     m.config = serde_json::json!({ "batch_output": batch_output.to_string_lossy() });
     let f = std::fs::File::open(batch_output).at(batch_output)?;
@@ -420,7 +420,7 @@ pub fn run(dir: &Path, batch_output: &Path) -> Result<Manifest> {
         m.counts.insert("requests".into(), ids.len() as u64);
     }
     let dest = dir.join("statements_text.parquet");
-    let mut file = artifact::AtomicFile::create(&dest)?;
+    let mut file = store::AtomicFile::create(&dest)?;
     // The statements of an incomplete build (sword.parquet says `sword.complete = false`) stay marked.
     let sword = dir.join("sword.parquet");
     let complete = !sword.exists() || tables::file_is_complete(&sword)?;
@@ -468,9 +468,9 @@ pub struct Args {
 
 /// Entry point from the binary.
 pub fn cli(args: Args) -> Result<()> {
-    artifact::ensure_dir(&args.out)?;
+    store::ensure_dir(&args.out)?;
     let m = run(&args.out, &args.batch_output)?;
-    crate::progress::log(format!(
+    crate::core::progress::log(format!(
         "import-translations: {} translated, {} failed, {} missing",
         m.counts.get("translated").copied().unwrap_or(0),
         m.rejects.get("failed").copied().unwrap_or(0),

@@ -42,11 +42,11 @@
 //! The file is written streaming, batch after batch, while the next batch is computed (bounded memory:
 //! two batches of ~16 MB, whatever the graph size).
 
-use crate::artifact::{self, AtomicFile, Manifest};
-use crate::error::{Error, IoContext, Result};
+use crate::core::error::{Error, IoContext, Result};
+use crate::core::ids::NodeId;
+use crate::core::progress::{self, Progress, Unit};
 use crate::graph::{self, Csr, GRAPH_FILE, NODES_FILE};
-use crate::ids::NodeId;
-use crate::progress::{self, Progress, Unit};
+use crate::store::{self, AtomicFile, Manifest};
 use rand::rngs::ChaCha8Rng;
 use rand::{Rng, SeedableRng};
 use rayon::prelude::*;
@@ -162,7 +162,7 @@ pub struct Args {
 
 /// Entry point from the binary.
 pub fn cli(args: Args) -> Result<()> {
-    let mut cfg: WalkConfig = crate::config::load(args.config.as_deref())?;
+    let mut cfg: WalkConfig = crate::core::config::load(args.config.as_deref())?;
     if let Some(v) = args.p {
         cfg.p = v;
     }
@@ -1034,19 +1034,19 @@ pub fn generate(csr: &Csr, cfg: &WalkConfig) -> Walks {
 /// `walks.manifest.json`.
 pub fn run(dir: &Path, cfg: &WalkConfig) -> Result<Manifest> {
     cfg.validate()?;
-    let _lock = artifact::DirLock::stage(dir, "walks")?;
+    let _lock = store::DirLock::stage(dir, "walks")?;
     let mut manifest = Manifest::new("walks");
     manifest.config = serde_json::to_value(cfg).expect("config serialises");
     manifest.seed = Some(cfg.seed);
     let t0 = Instant::now();
     manifest
         .inputs
-        .push(artifact::check_input(dir, "graph", GRAPH_FILE, cfg.force)?);
+        .push(store::check_input(dir, "graph", GRAPH_FILE, cfg.force)?);
     let csr = Csr::read(&dir.join(GRAPH_FILE))?;
     let keys = if cfg.text {
         manifest
             .inputs
-            .push(artifact::check_input(dir, "graph", NODES_FILE, cfg.force)?);
+            .push(store::check_input(dir, "graph", NODES_FILE, cfg.force)?);
         let keys = graph::read_nodes(&dir.join(NODES_FILE))?;
         if keys.len() != csr.n_nodes() {
             return Err(Error::Corrupt {

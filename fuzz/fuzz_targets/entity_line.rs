@@ -6,7 +6,7 @@
 use libfuzzer_sys::fuzz_target;
 use sword::dump::entity::Langs;
 use sword::dump::direct::{parse_line, Jump};
-use sword::ids::Pid;
+use sword::core::ids::Pid;
 
 fuzz_target!(|data: &[u8]| {
     let langs = Langs {

@@ -40,7 +40,7 @@
 //! A piece longer than `max_block_bits` (≈ 2.4 MB at level 9) is refused undecoded; only a block left to the
 //! crate is copied (re-wrapped) and needs one crate decoder state (≈ 3.6 MB at level 9).
 
-use crate::error::{Error, Result};
+use crate::core::error::{Error, Result};
 use block::BlockError;
 use std::cell::Cell;
 use std::collections::VecDeque;
@@ -1260,7 +1260,7 @@ pub(crate) fn read_parallel<T: Send>(
     opts: &super::ReadOpts,
     work: &super::Work<'_, T>,
     sink: &mut dyn FnMut(super::ChunkOut<T>) -> Result<()>,
-    progress: &crate::progress::Progress,
+    progress: &crate::core::progress::Progress,
     path: &Path,
 ) -> Result<BlockStats> {
     let data: &[u8] = map;

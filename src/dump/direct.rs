@@ -20,7 +20,7 @@ use super::entity::{
     self, Entity, Kind, Langs, Line, RawEntityValue, RawSnak, RawStatement, SnakCounts,
 };
 use super::skim::{self, Cur, Res};
-use crate::ids::Pid;
+use crate::core::ids::Pid;
 use std::borrow::Cow;
 
 /// Parse one raw dump line (newline excluded; whitespace and the trailing comma are trimmed here) with the

@@ -13,8 +13,8 @@
 //! (empty maps of old PHP serialisers), missing `claims`, entity values with `numeric-id` but no `id`
 //! (pre-2016), form/sense values with `id` but no `numeric-id`, `somevalue` / `novalue` snaks.
 
-use crate::ids::{Pid, Qid};
-use crate::model::Rank;
+use crate::core::ids::{Pid, Qid};
+use crate::core::records::Rank;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use std::borrow::Cow;
 use std::fmt;

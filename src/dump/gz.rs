@@ -31,7 +31,7 @@
 //! the reader holds at most `tasks` chunk buffers (queued or running steps), `members` carried partial lines
 //! (< one chunk each) and `ahead` parsed chunks, plus one inflate state per open member (≈ 50 KiB).
 
-use crate::error::{Error, Result};
+use crate::core::error::{Error, Result};
 use flate2::bufread::GzDecoder;
 use flate2::{Compression, GzBuilder};
 use std::collections::VecDeque;
@@ -224,13 +224,11 @@ pub fn par_members_in<T: Send>(
                 });
                 if c.in_flight == 0 {
                     // Cannot happen (the front member can always take a step); fail rather than hang.
-                    return Err(Error::bad_input(
-                        path,
-                        format!(
-                            "internal error: the gzip member reader stalled at byte offset {}",
-                            c.expected
-                        ),
-                    ));
+                    return Err(Error::internal(format!(
+                        "{}: the gzip member reader stalled at byte offset {}",
+                        path.display(),
+                        c.expected
+                    )));
                 }
                 match wait_one(&rx) {
                     Msg::Inflated {

@@ -31,8 +31,8 @@ pub mod gz;
 pub mod skim;
 pub mod start;
 
-use crate::error::{Error, IoContext, Result};
-use crate::progress::Progress;
+use crate::core::error::{Error, IoContext, Result};
+use crate::core::progress::Progress;
 use rayon::prelude::*;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};

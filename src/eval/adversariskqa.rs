@@ -21,7 +21,7 @@
 
 use super::parse::{parse_judge, Judge};
 use super::request::{Message, Request};
-use crate::error::{Error, IoContext, Result};
+use crate::core::error::{Error, IoContext, Result};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -559,7 +559,7 @@ pub fn collect_results(
         let text = serde_json::to_string_pretty(&serde_json::json!({ "model": model, "dataset": format!("{d}_{k}"), "results": results }))
             .map_err(|e| Error::Config(e.to_string()))?;
         let path = mdir.join(format!("{d}_{k}_evaluation.json"));
-        crate::artifact::write_atomic(&path, |w| std::io::Write::write_all(w, text.as_bytes()))?;
+        crate::store::write_atomic(&path, |w| std::io::Write::write_all(w, text.as_bytes()))?;
     }
     Ok(files.len())
 }

@@ -5,7 +5,7 @@
 
 use super::report::heatmap_svg;
 use super::sword::{LANGUAGES, STRATEGIES};
-use crate::error::{Error, IoContext, Result};
+use crate::core::error::{Error, IoContext, Result};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -40,7 +40,7 @@ fn pct(v: Option<f64>) -> String {
 }
 
 fn write(dir: &Path, name: &str, text: &str) -> Result<()> {
-    crate::artifact::write_atomic(dir.join(name), |w| w.write_all(text.as_bytes()))
+    crate::store::write_atomic(dir.join(name), |w| w.write_all(text.as_bytes()))
 }
 
 /// Write `report.md` (and its SVGs) into `a.dir`.

@@ -36,7 +36,7 @@ use super::longform::Condition;
 use super::parse::{detect_invalid, strip_think};
 use super::prompts::ARQA_SYSTEM;
 use super::request::{Message, Request};
-use crate::error::{Error, Result};
+use crate::core::error::{Error, Result};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 use std::collections::{BTreeMap, HashMap};
@@ -853,13 +853,13 @@ pub fn collect(
         if let Some(p) = path.parent() {
             std::fs::create_dir_all(p).map_err(|e| Error::io(p, e))?;
         }
-        crate::artifact::write_atomic(&path, |w| std::io::Write::write_all(w, text.as_bytes()))?;
+        crate::store::write_atomic(&path, |w| std::io::Write::write_all(w, text.as_bytes()))?;
         summary.files.push(rel);
     }
     let mut text =
         serde_json::to_string_pretty(&summary).map_err(|e| Error::Config(e.to_string()))?;
     text.push('\n');
-    crate::artifact::write_atomic(dir.join("collect.json"), |w| {
+    crate::store::write_atomic(dir.join("collect.json"), |w| {
         std::io::Write::write_all(w, text.as_bytes())
     })?;
     Ok(summary)

@@ -5,7 +5,7 @@
 //! is the same exit-2 error (`FILE: line L, byte offset O: invalid UTF-8 …`) and never an I/O failure
 //! without a position.
 
-use crate::error::{Error, IoContext, Result};
+use crate::core::error::{Error, IoContext, Result};
 use serde_json::Value;
 use std::io::BufRead;
 use std::path::Path;

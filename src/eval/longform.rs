@@ -26,7 +26,7 @@
 use super::adversariskqa::{dataset_of, f1_at_k_paper, mean_f1_at_k};
 use super::jsonl::{self, Pos};
 use super::stats::{bootstrap_indices, quantile_sorted, Interval};
-use crate::error::{Error, IoContext, Result};
+use crate::core::error::{Error, IoContext, Result};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -1025,7 +1025,7 @@ pub fn write_report(dir: &Path, s: &LongformScores, json: &str) -> Result<()> {
         100.0,
     )?;
     let write = |name: &str, text: &str| {
-        crate::artifact::write_atomic(dir.join(name), |w| {
+        crate::store::write_atomic(dir.join(name), |w| {
             std::io::Write::write_all(w, text.as_bytes())
         })
     };

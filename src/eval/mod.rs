@@ -22,7 +22,7 @@ pub mod stats;
 pub mod sword;
 pub mod syco;
 
-use crate::error::{Error, Result};
+use crate::core::error::{Error, Result};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -128,7 +128,7 @@ fn write_requests(path: &std::path::Path, reqs: &[prompts::Request]) -> Result<(
         text.push_str(&serde_json::to_string(r).map_err(|e| Error::Config(e.to_string()))?);
         text.push('\n');
     }
-    crate::artifact::write_atomic(path, |w| w.write_all(text.as_bytes()))
+    crate::store::write_atomic(path, |w| w.write_all(text.as_bytes()))
 }
 
 /// `sword eval report`.
@@ -312,7 +312,7 @@ pub fn cli(args: Args) -> Result<()> {
         Cmd::DecomposePrompts(a) => {
             let answers = factcheck::answered(&samples::read_jsonl(&a.samples)?, &a.samples)?;
             let reqs = factcheck::decompose_requests(&answers, a.format);
-            crate::progress::log(format!(
+            crate::core::progress::log(format!(
                 "decompose-prompts: {} of {} answers to decompose ({} missing or invalid)",
                 reqs.len(),
                 answers.len(),
@@ -325,7 +325,7 @@ pub fn cli(args: Args) -> Result<()> {
             let (decomposed, counts) =
                 factcheck::decompositions(&samples::read_jsonl(&a.decomposed)?);
             let reqs = factcheck::verify_requests(&answers, &decomposed, a.api, a.format);
-            crate::progress::log(format!(
+            crate::core::progress::log(format!(
                 "verify-prompts: {} facts to check; decompositions {} strict, {} lenient, {} unreadable, {} missing",
                 reqs.len(),
                 counts.strict,
@@ -353,7 +353,7 @@ pub fn cli(args: Args) -> Result<()> {
                 text.push_str(&serde_json::to_string(r).map_err(|e| Error::Config(e.to_string()))?);
                 text.push('\n');
             }
-            crate::artifact::write_atomic(&a.out, |w| w.write_all(text.as_bytes()))
+            crate::store::write_atomic(&a.out, |w| w.write_all(text.as_bytes()))
         }
         Cmd::Collect(a) => {
             let s = samples::read_jsonl(&a.samples)?;
@@ -380,7 +380,7 @@ pub fn cli(args: Args) -> Result<()> {
         Cmd::BatchWrite(a) => {
             let reqs: Vec<prompts::Request> = prompts::read_jsonl_as(&a.requests)?;
             let text = runner::batch_lines(&reqs, &a.model, a.temperature, a.max_tokens);
-            crate::artifact::write_atomic(&a.out, |w| w.write_all(text.as_bytes()))
+            crate::store::write_atomic(&a.out, |w| w.write_all(text.as_bytes()))
         }
         Cmd::BatchRead(a) => {
             let reqs: Vec<prompts::Request> = prompts::read_jsonl_as(&a.requests)?;
@@ -435,7 +435,7 @@ fn prompts_cli(a: PromptArgs) -> Result<()> {
                 let before = items.len();
                 items.retain(|it| it.text_ok != Some(false));
                 if items.len() < before {
-                    crate::progress::log(format!(
+                    crate::core::progress::log(format!(
                         "sword: {} of {before} statements left out (text_ok false; --include-bad-text keeps them)",
                         before - items.len()
                     ));

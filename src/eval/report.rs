@@ -5,7 +5,7 @@
 use super::stats::Interval;
 use super::sword::{LANGUAGES, STRATEGIES};
 use super::syco::{self, QuestionStates, State};
-use crate::error::{Error, Result};
+use crate::core::error::{Error, Result};
 use plotters::prelude::*;
 use std::collections::BTreeMap;
 
@@ -224,7 +224,7 @@ pub fn paired_bars_svg(
 }
 
 fn write(dir: &Path, name: &str, text: &str) -> Result<()> {
-    crate::artifact::write_atomic(dir.join(name), |w| w.write_all(text.as_bytes()))
+    crate::store::write_atomic(dir.join(name), |w| w.write_all(text.as_bytes()))
 }
 
 fn fmt_iv(iv: Option<&Interval>) -> String {

@@ -16,7 +16,7 @@
 
 use super::request::{Message, Request};
 use super::secret::{redact_url, Secrets};
-use crate::error::{Error, IoContext, Result};
+use crate::core::error::{Error, IoContext, Result};
 use rand::rngs::ChaCha8Rng;
 use rand::{RngExt, SeedableRng};
 use serde::{Deserialize, Serialize};
@@ -636,10 +636,10 @@ pub fn ask_all(
             .max_redirects(0)
             .build(),
     );
-    let progress = crate::progress::Progress::new(
+    let progress = crate::core::progress::Progress::new(
         what,
         Some(todo.len() as u64),
-        crate::progress::Unit::Items("requests"),
+        crate::core::progress::Unit::Items("requests"),
     );
     let next = AtomicUsize::new(0);
     let (tx, rx) = mpsc::channel::<(usize, Outcome)>();
@@ -753,7 +753,7 @@ pub fn run(dir: &Path, requests: &[Request], cfg: &RunConfig) -> Result<RunSumma
         &mut summary,
     )?;
     // Provenance: the settings (the key's variable name only, never its value), counts and output hashes.
-    let mut m = crate::artifact::Manifest::new("eval");
+    let mut m = crate::store::Manifest::new("eval");
     m.config = serde_json::to_value(cfg.redacted()).unwrap_or_default();
     if let Value::Object(counts) = serde_json::to_value(&summary).unwrap_or_default() {
         for (k, v) in counts {
@@ -789,7 +789,7 @@ fn write_outputs(
         samples.push_str(&v.to_string());
         samples.push('\n');
     }
-    crate::artifact::write_atomic(dir.join("samples.jsonl"), |w| {
+    crate::store::write_atomic(dir.join("samples.jsonl"), |w| {
         w.write_all(samples.as_bytes())
     })?;
     let rows: Vec<SampleRow> = requests
@@ -819,10 +819,10 @@ fn write_outputs(
         .collect();
     let pq = dir.join("samples.parquet");
     let bytes = samples_parquet(&rows, &pq)?;
-    crate::artifact::write_atomic(&pq, |w| w.write_all(&bytes))?;
+    crate::store::write_atomic(&pq, |w| w.write_all(&bytes))?;
     let mut s = serde_json::to_string_pretty(summary).unwrap_or_default();
     s.push('\n');
-    crate::artifact::write_atomic(dir.join("results.json"), |w| w.write_all(s.as_bytes()))?;
+    crate::store::write_atomic(dir.join("results.json"), |w| w.write_all(s.as_bytes()))?;
     Ok(())
 }
 
@@ -904,7 +904,7 @@ pub fn samples_parquet(rows: &[SampleRow], path: &Path) -> Result<Vec<u8>> {
     let mut w = parquet::arrow::ArrowWriter::try_new(
         Vec::new(),
         schema,
-        Some(crate::tables::writer_props()),
+        Some(crate::store::tables::writer_props()),
     )
     .map_err(|e| Error::parquet(path, e))?;
     w.write(&batch).map_err(|e| Error::parquet(path, e))?;
@@ -1078,13 +1078,13 @@ mod tests {
         ];
         let p = Path::new("mem");
         let bytes = samples_parquet(&rows, p).unwrap();
-        let batches = crate::tables::read_batches(bytes::Bytes::from(bytes), p).unwrap();
+        let batches = crate::store::tables::read_batches(bytes::Bytes::from(bytes), p).unwrap();
         let b = &batches[0];
         let ans = b.column_by_name("answer").unwrap();
         let ans = ans.as_any().downcast_ref::<StringArray>().unwrap();
         assert_eq!(ans.value(0), "False");
         assert!(ans.is_null(1));
-        let parsed = crate::tables::string_column(b, "parsed", p).unwrap();
+        let parsed = crate::store::tables::string_column(b, "parsed", p).unwrap();
         assert_eq!((parsed.value(0), parsed.value(1)), ("false", "none"));
         let pt = b.column_by_name("prompt_tokens").unwrap();
         let pt = pt.as_any().downcast_ref::<UInt64Array>().unwrap();

@@ -12,7 +12,7 @@
 use super::parse::{parse_true_false, parse_yes_no};
 use super::sword::SwordRow;
 use super::syco::{belief_kind, QuestionStates, State, Variant};
-use crate::error::{Error, IoContext, Result};
+use crate::core::error::{Error, IoContext, Result};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::io::BufRead;

@@ -3,12 +3,12 @@
 //! artifacts' rows: entities and properties sorted and deduplicated, the existence index (`statements`), the
 //! final `triples` and the statements of transitive properties.
 
-use crate::error::{Error, Result};
+use crate::core::error::{Error, Result};
+use crate::core::ids::{EntityId, Pid, Qid};
+use crate::core::records::{EntityRecord, PropertyRecord, Rank, Triple};
 use crate::extract::keep::{Acc, Cand};
 use crate::extract::spill::{self, Runs, SpillDir};
-use crate::ids::{EntityId, Pid, Qid};
-use crate::model::{EntityRecord, PropertyRecord, Rank, Triple};
-use crate::tables::STREAM_BATCH;
+use crate::store::tables::STREAM_BATCH;
 use rayon::slice::ParallelSliceMut;
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -674,7 +674,7 @@ mod state_tests {
     fn entity(id: EntityId, tag: u8) -> EntityRecord {
         EntityRecord {
             id,
-            labels: vec![crate::model::Label {
+            labels: vec![crate::core::records::Label {
                 text: format!("l{tag}"),
                 from_mul: false,
             }],

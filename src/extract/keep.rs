@@ -7,12 +7,12 @@
 
 #![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 
+use crate::core::error::{Error, Result};
+use crate::core::ids::{EntityId, Pid, Qid};
+use crate::core::progress::{self, Progress};
+use crate::core::records::{EntityRecord, Label, PropertyRecord, Rank, Triple};
 use crate::dump::entity::{self, Entity, EntityValue, Kind, Line};
 use crate::dump::{self, direct, ChunkOut, Joiner, ReadOpts};
-use crate::error::{Error, Result};
-use crate::ids::{EntityId, Pid, Qid};
-use crate::model::{EntityRecord, Label, PropertyRecord, Rank, Triple};
-use crate::progress::{self, Progress};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};

@@ -15,13 +15,13 @@
 
 #![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 
-use crate::artifact::{self, AtomicFile, FileRef, Manifest};
+use crate::core::error::{Error, Result};
+use crate::core::ids::Pid;
+use crate::core::progress::{self, Progress, Unit};
+use crate::core::records::{EntityRecord, PropertyRecord, Triple};
 use crate::dump::{self, ChunkOut, ReadOpts};
-use crate::error::{Error, Result};
-use crate::ids::Pid;
-use crate::model::{EntityRecord, PropertyRecord, Triple};
-use crate::progress::{self, Progress, Unit};
-use crate::tables;
+use crate::store::tables;
+use crate::store::{self, AtomicFile, FileRef, Manifest};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -309,11 +309,7 @@ impl Hasher {
 
     fn finish(self) -> Result<FileRef> {
         // Only `StopOnDrop` stops the thread, and it is dropped after the join: `None` cannot come back.
-        let internal = |what: &str| {
-            Error::Config(format!(
-                "internal error: the thread hashing the dump {what}"
-            ))
-        };
+        let internal = |what: &str| Error::internal(format!("the thread hashing the dump {what}"));
         match self.thread.join() {
             Ok(r) => r?.ok_or_else(|| internal("stopped unasked")),
             Err(_) => Err(internal("panicked")),
@@ -347,7 +343,7 @@ pub fn run_with(
     let limit = spill::parse_limit(&cfg.memory_limit)?;
     dump::start::check_path(dump)?;
     // Before the dump is read: another writer of `out` is refused (exit 6), an unwritable `out` fails (exit 4).
-    let _lock = artifact::DirLock::stage(out, "extract")?;
+    let _lock = store::DirLock::stage(out, "extract")?;
     let is_stdin = dump == Path::new("-");
     let total = if is_stdin {
         None
@@ -444,7 +440,7 @@ pub fn run_with(
     let t2 = Instant::now();
     let files = sinks.finish()?;
     // ...then renamed into place together.
-    let written = artifact::commit_all(files)?;
+    let written = store::commit_all(files)?;
     let t_write = t2.elapsed().as_secs_f64();
 
     let mut m = Manifest::new("extract");
@@ -552,7 +548,7 @@ pub fn run_with(
     })();
     if let Err(e) = finished {
         // No manifest vouches for them: do not leave the artifacts of a failed stage behind.
-        artifact::remove_all(&written);
+        store::remove_all(&written);
         return Err(e);
     }
     Ok(m)
@@ -718,9 +714,7 @@ impl Worker {
         }
         match self.wait() {
             Err(e) => Err(e),
-            Ok(_) => Err(Error::Config(
-                "internal error: rows for an artifact already finished".into(),
-            )),
+            Ok(_) => Err(Error::internal("rows for an artifact already finished")),
         }
     }
 
@@ -734,12 +728,8 @@ impl Worker {
         self.tx = None;
         match self.handle.take().map(std::thread::JoinHandle::join) {
             Some(Ok(r)) => r,
-            Some(Err(_)) => Err(Error::Config(
-                "internal error: an artifact writer thread panicked".into(),
-            )),
-            None => Err(Error::Config(
-                "internal error: an artifact writer was waited for twice".into(),
-            )),
+            Some(Err(_)) => Err(Error::internal("an artifact writer thread panicked")),
+            None => Err(Error::internal("an artifact writer was waited for twice")),
         }
     }
 }
@@ -775,9 +765,7 @@ impl Table {
                 }
                 r
             }
-            _ => Err(Error::Config(
-                "internal error: rows for an artifact already finished".into(),
-            )),
+            _ => Err(Error::internal("rows for an artifact already finished")),
         }
     }
 
@@ -803,14 +791,12 @@ impl Table {
             Table::Open(s) => finish_sink(*s),
             Table::Thread(mut w) => w.wait(),
             Table::Closed(f) => Ok(f),
-            Table::Failed => Err(Error::Config(
-                "internal error: an artifact writer failed earlier".into(),
-            )),
+            Table::Failed => Err(Error::internal("an artifact writer failed earlier")),
         }
     }
 }
 
-/// The five artifacts being written (temporary files, not yet renamed: see [`artifact::commit_all`]), fed
+/// The five artifacts being written (temporary files, not yet renamed: see [`store::commit_all`]), fed
 /// by the join.
 ///
 /// Why threads: once the dump is read, the join is the whole stage, and encoding and compressing the Parquet

@@ -24,13 +24,13 @@
 
 #![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 
-use crate::artifact::{self, AtomicFile, FileRef, Manifest};
+use crate::core::error::{Error, IoContext, Result};
+use crate::core::ids::Pid;
+use crate::core::progress::{self, Progress, Unit};
+use crate::core::records::{EntityRecord, PropertyRecord};
 use crate::dump::{self, gz, ChunkOut, Format, Joiner, LineChunker, MultiGz, ReadOpts, ReadStats};
-use crate::error::{Error, IoContext, Result};
 use crate::extract::keep::{self, Acc, Cand, Config, Part, Rules};
-use crate::ids::Pid;
-use crate::model::{EntityRecord, PropertyRecord};
-use crate::progress::{self, Progress, Unit};
+use crate::store::{self, AtomicFile, FileRef, Manifest};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
@@ -347,14 +347,14 @@ pub fn run_shard(dump: &Path, out: &Path, cfg: &Config, i: u32, n: u32) -> Resul
     }
     let rules = Rules::new(cfg)?;
     let dir = parts_dir(out);
-    artifact::ensure_dir(&dir)?;
+    store::ensure_dir(&dir)?;
     // Only this shard's leftovers: other shards may be writing into the same (shared) directory right now, from
     // other machines whose process ids mean nothing here.
     let own = format!("extract-part-{i}-of-{n}.");
     for e in std::fs::read_dir(&dir).at(&dir)? {
         let e = e.at(&dir)?;
         let name = e.file_name().to_string_lossy().into_owned();
-        let temp_of = artifact::parse_temp_name(&name).map(|(target, _)| target);
+        let temp_of = store::parse_temp_name(&name).map(|(target, _)| target);
         if temp_of.is_some_and(|t| t.starts_with(&own)) && e.path().is_file() {
             std::fs::remove_file(e.path()).at(e.path())?;
         }
@@ -515,7 +515,7 @@ pub fn run_shard(dump: &Path, out: &Path, cfg: &Config, i: u32, n: u32) -> Resul
         version: PART_VERSION,
         shard: i,
         shards: n,
-        crate_version: artifact::CRATE_VERSION.to_string(),
+        crate_version: store::CRATE_VERSION.to_string(),
         format,
         input,
         config: config_key(cfg),
@@ -528,7 +528,7 @@ pub fn run_shard(dump: &Path, out: &Path, cfg: &Config, i: u32, n: u32) -> Resul
         data: data_ref,
     };
     let json = serde_json::to_vec_pretty(&pm).expect("part manifest serialises");
-    artifact::write_atomic(dir.join(&manifest_name), |w| {
+    store::write_atomic(dir.join(&manifest_name), |w| {
         std::io::Write::write_all(w, &json)?;
         std::io::Write::write_all(w, b"\n")
     })?;

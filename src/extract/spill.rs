@@ -18,9 +18,9 @@
 
 #![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 
-use crate::error::{Error, IoContext, Result};
+use crate::core::error::{Error, IoContext, Result};
+use crate::core::records::{EntityRecord, PropertyRecord, Rank};
 use crate::extract::keep::{Cand, StmtId};
-use crate::model::{EntityRecord, PropertyRecord, Rank};
 use rayon::slice::ParallelSliceMut;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -86,8 +86,8 @@ fn sort_by_id<T>(v: &mut Vec<T>, key: impl Fn(&T) -> (u8, u64)) {
 
 fn entity_key(e: &EntityRecord) -> (u8, u64) {
     match e.id {
-        crate::ids::EntityId::Item(q) => (0, q.0),
-        crate::ids::EntityId::Property(p) => (1, p.0),
+        crate::core::ids::EntityId::Item(q) => (0, q.0),
+        crate::core::ids::EntityId::Property(p) => (1, p.0),
     }
 }
 
@@ -127,7 +127,7 @@ impl Record for EntityRecord {
             .saturating_add(
                 self.labels
                     .capacity()
-                    .saturating_mul(std::mem::size_of::<crate::model::Label>()),
+                    .saturating_mul(std::mem::size_of::<crate::core::records::Label>()),
             )
             .saturating_add(
                 self.descriptions
@@ -165,7 +165,7 @@ impl Record for PropertyRecord {
             .saturating_add(
                 self.labels
                     .capacity()
-                    .saturating_mul(std::mem::size_of::<Option<crate::model::Label>>()),
+                    .saturating_mul(std::mem::size_of::<Option<crate::core::records::Label>>()),
             )
             .saturating_add(self.inverse.capacity().saturating_mul(8))
             .saturating_add(3 * HEADER)
@@ -322,7 +322,7 @@ impl SpillDir {
                 .prefix(&format!(".{DIR_PREFIX}."))
                 .suffix(&format!(
                     "{}{}",
-                    crate::artifact::TEMP_MARK,
+                    crate::store::TEMP_MARK,
                     std::process::id()
                 ))
                 .rand_bytes(10)
@@ -360,7 +360,7 @@ impl SpillDir {
         let f = w.into_inner().map_err(|e| e.into_error()).at(&path)?;
         f.sync_data().at(&path)?;
         self.bytes = self.bytes.saturating_add(bytes);
-        crate::artifact::crash_point("extract-spill");
+        crate::store::crash_point("extract-spill");
         Ok(path)
     }
 }
@@ -372,7 +372,7 @@ fn remove_stale(base: &Path) {
     };
     for e in entries.flatten() {
         let name = e.file_name();
-        let Some((target, pid)) = name.to_str().and_then(crate::artifact::parse_temp_name) else {
+        let Some((target, pid)) = name.to_str().and_then(crate::store::parse_temp_name) else {
             continue;
         };
         let alive = pid == std::process::id() || Path::new("/proc").join(pid.to_string()).exists();
@@ -723,7 +723,7 @@ pub fn auto_limit() -> u64 {
 #[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 mod tests {
     use super::*;
-    use crate::ids::{EntityId, Qid};
+    use crate::core::ids::{EntityId, Qid};
 
     fn cand(s: u64, p: u32, o: u64, id: &str) -> Cand {
         Cand {
@@ -784,7 +784,7 @@ mod tests {
     fn entity(q: u64, tag: &str) -> EntityRecord {
         EntityRecord {
             id: EntityId::Item(Qid(q)),
-            labels: vec![crate::model::Label {
+            labels: vec![crate::core::records::Label {
                 text: tag.into(),
                 from_mul: false,
             }],

@@ -42,10 +42,10 @@ pub use alias::AliasTable;
 pub use kernels::Kernel;
 pub use source::{WalkFile, WalkSource};
 
-use crate::artifact::{self, Manifest};
-use crate::embeddings::Embeddings;
-use crate::error::{Error, Result};
-use crate::progress::{Progress, Unit};
+use crate::core::error::{Error, Result};
+use crate::core::progress::{Progress, Unit};
+use crate::store::embeddings::Embeddings;
+use crate::store::{self, Manifest};
 use ndarray::Array2;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
@@ -478,10 +478,10 @@ pub fn run(dir: &Path, cfg: &TrainConfig) -> Result<Manifest> {
 pub fn run_with(dir: &Path, cfg: &TrainConfig, force: bool) -> Result<Manifest> {
     cfg.validate()?;
     kernel_from_env()?;
-    let _lock = artifact::DirLock::stage(dir, "train")?;
+    let _lock = store::DirLock::stage(dir, "train")?;
     let t0 = Instant::now();
-    let walks_ref = artifact::check_input(dir, "walks", "walks.bin", force)?;
-    let nodes_ref = artifact::check_input(dir, "graph", "nodes.txt", force)?;
+    let walks_ref = store::check_input(dir, "walks", "walks.bin", force)?;
+    let nodes_ref = store::check_input(dir, "graph", "nodes.txt", force)?;
     // Streamed chunk by chunk: the walks never sit in memory beside the two matrices.
     let walks = WalkFile::open(&dir.join("walks.bin"))?;
     let walk_len = walks.length;
@@ -496,8 +496,8 @@ pub fn run_with(dir: &Path, cfg: &TrainConfig, force: bool) -> Result<Manifest> 
     let t1 = Instant::now();
     let emb = Embeddings::new(keys, trained.vectors)
         .map_err(|e| Error::bad_input(dir.join("nodes.txt"), e.to_string()))?;
-    artifact::write_atomic(dir.join("embeddings.npy"), |w| emb.write_npy(w))?;
-    artifact::write_atomic(dir.join("embeddings.w2v"), |w| emb.write_w2v(w))?;
+    store::write_atomic(dir.join("embeddings.npy"), |w| emb.write_npy(w))?;
+    store::write_atomic(dir.join("embeddings.w2v"), |w| emb.write_w2v(w))?;
     let t_write = t1.elapsed().as_secs_f64();
     let mut m = Manifest::new("train");
     m.config = serde_json::to_value(cfg).unwrap_or_default();
@@ -621,10 +621,10 @@ impl TrainOpts {
 
 /// Entry point from the binary.
 pub fn cli(args: Args) -> Result<()> {
-    let mut cfg: TrainConfig = crate::config::load(args.config.as_deref())?;
+    let mut cfg: TrainConfig = crate::core::config::load(args.config.as_deref())?;
     args.opts.apply(&mut cfg);
     let m = run_with(&args.out, &cfg, args.force)?;
-    crate::progress::log(format!(
+    crate::core::progress::log(format!(
         "train: {} nodes, {} words, {:.0} words/s ({}), mean loss {:.4}",
         m.counts.get("nodes").copied().unwrap_or(0),
         m.counts.get("words").copied().unwrap_or(0),
@@ -761,7 +761,8 @@ mod tests {
         let (mut same, mut ns, mut cross, mut nc) = (0f32, 0, 0f32, 0);
         for a in 0..20 {
             for b in a + 1..20 {
-                let c = crate::embeddings::cosine_rows(&v.row(a).to_vec(), &v.row(b).to_vec());
+                let c =
+                    crate::store::embeddings::cosine_rows(&v.row(a).to_vec(), &v.row(b).to_vec());
                 if (a < 10) == (b < 10) {
                     same += c;
                     ns += 1;

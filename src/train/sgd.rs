@@ -40,8 +40,8 @@
 use super::alias::AliasTable;
 use super::kernels::{self, Kernel, Rows};
 use super::source::WalkSource;
-use crate::error::{Error, Result};
-use crate::progress::Progress;
+use crate::core::error::{Error, Result};
+use crate::core::progress::Progress;
 use rand::rngs::ChaCha8Rng;
 use rand::{Rng, SeedableRng};
 use std::cell::UnsafeCell;

@@ -1,6 +1,6 @@
 //! Where training reads its walks from: memory, or `walks.bin` one piece at a time.
 
-use crate::error::{Error, Result};
+use crate::core::error::{Error, Result};
 use std::path::{Path, PathBuf};
 
 /// Where training reads its walks from: memory (`[u32]`), or `walks.bin` one chunk at a time ([`WalkFile`]),

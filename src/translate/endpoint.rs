@@ -13,12 +13,12 @@
 
 use super::check::{self, Reason};
 use super::{write_texts, StatementText};
-use crate::artifact::{self, FileRef, Manifest};
-use crate::error::{Error, IoContext, Result};
+use crate::core::error::{Error, IoContext, Result};
 use crate::eval::request::{Message, Request};
 use crate::eval::runner::{self, RunConfig, RunSummary};
 use crate::export::{custom_id, language_name};
-use crate::tables;
+use crate::store::tables;
+use crate::store::{self, FileRef, Manifest};
 use serde::Serialize;
 use serde_json::{json, Map};
 use std::collections::{BTreeMap, BTreeSet};
@@ -249,7 +249,7 @@ fn add(total: &mut Summary, s: &RunSummary) {
 pub fn run(args: &Args) -> Result<Summary> {
     let started = std::time::Instant::now();
     let dir = &args.out;
-    let _lock = artifact::DirLock::stage(dir, "translate")?;
+    let _lock = store::DirLock::stage(dir, "translate")?;
     let sword_path = dir.join("sword.parquet");
     let sources = read_sources(&sword_path)?;
     let template = match &args.template {
@@ -378,7 +378,7 @@ pub fn run(args: &Args) -> Result<Summary> {
     summary.translated = rows.len();
     rows.sort_by(|a, b| a.custom_id.cmp(&b.custom_id));
     let dest = dir.join("statements_text.parquet");
-    let mut file = artifact::AtomicFile::create(&dest)?;
+    let mut file = store::AtomicFile::create(&dest)?;
     // The statements of an incomplete build (sword.parquet says `sword.complete = false`) stay marked.
     write_texts(
         &mut file,
@@ -415,9 +415,9 @@ pub fn run(args: &Args) -> Result<Summary> {
 
 /// Entry point from the binary: prints the summary as JSON on stdout.
 pub fn cli(args: Args) -> Result<()> {
-    artifact::ensure_dir(&args.out)?;
+    store::ensure_dir(&args.out)?;
     let s = run(&args)?;
-    crate::progress::log(format!(
+    crate::core::progress::log(format!(
         "translate: {} of {} pairs translated, {} text_ok, {} unanswered",
         s.translated, s.pairs, s.text_ok, s.unanswered
     ));

@@ -94,9 +94,9 @@ fn assert_only_vouched_files(dir: &Path) {
         let name = e.file_name().to_string_lossy().into_owned();
         if let Some(stage) = name.strip_suffix(".manifest.json") {
             vouched.insert(name.clone());
-            let m = sword::artifact::Manifest::read(&e.path()).unwrap();
+            let m = sword::store::Manifest::read(&e.path()).unwrap();
             for o in &m.outputs {
-                let now = sword::artifact::FileRef::of(&dir.join(&o.path)).unwrap_or_else(|e| {
+                let now = sword::store::FileRef::of(&dir.join(&o.path)).unwrap_or_else(|e| {
                     panic!("{stage} lists {} but it is unreadable: {e}", o.path)
                 });
                 assert_eq!((now.size, &now.xxh3), (o.size, &o.xxh3), "{}", o.path);

@@ -919,8 +919,9 @@ fn adversariskqa_end_to_end_answers_judge_collect_score() {
     approx(&m["accuracy_all"], (100.0 / 3.0 + 0.0) / 2.0);
     // samples.parquet carries the invalid class per answer.
     let f = std::fs::File::open(wd.join("out/samples.parquet")).unwrap();
-    let batches = sword::tables::read_batches(f, Path::new("samples.parquet")).unwrap();
-    let parsed = sword::tables::string_column(&batches[0], "parsed", Path::new("x")).unwrap();
+    let batches = sword::store::tables::read_batches(f, Path::new("samples.parquet")).unwrap();
+    let parsed =
+        sword::store::tables::string_column(&batches[0], "parsed", Path::new("x")).unwrap();
     let got: Vec<&str> = (0..batches[0].num_rows())
         .map(|i| parsed.value(i))
         .collect();

@@ -4,9 +4,9 @@
 use crate::util::{data, real_fixture, Workdir};
 use std::io::{Read, Write};
 use std::path::Path;
-use sword::ids::{EntityId, Pid, Qid};
-use sword::model::Triple;
-use sword::tables;
+use sword::core::ids::{EntityId, Pid, Qid};
+use sword::core::records::Triple;
+use sword::store::tables;
 
 const ARTIFACTS: [&str; 5] = [
     "entities.parquet",

@@ -73,7 +73,7 @@ fn a_crafted_modified_neither_panics_nor_sets_the_dump_date() {
         .unwrap()
         .len();
     assert!(size < 64 << 10, "manifest of {size} bytes");
-    let (_, ents) = sword::tables::read_entities(&wd.join("out/entities.parquet")).unwrap();
+    let (_, ents) = sword::store::tables::read_entities(&wd.join("out/entities.parquet")).unwrap();
     let modified: Vec<Option<&str>> = ents.iter().map(|e| e.modified.as_deref()).collect();
     assert_eq!(
         modified,

@@ -6,8 +6,8 @@ mod graph_walks {
     use proptest::prelude::*;
     use std::collections::{BTreeSet, HashMap, HashSet};
     use std::path::Path;
-    use sword::artifact::Manifest;
     use sword::graph::{self, Csr, GraphConfig};
+    use sword::store::Manifest;
     use sword::walks::{self, Bias, WalkConfig, Walks, PAD};
 
     /// The edge set as the oracle sees it: unordered, no self-loops, no duplicates.
@@ -345,7 +345,7 @@ mod graph_walks {
                     &csr,
                     &cfg,
                     batch,
-                    &sword::progress::Progress::hidden(),
+                    &sword::core::progress::Progress::hidden(),
                     |b| {
                         assert_eq!(b.len() % 50, 0);
                         batches += 1;
@@ -444,8 +444,8 @@ mod graph_walks {
 
     #[test]
     fn graph_from_triples_orders_qids_numerically() {
-        use sword::ids::{Pid, Qid};
-        use sword::model::{Rank, Triple};
+        use sword::core::ids::{Pid, Qid};
+        use sword::core::records::{Rank, Triple};
         let wd = Workdir::new();
         let t = |s: u64, p: u64, o: u64| Triple {
             subject: Qid(s),
@@ -458,7 +458,7 @@ mod graph_walks {
         let dir = wd.join("run");
         std::fs::create_dir_all(&dir).unwrap();
         let f = std::fs::File::create(dir.join("triples.parquet")).unwrap();
-        sword::tables::write_triples(f, &triples, Path::new("triples.parquet")).unwrap();
+        sword::store::tables::write_triples(f, &triples, Path::new("triples.parquet")).unwrap();
         // Without a manifest from `extract` the input is refused as stale; with one it is accepted.
         let (code, err) = wd.run_err(&["graph", "--out", "run"]);
         assert_eq!(code, 3, "{err}");
@@ -555,7 +555,8 @@ mod graph_walks {
 mod train {
     use crate::util::{small_configs, small_dump, small_run_args, Workdir, FINAL_ARTIFACTS};
     use std::path::Path;
-    use sword::embed::{read_npy, Embeddings};
+    use sword::store::embeddings::Embeddings;
+    use sword::store::npy::read_npy;
 
     /// Two 10-cliques (ids a0..a9 and b0..b9) joined by the single edge a9–b0.
     fn two_cliques(wd: &Workdir) -> std::path::PathBuf {
@@ -666,7 +667,7 @@ mod train {
         ]);
         assert_eq!(first.to_bits(), e.vectors[[0, 0]].to_bits());
         // The manifest vouches for both outputs.
-        let m = sword::artifact::Manifest::read(&wd.join("r1/train.manifest.json")).unwrap();
+        let m = sword::store::Manifest::read(&wd.join("r1/train.manifest.json")).unwrap();
         assert_eq!(m.outputs.len(), 2);
         assert_eq!(m.counts["nodes"], 20);
     }
@@ -714,7 +715,7 @@ mod train {
                 "{}",
                 String::from_utf8_lossy(&out.stderr)
             );
-            let m = sword::artifact::Manifest::read(&wd.join("j2/train.manifest.json")).unwrap();
+            let m = sword::store::Manifest::read(&wd.join("j2/train.manifest.json")).unwrap();
             assert_eq!(m.extra["kernel"], k.name());
             assert!(
                 wd.read("j2/embeddings.npy") == npy,

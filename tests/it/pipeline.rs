@@ -203,7 +203,7 @@ fn run_survives_sigkill_at_random_moments() {
 #[test]
 fn second_run_on_a_locked_directory_fails_with_exit_code_6() {
     let wd = Workdir::new();
-    let _held = sword::artifact::DirLock::acquire(&wd.join("out")).unwrap();
+    let _held = sword::store::DirLock::acquire(&wd.join("out")).unwrap();
     let (code, err) = wd.run_err(&["run", "--dump", "nothing.json", "--out", "out"]);
     assert_eq!(code, 6, "{err}");
     assert!(err.contains("locked"), "{err}");

@@ -7,9 +7,9 @@ use proptest::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
 use std::path::Path;
+use sword::core::ids::{EntityId, Pid, Qid};
+use sword::core::records::Rank;
 use sword::dump::gz::{par_members, Limits};
-use sword::ids::{EntityId, Pid, Qid};
-use sword::model::Rank;
 use sword::synth::{self, Config};
 
 fn decode(name: &str, bytes: &[u8]) -> Vec<u8> {
@@ -243,13 +243,14 @@ struct Extracted {
 }
 
 fn read_extracted(dir: &Path) -> Extracted {
-    let triples = sword::tables::read_triples_file(&dir.join("triples.parquet")).unwrap();
-    let statements = sword::tables::read_triples_file(&dir.join("statements.parquet")).unwrap();
+    let triples = sword::store::tables::read_triples_file(&dir.join("triples.parquet")).unwrap();
+    let statements =
+        sword::store::tables::read_triples_file(&dir.join("statements.parquet")).unwrap();
     let epath = dir.join("entities.parquet");
     let f = std::fs::File::open(&epath).unwrap();
     let mut labelled = BTreeSet::new();
-    for b in sword::tables::read_batches(f, &epath).unwrap() {
-        let ids = sword::tables::string_column(&b, "id", &epath).unwrap();
+    for b in sword::store::tables::read_batches(f, &epath).unwrap() {
+        let ids = sword::store::tables::string_column(&b, "id", &epath).unwrap();
         for i in 0..b.num_rows() {
             labelled.insert(EntityId::parse(ids.value(i)).unwrap());
         }

@@ -4,8 +4,8 @@
 
 use crate::util::Workdir;
 use std::collections::BTreeMap;
+use sword::core::ids::{Pid, Qid};
 use sword::distort::{self, DistortConfig, Strategy};
-use sword::ids::{Pid, Qid};
 use sword::synth::{self, Config};
 
 /// The rejection reasons the generator's world must make the guards meet (issue 11).
@@ -26,7 +26,7 @@ fn run(
 ) -> (
     synth::Truth,
     Vec<distort::Distortion>,
-    sword::artifact::Manifest,
+    sword::store::Manifest,
     Workdir,
 ) {
     let wd = Workdir::new();
@@ -117,19 +117,19 @@ fn the_guard_probe_meets_every_near_miss_on_the_default_run_and_agrees_with_the_
     // Independent check: on every pool the probe checked whole, the candidates it rejects (self loops aside)
     // are exactly those whose variant holds in the closure of what the generator stated.
     let dir = wd.join("run");
-    let read = |f: &str| sword::tables::read_triples_file(&dir.join(f)).unwrap();
+    let read = |f: &str| sword::store::tables::read_triples_file(&dir.join(f)).unwrap();
     let kb = distort::KnowledgeBase {
         final_triples: read("triples.parquet"),
         statements: read("statements.parquet"),
         transitive: read("transitive.parquet"),
-        properties: sword::tables::read_properties(&dir.join("properties.parquet")).unwrap(),
+        properties: sword::store::tables::read_properties(&dir.join("properties.parquet")).unwrap(),
     };
     let index = distort::Index::build(&kb);
     let world = truth.closure();
     let cfg = DistortConfig::default();
     let (mut pools, mut true_candidates) = (0, 0);
     for org in rows.iter().filter(|d| d.strategy == Strategy::ORG) {
-        let t = sword::model::Triple {
+        let t = sword::core::records::Triple {
             subject: org.subject,
             property: org.property,
             object: org.object,

@@ -1,6 +1,6 @@
 //! Loading stage configurations from TOML files (`pipeline/<stage>.toml`); missing fields take their defaults.
 
-use crate::error::{Error, Result};
+use crate::core::error::{Error, Result};
 use serde::de::DeserializeOwned;
 use std::path::Path;
 

@@ -1,6 +1,6 @@
 //! Typed records shared between stages (what the Parquet artifacts hold, as Rust values).
 
-use crate::ids::{Pid, Qid};
+use crate::core::ids::{Pid, Qid};
 
 /// Statement rank in Wikidata. Ordered so that `max` picks the best rank.
 #[derive(
@@ -65,7 +65,7 @@ pub struct Label {
 /// column names `label_<lang>` and in the extract manifest).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct EntityRecord {
-    pub id: crate::ids::EntityId,
+    pub id: crate::core::ids::EntityId,
     pub labels: Vec<Label>,
     pub descriptions: Vec<Option<String>>,
     /// Number of sitelinks (Wikipedia and sister-project pages): a popularity signal; Q42 has ≈ 150.

@@ -4,9 +4,9 @@
 //! with other Wikidata data without knowing our encoding. Compression is ZSTD(3) (ZSTD(1) for statement GUIDs); files are written with a
 //! fixed row-group size so that the same rows give the same bytes.
 
-use crate::error::{Error, Result};
-use crate::ids::{EntityId, Pid, Qid};
-use crate::model::{EntityRecord, Label, PropertyRecord, Rank, Triple};
+use crate::core::error::{Error, Result};
+use crate::core::ids::{EntityId, Pid, Qid};
+use crate::core::records::{EntityRecord, Label, PropertyRecord, Rank, Triple};
 use arrow_array::{
     Array, ArrayRef, BooleanArray, RecordBatch, StringArray, UInt32Array, UInt64Array,
 };
@@ -207,7 +207,7 @@ fn id_column(ids: impl ExactSizeIterator<Item = (u8, u64)>) -> ArrayRef {
 fn id_text(buf: &mut Vec<u8>, prefix: u8, v: u64) -> &str {
     buf.clear();
     buf.push(prefix);
-    crate::ids::push_u64(buf, v);
+    crate::core::ids::push_u64(buf, v);
     // ASCII by construction (callers pass an ASCII prefix).
     std::str::from_utf8(buf).unwrap_or_default()
 }

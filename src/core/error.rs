@@ -49,6 +49,10 @@ pub enum Error {
     /// counts fall below the sanity bound against the published run.
     #[error("not promoting {path}: {what}")]
     NotPromoted { path: PathBuf, what: String },
+    /// A fault inside sword itself, never the input's: a worker thread that panicked, a broken invariant, a
+    /// stage that broke its own contract. The README's exit code 1 ("unexpected failure").
+    #[error("internal error: {0} (a bug in sword; please report it with the command that failed)")]
+    Internal(String),
 }
 
 impl Error {
@@ -68,6 +72,11 @@ impl Error {
         }
     }
 
+    /// An internal fault (exit code 1): `what` says what went wrong inside sword.
+    pub fn internal(what: impl Into<String>) -> Self {
+        Error::Internal(what.into())
+    }
+
     /// A Parquet/Arrow error naming the path. When the Parquet or Arrow error is an I/O failure underneath (a
     /// full disk while the writer flushes), it becomes [`Error::Io`] (exit code 4), not a corrupt artifact.
     pub fn parquet(path: impl Into<PathBuf>, what: impl std::fmt::Display + 'static) -> Self {
@@ -83,11 +92,12 @@ impl Error {
         }
     }
 
-    /// Process exit code for this error kind, so a scheduler can act on it:
+    /// Process exit code for this error kind, so a scheduler can act on it: 1 internal fault (a bug),
     /// 2 bad input or config, 3 stale or corrupt artifact, 4 I/O failure, 5 remote service failure,
     /// 6 output directory locked by another run, 7 promotion refused (the nightly keeps `latest`).
     pub fn exit_code(&self) -> i32 {
         match self {
+            Error::Internal(_) => 1,
             Error::Json { .. } | Error::BadInput { .. } | Error::Config(_) => 2,
             Error::Corrupt { .. } | Error::Stale { .. } | Error::Parquet { .. } => 3,
             Error::Io { .. } => 4,
@@ -132,5 +142,83 @@ pub trait IoContext<T> {
 impl<T> IoContext<T> for std::io::Result<T> {
     fn at(self, path: impl Into<PathBuf>) -> Result<T> {
         self.map_err(|e| Error::io(path, e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The exit codes the README's table documents, kind by kind (a scheduler acts on them).
+    #[test]
+    fn every_kind_has_its_documented_exit_code() {
+        let p = || PathBuf::from("f");
+        let w = || "w".to_string();
+        let io = || std::io::Error::other("x");
+        let cases = [
+            (Error::internal("a writer thread panicked"), 1),
+            (Error::bad_input(p(), w()), 2),
+            (Error::Config(w()), 2),
+            (
+                Error::Json {
+                    path: p(),
+                    line: 1,
+                    offset: 0,
+                    what: w(),
+                },
+                2,
+            ),
+            (
+                Error::Corrupt {
+                    path: p(),
+                    what: w(),
+                },
+                3,
+            ),
+            (
+                Error::Stale {
+                    path: p(),
+                    what: w(),
+                },
+                3,
+            ),
+            (
+                Error::Parquet {
+                    path: p(),
+                    what: w(),
+                },
+                3,
+            ),
+            (Error::io(p(), io()), 4),
+            (
+                Error::Remote {
+                    url: w(),
+                    what: w(),
+                },
+                5,
+            ),
+            (
+                Error::Locked {
+                    path: p(),
+                    what: w(),
+                },
+                6,
+            ),
+            (
+                Error::NotPromoted {
+                    path: p(),
+                    what: w(),
+                },
+                7,
+            ),
+        ];
+        for (e, code) in cases {
+            assert_eq!(e.exit_code(), code, "{e}");
+        }
+        let e = Error::internal("a writer thread panicked").to_string();
+        assert!(
+            e.starts_with("internal error: a writer thread panicked") && e.contains("bug"),
+            "{e}"
+        );
     }
 }
