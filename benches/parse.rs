@@ -127,9 +127,10 @@ fn parse(c: &mut Criterion) {
 }
 
 fn group(c: &mut Criterion, name: &str, text: &[u8]) {
-    let rules = sword::extract::Rules::new(&sword::extract::Config::default()).unwrap();
+    let rules =
+        sword::stages::extract::Rules::new(&sword::stages::extract::Config::default()).unwrap();
     let langs = sword::dump::entity::Langs {
-        langs: sword::extract::Config::default().languages,
+        langs: sword::stages::extract::Config::default().languages,
     };
     let lines: Vec<&[u8]> = text
         .split(|&b| b == b'\n')
@@ -139,24 +140,45 @@ fn group(c: &mut Criterion, name: &str, text: &[u8]) {
     g.throughput(Throughput::Bytes(text.len() as u64));
     g.sample_size(10);
     g.bench_function("extract_worker_chunk", |b| {
-        b.iter(|| black_box(sword::extract::work_chunk(&rules, black_box(text), true)).len)
+        b.iter(|| {
+            black_box(sword::stages::extract::work_chunk(
+                &rules,
+                black_box(text),
+                true,
+            ))
+            .len
+        })
     });
-    let whole = sword::extract::Rules::new(&sword::extract::Config {
+    let whole = sword::stages::extract::Rules::new(&sword::stages::extract::Config {
         skim: false,
-        ..sword::extract::Config::default()
+        ..sword::stages::extract::Config::default()
     })
     .unwrap();
     g.bench_function("extract_worker_chunk_no_skim", |b| {
-        b.iter(|| black_box(sword::extract::work_chunk(&whole, black_box(text), true)).len)
+        b.iter(|| {
+            black_box(sword::stages::extract::work_chunk(
+                &whole,
+                black_box(text),
+                true,
+            ))
+            .len
+        })
     });
     // `--skip-unlabelled-statements`: unlabelled items' claims and descriptions jumped over.
-    let skip = sword::extract::Rules::new(&sword::extract::Config {
-        unlabelled_statements: sword::extract::UnlabelledStatements::Skip,
-        ..sword::extract::Config::default()
+    let skip = sword::stages::extract::Rules::new(&sword::stages::extract::Config {
+        unlabelled_statements: sword::stages::extract::UnlabelledStatements::Skip,
+        ..sword::stages::extract::Config::default()
     })
     .unwrap();
     g.bench_function("extract_worker_chunk_skip_unlabelled", |b| {
-        b.iter(|| black_box(sword::extract::work_chunk(&skip, black_box(text), true)).len)
+        b.iter(|| {
+            black_box(sword::stages::extract::work_chunk(
+                &skip,
+                black_box(text),
+                true,
+            ))
+            .len
+        })
     });
     g.bench_function("skim_only", |b| {
         let mut out = Vec::new();

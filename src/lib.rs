@@ -15,19 +15,10 @@
 //! (`artifact`). `main.rs` only parses arguments and dispatches to `<stage>::cli`.
 
 pub mod core;
-pub mod distort;
 pub mod dump;
-pub mod embed;
 pub mod eval;
-pub mod export;
-pub mod extract;
-pub mod graph;
-pub mod pipeline;
-pub mod report;
+pub mod stages;
 pub mod store;
 pub mod synth;
-pub mod train;
-pub mod translate;
-pub mod walks;
 
 pub use crate::core::error::{Error, Result};

@@ -20,31 +20,31 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Cmd {
     /// Stream a Wikidata JSON dump into labelled entities, triples, statements and property metadata.
-    Extract(sword::extract::Args),
+    Extract(sword::stages::extract::Args),
     /// Write a realistic synthetic Wikidata dump of any size (plain, multi-member gzip, bzip2 or zstd).
     Synth(sword::synth::Args),
     /// Build the undirected entity graph (CSR) from triples or an edge list.
-    Graph(sword::graph::Args),
+    Graph(sword::stages::embed::graph::Args),
     /// node2vec random walks over the graph.
-    Walks(sword::walks::Args),
+    Walks(sword::stages::embed::walks::Args),
     /// Skip-gram with negative sampling on the walks: entity embeddings.
-    Train(sword::train::Args),
+    Train(sword::stages::embed::train::Args),
     /// graph → walks → train for any edge list, in one command.
-    Embed(sword::embed::Args),
+    Embed(sword::stages::embed::Args),
     /// Nearest entities by cosine similarity of the embeddings.
-    Similar(sword::embed::SimilarArgs),
+    Similar(sword::stages::embed::SimilarArgs),
     /// Sample original triples and draw SS/OS/PSS/POS distortions that do not exist in Wikidata.
-    Distort(sword::distort::Args),
+    Distort(sword::stages::distort::Args),
     /// Export sword.parquet, translation requests and the report.
-    Export(sword::export::Args),
+    Export(sword::stages::export::Args),
     /// Read translation batch output back into statements with text.
-    ImportTranslations(sword::translate::Args),
+    ImportTranslations(sword::stages::translate::import::Args),
     /// Generate the statements' texts from an OpenAI-compatible endpoint (resumable), with checks.
-    Translate(sword::translate::endpoint::Args),
+    Translate(sword::stages::translate::generate::Args),
     /// Evaluate models on SWORD, AdversaRiskQA and the Chinese sycophancy suite.
     Eval(sword::eval::Args),
     /// Run every stage on a dump (or on the embedded synthetic default).
-    Run(sword::pipeline::Args),
+    Run(sword::stages::pipeline::Args),
 }
 
 fn main() -> ExitCode {
@@ -63,19 +63,19 @@ fn main() -> ExitCode {
         }
     }
     let result = match cli.cmd {
-        Cmd::Extract(a) => sword::extract::cli(a),
+        Cmd::Extract(a) => sword::stages::extract::cli(a),
         Cmd::Synth(a) => sword::synth::cli(a),
-        Cmd::Graph(a) => sword::graph::cli(a),
-        Cmd::Walks(a) => sword::walks::cli(a),
-        Cmd::Train(a) => sword::train::cli(a),
-        Cmd::Embed(a) => sword::embed::cli(a),
-        Cmd::Similar(a) => sword::embed::similar_cli(a),
-        Cmd::Distort(a) => sword::distort::cli(a),
-        Cmd::Export(a) => sword::export::cli(a),
-        Cmd::ImportTranslations(a) => sword::translate::cli(a),
-        Cmd::Translate(a) => sword::translate::endpoint::cli(a),
+        Cmd::Graph(a) => sword::stages::embed::graph::cli(a),
+        Cmd::Walks(a) => sword::stages::embed::walks::cli(a),
+        Cmd::Train(a) => sword::stages::embed::train::cli(a),
+        Cmd::Embed(a) => sword::stages::embed::cli(a),
+        Cmd::Similar(a) => sword::stages::embed::similar_cli(a),
+        Cmd::Distort(a) => sword::stages::distort::cli(a),
+        Cmd::Export(a) => sword::stages::export::cli(a),
+        Cmd::ImportTranslations(a) => sword::stages::translate::import::cli(a),
+        Cmd::Translate(a) => sword::stages::translate::generate::cli(a),
         Cmd::Eval(a) => sword::eval::cli(a),
-        Cmd::Run(a) => sword::pipeline::cli(a),
+        Cmd::Run(a) => sword::stages::pipeline::cli(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -45,8 +45,8 @@ fuzz_target!(|data: &[u8]| {
             }
         }
     }
-    let _ = sword::translate::parse_batch_output(data, path);
-    let _ = sword::translate::request_ids(data, path);
+    let _ = sword::stages::translate::import::parse_batch_output(data, path);
+    let _ = sword::stages::translate::import::request_ids(data, path);
     if let Ok(text) = std::str::from_utf8(data) {
         let _ = parse::strip_think(text);
     }

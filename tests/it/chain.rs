@@ -292,7 +292,8 @@ fn small_run(wd: &Workdir) {
 /// from distortions.parquet: not every original gets all four variants (a pool can run dry or every candidate
 /// be true), so the count is read rather than assumed to be 5 per original.
 fn statements_of_first(wd: &Workdir, n: u32) -> usize {
-    let rows = sword::distort::read_distortions_file(&wd.join("run/distortions.parquet")).unwrap();
+    let rows =
+        sword::stages::distort::read_distortions_file(&wd.join("run/distortions.parquet")).unwrap();
     let originals = rows.iter().filter(|d| d.strategy.as_str() == "ORG").count();
     assert_eq!(originals, 8, "the small run samples 8 originals");
     rows.iter().filter(|d| d.original_id < n).count()
@@ -353,7 +354,8 @@ fn translate_checks_retries_and_scores_exactly_through_the_test_server() {
     assert_eq!(s["languages"]["de"]["text_ok_share"], 0.0);
     assert_eq!(s["languages"]["ko"]["text_ok_share"], 1.0);
     let texts =
-        sword::translate::read_texts_file(&wd.join("run0/statements_text.parquet")).unwrap();
+        sword::stages::translate::import::read_texts_file(&wd.join("run0/statements_text.parquet"))
+            .unwrap();
     assert_eq!(texts.len(), pairs);
     for t in &texts {
         let (ok, reason) = (t.text_ok, t.text_reason.as_deref());
@@ -410,7 +412,9 @@ fn translate_checks_retries_and_scores_exactly_through_the_test_server() {
     assert_eq!(s["text_ok"], pairs);
     assert_eq!(s["retried"], 2 * per_lang);
     assert_eq!(server.total() - mark, pairs + 2 * per_lang);
-    let texts = sword::translate::read_texts_file(&wd.join("run/statements_text.parquet")).unwrap();
+    let texts =
+        sword::stages::translate::import::read_texts_file(&wd.join("run/statements_text.parquet"))
+            .unwrap();
     assert_eq!(texts.len(), pairs);
     let map = answered.lock().unwrap().clone();
     for t in &texts {
@@ -516,7 +520,9 @@ fn translate_resumes_after_the_server_dies_without_asking_twice() {
     server.wait_dead();
     assert_eq!(server.total(), 50);
     // Partial output: the answered ones only; no manifest-less half file.
-    let texts = sword::translate::read_texts_file(&wd.join("run/statements_text.parquet")).unwrap();
+    let texts =
+        sword::stages::translate::import::read_texts_file(&wd.join("run/statements_text.parquet"))
+            .unwrap();
     assert_eq!(texts.len(), 50);
     // Same URL (same port): resume.
     let server = start(port, answered.clone(), None);
@@ -531,7 +537,9 @@ fn translate_resumes_after_the_server_dies_without_asking_twice() {
         answered.lock().unwrap().values().all(|&n| n == 1),
         "a request was answered twice"
     );
-    let texts = sword::translate::read_texts_file(&wd.join("run/statements_text.parquet")).unwrap();
+    let texts =
+        sword::stages::translate::import::read_texts_file(&wd.join("run/statements_text.parquet"))
+            .unwrap();
     assert_eq!(texts.len(), pairs);
 }
 
@@ -600,7 +608,9 @@ fn make_eval_runs_the_chain_resumes_and_a_second_run_sends_nothing() {
         "a request was answered twice"
     );
     // The first 3 originals with their variants × 8 languages, and retries for de and ja.
-    let texts = sword::translate::read_texts_file(&wd.join("run/statements_text.parquet")).unwrap();
+    let texts =
+        sword::stages::translate::import::read_texts_file(&wd.join("run/statements_text.parquet"))
+            .unwrap();
     assert_eq!(texts.len(), statements_of_first(&wd, 3) * 8);
     assert!(texts.iter().all(|t| t.text_ok == Some(true)));
     let scores: Value =

@@ -1,6 +1,6 @@
 //! Integration tests for `distort`, `export` and `import-translations`.
 //!
-//! The truth oracle here is deliberately independent of `sword::distort`'s checker: it materialises the full
+//! The truth oracle here is deliberately independent of `sword::stages::distort`'s checker: it materialises the full
 //! closure of the hand-built knowledge base in `data/kb/` (every rank; symmetric, inverse and transitive rules
 //! applied to a fixpoint) and asks set membership, instead of the library's indexes and bounded search.
 
@@ -11,8 +11,10 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::Path;
 use sword::core::ids::{EntityId, Pid, Qid};
 use sword::core::records::{EntityRecord, Label, PropertyRecord, Rank, Triple};
-use sword::distort::{self, DistortConfig, Distortion, FnSimilarity, KnowledgeBase, Strategy};
-use sword::export::{self, EntityLookup, ExportConfig};
+use sword::stages::distort::{
+    self, DistortConfig, Distortion, FnSimilarity, KnowledgeBase, Strategy,
+};
+use sword::stages::export::{self, EntityLookup, ExportConfig};
 
 const LANGS: [&str; 8] = ["en", "fr", "de", "es", "it", "pt", "ko", "ja"];
 
@@ -606,7 +608,9 @@ fn export_writes_requests_report_and_hf_layout_and_translations_round_trip() {
         "--out",
         ".",
     ]);
-    let texts = sword::translate::read_texts_file(&wd.join("statements_text.parquet")).unwrap();
+    let texts =
+        sword::stages::translate::import::read_texts_file(&wd.join("statements_text.parquet"))
+            .unwrap();
     assert_eq!(texts.len(), reqs.len() - 2);
     for t in &texts {
         assert_eq!(t.text, format!("text of {}", t.custom_id));

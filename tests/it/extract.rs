@@ -449,13 +449,13 @@ fn real_mocks_and_empty_dumps_behave() {
 fn library_run_matches_the_binary() {
     let wd = Workdir::new();
     let a = run_tiny(&wd, &data("extract/tiny.json"), "bin", &[]);
-    let cfg = sword::extract::Config {
+    let cfg = sword::stages::extract::Config {
         languages: vec!["en".into(), "fr".into()],
         mul_fallback: vec!["en".into()],
         max_bad_share: 0.1,
         ..Default::default()
     };
-    let m = sword::extract::run(&data("extract/tiny.json"), &wd.join("lib"), &cfg).unwrap();
+    let m = sword::stages::extract::run(&data("extract/tiny.json"), &wd.join("lib"), &cfg).unwrap();
     assert_eq!(m.counts["triples"], 2);
     assert_same_artifacts(&a, &wd.join("lib"), "library vs binary");
 }

@@ -6,9 +6,9 @@ mod graph_walks {
     use proptest::prelude::*;
     use std::collections::{BTreeSet, HashMap, HashSet};
     use std::path::Path;
-    use sword::graph::{self, Csr, GraphConfig};
+    use sword::stages::embed::graph::{self, Csr, GraphConfig};
+    use sword::stages::embed::walks::{self, Bias, WalkConfig, Walks, PAD};
     use sword::store::Manifest;
-    use sword::walks::{self, Bias, WalkConfig, Walks, PAD};
 
     /// The edge set as the oracle sees it: unordered, no self-loops, no duplicates.
     fn oracle(edges: &[(u32, u32)]) -> HashSet<(u32, u32)> {
@@ -643,7 +643,7 @@ mod train {
         let mut again = Vec::new();
         e.write_w2v(&mut again).unwrap();
         assert!(again == w2v, "w2v text does not round-trip byte for byte");
-        let keys = sword::graph::read_nodes(&wd.join("r1/nodes.txt")).unwrap();
+        let keys = sword::stages::embed::graph::read_nodes(&wd.join("r1/nodes.txt")).unwrap();
         assert_eq!(keys, e.keys);
         let npy = wd.read("r1/embeddings.npy");
         let m = read_npy(&npy[..], Path::new("npy")).unwrap();
@@ -693,7 +693,7 @@ mod train {
             }
         }
         let npy = wd.read("j1/embeddings.npy");
-        let kernels = sword::train::Kernel::available();
+        let kernels = sword::stages::embed::train::Kernel::available();
         for (k, j) in kernels.iter().zip(["3", "1", "2"].iter().cycle()) {
             let out = wd
                 .command(&[

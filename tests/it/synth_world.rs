@@ -5,7 +5,7 @@
 use crate::util::Workdir;
 use std::collections::BTreeMap;
 use sword::core::ids::{Pid, Qid};
-use sword::distort::{self, DistortConfig, Strategy};
+use sword::stages::distort::{self, DistortConfig, Strategy};
 use sword::synth::{self, Config};
 
 /// The rejection reasons the generator's world must make the guards meet (issue 11).
@@ -41,9 +41,9 @@ fn run(
     // The default transitive seed must hold P150 (the inverse of P131, transitive in Wikidata): without it, a
     // P150 statement of an unlabelled region is not kept, and a true "located in" through that region is
     // exported as false (seed 1000 did so before P150 joined the default seed).
-    let ecfg = sword::extract::Config::default();
+    let ecfg = sword::stages::extract::Config::default();
     assert!(ecfg.transitive_seed.iter().any(|p| p == "P150"));
-    sword::extract::run(&dump, &out, &ecfg).unwrap();
+    sword::stages::extract::run(&dump, &out, &ecfg).unwrap();
     let dcfg = DistortConfig {
         seed,
         samples,

@@ -6,129 +6,23 @@
 //!
 //! The requests are those of `translation_requests.jsonl` (one per statement × language whose three labels
 //! exist, `custom_id` `<statement_id>:<lang>`), rendered from `sword.parquet`'s labels with the paper's
-//! prompt ([`DEFAULT_TEMPLATE`]) or a template file (`{language}`, `{subject}`, `{property}`, `{object}`).
+//! prompt ([`crate::stages::export::DEFAULT_TEMPLATE`]) or a template file (`{language}`, `{subject}`, `{property}`, `{object}`).
 //! Every answer is checked ([`super::check`]); `--retry-bad N` asks a failed one again up to N times, round
 //! r with `seed` r (a new request key, so the log keeps both). The first answer that passes is kept, else
 //! the last one, marked `text_ok` false with its reason. A request never answered has no row.
 
 use super::check::{self, Reason};
-use super::{write_texts, StatementText};
+use super::import::{read_sources, write_texts, Source, StatementText};
 use crate::core::error::{Error, IoContext, Result};
 use crate::eval::request::{Message, Request};
 use crate::eval::runner::{self, RunConfig, RunSummary};
-use crate::export::{custom_id, language_name};
+use crate::stages::export::{custom_id, render, DEFAULT_TEMPLATE};
 use crate::store::tables;
 use crate::store::{self, FileRef, Manifest};
 use serde::Serialize;
 use serde_json::{json, Map};
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
-
-/// The paper's generation prompt, as a template.
-pub const DEFAULT_TEMPLATE: &str = "You are a {language} language writing expert. Generate one sentence for this input triple: [{subject}, {property}, {object}]";
-
-/// Render a template: `{language}` (the English name of `lang`), `{subject}`, `{property}`, `{object}`.
-/// One pass, so a label that itself contains `{object}` is not substituted again; other braces stay.
-pub fn render(template: &str, lang: &str, labels: [&str; 3]) -> String {
-    let mut out = String::with_capacity(template.len() + 64);
-    let mut rest = template;
-    while let Some(i) = rest.find('{') {
-        out.push_str(&rest[..i]);
-        let tail = &rest[i..];
-        let hit = [
-            ("{language}", language_name(lang)),
-            ("{subject}", labels[0]),
-            ("{property}", labels[1]),
-            ("{object}", labels[2]),
-        ]
-        .into_iter()
-        .find(|(k, _)| tail.starts_with(k));
-        match hit {
-            Some((k, v)) => {
-                out.push_str(v);
-                rest = &tail[k.len()..];
-            }
-            None => {
-                out.push('{');
-                rest = &tail[1..];
-            }
-        }
-    }
-    out.push_str(rest);
-    out
-}
-
-/// One statement of `sword.parquet` with its labels.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Source {
-    pub statement_id: String,
-    pub original_id: u32,
-    pub strategy: String,
-    pub label: bool,
-    /// Per language (in [`Sources::languages`] order): subject, property, object labels.
-    pub labels: Vec<[Option<String>; 3]>,
-}
-
-impl Source {
-    /// The three labels in `lang`, when all exist.
-    pub fn labels_in<'a>(&'a self, languages: &[String], lang: &str) -> Option<[&'a str; 3]> {
-        let l = languages.iter().position(|x| x == lang)?;
-        let [s, p, o] = self.labels.get(l)?;
-        Some([s.as_deref()?, p.as_deref()?, o.as_deref()?])
-    }
-}
-
-/// The statements of a `sword.parquet`.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Sources {
-    /// Languages with label columns (`subject_label_<lang>`), in column order.
-    pub languages: Vec<String>,
-    pub rows: Vec<Source>,
-}
-
-/// Read the statements and their labels from `sword.parquet`.
-pub fn read_sources(path: &Path) -> Result<Sources> {
-    use arrow_array::Array;
-    let f = std::fs::File::open(path).at(path)?;
-    let mut out = Sources::default();
-    for b in tables::read_batches(f, path)? {
-        if out.languages.is_empty() {
-            out.languages = b
-                .schema()
-                .fields()
-                .iter()
-                .filter(|f| f.data_type() == &arrow_schema::DataType::Utf8)
-                .filter_map(|f| f.name().strip_prefix("subject_label_").map(str::to_string))
-                .collect();
-        }
-        let k = super::KeyColumns::of(&b, path)?;
-        let mut cols = Vec::new();
-        for l in &out.languages {
-            let c = |r: &str| tables::string_column(&b, &format!("{r}_label_{l}"), path);
-            cols.push([c("subject")?, c("property")?, c("object")?]);
-        }
-        for i in 0..b.num_rows() {
-            if k.has_null(i) {
-                return Err(Error::Corrupt {
-                    path: path.to_path_buf(),
-                    what: format!("row {i}: null statement_id, original_id, strategy or label"),
-                });
-            }
-            let get = |c: &arrow_array::StringArray| c.is_valid(i).then(|| c.value(i).to_string());
-            out.rows.push(Source {
-                statement_id: k.statement_id.value(i).to_string(),
-                original_id: k.original_id.value(i),
-                strategy: k.strategy.value(i).to_string(),
-                label: k.label.value(i),
-                labels: cols
-                    .iter()
-                    .map(|[s, p, o]| [get(s), get(p), get(o)])
-                    .collect(),
-            });
-        }
-    }
-    Ok(out)
-}
+use std::path::PathBuf;
 
 /// Keep the rows of the first `n` originals (smallest original ids) with all their variants.
 pub fn first_originals(rows: &[Source], n: Option<usize>) -> Vec<&Source> {
@@ -453,7 +347,12 @@ mod tests {
             let labels = ["Paris", "capital of", "France"];
             assert_eq!(
                 render(DEFAULT_TEMPLATE, lang, labels),
-                crate::export::prompt(language_name(lang), "Paris", "capital of", "France")
+                crate::stages::export::prompt(
+                    crate::stages::export::language_name(lang),
+                    "Paris",
+                    "capital of",
+                    "France"
+                )
             );
         }
     }

@@ -1,6 +1,10 @@
 //! `sword embed` (graph → walks → train for any edge list) and `sword similar` (nearest entities by cosine).
 //! The embeddings value and its formats live in `crate::store::embeddings`, below `train`.
 
+pub mod graph;
+pub mod train;
+pub mod walks;
+
 use crate::store::embeddings::Embeddings;
 
 use crate::core::error::{Error, IoContext, Result};
@@ -12,18 +16,22 @@ use std::path::{Path, PathBuf};
 #[serde(default, deny_unknown_fields)]
 pub struct EmbedConfig {
     /// Walk parameters (`p`, `q`, `length`, `walks_per_node`, `seed`, `text`).
-    pub walks: crate::walks::WalkConfig,
+    pub walks: crate::stages::embed::walks::WalkConfig,
     /// Training parameters (`dim`, `window`, `negative`, `epochs`, `alpha`, `sample`, `seed`, ...).
-    pub train: crate::train::TrainConfig,
+    pub train: crate::stages::embed::train::TrainConfig,
 }
 
 /// graph → walks → train on an edge list: writes `graph.csr`, `nodes.txt`, `walks.bin`, `embeddings.npy`,
 /// `embeddings.w2v` (keyed by the edge list's ids) and the three manifests into `dir`.
 pub fn run(dir: &Path, edges: &Path, cfg: &EmbedConfig) -> Result<crate::store::Manifest> {
     let _lock = crate::store::DirLock::acquire(dir)?;
-    crate::graph::run(dir, &crate::graph::GraphConfig::default(), Some(edges))?;
-    crate::walks::run(dir, &cfg.walks)?;
-    crate::train::run(dir, &cfg.train)
+    crate::stages::embed::graph::run(
+        dir,
+        &crate::stages::embed::graph::GraphConfig::default(),
+        Some(edges),
+    )?;
+    crate::stages::embed::walks::run(dir, &cfg.walks)?;
+    crate::stages::embed::train::run(dir, &cfg.train)
 }
 
 /// Command-line arguments of `sword embed`.
@@ -54,7 +62,7 @@ pub struct Args {
     #[arg(long)]
     pub text: bool,
     #[command(flatten)]
-    pub train: crate::train::TrainOpts,
+    pub train: crate::stages::embed::train::TrainOpts,
 }
 
 /// Entry point of `sword embed`. `--seed` seeds both the walks and the training.

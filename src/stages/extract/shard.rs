@@ -29,7 +29,7 @@ use crate::core::ids::Pid;
 use crate::core::progress::{self, Progress, Unit};
 use crate::core::records::{EntityRecord, PropertyRecord};
 use crate::dump::{self, gz, ChunkOut, Format, Joiner, LineChunker, MultiGz, ReadOpts, ReadStats};
-use crate::extract::keep::{self, Acc, Cand, Config, Part, Rules};
+use crate::stages::extract::keep::{self, Acc, Cand, Config, Part, Rules};
 use crate::store::{self, AtomicFile, FileRef, Manifest};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -773,7 +773,7 @@ pub fn replay_parts(
     input: &FileRef,
     parts: &[PartManifest],
     acc: &mut Acc<'_>,
-    state: &mut crate::extract::join::State,
+    state: &mut crate::stages::extract::join::State,
     progress: &Progress,
 ) -> Result<ReadStats> {
     let dir = parts_dir(out);

@@ -45,7 +45,7 @@
 use crate::core::error::{Error, IoContext, Result};
 use crate::core::ids::NodeId;
 use crate::core::progress::{self, Progress, Unit};
-use crate::graph::{self, Csr, GRAPH_FILE, NODES_FILE};
+use crate::stages::embed::graph::{self, Csr, GRAPH_FILE, NODES_FILE};
 use crate::store::{self, AtomicFile, Manifest};
 use rand::rngs::ChaCha8Rng;
 use rand::{Rng, SeedableRng};

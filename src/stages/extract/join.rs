@@ -6,8 +6,8 @@
 use crate::core::error::{Error, Result};
 use crate::core::ids::{EntityId, Pid, Qid};
 use crate::core::records::{EntityRecord, PropertyRecord, Rank, Triple};
-use crate::extract::keep::{Acc, Cand};
-use crate::extract::spill::{self, Runs, SpillDir};
+use crate::stages::extract::keep::{Acc, Cand};
+use crate::stages::extract::spill::{self, Runs, SpillDir};
 use crate::store::tables::STREAM_BATCH;
 use rayon::slice::ParallelSliceMut;
 use std::collections::{HashMap, HashSet};
@@ -612,7 +612,7 @@ mod tests {
 #[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 mod state_tests {
     use super::*;
-    use crate::extract::keep::{Config, Rules, StmtId};
+    use crate::stages::extract::keep::{Config, Rules, StmtId};
 
     #[derive(Default)]
     struct VecOut {
@@ -874,7 +874,7 @@ mod state_tests {
     /// writes nothing. The rows are the same either way.
     #[test]
     fn after_a_spill_the_join_spills_what_is_still_held() {
-        use crate::extract::spill::Record;
+        use crate::stages::extract::spill::Record;
         let c = |i: u64| Cand {
             s: i % 17,
             o: i % 5,

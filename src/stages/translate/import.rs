@@ -10,11 +10,8 @@
 //! the evaluation runner. Both mark every text with `text_ok` and `text_reason` ([`check`]); the import does
 //! so when `sword.parquet` (which has the labels) is in the run directory, and leaves them null otherwise.
 
-pub mod check;
-pub mod endpoint;
-
 use crate::core::error::{Error, IoContext, Result};
-use crate::export::split_custom_id;
+use crate::stages::export::{render, split_custom_id, DEFAULT_TEMPLATE};
 use crate::store::tables;
 use crate::store::{self, FileRef, Manifest};
 use arrow_array::{ArrayRef, RecordBatch, StringArray};
@@ -349,8 +346,8 @@ pub fn run(dir: &Path, batch_output: &Path) -> Result<Manifest> {
     if sword_path.exists() {
         m.inputs.push(FileRef::of(&sword_path)?);
         let meta = statement_meta(&sword_path)?;
-        let sources = endpoint::read_sources(&sword_path)?;
-        let by_id: HashMap<&str, &endpoint::Source> = sources
+        let sources = read_sources(&sword_path)?;
+        let by_id: HashMap<&str, &Source> = sources
             .rows
             .iter()
             .map(|r| (r.statement_id.as_str(), r))
@@ -368,8 +365,8 @@ pub fn run(dir: &Path, batch_output: &Path) -> Result<Manifest> {
                 .get(t.statement_id.as_str())
                 .and_then(|r| r.labels_in(&sources.languages, &t.language));
             if let Some(labels) = labels {
-                let prompt = endpoint::render(endpoint::DEFAULT_TEMPLATE, &t.language, labels);
-                let c = check::check(&t.language, &t.text, &prompt, labels);
+                let prompt = render(DEFAULT_TEMPLATE, &t.language, labels);
+                let c = super::check::check(&t.language, &t.text, &prompt, labels);
                 t.text = c.text.clone();
                 t.text_ok = Some(c.ok());
                 t.text_reason = c.reason.map(|r| r.as_str().to_string());
@@ -453,6 +450,78 @@ pub fn run(dir: &Path, batch_output: &Path) -> Result<Manifest> {
         .insert("total".into(), started.elapsed().as_secs_f64());
     m.write(dir)?;
     Ok(m)
+}
+
+/// One statement of `sword.parquet` with its labels.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Source {
+    pub statement_id: String,
+    pub original_id: u32,
+    pub strategy: String,
+    pub label: bool,
+    /// Per language (in [`Sources::languages`] order): subject, property, object labels.
+    pub labels: Vec<[Option<String>; 3]>,
+}
+
+impl Source {
+    /// The three labels in `lang`, when all exist.
+    pub fn labels_in<'a>(&'a self, languages: &[String], lang: &str) -> Option<[&'a str; 3]> {
+        let l = languages.iter().position(|x| x == lang)?;
+        let [s, p, o] = self.labels.get(l)?;
+        Some([s.as_deref()?, p.as_deref()?, o.as_deref()?])
+    }
+}
+
+/// The statements of a `sword.parquet`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Sources {
+    /// Languages with label columns (`subject_label_<lang>`), in column order.
+    pub languages: Vec<String>,
+    pub rows: Vec<Source>,
+}
+
+/// Read the statements and their labels from `sword.parquet`.
+pub fn read_sources(path: &Path) -> Result<Sources> {
+    use arrow_array::Array;
+    let f = std::fs::File::open(path).at(path)?;
+    let mut out = Sources::default();
+    for b in tables::read_batches(f, path)? {
+        if out.languages.is_empty() {
+            out.languages = b
+                .schema()
+                .fields()
+                .iter()
+                .filter(|f| f.data_type() == &arrow_schema::DataType::Utf8)
+                .filter_map(|f| f.name().strip_prefix("subject_label_").map(str::to_string))
+                .collect();
+        }
+        let k = KeyColumns::of(&b, path)?;
+        let mut cols = Vec::new();
+        for l in &out.languages {
+            let c = |r: &str| tables::string_column(&b, &format!("{r}_label_{l}"), path);
+            cols.push([c("subject")?, c("property")?, c("object")?]);
+        }
+        for i in 0..b.num_rows() {
+            if k.has_null(i) {
+                return Err(Error::Corrupt {
+                    path: path.to_path_buf(),
+                    what: format!("row {i}: null statement_id, original_id, strategy or label"),
+                });
+            }
+            let get = |c: &arrow_array::StringArray| c.is_valid(i).then(|| c.value(i).to_string());
+            out.rows.push(Source {
+                statement_id: k.statement_id.value(i).to_string(),
+                original_id: k.original_id.value(i),
+                strategy: k.strategy.value(i).to_string(),
+                label: k.label.value(i),
+                labels: cols
+                    .iter()
+                    .map(|[s, p, o]| [get(s), get(p), get(o)])
+                    .collect(),
+            });
+        }
+    }
+    Ok(out)
 }
 
 /// Command-line arguments of `sword import-translations`.

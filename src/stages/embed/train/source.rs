@@ -36,9 +36,9 @@ impl WalkFile {
     /// Open `path` and check its header and that its size matches it.
     pub fn open(path: &Path) -> Result<WalkFile> {
         let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-        let h = crate::walks::WalkHeader::read(&mut file, path)?;
+        let h = crate::stages::embed::walks::WalkHeader::read(&mut file, path)?;
         let size = file.metadata().map_err(|e| Error::io(path, e))?.len();
-        let id_bytes = size.saturating_sub(crate::walks::WALKS_HEADER_LEN as u64);
+        let id_bytes = size.saturating_sub(crate::stages::embed::walks::WALKS_HEADER_LEN as u64);
         let n_ids = h.check_id_bytes(id_bytes, path)?;
         let n_ids = usize::try_from(n_ids).map_err(|_| Error::Corrupt {
             path: path.to_path_buf(),
@@ -62,7 +62,7 @@ impl WalkSource for WalkFile {
         let mut bytes = vec![0u8; out.len() * 4];
         {
             let mut f = self.file.lock().unwrap_or_else(|p| p.into_inner());
-            let at = (crate::walks::WALKS_HEADER_LEN + from * 4) as u64;
+            let at = (crate::stages::embed::walks::WALKS_HEADER_LEN + from * 4) as u64;
             f.seek(SeekFrom::Start(at))
                 .and_then(|_| f.read_exact(&mut bytes))
                 .map_err(|e| Error::io(&self.path, e))?;

@@ -53,7 +53,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// Padding id in walks (walks shorter than the walk length, e.g. from isolated nodes).
-pub const PAD: u32 = crate::walks::PAD;
+pub const PAD: u32 = crate::stages::embed::walks::PAD;
 /// Most logical blocks the default (`blocks = 0`, automatic) chooses (see [`TrainConfig::blocks`]).
 pub const BLOCKS: usize = 64;
 /// Nodes per block at least, when the number of blocks is automatic.
@@ -485,7 +485,7 @@ pub fn run_with(dir: &Path, cfg: &TrainConfig, force: bool) -> Result<Manifest> 
     // Streamed chunk by chunk: the walks never sit in memory beside the two matrices.
     let walks = WalkFile::open(&dir.join("walks.bin"))?;
     let walk_len = walks.length;
-    let keys = crate::graph::read_nodes(&dir.join("nodes.txt"))?;
+    let keys = crate::stages::embed::graph::read_nodes(&dir.join("nodes.txt"))?;
     let t_read = t0.elapsed().as_secs_f64();
     // Progress total: ids × epochs (padding, rare, is counted too: an upper bound).
     let n_words = walks.len_ids() as u64 * cfg.epochs as u64;
@@ -930,8 +930,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("walks.bin");
         let mut bytes = Vec::new();
-        crate::walks::write_header(&mut bytes, len, (data.len() / len) as u64).unwrap();
-        crate::walks::write_ids(&mut bytes, &data).unwrap();
+        crate::stages::embed::walks::write_header(&mut bytes, len, (data.len() / len) as u64)
+            .unwrap();
+        crate::stages::embed::walks::write_ids(&mut bytes, &data).unwrap();
         std::fs::write(&path, &bytes).unwrap();
         let file = WalkFile::open(&path).unwrap();
         assert_eq!((file.length, file.len_ids()), (len, data.len()));

@@ -290,7 +290,9 @@ fn to_json<T: serde::Serialize>(v: &T) -> serde_json::Value {
 /// Run every stage (up to `until`) in `args.out`, skipping fresh ones. Returns the per-stage reports.
 pub fn run(args: &Args) -> Result<Vec<StageReport>> {
     use crate::core::config;
-    use crate::{distort, export, extract, graph, synth, train, walks};
+    use crate::stages::embed::{graph, train, walks};
+    use crate::stages::{distort, export, extract};
+    use crate::synth;
     let dir = args.out.as_path();
     let _lock = prepare(dir)?;
     let cdir = args.config_dir.as_deref();
@@ -400,8 +402,9 @@ pub fn cli(args: Args) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use crate::core::config;
+    use crate::stages::embed::{graph, train, walks};
+    use crate::stages::{distort, export, extract};
     use crate::store::Manifest;
-    use crate::{distort, export, extract, graph, train, walks};
     use std::path::Path;
 
     /// A finished run in `dir`: every stage's manifest, with the compared counts.

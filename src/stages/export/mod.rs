@@ -10,10 +10,12 @@
 //! `sword.complete = false` (absent, so the bytes are unchanged, for a whole dump), the report starts with a
 //! warning, and so does the Hugging Face dataset card.
 
+pub mod report;
+
 use crate::core::error::{Error, IoContext, Result};
 use crate::core::ids::{EntityId, Pid};
 use crate::core::records::{EntityRecord, Label, PropertyRecord};
-use crate::distort::{self, Distortion, Strategy};
+use crate::stages::distort::{self, Distortion, Strategy};
 use crate::store::tables;
 use crate::store::{self, Manifest};
 use arrow_array::{ArrayRef, BooleanArray, RecordBatch, StringArray, UInt32Array};
@@ -86,7 +88,7 @@ pub struct EntityLookup {
     properties: HashMap<Pid, PropertyRecord>,
 }
 
-impl crate::report::EnglishLabels for EntityLookup {
+impl report::EnglishLabels for EntityLookup {
     fn english_label(&self, id: EntityId) -> Option<&str> {
         EntityLookup::english_label(self, id)
     }
@@ -222,7 +224,7 @@ fn batch_for(
     schema: &Arc<Schema>,
     path: &Path,
 ) -> Result<RecordBatch> {
-    let mut cols: Vec<ArrayRef> = crate::distort::distortion_columns(chunk);
+    let mut cols: Vec<ArrayRef> = crate::stages::distort::distortion_columns(chunk);
     for r in 0..ROLES.len() {
         for l in 0..lookup.languages.len() {
             cols.push(Arc::new(
@@ -308,6 +310,40 @@ pub fn custom_id(statement_id: &str, lang: &str) -> String {
 pub fn split_custom_id(id: &str) -> Option<(&str, &str)> {
     id.rsplit_once(':')
         .filter(|(s, l)| !s.is_empty() && !l.is_empty())
+}
+
+/// The paper's generation prompt, as a template.
+pub const DEFAULT_TEMPLATE: &str = "You are a {language} language writing expert. Generate one sentence for this input triple: [{subject}, {property}, {object}]";
+
+/// Render a template: `{language}` (the English name of `lang`), `{subject}`, `{property}`, `{object}`.
+/// One pass, so a label that itself contains `{object}` is not substituted again; other braces stay.
+pub fn render(template: &str, lang: &str, labels: [&str; 3]) -> String {
+    let mut out = String::with_capacity(template.len() + 64);
+    let mut rest = template;
+    while let Some(i) = rest.find('{') {
+        out.push_str(&rest[..i]);
+        let tail = &rest[i..];
+        let hit = [
+            ("{language}", language_name(lang)),
+            ("{subject}", labels[0]),
+            ("{property}", labels[1]),
+            ("{object}", labels[2]),
+        ]
+        .into_iter()
+        .find(|(k, _)| tail.starts_with(k));
+        match hit {
+            Some((k, v)) => {
+                out.push_str(v);
+                rest = &tail[k.len()..];
+            }
+            None => {
+                out.push('{');
+                rest = &tail[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The paper's generation prompt.
@@ -456,7 +492,7 @@ pub fn write_all(
     })?;
     let report_dir = dir.join("report");
     store::ensure_dir(&report_dir)?;
-    let summary = crate::report::write_report(&report_dir, rows, distort_manifest, lookup)?;
+    let summary = report::write_report(&report_dir, rows, distort_manifest, lookup)?;
     if !complete {
         mark_report_incomplete(&report_dir.join("report.md"))?;
     }

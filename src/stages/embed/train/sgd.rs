@@ -51,7 +51,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 /// Padding id in walks.
-pub const PAD: u32 = crate::walks::PAD;
+pub const PAD: u32 = crate::stages::embed::walks::PAD;
 /// Walks a block reads from its source at a time.
 pub const WALK_BUF: usize = 256;
 /// Words a thread counts before it reports them to the progress bar.
