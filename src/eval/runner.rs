@@ -97,6 +97,26 @@ pub fn wants_responses(r: &Request) -> bool {
     r.meta.get("api").and_then(Value::as_str) == Some("responses")
 }
 
+impl Default for RunConfig {
+    /// The flags' defaults, with no endpoint and no model (both are required on the command line).
+    fn default() -> Self {
+        RunConfig {
+            base_url: String::new(),
+            model: String::new(),
+            api_key_env: None,
+            concurrency: 4,
+            timeout: 120.0,
+            retries: 5,
+            backoff_ms: 500,
+            backoff_cap_ms: 30_000,
+            temperature: 0.0,
+            max_tokens: 512,
+            max_requests: None,
+            api: Api::Chat,
+        }
+    }
+}
+
 impl RunConfig {
     /// The settings as written to manifests: the base URL without its password ([`redact_url`]); the key
     /// is never part of them (only the name of its variable).

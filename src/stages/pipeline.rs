@@ -7,21 +7,103 @@
 //! ones. Since every stage is deterministic for its config and seed, the final artifacts are byte-identical
 //! to an uninterrupted run (skip-gram training is exactly reproducible at one thread; see `train`).
 //!
-//! A stage that fails (a full disk, say) leaves none of the files it wrote this time behind ([`step`]), so the
-//! run directory holds only outputs their manifests vouch for, and a rerun with space completes byte-identically.
+//! `sword run` is a loop over [`PIPELINE`]: each stage gets the command line `sword <stage>` would get in the
+//! Makefile (`--out`, its `<config-dir>/<stage>.toml`, `--force`, and those of `--dump`, `--seed` and
+//! `--memory-limit` it has: [`cli::command_line`]), parsed by the same code, and runs through the stage
+//! contract ([`execute`]), which also checks its settings. A stage that fails (a full disk, say) leaves none
+//! of the files it wrote this time behind, so the run directory holds only outputs their manifests vouch for,
+//! and a rerun with space completes byte-identically.
 //!
 //! The nightly asks `sword run --promotion-check LATEST` whether a finished run may replace the published one
 //! ([`promotion_check`]): only a complete run whose counts are not far below the published run's (exit code 7
 //! otherwise).
 
+use super::cli::{self, StageCli};
+use super::contract::{execute, producers, Stage};
+use super::distort::DistortStage;
+use super::embed::graph::GraphStage;
+use super::embed::train::TrainStage;
+use super::embed::walks::WalksStage;
+use super::export::ExportStage;
+use super::extract::ExtractStage;
+use crate::core::config;
 use crate::core::error::{Error, Result};
 use crate::core::progress;
+use crate::store::layout;
 use crate::store::{self, DirLock, Manifest};
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-/// The stages `sword run` chains, in order.
-pub const STAGES: &[&str] = &["extract", "graph", "walks", "train", "distort", "export"];
+/// One stage as `sword run` runs it: the object-safe face of a [`Stage`].
+pub trait Step: Sync {
+    /// The stage's name.
+    fn name(&self) -> &'static str;
+    /// The stages whose artifacts it reads (with its default settings), in the order it names them.
+    fn needs(&self) -> Vec<&'static str>;
+    /// Run it in `plan`'s run folder, unless its outputs are fresh for its settings and inputs.
+    fn run_in(&self, plan: &Plan) -> Result<StageReport>;
+}
+
+impl<S: Stage + Default> Step for S {
+    fn name(&self) -> &'static str {
+        S::NAME
+    }
+
+    fn needs(&self) -> Vec<&'static str> {
+        producers(&self.inputs(&S::Settings::default(), &S::Args::default()))
+    }
+
+    fn run_in(&self, plan: &Plan) -> Result<StageReport> {
+        let config = config::stage_file(plan.config_dir.as_deref(), S::NAME);
+        let argv =
+            cli::command_line::<S>(&plan.dir, config.as_deref(), plan.force, &plan.forwarded);
+        let cli = StageCli::<S>::parse(&argv)?;
+        let settings = cli.settings()?;
+        let identity = self.identity(&settings, &cli.args);
+        let t = Instant::now();
+        let report = |status: &str, seconds: f64| StageReport {
+            stage: S::NAME.to_string(),
+            status: status.to_string(),
+            seconds,
+        };
+        if !plan.force && store::is_fresh(&plan.dir, S::NAME, &identity) {
+            progress::log(format!("[run] {}: fresh, skipped", S::NAME));
+            return Ok(report("fresh", 0.0));
+        }
+        progress::log(format!("[run] {}: running", S::NAME));
+        execute(self, &cli.out, &settings, &cli.args, cli.force)?;
+        store::crash_point(&format!("after-stage:{}", S::NAME));
+        Ok(report("ran", t.elapsed().as_secs_f64()))
+    }
+}
+
+/// The stages `sword run` chains, in order (the Makefile's `STAGES` says the same; a test checks it).
+pub const PIPELINE: [&dyn Step; 6] = [
+    &ExtractStage,
+    &GraphStage,
+    &WalksStage,
+    &TrainStage,
+    &DistortStage,
+    &ExportStage,
+];
+
+/// The names of [`PIPELINE`]'s stages, in order.
+pub fn stage_names() -> Vec<&'static str> {
+    PIPELINE.iter().map(|s| s.name()).collect()
+}
+
+/// What every stage of one `sword run` shares.
+pub struct Plan {
+    /// The run folder.
+    pub dir: PathBuf,
+    /// `--config-dir`: `<stage>.toml` files.
+    pub config_dir: Option<PathBuf>,
+    /// `--force`.
+    pub force: bool,
+    /// Flags handed to every stage that has them: (flag without `--`, value).
+    pub forwarded: Vec<(&'static str, OsString)>,
+}
 
 /// Command-line arguments of `sword run`.
 #[derive(clap::Args, Debug)]
@@ -48,7 +130,7 @@ pub struct Args {
     #[arg(long, value_name = "SIZE")]
     pub memory_limit: Option<String>,
     /// Stop after this stage.
-    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(STAGES))]
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(stage_names()))]
     pub until: Option<String>,
     /// Only print the summary of the manifests already in `--out` (no stage runs).
     #[arg(long)]
@@ -66,9 +148,9 @@ pub struct Args {
 
 /// The counts [`promotion_check`] compares: (stage, count, what it is).
 pub const PROMOTION_COUNTS: &[(&str, &str, &str)] = &[
-    ("extract", "labelled_entities", "labelled entities"),
-    ("extract", "triples", "final triples"),
-    ("export", "rows", "exported statements"),
+    (layout::EXTRACT, "labelled_entities", "labelled entities"),
+    (layout::EXTRACT, "triples", "final triples"),
+    (layout::EXPORT, "rows", "exported statements"),
 ];
 
 /// May the finished run in `run` replace the published run `latest` (a path, usually the nightly's symlink)?
@@ -86,7 +168,7 @@ pub fn promotion_check(run: &Path, latest: &Path, min_ratio: f64) -> Result<Stri
         path: run.to_path_buf(),
         what,
     };
-    for stage in STAGES {
+    for stage in stage_names() {
         let p = Manifest::path_in(run, stage);
         if !p.exists() {
             return Err(refuse(format!(
@@ -164,7 +246,7 @@ pub fn summarize(dir: &Path) -> Result<String> {
     let mut out = String::new();
     out.push_str(&format!("sword run summary for {}\n", dir.display()));
     let mut any = false;
-    for stage in STAGES {
+    for stage in stage_names() {
         let path = Manifest::path_in(dir, stage);
         if !path.exists() {
             out.push_str(&format!("  {stage:<8} (not run)\n"));
@@ -200,79 +282,6 @@ pub fn summarize(dir: &Path) -> Result<String> {
     Ok(out)
 }
 
-/// Size and modification time of every regular file under `dir` that a stage may write (dot files, i.e. locks
-/// and temporary files, and the `input/`, `parts/` and `logs/` directories left out).
-fn snapshot(
-    dir: &Path,
-) -> std::collections::BTreeMap<PathBuf, (u64, Option<std::time::SystemTime>)> {
-    let mut out = std::collections::BTreeMap::new();
-    let mut todo = vec![dir.to_path_buf()];
-    while let Some(d) = todo.pop() {
-        let Ok(entries) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for e in entries.flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            if name.starts_with('.') {
-                continue;
-            }
-            let Ok(meta) = e.metadata() else { continue };
-            if meta.is_dir() {
-                if d == dir && matches!(name.as_str(), "input" | "parts" | "logs") {
-                    continue;
-                }
-                todo.push(e.path());
-            } else if meta.is_file() {
-                out.insert(e.path(), (meta.len(), meta.modified().ok()));
-            }
-        }
-    }
-    out
-}
-
-/// Run `f` for `stage` unless its outputs are fresh for `config`; returns the report line. When `f` fails, the
-/// files it created or changed in `dir` are removed (no manifest vouches for them).
-pub fn step(
-    dir: &Path,
-    stage: &str,
-    config: &serde_json::Value,
-    force: bool,
-    f: impl FnOnce() -> Result<Manifest>,
-) -> Result<StageReport> {
-    let t = Instant::now();
-    if !force && store::is_fresh(dir, stage, config) {
-        progress::log(format!("[run] {stage}: fresh, skipped"));
-        return Ok(StageReport {
-            stage: stage.to_string(),
-            status: "fresh".into(),
-            seconds: 0.0,
-        });
-    }
-    progress::log(format!("[run] {stage}: running"));
-    let before = snapshot(dir);
-    if let Err(e) = f() {
-        let written: Vec<PathBuf> = snapshot(dir)
-            .into_iter()
-            .filter(|(p, now)| before.get(p) != Some(now))
-            .map(|(p, _)| p)
-            .collect();
-        if !written.is_empty() {
-            progress::log(format!(
-                "[run] {stage} failed: removing the {} file(s) it wrote",
-                written.len()
-            ));
-            store::remove_all(&written);
-        }
-        return Err(e);
-    }
-    store::crash_point(&format!("after-stage:{stage}"));
-    Ok(StageReport {
-        stage: stage.to_string(),
-        status: "ran".into(),
-        seconds: t.elapsed().as_secs_f64(),
-    })
-}
-
 /// Lock the run directory for the whole run (exit code 6 if another process holds it; exit 4 at once if it
 /// cannot be written into). The stages take the same lock again, which this process already holds, and each
 /// clears what a killed run left behind once it has accepted its input (see [`store::DirLock::stage`]).
@@ -283,94 +292,62 @@ pub fn prepare(dir: &Path) -> Result<DirLock> {
 /// Name of the embedded default dump inside the run directory.
 pub const DEFAULT_DUMP: &str = "input/wikidata-synth-all.json.gz";
 
-fn to_json<T: serde::Serialize>(v: &T) -> serde_json::Value {
-    serde_json::to_value(v).expect("configs serialise to JSON")
+/// The embedded default dump in `dir` (a small synthetic dump in the real, Wikimedia multi-member gzip
+/// layout, seeded by `seed`), generated unless it is there for the same settings.
+fn default_dump(dir: &Path, seed: u64) -> Result<PathBuf> {
+    let path = dir.join(DEFAULT_DUMP);
+    let mut cfg = crate::synth::default_config();
+    cfg.seed = seed;
+    let truth_path = dir.join("input/synth.manifest.json");
+    let want = serde_json::to_value(&cfg).map_err(|e| Error::internal(e.to_string()))?;
+    let fresh = path.exists() && Manifest::read(&truth_path).is_ok_and(|m| m.config == want);
+    if !fresh {
+        progress::log(format!(
+            "[run] generating the embedded default dump ({} entities) into {}",
+            cfg.entities,
+            path.display()
+        ));
+        store::ensure_dir(&dir.join("input"))?;
+        crate::synth::write_file(&cfg, &path)?;
+        let mut m = Manifest::new("synth");
+        m.config = want;
+        m.seed = Some(cfg.seed);
+        m.add_outputs(&dir.join("input"), &["wikidata-synth-all.json.gz"])?;
+        m.write(&dir.join("input"))?;
+    }
+    Ok(path)
 }
 
-/// Run every stage (up to `until`) in `args.out`, skipping fresh ones. Returns the per-stage reports.
+/// Run every stage of [`PIPELINE`] (up to `until`) in `args.out`, skipping fresh ones. Returns the per-stage
+/// reports.
 pub fn run(args: &Args) -> Result<Vec<StageReport>> {
-    use crate::core::config;
-    use crate::stages::embed::{graph, train, walks};
-    use crate::stages::{distort, export, extract};
-    use crate::synth;
     let dir = args.out.as_path();
     let _lock = prepare(dir)?;
-    let cdir = args.config_dir.as_deref();
-    let load = |stage: &str| config::stage_file(cdir, stage);
-    let mut extract_cfg: extract::Config = config::load(load("extract").as_deref())?;
-    if let Some(m) = &args.memory_limit {
-        extract_cfg.memory_limit = m.clone();
-    }
-    let graph_cfg: graph::GraphConfig = config::load(load("graph").as_deref())?;
-    let mut walk_cfg: walks::WalkConfig = config::load(load("walks").as_deref())?;
-    let mut train_cfg: train::TrainConfig = config::load(load("train").as_deref())?;
-    let mut distort_cfg: distort::DistortConfig = config::load(load("distort").as_deref())?;
-    let export_cfg: export::ExportConfig = config::load(load("export").as_deref())?;
-    walk_cfg.seed = args.seed;
-    train_cfg.seed = args.seed;
-    distort_cfg.seed = args.seed;
-
     let dump = match &args.dump {
         Some(p) => p.clone(),
-        None => {
-            // The embedded default: a small synthetic dump in the real (Wikimedia multi-member gzip) layout.
-            let path = dir.join(DEFAULT_DUMP);
-            let mut cfg = synth::default_config();
-            cfg.seed = args.seed;
-            let truth_path = dir.join("input/synth.manifest.json");
-            let want = to_json(&cfg);
-            let fresh =
-                path.exists() && Manifest::read(&truth_path).is_ok_and(|m| m.config == want);
-            if !fresh {
-                progress::log(format!(
-                    "[run] generating the embedded default dump ({} entities) into {}",
-                    cfg.entities,
-                    path.display()
-                ));
-                store::ensure_dir(&dir.join("input"))?;
-                synth::write_file(&cfg, &path)?;
-                let mut m = Manifest::new("synth");
-                m.config = want;
-                m.seed = Some(cfg.seed);
-                m.add_outputs(&dir.join("input"), &["wikidata-synth-all.json.gz"])?;
-                m.write(&dir.join("input"))?;
-            }
-            path
-        }
+        None => default_dump(dir, args.seed)?,
     };
-
-    let force = args.force;
-    let until = args.until.as_deref().unwrap_or("export");
-    let mut reports = Vec::new();
-    let mut go = |stage: &str,
-                  cfg: serde_json::Value,
-                  f: &mut dyn FnMut() -> Result<Manifest>|
-     -> Result<bool> {
-        reports.push(step(dir, stage, &cfg, force, f)?);
-        Ok(stage != until)
+    let mut forwarded = vec![
+        ("dump", dump.into_os_string()),
+        ("seed", args.seed.to_string().into()),
+    ];
+    if let Some(m) = &args.memory_limit {
+        forwarded.push(("memory-limit", m.into()));
+    }
+    let plan = Plan {
+        dir: dir.to_path_buf(),
+        config_dir: args.config_dir.clone(),
+        force: args.force,
+        forwarded,
     };
     let t = Instant::now();
-    let _ = go("extract", to_json(&extract_cfg), &mut || {
-        extract::run(&dump, dir, &extract_cfg)
-    })? && go("graph", to_json(&graph_cfg), &mut || {
-        let mut c = graph_cfg.clone();
-        c.force |= force;
-        graph::run(dir, &c, None)
-    })? && go("walks", to_json(&walk_cfg), &mut || {
-        let mut c = walk_cfg.clone();
-        c.force |= force;
-        walks::run(dir, &c)
-    })? && go("train", to_json(&train_cfg), &mut || {
-        train::run_with(dir, &train_cfg, force)
-    })? && go("distort", to_json(&distort_cfg), &mut || {
-        let mut c = distort_cfg.clone();
-        c.force |= force;
-        distort::run(dir, &c)
-    })? && go("export", to_json(&export_cfg), &mut || {
-        let mut c = export_cfg.clone();
-        c.force |= force;
-        export::run(dir, &c)
-    })?;
+    let mut reports = Vec::new();
+    for step in PIPELINE {
+        reports.push(step.run_in(&plan)?);
+        if args.until.as_deref() == Some(step.name()) {
+            break;
+        }
+    }
     progress::log(format!("[run] done in {:.1} s", t.elapsed().as_secs_f64()));
     Ok(reports)
 }
@@ -410,9 +387,9 @@ mod tests {
     /// A finished run in `dir`: every stage's manifest, with the compared counts.
     fn fake_run(dir: &Path, entities: u64, triples: u64, rows: u64, complete: bool) {
         std::fs::create_dir_all(dir).unwrap();
-        for stage in super::STAGES {
+        for stage in super::stage_names() {
             let mut m = Manifest::new(stage);
-            m.complete = complete || *stage != "extract";
+            m.complete = complete || stage != "extract";
             m.counts.insert("labelled_entities".into(), entities);
             m.counts.insert("triples".into(), triples);
             m.counts.insert("rows".into(), rows);
@@ -462,7 +439,7 @@ mod tests {
     fn committed_stage_configs_parse_and_match_defaults() {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("pipeline");
         let f = |s: &str| config::stage_file(Some(&dir), s).expect("config file present");
-        let e: extract::Config = config::load(Some(&f("extract"))).unwrap();
+        let e: extract::Config = config::load_stage(Some(&f("extract")), "extract").unwrap();
         assert_eq!(e, extract::Config::default());
         let _: graph::GraphConfig = config::load(Some(&f("graph"))).unwrap();
         let w: walks::WalkConfig = config::load(Some(&f("walks"))).unwrap();

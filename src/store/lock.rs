@@ -304,6 +304,26 @@ impl DirLock {
     pub fn path(&self) -> &Path {
         &self.path
     }
+
+    /// For a stage that failed ([`DirLock::stage`]): remove the outputs it renamed into place since it took
+    /// the lock (no manifest vouches for them: its old one went with the first). Returns how many went.
+    pub fn remove_outputs(&self) -> usize {
+        if !self.stage {
+            return 0;
+        }
+        let committed = {
+            let mut held = held();
+            let Some(h) = held.iter_mut().find(|h| h.dir == self.dir) else {
+                return 0;
+            };
+            match h.frames.last_mut() {
+                Some(f) if !f.finished => std::mem::take(&mut f.committed),
+                _ => return 0,
+            }
+        };
+        remove_all(&committed);
+        committed.len()
+    }
 }
 
 impl Drop for DirLock {

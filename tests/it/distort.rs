@@ -534,7 +534,6 @@ fn export_writes_requests_report_and_hf_layout_and_translations_round_trip() {
     let ecfg = ExportConfig {
         hf: Some(hf.clone()),
         model: "test-model".into(),
-        ..Default::default()
     };
     let mut m = sword::store::Manifest::new("export");
     export::write_all(

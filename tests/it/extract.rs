@@ -455,7 +455,16 @@ fn library_run_matches_the_binary() {
         max_bad_share: 0.1,
         ..Default::default()
     };
-    let m = sword::stages::extract::run(&data("extract/tiny.json"), &wd.join("lib"), &cfg).unwrap();
+    let args = sword::stages::extract::ExtractArgs {
+        dump: data("extract/tiny.json"),
+        ..Default::default()
+    };
+    let m = sword::stages::contract::run::<sword::stages::extract::ExtractStage>(
+        &wd.join("lib"),
+        &cfg,
+        &args,
+    )
+    .unwrap();
     assert_eq!(m.counts["triples"], 2);
     assert_same_artifacts(&a, &wd.join("lib"), "library vs binary");
 }

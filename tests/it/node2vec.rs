@@ -6,8 +6,9 @@ mod graph_walks {
     use proptest::prelude::*;
     use std::collections::{BTreeSet, HashMap, HashSet};
     use std::path::Path;
-    use sword::stages::embed::graph::{self, Csr, GraphConfig};
-    use sword::stages::embed::walks::{self, Bias, WalkConfig, Walks, PAD};
+    use sword::stages::contract::{run, NoSettings};
+    use sword::stages::embed::graph::{self, Csr, GraphArgs, GraphConfig, GraphStage};
+    use sword::stages::embed::walks::{self, Bias, WalkConfig, Walks, WalksStage, PAD};
     use sword::store::Manifest;
 
     /// The edge set as the oracle sees it: unordered, no self-loops, no duplicates.
@@ -318,8 +319,9 @@ mod graph_walks {
                 .build()
                 .unwrap();
             pool.install(|| {
-                graph::run(&dir, &GraphConfig::default(), Some(&edges)).unwrap();
-                walks::run(&dir, &cfg).unwrap();
+                let edges = Some(edges.clone());
+                run::<GraphStage>(&dir, &GraphConfig::default(), &GraphArgs { edges }).unwrap();
+                run::<WalksStage>(&dir, &cfg, &NoSettings {}).unwrap();
             });
             files.push(std::fs::read(dir.join("walks.bin")).unwrap());
         }
@@ -466,7 +468,7 @@ mod graph_walks {
         let mut m = Manifest::new("extract");
         m.add_outputs(&dir, &["triples.parquet"]).unwrap();
         m.write(&dir).unwrap();
-        let m = graph::run(&dir, &GraphConfig::default(), None).unwrap();
+        let m = run::<GraphStage>(&dir, &GraphConfig::default(), &GraphArgs::default()).unwrap();
         assert_eq!(
             graph::read_nodes(&dir.join("nodes.txt")).unwrap(),
             ["Q5", "Q42", "Q90", "Q100"]

@@ -549,7 +549,7 @@ fn run_refuses_bad_input_and_carries_the_incomplete_flag_to_export() {
         "conf",
     ]);
     let r1 = wd.join("r1");
-    for stage in sword::stages::pipeline::STAGES {
+    for stage in sword::stages::pipeline::stage_names() {
         assert_eq!(manifest(&r1, stage)["complete"], false, "{stage}");
     }
     // Every Parquet file of the run carries the mark, not only sword.parquet: a file copied out of the run
@@ -579,7 +579,7 @@ fn run_refuses_bad_input_and_carries_the_incomplete_flag_to_export() {
         "--config-dir",
         "conf",
     ]);
-    for stage in sword::stages::pipeline::STAGES {
+    for stage in sword::stages::pipeline::stage_names() {
         assert_eq!(manifest(&wd.join("r2"), stage)["complete"], true, "{stage}");
     }
     let whole = parquet_files(&wd.join("r2"));

@@ -274,7 +274,7 @@ fn synth_then_extract(cfg: &Config, ext: &str) -> (synth::Truth, Extracted) {
     let dump = wd.join(&format!("dump{ext}"));
     let truth = synth::write_file(cfg, &dump).unwrap();
     let out = wd.join("run");
-    sword::stages::extract::run(&dump, &out, &sword::stages::extract::Config::default()).unwrap();
+    crate::util::extract(&dump, &out, &sword::stages::extract::Config::default()).unwrap();
     (truth, read_extracted(&out))
 }
 
@@ -315,8 +315,7 @@ fn synth_to_extract_recovers_the_default_dump_in_every_format() {
         let dump = wd.join(&format!("dump{ext}"));
         let truth = synth::write_file(&cfg, &dump).unwrap();
         let out = wd.join("run");
-        sword::stages::extract::run(&dump, &out, &sword::stages::extract::Config::default())
-            .unwrap();
+        crate::util::extract(&dump, &out, &sword::stages::extract::Config::default()).unwrap();
         let got = read_extracted(&out);
         assert_recovered(&truth, &got);
         assert!(truth.triples.len() > 200);

@@ -5,7 +5,8 @@
 use crate::util::Workdir;
 use std::collections::BTreeMap;
 use sword::core::ids::{Pid, Qid};
-use sword::stages::distort::{self, DistortConfig, Strategy};
+use sword::stages::contract::NoSettings;
+use sword::stages::distort::{self, DistortConfig, DistortStage, Strategy};
 use sword::synth::{self, Config};
 
 /// The rejection reasons the generator's world must make the guards meet (issue 11).
@@ -43,13 +44,14 @@ fn run(
     // exported as false (seed 1000 did so before P150 joined the default seed).
     let ecfg = sword::stages::extract::Config::default();
     assert!(ecfg.transitive_seed.iter().any(|p| p == "P150"));
-    sword::stages::extract::run(&dump, &out, &ecfg).unwrap();
+    crate::util::extract(&dump, &out, &ecfg).unwrap();
     let dcfg = DistortConfig {
         seed,
         samples,
         ..DistortConfig::default()
     };
-    let manifest = distort::run(&out, &dcfg).unwrap();
+    let manifest =
+        sword::stages::contract::run::<DistortStage>(&out, &dcfg, &NoSettings {}).unwrap();
     let rows = distort::read_distortions_file(&out.join("distortions.parquet")).unwrap();
     (truth, rows, manifest, wd)
 }

@@ -120,6 +120,19 @@ pub fn real_fixture(rel: &str) -> Option<PathBuf> {
     Some(p)
 }
 
+/// Run the extract stage as a library call (the contract's path, as `sword extract` takes it).
+pub fn extract(
+    dump: &Path,
+    out: &Path,
+    cfg: &sword::stages::extract::Config,
+) -> sword::Result<sword::store::Manifest> {
+    let args = sword::stages::extract::ExtractArgs {
+        dump: dump.to_path_buf(),
+        ..Default::default()
+    };
+    sword::stages::contract::run::<sword::stages::extract::ExtractStage>(out, cfg, &args)
+}
+
 /// The artifacts extract writes.
 pub const EXTRACT_ARTIFACTS: &[&str] = &[
     "entities.parquet",

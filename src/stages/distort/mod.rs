@@ -28,8 +28,13 @@
 use crate::core::error::{Error, IoContext, Result};
 use crate::core::ids::{Pid, Qid};
 use crate::core::records::{PropertyRecord, Rank, Triple};
+use crate::stages::contract::{Context, Input, NoSettings, Stage};
+use crate::store::layout::{
+    self, Artifact, DISTORTIONS, EMBEDDINGS_NPY, EMBEDDINGS_W2V, NODES, PROPERTIES, STATEMENTS,
+    TRANSITIVE, TRIPLES,
+};
 use crate::store::tables;
-use crate::store::{self, FileRef, Manifest};
+use crate::store::Manifest;
 use arrow_array::{
     Array, ArrayRef, BooleanArray, Float32Array, RecordBatch, StringArray, UInt32Array,
 };
@@ -41,39 +46,43 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 /// Version of the `distortions.parquet` layout (bump on any column change).
 pub const DISTORTIONS_FORMAT_VERSION: u32 = 1;
 
-/// Configuration of `sword distort` (TOML via `--config`, CLI flags override).
-#[derive(Clone, Debug, Serialize, Deserialize)]
+/// Settings of `sword distort` (`pipeline/distort.toml`; the same names as its flags).
+#[derive(Clone, Debug, Serialize, Deserialize, clap::Args)]
 #[serde(default, deny_unknown_fields)]
 pub struct DistortConfig {
     /// Seed of every random draw (sampling and replacements). Same seed → byte-identical output. Typical: 42.
+    #[arg(long, required = false)]
     pub seed: u64,
     /// Number of original triples to sample (the paper uses 500). Fewer when the frame is smaller.
+    #[arg(long, required = false)]
     pub samples: usize,
     /// Sample per property: at most `per_property_cap` originals per property enter the pool that is then
     /// sampled uniformly (uniform sampling over triples is dominated by a few properties such as P31).
+    #[arg(long, action = clap::ArgAction::Set, num_args = 0, default_missing_value = "true", required = false)]
     pub stratify_by_property: bool,
     /// Cap per property when stratifying (originals per property). Typical: 5–20.
+    #[arg(long, required = false)]
     pub per_property_cap: usize,
     /// Candidate draws per variant before it is dropped. Typical: 100.
+    #[arg(long, required = false)]
     pub max_attempts: u32,
     /// Node budget of one transitive reachability search; when exhausted the candidate is rejected
     /// (`transitive_bound`). Typical: 100 000 (a few ms).
+    #[arg(long, required = false)]
     pub transitive_max_visits: usize,
     /// Guard probe: further candidates per variant on which every guard is run and its verdict counted
     /// (`extra.guard_probe` of the manifest), the whole pool when it is smaller. They come from a random
     /// stream of their own and never enter the output, so the probe changes no row. It measures how often a
     /// uniform draw would be true, per strategy and guard (a 500-original run draws ≈ 2 000 candidates, too
     /// few to meet the rarer near-misses). Default 100 (`max_attempts`); 0 turns it off.
+    #[arg(long, required = false)]
     pub probe_candidates: usize,
-    /// Accept inputs whose manifests do not vouch for them (set by `--force`; not part of the config identity).
-    #[serde(skip)]
-    pub force: bool,
 }
 
 impl Default for DistortConfig {
@@ -86,7 +95,6 @@ impl Default for DistortConfig {
             max_attempts: 100,
             transitive_max_visits: 100_000,
             probe_candidates: 100,
-            force: false,
         }
     }
 }
@@ -1458,28 +1466,67 @@ fn load_properties(path: &Path) -> Result<Vec<PropertyRecord>> {
     tables::read_properties(path)
 }
 
-/// Library entry point: read the extract (and, when present, train) artifacts from `dir`, write
-/// `distortions.parquet` and `distort.manifest.json`.
-pub fn run(dir: &Path, cfg: &DistortConfig) -> Result<Manifest> {
-    let started = std::time::Instant::now();
-    let _lock = store::DirLock::stage(dir, "distort")?;
-    let mut manifest = Manifest::new("distort");
-    manifest.config = serde_json::to_value(cfg).expect("config serialises");
-    manifest.seed = Some(cfg.seed);
-    let mut inputs: Vec<FileRef> = Vec::new();
-    for name in [
-        "triples.parquet",
-        "statements.parquet",
-        "transitive.parquet",
-        "properties.parquet",
-    ] {
-        inputs.push(store::check_input(dir, "extract", name, cfg.force)?);
+/// The distort stage: the extract artifacts (and, when present, the embeddings) → `distortions.parquet`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DistortStage;
+
+impl Stage for DistortStage {
+    const NAME: &'static str = layout::DISTORT;
+    type Settings = DistortConfig;
+    type Args = NoSettings;
+    type Outcome = ();
+
+    fn inputs(&self, _: &DistortConfig, _: &NoSettings) -> Vec<Input> {
+        vec![
+            Input::Vouched(TRIPLES),
+            Input::Vouched(STATEMENTS),
+            Input::Vouched(TRANSITIVE),
+            Input::Vouched(PROPERTIES),
+            Input::Optional(EMBEDDINGS_NPY),
+            Input::Optional(NODES),
+            Input::Optional(EMBEDDINGS_W2V),
+        ]
     }
-    // The triples are streamed into the compact index (nothing else of them is held); only the sampled
-    // originals are read back whole.
-    let properties = load_properties(&dir.join("properties.parquet"))?;
+
+    fn outputs(&self, _: &DistortConfig, _: &NoSettings) -> Vec<Artifact> {
+        vec![DISTORTIONS]
+    }
+
+    fn validate(&self, cfg: &DistortConfig, _: &NoSettings) -> Result<()> {
+        if cfg.max_attempts == 0 {
+            return Err(Error::Config("--max-attempts must be at least 1".into()));
+        }
+        Ok(())
+    }
+
+    fn seed(&self, cfg: &DistortConfig) -> Option<u64> {
+        Some(cfg.seed)
+    }
+
+    fn run(&self, cx: &mut Context, cfg: &DistortConfig, _: &NoSettings) -> Result<()> {
+        run(cx, cfg)
+    }
+
+    fn summary(&self, _: &Path, m: &Manifest) -> String {
+        let mut line = String::from("distort:");
+        for s in Strategy::ALL {
+            let k = format!("emitted_{}", s.as_str());
+            line.push_str(&format!(
+                " {}={}",
+                s.as_str(),
+                m.counts.get(&k).copied().unwrap_or(0)
+            ));
+        }
+        line
+    }
+}
+
+/// The work of the stage: the existence index from the triples, statements and transitive statements (streamed
+/// into the compact index: nothing else of them is held), the sample, the draws, `distortions.parquet`.
+fn run(cx: &mut Context, cfg: &DistortConfig) -> Result<()> {
+    let properties = load_properties(&cx.path(&PROPERTIES))?;
     let mut builder = IndexBuilder::default();
-    let finals_path = dir.join("triples.parquet");
+    let finals_path = cx.path(&TRIPLES);
     let mut finals: Vec<(Pid, Rank)> = Vec::new();
     let mut final_keys: Vec<(Qid, Qid)> = Vec::new();
     let n_final = tables::for_each_triple(&finals_path, true, |_, s, p, o, rank| {
@@ -1497,14 +1544,12 @@ pub fn run(dir: &Path, cfg: &DistortConfig) -> Result<Manifest> {
         final_triples: n_final,
         ..InputSizes::default()
     };
-    sizes.statements =
-        tables::for_each_triple(&dir.join("statements.parquet"), false, |_, s, p, o, _| {
-            builder.statement(s, p, o)
-        })?;
-    sizes.transitive =
-        tables::for_each_triple(&dir.join("transitive.parquet"), false, |_, s, p, o, _| {
-            builder.statement(s, p, o)
-        })?;
+    sizes.statements = tables::for_each_triple(&cx.path(&STATEMENTS), false, |_, s, p, o, _| {
+        builder.statement(s, p, o)
+    })?;
+    sizes.transitive = tables::for_each_triple(&cx.path(&TRANSITIVE), false, |_, s, p, o, _| {
+        builder.statement(s, p, o)
+    })?;
     let index = builder.finish(&properties);
     drop(properties);
     let (chosen, sampling) = sample_frame(finals.len(), |i| finals[i], cfg);
@@ -1522,58 +1567,37 @@ pub fn run(dir: &Path, cfg: &DistortConfig) -> Result<Manifest> {
         })
         .collect();
     drop((finals, final_keys));
-    let npy = dir.join("embeddings.npy");
-    let w2v = dir.join("embeddings.w2v");
-    let embeddings_present = npy.exists() || w2v.exists();
-    let sim: Box<dyn Similarity> = if npy.exists() {
-        inputs.push(store::check_input(
-            dir,
-            "train",
-            "embeddings.npy",
-            cfg.force,
-        )?);
-        inputs.push(store::check_input(dir, "graph", "nodes.txt", cfg.force)?);
-        Box::new(NpySimilarity::open(&npy, &dir.join("nodes.txt"))?)
-    } else if w2v.exists() {
-        // Only the text form (embeddings made elsewhere): parsed whole, as before embeddings.npy was read.
-        inputs.push(store::check_input(
-            dir,
-            "train",
-            "embeddings.w2v",
-            cfg.force,
-        )?);
-        Box::new(EmbeddingSimilarity::new(
-            crate::store::embeddings::Embeddings::read_w2v(&w2v)?,
-        ))
-    } else {
-        crate::core::progress::log(format!(
-            "distort: {} missing: cosines will be null",
-            npy.display()
-        ));
-        Box::new(NoSimilarity)
-    };
-    let read_s = started.elapsed().as_secs_f64();
+    let (sim, embeddings_present): (Box<dyn Similarity>, bool) =
+        if let Some(npy) = cx.optional_input(&EMBEDDINGS_NPY)? {
+            let nodes = cx.input(&NODES)?;
+            (Box::new(NpySimilarity::open(&npy, &nodes)?), true)
+        } else if let Some(w2v) = cx.optional_input(&EMBEDDINGS_W2V)? {
+            // Only the text form (embeddings made elsewhere): parsed whole, as before embeddings.npy was read.
+            let e = crate::store::embeddings::Embeddings::read_w2v(&w2v)?;
+            (Box::new(EmbeddingSimilarity::new(e)), true)
+        } else {
+            crate::core::progress::log(format!(
+                "distort: {} missing: cosines will be null",
+                cx.path(&EMBEDDINGS_NPY).display()
+            ));
+            (Box::new(NoSimilarity), false)
+        };
+    cx.lap("read");
     let out = draw_all(&index, &originals, sampling, sizes, cfg, sim.as_ref());
     drop(index);
-    let core_s = started.elapsed().as_secs_f64() - read_s;
-    let dest: PathBuf = dir.join("distortions.parquet");
-    manifest.inputs = inputs;
+    cx.lap("distort");
     // An incomplete build (its extract kept what a truncated dump held) marks this file too.
-    let complete = manifest.incomplete_inputs().is_empty();
-    let mut file = store::AtomicFile::create(&dest)?;
+    let complete = cx.inputs_incomplete().is_empty();
+    let dest = cx.path(&DISTORTIONS);
+    let mut file = cx.create(&DISTORTIONS)?;
     write_distortions(&mut file, &out.rows, complete, &dest)?;
     file.commit()?;
-    manifest.add_outputs(dir, &["distortions.parquet"])?;
+    let manifest = cx.manifest();
     manifest.counts = out.counts;
     manifest
         .counts
         .insert("embeddings_present".into(), u64::from(embeddings_present));
     manifest.rejects = out.rejects;
-    manifest.timings.insert("read".into(), read_s);
-    manifest.timings.insert("distort".into(), core_s);
-    manifest
-        .timings
-        .insert("total".into(), started.elapsed().as_secs_f64());
     let diff = |a, b, centred| {
         let d = differences(&out.rows, a, b, centred);
         let mean = (!d.is_empty()).then(|| d.iter().sum::<f64>() / d.len() as f64);
@@ -1593,8 +1617,7 @@ pub fn run(dir: &Path, cfg: &DistortConfig) -> Result<Manifest> {
         "transitive_bound": format!("breadth-first search expands at most {} nodes per check", cfg.transitive_max_visits),
         "guard_probe": probe_json(&out.probe, cfg.probe_candidates),
     });
-    manifest.write(dir)?;
-    Ok(manifest)
+    Ok(())
 }
 
 /// Per-original differences `cos(a) − cos(b)` (raw or centred) for originals that have both variants.
@@ -1611,84 +1634,6 @@ pub fn differences(rows: &[Distortion], a: Strategy, b: Strategy, centred: bool)
     by.values()
         .filter_map(|[x, y]| Some(f64::from((*x)?) - f64::from((*y)?)))
         .collect()
-}
-
-/// Command-line arguments of `sword distort`.
-#[derive(clap::Args, Debug)]
-pub struct Args {
-    /// Run directory: reads the extract/train artifacts, writes distortions.parquet.
-    #[arg(long)]
-    pub out: PathBuf,
-    /// TOML file with a `DistortConfig`; flags override it.
-    #[arg(long)]
-    pub config: Option<PathBuf>,
-    /// Seed of every random draw.
-    #[arg(long)]
-    pub seed: Option<u64>,
-    /// Original triples to sample (default 500).
-    #[arg(long)]
-    pub samples: Option<usize>,
-    /// Stratify the sample by property (with `--per-property-cap`).
-    #[arg(long)]
-    pub stratify_by_property: bool,
-    /// Originals per property when stratifying (default 10).
-    #[arg(long)]
-    pub per_property_cap: Option<usize>,
-    /// Candidate draws per variant before dropping it (default 100).
-    #[arg(long)]
-    pub max_attempts: Option<u32>,
-    /// Node budget of a transitive reachability search (default 100000).
-    #[arg(long)]
-    pub transitive_max_visits: Option<usize>,
-    /// Further candidates per variant that the guard probe checks (default 100; 0 turns it off). They never
-    /// change the output; the manifest counts every guard's verdict on them.
-    #[arg(long)]
-    pub probe_candidates: Option<usize>,
-    /// Accept inputs whose manifests do not vouch for them.
-    #[arg(long)]
-    pub force: bool,
-}
-
-/// Entry point from the binary.
-pub fn cli(args: Args) -> Result<()> {
-    let mut cfg: DistortConfig = crate::core::config::load(args.config.as_deref())?;
-    if let Some(v) = args.seed {
-        cfg.seed = v;
-    }
-    if let Some(v) = args.samples {
-        cfg.samples = v;
-    }
-    if args.stratify_by_property {
-        cfg.stratify_by_property = true;
-    }
-    if let Some(v) = args.per_property_cap {
-        cfg.per_property_cap = v;
-    }
-    if let Some(v) = args.max_attempts {
-        cfg.max_attempts = v;
-    }
-    if let Some(v) = args.transitive_max_visits {
-        cfg.transitive_max_visits = v;
-    }
-    if let Some(v) = args.probe_candidates {
-        cfg.probe_candidates = v;
-    }
-    cfg.force |= args.force;
-    if cfg.max_attempts == 0 {
-        return Err(Error::Config("--max-attempts must be at least 1".into()));
-    }
-    let m = run(&args.out, &cfg)?;
-    let mut line = String::from("distort:");
-    for s in Strategy::ALL {
-        let k = format!("emitted_{}", s.as_str());
-        line.push_str(&format!(
-            " {}={}",
-            s.as_str(),
-            m.counts.get(&k).copied().unwrap_or(0)
-        ));
-    }
-    crate::core::progress::log(line);
-    Ok(())
 }
 
 #[cfg(test)]

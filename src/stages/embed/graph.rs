@@ -23,15 +23,15 @@
 
 use crate::core::error::{Error, IoContext, Result};
 use crate::core::ids::{NodeId, Qid};
-use crate::core::progress;
-use crate::store::{self, AtomicFile, Manifest};
+use crate::stages::contract::{Context, Input, Stage};
+use crate::store::layout::{self, Artifact, GRAPH_CSR, NODES, TRIPLES};
+use crate::store::{tables, Manifest};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 /// Magic bytes at the start of `graph.csr`.
 pub const CSR_MAGIC: &[u8; 8] = b"SWORDCSR";
@@ -39,56 +39,23 @@ pub const CSR_MAGIC: &[u8; 8] = b"SWORDCSR";
 pub const CSR_VERSION: u32 = 1;
 /// Size of the `graph.csr` header in bytes (keeps the offsets array 8-byte aligned in a memory map).
 pub const CSR_HEADER_LEN: usize = 32;
-/// Name of the CSR artifact in the run directory.
-pub const GRAPH_FILE: &str = "graph.csr";
-/// Name of the node-key list in the run directory.
-pub const NODES_FILE: &str = "nodes.txt";
-/// Name of the triples artifact this stage reads by default.
-pub const TRIPLES_FILE: &str = "triples.parquet";
 
-/// Configuration of the graph stage.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+/// Settings of the graph stage: none yet (the graph has no parameter); `pipeline/graph.toml` may stay empty.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, clap::Args)]
 #[serde(default, deny_unknown_fields)]
-pub struct GraphConfig {
-    /// Accept `triples.parquet` even when its manifest is missing or does not vouch for it (`--force`).
-    /// Typical: false.
-    #[serde(skip)]
-    pub force: bool,
-}
+pub struct GraphConfig {}
 
-/// Command-line arguments of `sword graph`.
-#[derive(clap::Args, Debug)]
-pub struct Args {
-    /// Run directory: reads `triples.parquet` from it (unless `--edges`), writes `graph.csr`, `nodes.txt` and
-    /// `graph.manifest.json` into it.
-    #[arg(long)]
-    pub out: PathBuf,
+/// Flags of `sword graph` that are not settings.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct GraphArgs {
     /// Plain edge list instead of the triples: two ids per line, tab or space separated, `#` comments.
     #[arg(long)]
     pub edges: Option<PathBuf>,
-    /// TOML file with a `GraphConfig`; command-line flags override it.
-    #[arg(long)]
-    pub config: Option<PathBuf>,
-    /// Use the input even if its manifest is missing or disagrees with it.
-    #[arg(long)]
-    pub force: bool,
 }
 
-/// Entry point from the binary.
-pub fn cli(args: Args) -> Result<()> {
-    let mut cfg: GraphConfig = crate::core::config::load(args.config.as_deref())?;
-    cfg.force |= args.force;
-    let m = run(&args.out, &cfg, args.edges.as_deref())?;
-    progress::log(format!(
-        "graph: {} nodes, {} edges ({} self-loops dropped, {} duplicates merged) -> {}",
-        m.counts.get("nodes").copied().unwrap_or(0),
-        m.counts.get("edges").copied().unwrap_or(0),
-        m.counts.get("self_loops_dropped").copied().unwrap_or(0),
-        m.counts.get("duplicate_edges_merged").copied().unwrap_or(0),
-        args.out.join(GRAPH_FILE).display()
-    ));
-    Ok(())
-}
+/// The graph stage: triples (or an edge list) → `graph.csr` and `nodes.txt`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct GraphStage;
 
 // ---------------------------------------------------------------------------------------------------------
 // CSR
@@ -744,77 +711,82 @@ pub fn component_summary(csr: &Csr) -> ComponentSummary {
 // Stage
 // ---------------------------------------------------------------------------------------------------------
 
-/// Run the stage: read the triples from `dir` (or the edge list `edges`), write `graph.csr`, `nodes.txt`
-/// and `graph.manifest.json` into `dir`.
-pub fn run(dir: &Path, cfg: &GraphConfig, edges: Option<&Path>) -> Result<Manifest> {
-    let _lock = store::DirLock::stage(dir, "graph")?;
-    let mut manifest = Manifest::new("graph");
-    manifest.config = serde_json::to_value(cfg).expect("config serialises");
-    let t0 = Instant::now();
-    let (keyed, input_count) = match edges {
-        Some(path) => {
-            let f = std::fs::File::open(path).at(path)?;
-            let keyed = parse_edge_list(f, path)?;
-            let mut r = store::FileRef::of(path)?;
-            r.path = path.to_string_lossy().into_owned();
-            manifest.inputs.push(r);
-            let n = keyed.edges.len() as u64;
-            (keyed, n)
+impl Stage for GraphStage {
+    const NAME: &'static str = layout::GRAPH;
+    type Settings = GraphConfig;
+    type Args = GraphArgs;
+    type Outcome = ();
+
+    fn inputs(&self, _: &GraphConfig, args: &GraphArgs) -> Vec<Input> {
+        match &args.edges {
+            Some(path) => vec![Input::File(path.clone())],
+            None => vec![Input::Vouched(TRIPLES)],
         }
-        None => {
-            let r = store::check_input(dir, "extract", TRIPLES_FILE, cfg.force)?;
-            manifest.inputs.push(r);
-            let path = dir.join(TRIPLES_FILE);
-            // Only the subject and object columns, batch by batch: the pairs are all that is held.
-            let mut pairs: Vec<(Qid, Qid)> = Vec::new();
-            crate::store::tables::for_each_triple(&path, false, |_, s, _, o, _| {
-                pairs.push((s, o))
-            })?;
-            let n = pairs.len() as u64;
-            (keyed_from_qid_pairs(&pairs), n)
-        }
-    };
-    manifest
-        .timings
-        .insert("read".into(), t0.elapsed().as_secs_f64());
-    let t1 = Instant::now();
-    let (csr, stats) = Csr::build(keyed.keys.len(), &keyed.edges);
-    manifest
-        .timings
-        .insert("build".into(), t1.elapsed().as_secs_f64());
-    let t2 = Instant::now();
-    let mut f = AtomicFile::create(dir.join(GRAPH_FILE))?;
-    csr.write(&mut f).at(dir.join(GRAPH_FILE))?;
-    f.commit()?;
-    store::write_atomic(dir.join(NODES_FILE), |w| write_nodes(&keyed.keys, w))?;
-    manifest
-        .timings
-        .insert("write".into(), t2.elapsed().as_secs_f64());
-    let t3 = Instant::now();
-    let degrees = degree_summary(&csr);
-    let components = component_summary(&csr);
-    manifest
-        .timings
-        .insert("stats".into(), t3.elapsed().as_secs_f64());
-    let c = &mut manifest.counts;
-    c.insert("input_edges".into(), input_count);
-    c.insert("nodes".into(), csr.n_nodes() as u64);
-    c.insert("edges".into(), csr.n_edges() as u64);
-    c.insert("self_loops_dropped".into(), stats.self_loops_dropped);
-    c.insert("duplicate_edges_merged".into(), stats.duplicates_merged);
-    c.insert("isolated_nodes".into(), degrees.isolated);
-    c.insert("components".into(), components.count);
-    c.insert("largest_component".into(), components.largest);
-    manifest.extra = serde_json::json!({
-        "source": if edges.is_some() { "edge_list" } else { "triples" },
-        "node_order": "natural key order (prefix, then number); Q-ids ascending",
-        "degree": degrees,
-        "components": components,
-        "format_version": CSR_VERSION,
-    });
-    manifest.add_outputs(dir, &[GRAPH_FILE, NODES_FILE])?;
-    manifest.write(dir)?;
-    Ok(manifest)
+    }
+
+    fn outputs(&self, _: &GraphConfig, _: &GraphArgs) -> Vec<Artifact> {
+        vec![GRAPH_CSR, NODES]
+    }
+
+    /// Read the triples (or the edge list), write `graph.csr` and `nodes.txt`.
+    fn run(&self, cx: &mut Context, _: &GraphConfig, args: &GraphArgs) -> Result<()> {
+        let (keyed, input_count) = match &args.edges {
+            Some(path) => {
+                let f = std::fs::File::open(path).at(path)?;
+                let keyed = parse_edge_list(f, path)?;
+                let n = keyed.edges.len() as u64;
+                (keyed, n)
+            }
+            None => {
+                // Only the subject and object columns, batch by batch: the pairs are all that is held.
+                let mut pairs: Vec<(Qid, Qid)> = Vec::new();
+                tables::for_each_triple(&cx.path(&TRIPLES), false, |_, s, _, o, _| {
+                    pairs.push((s, o))
+                })?;
+                let n = pairs.len() as u64;
+                (keyed_from_qid_pairs(&pairs), n)
+            }
+        };
+        cx.lap("read");
+        let (csr, stats) = Csr::build(keyed.keys.len(), &keyed.edges);
+        cx.lap("build");
+        let mut f = cx.create(&GRAPH_CSR)?;
+        csr.write(&mut f).at(cx.path(&GRAPH_CSR))?;
+        f.commit()?;
+        cx.write(&NODES, |w| write_nodes(&keyed.keys, w))?;
+        cx.lap("write");
+        let degrees = degree_summary(&csr);
+        let components = component_summary(&csr);
+        cx.lap("stats");
+        cx.count("input_edges", input_count);
+        cx.count("nodes", csr.n_nodes() as u64);
+        cx.count("edges", csr.n_edges() as u64);
+        cx.count("self_loops_dropped", stats.self_loops_dropped);
+        cx.count("duplicate_edges_merged", stats.duplicates_merged);
+        cx.count("isolated_nodes", degrees.isolated);
+        cx.count("components", components.count);
+        cx.count("largest_component", components.largest);
+        cx.manifest().extra = serde_json::json!({
+            "source": if args.edges.is_some() { "edge_list" } else { "triples" },
+            "node_order": "natural key order (prefix, then number); Q-ids ascending",
+            "degree": degrees,
+            "components": components,
+            "format_version": CSR_VERSION,
+        });
+        Ok(())
+    }
+
+    fn summary(&self, out: &Path, m: &Manifest) -> String {
+        let c = |k: &str| m.counts.get(k).copied().unwrap_or(0);
+        format!(
+            "graph: {} nodes, {} edges ({} self-loops dropped, {} duplicates merged) -> {}",
+            c("nodes"),
+            c("edges"),
+            c("self_loops_dropped"),
+            c("duplicate_edges_merged"),
+            out.join(GRAPH_CSR.file).display()
+        )
+    }
 }
 
 #[cfg(test)]

@@ -5,100 +5,138 @@ pub mod graph;
 pub mod train;
 pub mod walks;
 
+use self::graph::{GraphArgs, GraphConfig, GraphStage};
+use self::train::{TrainConfig, TrainStage};
+use self::walks::{WalkConfig, WalksStage};
+use crate::core::config;
+use crate::stages::cli::apply_flags;
+use crate::stages::contract::{execute, NoSettings, Stage};
 use crate::store::embeddings::Embeddings;
+use crate::store::layout::EMBEDDINGS_W2V;
+use crate::store::{DirLock, Manifest};
 
 use crate::core::error::{Error, IoContext, Result};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-/// Configuration of `sword embed`: the three stages' configs.
+/// Configuration of `sword embed` (`--config FILE`): the `[walks]` and `[train]` tables (the graph stage has no
+/// settings).
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct EmbedConfig {
     /// Walk parameters (`p`, `q`, `length`, `walks_per_node`, `seed`, `text`).
-    pub walks: crate::stages::embed::walks::WalkConfig,
+    pub walks: WalkConfig,
     /// Training parameters (`dim`, `window`, `negative`, `epochs`, `alpha`, `sample`, `seed`, ...).
-    pub train: crate::stages::embed::train::TrainConfig,
+    pub train: TrainConfig,
 }
 
-/// graph → walks → train on an edge list: writes `graph.csr`, `nodes.txt`, `walks.bin`, `embeddings.npy`,
-/// `embeddings.w2v` (keyed by the edge list's ids) and the three manifests into `dir`.
-pub fn run(dir: &Path, edges: &Path, cfg: &EmbedConfig) -> Result<crate::store::Manifest> {
-    let _lock = crate::store::DirLock::acquire(dir)?;
-    crate::stages::embed::graph::run(
+/// graph → walks → train on an edge list, each through the stage contract: writes `graph.csr`, `nodes.txt`,
+/// `walks.bin`, `embeddings.npy`, `embeddings.w2v` (keyed by the edge list's ids) and the three manifests into
+/// `dir`. Every setting is checked before the first stage runs. Returns train's manifest.
+pub fn run(dir: &Path, edges: &Path, cfg: &EmbedConfig) -> Result<Manifest> {
+    let graph_args = GraphArgs {
+        edges: Some(edges.to_path_buf()),
+    };
+    GraphStage.validate(&GraphConfig::default(), &graph_args)?;
+    WalksStage.validate(&cfg.walks, &NoSettings {})?;
+    TrainStage.validate(&cfg.train, &NoSettings {})?;
+    let _lock = DirLock::acquire(dir)?;
+    execute(
+        &GraphStage,
         dir,
-        &crate::stages::embed::graph::GraphConfig::default(),
-        Some(edges),
+        &GraphConfig::default(),
+        &graph_args,
+        false,
     )?;
-    crate::stages::embed::walks::run(dir, &cfg.walks)?;
-    crate::stages::embed::train::run(dir, &cfg.train)
+    execute(&WalksStage, dir, &cfg.walks, &NoSettings {}, false)?;
+    execute(&TrainStage, dir, &cfg.train, &NoSettings {}, false).map(|(m, ())| m)
 }
 
-/// Command-line arguments of `sword embed`.
-#[derive(clap::Args, Debug)]
+/// Command line of `sword embed`: `--edges`, `--out`, `--config`, the walks stage's flags and the train stage's,
+/// from their settings' definitions; `--seed` (train's) seeds the walks too.
+#[derive(Clone, Debug)]
 pub struct Args {
     /// Edge list: two ids per line, tab or space separated (`#` comments).
-    #[arg(long)]
     pub edges: PathBuf,
     /// Run directory for every artifact.
-    #[arg(long)]
     pub out: PathBuf,
-    /// TOML file with `[walks]` and `[train]` tables; flags override it.
-    #[arg(long)]
+    /// TOML file with `[walks]` and `[train]` tables.
     pub config: Option<PathBuf>,
-    /// node2vec return parameter p [default 1].
-    #[arg(long)]
-    pub p: Option<f64>,
-    /// node2vec in-out parameter q [default 1].
-    #[arg(long)]
-    pub q: Option<f64>,
-    /// Nodes per walk [default 10].
-    #[arg(long)]
-    pub length: Option<usize>,
-    /// Walks per node [default 10].
-    #[arg(long)]
-    pub walks_per_node: Option<usize>,
-    /// Also write walks.txt (node keys, one walk per line).
-    #[arg(long)]
-    pub text: bool,
-    #[command(flatten)]
-    pub train: crate::stages::embed::train::TrainOpts,
+    matches: clap::ArgMatches,
 }
 
-/// Entry point of `sword embed`. `--seed` seeds both the walks and the training.
-pub fn cli(args: Args) -> Result<()> {
-    let mut cfg: EmbedConfig = match &args.config {
-        Some(p) => {
-            let text = std::fs::read_to_string(p).at(p)?;
-            toml::from_str(&text).map_err(|e| Error::Config(format!("{}: {e}", p.display())))?
+impl clap::Args for Args {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        let path = |id: &'static str, name: &'static str, help: &'static str| {
+            clap::Arg::new(id)
+                .long(id)
+                .value_name(name)
+                .value_parser(clap::value_parser!(PathBuf))
+                .help(help)
+        };
+        let mut cmd = cmd
+            .arg(
+                path(
+                    "edges",
+                    "EDGES",
+                    "Edge list: two ids per line, tab or space separated (`#` comments)",
+                )
+                .required(true),
+            )
+            .arg(path("out", "OUT", "Run directory for every artifact").required(true))
+            .arg(path(
+                "config",
+                "CONFIG",
+                "TOML file with `[walks]` and `[train]` tables; flags override it",
+            ));
+        // The walks' flags but `--seed`: train's seeds both.
+        let walks = WalkConfig::augment_args(clap::Command::new("walks"));
+        for a in walks.get_arguments().filter(|a| a.get_id() != "seed") {
+            cmd = cmd.arg(a.clone());
         }
-        None => EmbedConfig::default(),
-    };
-    if let Some(v) = args.p {
-        cfg.walks.p = v;
+        TrainConfig::augment_args(cmd).mut_arg("seed", |a| {
+            a.help("Seed of the walks and of the training (walks default 1, training 42)")
+        })
     }
-    if let Some(v) = args.q {
-        cfg.walks.q = v;
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_args(cmd)
     }
-    if let Some(v) = args.length {
-        cfg.walks.length = v;
+}
+
+impl clap::FromArgMatches for Args {
+    fn from_arg_matches(m: &clap::ArgMatches) -> std::result::Result<Self, clap::Error> {
+        let path = |id: &str| m.get_one::<PathBuf>(id).cloned();
+        let missing = || clap::Error::new(clap::error::ErrorKind::MissingRequiredArgument);
+        Ok(Args {
+            edges: path("edges").ok_or_else(missing)?,
+            out: path("out").ok_or_else(missing)?,
+            config: path("config"),
+            matches: m.clone(),
+        })
     }
-    if let Some(v) = args.walks_per_node {
-        cfg.walks.walks_per_node = v;
+
+    fn update_from_arg_matches(
+        &mut self,
+        m: &clap::ArgMatches,
+    ) -> std::result::Result<(), clap::Error> {
+        *self = Self::from_arg_matches(m)?;
+        Ok(())
     }
-    if let Some(v) = args.train.seed {
-        cfg.walks.seed = v;
-    }
-    cfg.walks.text |= args.text;
-    args.train.apply(&mut cfg.train);
-    cfg.walks.validate()?;
-    cfg.train.validate()?;
+}
+
+/// Entry point of `sword embed`: the config file, then the flags given (`--seed` seeds both the walks and the
+/// training).
+pub fn cli(args: Args) -> Result<()> {
+    let mut cfg: EmbedConfig = config::load_stage(args.config.as_deref(), "embed")?;
+    apply_flags(&mut cfg.walks, &args.matches)?;
+    apply_flags(&mut cfg.train, &args.matches)?;
     let m = run(&args.out, &args.edges, &cfg)?;
     crate::core::progress::log(format!(
         "embed: {} nodes × {} dims -> {}",
         m.counts.get("nodes").copied().unwrap_or(0),
         cfg.train.dim,
-        args.out.join("embeddings.w2v").display()
+        args.out.join(EMBEDDINGS_W2V.file).display()
     ));
     Ok(())
 }
@@ -127,7 +165,7 @@ pub fn similar_cli(args: SimilarArgs) -> Result<()> {
     let path = args
         .embeddings
         .clone()
-        .unwrap_or_else(|| args.out.join("embeddings.w2v"));
+        .unwrap_or_else(|| args.out.join(EMBEDDINGS_W2V.file));
     let mut emb = Embeddings::read_w2v(&path)?;
     if args.centred {
         emb = emb.centred();

@@ -44,15 +44,17 @@
 
 use crate::core::error::{Error, IoContext, Result};
 use crate::core::ids::NodeId;
-use crate::core::progress::{self, Progress, Unit};
-use crate::stages::embed::graph::{self, Csr, GRAPH_FILE, NODES_FILE};
-use crate::store::{self, AtomicFile, Manifest};
+use crate::core::progress::{Progress, Unit};
+use crate::stages::contract::{Context, Input, NoSettings};
+use crate::stages::embed::graph::{self, Csr};
+use crate::store::layout::{self, Artifact, GRAPH_CSR, NODES, WALKS_BIN, WALKS_TEXT};
+use crate::store::Manifest;
 use rand::rngs::ChaCha8Rng;
 use rand::{Rng, SeedableRng};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 /// Magic bytes of `walks.bin`.
@@ -63,32 +65,32 @@ pub const WALKS_VERSION: u32 = 1;
 pub const WALKS_HEADER_LEN: usize = 24;
 /// Padding id for the rest of a walk that cannot continue.
 pub const PAD: u32 = u32::MAX;
-/// Binary walks artifact name.
-pub const WALKS_FILE: &str = "walks.bin";
-/// Text walks artifact name (`--text`).
-pub const WALKS_TEXT_FILE: &str = "walks.txt";
 
-/// Configuration of the walks stage.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+/// Settings of the walks stage (`pipeline/walks.toml`; the same names as flags of `sword walks`).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, clap::Args)]
 #[serde(default, deny_unknown_fields)]
 pub struct WalkConfig {
-    /// node2vec return parameter p: weight 1/p for stepping back to the previous node. 1.0 = unbiased;
-    /// typical 0.25–4 (low p keeps walks local).
+    /// node2vec return parameter p: weight 1/p for stepping back to the previous node. 1.0 = unbiased (the
+    /// default); typical 0.25–4 (low p keeps walks local).
+    #[arg(long, required = false)]
     pub p: f64,
     /// node2vec in-out parameter q: weight 1/q for moving to a node not adjacent to the previous one.
-    /// 1.0 = unbiased; q > 1 favours breadth (BFS-like), q < 1 depth (DFS-like); typical 0.25–4.
+    /// 1.0 = unbiased (the default); q > 1 favours breadth (BFS-like), q < 1 depth (DFS-like); typical 0.25–4.
+    #[arg(long, required = false)]
     pub q: f64,
-    /// Nodes per walk, start included. The SWORD paper uses 10.
+    /// Nodes per walk, start included. Default 10, as the SWORD paper.
+    #[arg(long, required = false)]
     pub length: usize,
-    /// Walks started from every node. The SWORD paper uses 10.
+    /// Walks started from every node. Default 10, as the SWORD paper.
+    #[arg(long, required = false)]
     pub walks_per_node: usize,
-    /// Seed of every walk's random stream (with the start node and round).
+    /// Seed of every walk's random stream (with the start node and round). Default 1 (`sword run` passes its
+    /// `--seed`).
+    #[arg(long, required = false)]
     pub seed: u64,
     /// Also write `walks.txt` (node keys, one walk per line) for gensim and other tools.
+    #[arg(long, action = clap::ArgAction::Set, num_args = 0, default_missing_value = "true", required = false)]
     pub text: bool,
-    /// Accept `graph.csr` (and `nodes.txt`) even when `graph.manifest.json` does not vouch for them.
-    #[serde(skip)]
-    pub force: bool,
 }
 
 impl Default for WalkConfig {
@@ -100,7 +102,6 @@ impl Default for WalkConfig {
             walks_per_node: 10,
             seed: 1,
             text: false,
-            force: false,
         }
     }
 }
@@ -128,67 +129,9 @@ impl WalkConfig {
     }
 }
 
-/// Command-line arguments of `sword walks`.
-#[derive(clap::Args, Debug)]
-pub struct Args {
-    /// Run directory: reads `graph.csr` (and `nodes.txt` with `--text`), writes `walks.bin`.
-    #[arg(long)]
-    pub out: PathBuf,
-    /// Return parameter p (default 1).
-    #[arg(long)]
-    pub p: Option<f64>,
-    /// In-out parameter q (default 1).
-    #[arg(long)]
-    pub q: Option<f64>,
-    /// Nodes per walk (default 10).
-    #[arg(long)]
-    pub length: Option<usize>,
-    /// Walks per node (default 10).
-    #[arg(long)]
-    pub walks_per_node: Option<usize>,
-    /// Seed (default 1).
-    #[arg(long)]
-    pub seed: Option<u64>,
-    /// Also write `walks.txt` with node keys, one walk per line.
-    #[arg(long)]
-    pub text: bool,
-    /// TOML file with a `WalkConfig`; command-line flags override it.
-    #[arg(long)]
-    pub config: Option<PathBuf>,
-    /// Use the graph even if its manifest is missing or disagrees with it.
-    #[arg(long)]
-    pub force: bool,
-}
-
-/// Entry point from the binary.
-pub fn cli(args: Args) -> Result<()> {
-    let mut cfg: WalkConfig = crate::core::config::load(args.config.as_deref())?;
-    if let Some(v) = args.p {
-        cfg.p = v;
-    }
-    if let Some(v) = args.q {
-        cfg.q = v;
-    }
-    if let Some(v) = args.length {
-        cfg.length = v;
-    }
-    if let Some(v) = args.walks_per_node {
-        cfg.walks_per_node = v;
-    }
-    if let Some(v) = args.seed {
-        cfg.seed = v;
-    }
-    cfg.text |= args.text;
-    cfg.force |= args.force;
-    let m = run(&args.out, &cfg)?;
-    progress::log(format!(
-        "walks: {} walks of {} nodes -> {}",
-        m.counts.get("walks").copied().unwrap_or(0),
-        cfg.length,
-        args.out.join(WALKS_FILE).display()
-    ));
-    Ok(())
-}
+/// The walks stage: `graph.csr` → `walks.bin` (and `walks.txt`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct WalksStage;
 
 // ---------------------------------------------------------------------------------------------------------
 // Walks in memory and the binary format
@@ -1030,83 +973,102 @@ pub fn generate(csr: &Csr, cfg: &WalkConfig) -> Walks {
     }
 }
 
-/// Run the stage: read `graph.csr` from `dir`, write `walks.bin` (and `walks.txt` with `text`) and
-/// `walks.manifest.json`.
-pub fn run(dir: &Path, cfg: &WalkConfig) -> Result<Manifest> {
-    cfg.validate()?;
-    let _lock = store::DirLock::stage(dir, "walks")?;
-    let mut manifest = Manifest::new("walks");
-    manifest.config = serde_json::to_value(cfg).expect("config serialises");
-    manifest.seed = Some(cfg.seed);
-    let t0 = Instant::now();
-    manifest
-        .inputs
-        .push(store::check_input(dir, "graph", GRAPH_FILE, cfg.force)?);
-    let csr = Csr::read(&dir.join(GRAPH_FILE))?;
-    let keys = if cfg.text {
-        manifest
-            .inputs
-            .push(store::check_input(dir, "graph", NODES_FILE, cfg.force)?);
-        let keys = graph::read_nodes(&dir.join(NODES_FILE))?;
-        if keys.len() != csr.n_nodes() {
-            return Err(Error::Corrupt {
-                path: dir.join(NODES_FILE),
-                what: format!("{} keys for a graph of {} nodes", keys.len(), csr.n_nodes()),
-            });
-        }
-        Some(keys)
-    } else {
-        None
-    };
-    manifest
-        .timings
-        .insert("read".into(), t0.elapsed().as_secs_f64());
+impl crate::stages::contract::Stage for WalksStage {
+    const NAME: &'static str = layout::WALKS;
+    type Settings = WalkConfig;
+    type Args = NoSettings;
+    type Outcome = ();
 
-    let t1 = Instant::now();
-    let total = csr.n_nodes() as u64 * cfg.walks_per_node as u64;
-    let bin_path = dir.join(WALKS_FILE);
-    let txt_path = dir.join(WALKS_TEXT_FILE);
-    let mut bin = AtomicFile::create(&bin_path)?;
-    write_header(&mut bin, cfg.length, total).at(&bin_path)?;
-    let mut txt = match keys {
-        Some(_) => Some(AtomicFile::create(&txt_path)?),
-        None => None,
-    };
-    let progress = Progress::new("walks", Some(total), Unit::Items("walks"));
-    let stats = generate_with(&csr, cfg, &progress, |batch| {
-        write_ids(&mut bin, batch).at(&bin_path)?;
-        if let (Some(t), Some(k)) = (txt.as_mut(), keys.as_ref()) {
-            write_text(t, batch, cfg.length, k).at(&txt_path)?;
+    fn inputs(&self, cfg: &WalkConfig, _: &NoSettings) -> Vec<Input> {
+        let mut v = vec![Input::Vouched(GRAPH_CSR)];
+        if cfg.text {
+            v.push(Input::Vouched(NODES));
         }
-        Ok(())
-    })?;
-    progress.finish();
-    let secs = t1.elapsed().as_secs_f64();
-    bin.commit()?;
-    let mut outputs = vec![WALKS_FILE];
-    if let Some(t) = txt {
-        t.commit()?;
-        outputs.push(WALKS_TEXT_FILE);
+        v
     }
-    manifest.timings.insert("walk".into(), secs);
-    let c = &mut manifest.counts;
-    c.insert("nodes".into(), csr.n_nodes() as u64);
-    c.insert("walks".into(), stats.walks);
-    c.insert("walk_length".into(), cfg.length as u64);
-    c.insert("steps".into(), stats.steps);
-    c.insert("candidates".into(), stats.candidates);
-    c.insert("padded_ids".into(), stats.padded);
-    let secs = secs.max(1e-9);
-    manifest.extra = serde_json::json!({
-        "sampler": if Bias::new(cfg.p, cfg.q).is_uniform() { "uniform" } else { "rejection" },
-        "acceptance": if stats.candidates > 0 { stats.steps as f64 / stats.candidates as f64 } else { 1.0 },
-        "walks_per_s": stats.walks as f64 / secs,
-        "steps_per_s": stats.steps as f64 / secs,
-        "format_version": WALKS_VERSION,
-    });
-    manifest.add_outputs(dir, &outputs)?;
-    manifest.write(dir)?;
-    Ok(manifest)
+
+    fn outputs(&self, cfg: &WalkConfig, _: &NoSettings) -> Vec<Artifact> {
+        let mut v = vec![WALKS_BIN];
+        if cfg.text {
+            v.push(WALKS_TEXT);
+        }
+        v
+    }
+
+    fn validate(&self, cfg: &WalkConfig, _: &NoSettings) -> Result<()> {
+        cfg.validate()
+    }
+
+    fn seed(&self, cfg: &WalkConfig) -> Option<u64> {
+        Some(cfg.seed)
+    }
+
+    /// Walk the graph, streaming `walks.bin` (and `walks.txt`) batch after batch.
+    fn run(&self, cx: &mut Context, cfg: &WalkConfig, _: &NoSettings) -> Result<()> {
+        let csr = Csr::read(&cx.path(&GRAPH_CSR))?;
+        let keys = if cfg.text {
+            let path = cx.path(&NODES);
+            let keys = graph::read_nodes(&path)?;
+            if keys.len() != csr.n_nodes() {
+                return Err(Error::Corrupt {
+                    path,
+                    what: format!("{} keys for a graph of {} nodes", keys.len(), csr.n_nodes()),
+                });
+            }
+            Some(keys)
+        } else {
+            None
+        };
+        cx.lap("read");
+        let total = csr.n_nodes() as u64 * cfg.walks_per_node as u64;
+        let (bin_path, txt_path) = (cx.path(&WALKS_BIN), cx.path(&WALKS_TEXT));
+        let mut bin = cx.create(&WALKS_BIN)?;
+        write_header(&mut bin, cfg.length, total).at(&bin_path)?;
+        let mut txt = match keys {
+            Some(_) => Some(cx.create(&WALKS_TEXT)?),
+            None => None,
+        };
+        let t1 = Instant::now();
+        let progress = Progress::new("walks", Some(total), Unit::Items("walks"));
+        let stats = generate_with(&csr, cfg, &progress, |batch| {
+            write_ids(&mut bin, batch).at(&bin_path)?;
+            if let (Some(t), Some(k)) = (txt.as_mut(), keys.as_ref()) {
+                write_text(t, batch, cfg.length, k).at(&txt_path)?;
+            }
+            Ok(())
+        })?;
+        progress.finish();
+        let secs = t1.elapsed().as_secs_f64();
+        bin.commit()?;
+        if let Some(t) = txt {
+            t.commit()?;
+        }
+        cx.timing("walk", secs);
+        cx.count("nodes", csr.n_nodes() as u64);
+        cx.count("walks", stats.walks);
+        cx.count("walk_length", cfg.length as u64);
+        cx.count("steps", stats.steps);
+        cx.count("candidates", stats.candidates);
+        cx.count("padded_ids", stats.padded);
+        let secs = secs.max(1e-9);
+        cx.manifest().extra = serde_json::json!({
+            "sampler": if Bias::new(cfg.p, cfg.q).is_uniform() { "uniform" } else { "rejection" },
+            "acceptance": if stats.candidates > 0 { stats.steps as f64 / stats.candidates as f64 } else { 1.0 },
+            "walks_per_s": stats.walks as f64 / secs,
+            "steps_per_s": stats.steps as f64 / secs,
+            "format_version": WALKS_VERSION,
+        });
+        Ok(())
+    }
+
+    fn summary(&self, out: &Path, m: &Manifest) -> String {
+        format!(
+            "walks: {} walks of {} nodes -> {}",
+            m.counts.get("walks").copied().unwrap_or(0),
+            m.counts.get("walk_length").copied().unwrap_or(0),
+            out.join(WALKS_BIN.file).display()
+        )
+    }
 }
 
 #[cfg(test)]

@@ -15,7 +15,11 @@ pub mod report;
 use crate::core::error::{Error, IoContext, Result};
 use crate::core::ids::{EntityId, Pid};
 use crate::core::records::{EntityRecord, Label, PropertyRecord};
+use crate::stages::contract::{Context, Input, NoSettings, Stage};
 use crate::stages::distort::{self, Distortion, Strategy};
+use crate::store::layout::{
+    self, Artifact, DISTORTIONS, ENTITIES, EXPORT_OUTPUTS, PROPERTIES, SWORD, TRANSLATION_REQUESTS,
+};
 use crate::store::tables;
 use crate::store::{self, Manifest};
 use arrow_array::{ArrayRef, BooleanArray, RecordBatch, StringArray, UInt32Array};
@@ -36,18 +40,17 @@ pub const DEFAULT_LANGUAGES: [&str; 8] = ["en", "fr", "de", "es", "it", "pt", "k
 /// The three roles of a statement, in column order.
 pub const ROLES: [&str; 3] = ["subject", "property", "object"];
 
-/// Configuration of `sword export`.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+/// Settings of `sword export` (`pipeline/export.toml`; the same names as its flags).
+#[derive(Clone, Debug, Serialize, Deserialize, clap::Args)]
 #[serde(default, deny_unknown_fields)]
 pub struct ExportConfig {
     /// Also lay the benchmark out as a Hugging Face dataset in this directory (`data/*.parquet` + README card).
+    #[arg(long, required = false)]
     pub hf: Option<PathBuf>,
     /// Model named in every translation request body. The paper used Gemini 2.5 Flash; any endpoint that
-    /// accepts the OpenAI Batch format works. Typical: `gemini-2.5-flash`.
+    /// accepts the OpenAI Batch format works. Default `gemini-2.5-flash`.
+    #[arg(long, required = false)]
     pub model: String,
-    /// Accept inputs whose manifests do not vouch for them (set by `--force`; not part of the config identity).
-    #[serde(skip)]
-    pub force: bool,
 }
 
 impl Default for ExportConfig {
@@ -55,7 +58,6 @@ impl Default for ExportConfig {
         ExportConfig {
             hf: None,
             model: "gemini-2.5-flash".into(),
-            force: false,
         }
     }
 }
@@ -389,7 +391,7 @@ pub fn translation_requests(
 
 /// Read `extra.dump_date` from `extract.manifest.json` (None when missing or null).
 pub fn dump_date(dir: &Path) -> Result<Option<String>> {
-    let p = Manifest::path_in(dir, "extract");
+    let p = Manifest::path_in(dir, layout::EXTRACT);
     if !p.exists() {
         return Ok(None);
     }
@@ -477,13 +479,13 @@ pub fn write_all(
     cfg: &ExportConfig,
     manifest: &mut Manifest,
 ) -> Result<()> {
-    let dest = dir.join("sword.parquet");
+    let dest = dir.join(SWORD.file);
     let complete = manifest.complete;
     let mut f = store::AtomicFile::create(&dest)?;
     write_sword_marked(&mut f, rows, lookup, dump_date, complete, &dest)?;
     f.commit()?;
     let (requests, skipped) = translation_requests(rows, lookup, &cfg.model);
-    store::write_atomic(dir.join("translation_requests.jsonl"), |w| {
+    store::write_atomic(dir.join(TRANSLATION_REQUESTS.file), |w| {
         for r in &requests {
             w.write_all(r.as_bytes())?;
             w.write_all(b"\n")?;
@@ -496,17 +498,6 @@ pub fn write_all(
     if !complete {
         mark_report_incomplete(&report_dir.join("report.md"))?;
     }
-    manifest.add_outputs(
-        dir,
-        &[
-            "sword.parquet",
-            "translation_requests.jsonl",
-            "report/report.md",
-            "report/cosine_density.svg",
-            "report/cosine_density_centred.svg",
-            "report/cosine_diff_density.svg",
-        ],
-    )?;
     for (k, v) in strategy_counts(rows) {
         manifest.counts.insert(format!("rows_{k}"), v);
     }
@@ -555,120 +546,85 @@ pub fn write_all(
     Ok(())
 }
 
-/// Library entry point: read entities, properties and distortions from `dir`, write `sword.parquet`,
-/// `translation_requests.jsonl`, `report/` and `export.manifest.json`.
-pub fn run(dir: &Path, cfg: &ExportConfig) -> Result<Manifest> {
-    let started = std::time::Instant::now();
-    let _lock = store::DirLock::stage(dir, "export")?;
-    let mut manifest = Manifest::new("export");
-    manifest.config = serde_json::to_value(cfg).expect("config serialises");
-    manifest.inputs.push(store::check_input(
-        dir,
-        "extract",
-        "entities.parquet",
-        cfg.force,
-    )?);
-    manifest.inputs.push(store::check_input(
-        dir,
-        "extract",
-        "properties.parquet",
-        cfg.force,
-    )?);
-    manifest.inputs.push(store::check_input(
-        dir,
-        "distort",
-        "distortions.parquet",
-        cfg.force,
-    )?);
-    let rows = distort::read_distortions_file(&dir.join("distortions.parquet"))?;
-    // Only the entities the rows name (and every property, for the report's tables) are kept: the lookup
-    // grows with the benchmark, not with the dump.
-    let wanted: std::collections::HashSet<EntityId> = rows
-        .iter()
-        .flat_map(|d| {
-            let replaced = [d.original_entity, d.replacement_entity];
-            (0..3)
-                .map(move |r| role_id(d, r))
-                .chain(replaced.into_iter().flatten().map(EntityId::Item))
-        })
-        .collect();
-    let entities_path = dir.join("entities.parquet");
-    let f = std::fs::File::open(&entities_path).at(&entities_path)?;
-    let (languages, entities) = tables::read_entities_where(f, &entities_path, 8192, |id| {
-        matches!(id, EntityId::Property(_)) || wanted.contains(&id)
-    })?;
-    drop(wanted);
-    let properties = load_properties(&dir.join("properties.parquet"))?;
-    let dm_path = Manifest::path_in(dir, "distort");
-    let dm = if dm_path.exists() {
-        Some(Manifest::read(&dm_path)?)
-    } else {
-        None
-    };
-    let date = dump_date(dir)?;
-    let incomplete = manifest.incomplete_inputs();
-    if !incomplete.is_empty() {
-        manifest.complete = false;
-        crate::core::progress::log(format!(
-            "export: {} come(s) from an incomplete run (a dump that ends early): sword.parquet and the report \
-             are marked incomplete",
-            incomplete.join(", ")
-        ));
-    }
-    let lookup = EntityLookup::new(languages, entities, properties);
-    write_all(
-        dir,
-        &rows,
-        &lookup,
-        date.as_deref(),
-        dm.as_ref(),
-        cfg,
-        &mut manifest,
-    )?;
-    manifest
-        .timings
-        .insert("total".into(), started.elapsed().as_secs_f64());
-    manifest.write(dir)?;
-    Ok(manifest)
-}
+/// The export stage: entities, properties and distortions → `sword.parquet`, the translation requests, the
+/// report (and the Hugging Face layout with `--hf`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ExportStage;
 
-/// Command-line arguments of `sword export`.
-#[derive(clap::Args, Debug)]
-pub struct Args {
-    /// Run directory: reads entities/properties/distortions, writes sword.parquet, requests and report.
-    #[arg(long)]
-    pub out: PathBuf,
-    /// Also lay the benchmark out as a Hugging Face dataset in this directory.
-    #[arg(long)]
-    pub hf: Option<PathBuf>,
-    /// TOML file with an `ExportConfig`; flags override it.
-    #[arg(long)]
-    pub config: Option<PathBuf>,
-    /// Model named in the translation requests (default gemini-2.5-flash).
-    #[arg(long)]
-    pub model: Option<String>,
-    /// Accept inputs whose manifests do not vouch for them.
-    #[arg(long)]
-    pub force: bool,
-}
+impl Stage for ExportStage {
+    const NAME: &'static str = layout::EXPORT;
+    type Settings = ExportConfig;
+    type Args = NoSettings;
+    type Outcome = ();
 
-/// Entry point from the binary.
-pub fn cli(args: Args) -> Result<()> {
-    let mut cfg: ExportConfig = crate::core::config::load(args.config.as_deref())?;
-    if args.hf.is_some() {
-        cfg.hf = args.hf;
+    fn inputs(&self, _: &ExportConfig, _: &NoSettings) -> Vec<Input> {
+        vec![
+            Input::Vouched(ENTITIES),
+            Input::Vouched(PROPERTIES),
+            Input::Vouched(DISTORTIONS),
+        ]
     }
-    if let Some(m) = args.model {
-        cfg.model = m;
+
+    fn outputs(&self, _: &ExportConfig, _: &NoSettings) -> Vec<Artifact> {
+        EXPORT_OUTPUTS.to_vec()
     }
-    cfg.force |= args.force;
-    let m = run(&args.out, &cfg)?;
-    crate::core::progress::log(format!(
-        "export: {} statements, {} translation requests",
-        m.counts.get("rows").copied().unwrap_or(0),
-        m.counts.get("translation_requests").copied().unwrap_or(0)
-    ));
-    Ok(())
+
+    fn run(&self, cx: &mut Context, cfg: &ExportConfig, _: &NoSettings) -> Result<()> {
+        let dir = cx.dir().to_path_buf();
+        let rows = distort::read_distortions_file(&cx.path(&DISTORTIONS))?;
+        // Only the entities the rows name (and every property, for the report's tables) are kept: the lookup
+        // grows with the benchmark, not with the dump.
+        let wanted: std::collections::HashSet<EntityId> = rows
+            .iter()
+            .flat_map(|d| {
+                let replaced = [d.original_entity, d.replacement_entity];
+                (0..3)
+                    .map(move |r| role_id(d, r))
+                    .chain(replaced.into_iter().flatten().map(EntityId::Item))
+            })
+            .collect();
+        let entities_path = cx.path(&ENTITIES);
+        let f = std::fs::File::open(&entities_path).at(&entities_path)?;
+        let (languages, entities) = tables::read_entities_where(f, &entities_path, 8192, |id| {
+            matches!(id, EntityId::Property(_)) || wanted.contains(&id)
+        })?;
+        drop(wanted);
+        let properties = load_properties(&cx.path(&PROPERTIES))?;
+        let dm_path = Manifest::path_in(&dir, layout::DISTORT);
+        let dm = if dm_path.exists() {
+            Some(Manifest::read(&dm_path)?)
+        } else {
+            None
+        };
+        let date = dump_date(&dir)?;
+        let incomplete = cx.inputs_incomplete();
+        if !incomplete.is_empty() {
+            cx.manifest().complete = false;
+            crate::core::progress::log(format!(
+                "export: {} come(s) from an incomplete run (a dump that ends early): sword.parquet and the \
+                 report are marked incomplete",
+                incomplete.join(", ")
+            ));
+        }
+        let lookup = EntityLookup::new(languages, entities, properties);
+        write_all(
+            &dir,
+            &rows,
+            &lookup,
+            date.as_deref(),
+            dm.as_ref(),
+            cfg,
+            cx.manifest(),
+        )
+    }
+
+    fn summary(&self, _: &Path, m: &Manifest) -> String {
+        format!(
+            "export: {} statements, {} translation requests",
+            m.counts.get("rows").copied().unwrap_or(0),
+            m.counts.get("translation_requests").copied().unwrap_or(0)
+        )
+    }
 }
 
 #[cfg(test)]

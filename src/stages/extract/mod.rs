@@ -20,6 +20,10 @@ use crate::core::ids::Pid;
 use crate::core::progress::{self, Progress, Unit};
 use crate::core::records::{EntityRecord, PropertyRecord, Triple};
 use crate::dump::{self, ChunkOut, ReadOpts};
+use crate::stages::contract::{Context, Input, Stage};
+use crate::store::layout::{
+    self, Artifact, ENTITIES, EXTRACT_OUTPUTS, PROPERTIES, STATEMENTS, TRANSITIVE, TRIPLES,
+};
 use crate::store::tables;
 use crate::store::{self, AtomicFile, FileRef, Manifest};
 use std::collections::BTreeMap;
@@ -39,56 +43,17 @@ pub use self::keep::{
     UnlabelledStatements,
 };
 
-/// Command-line arguments.
-#[derive(clap::Args, Debug)]
-pub struct Args {
+/// Flags of `sword extract` that are not settings: the dump, and the modes of the command.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct ExtractArgs {
     /// Dump to read: .json, .json.gz (single or multi-member), .json.bz2, .json.zst, or `-` for stdin. The
     /// format is detected from the first bytes, not the name.
-    #[arg(long)]
+    #[arg(long, required = true)]
     pub dump: PathBuf,
-    /// Run directory for the artifacts.
-    #[arg(long)]
-    pub out: PathBuf,
-    /// TOML file with an `extract` Config (flags below override it).
-    #[arg(long)]
-    pub config: Option<PathBuf>,
-    /// Languages (comma- or space-separated), e.g. `en,fr,de,es,it,pt,ko,ja`.
-    #[arg(long, num_args = 1.., value_delimiter = ',')]
-    pub languages: Option<Vec<String>>,
-    /// Languages that accept a `mul` label (comma-separated; empty string for none).
-    #[arg(long, num_args = 0.., value_delimiter = ',')]
-    pub mul_fallback: Option<Vec<String>>,
-    /// Fail (exit code 2) when more lines than this are malformed.
-    #[arg(long)]
-    pub max_bad_lines: Option<u64>,
-    /// Fail (exit code 2) when more than this share of the lines is malformed, whatever --max-bad-lines says
-    /// (default 0.01 = 1%).
-    #[arg(long, value_name = "SHARE")]
-    pub max_bad_share: Option<f64>,
-    /// Keep what was decoded from a dump that ends early (compressed stream cut short, last line cut, no closing
-    /// `]`) instead of failing with exit code 2; the run is marked `"complete": false` in every manifest, in
-    /// sword.parquet's metadata and in the report.
-    #[arg(long)]
-    pub allow_truncated: bool,
-    /// Accept a dump without any entity line (`[` and `]` only) instead of failing with exit code 2.
-    #[arg(long)]
-    pub allow_empty: bool,
-    /// Longest line accepted, in MiB (default 256): a longer one fails with exit code 2 (it would be held
-    /// whole in memory; a dump line is one entity, a few MB at most).
-    #[arg(long, value_name = "MIB")]
-    pub max_line_mib: Option<u64>,
     /// Benchmark baseline: only decompress and chunk the dump with the same decoders and threads, discard the
     /// bytes, print the JSON MB/s; writes nothing.
     #[arg(long, hide = true)]
     pub decode_only: bool,
-    /// Parse whole lines instead of skimming them first (sets `skim = false`; for comparison).
-    #[arg(long)]
-    pub no_skim: bool,
-    /// Jump over the statements of items not labelled in every language instead of reading them (sets
-    /// `unlabelled_statements = "skip"`): the same five artifacts for less CPU, but the manifest has no dump-wide
-    /// statement counts (`item_statements`, `snaks_*`, `transitive_statements_missed`, …).
-    #[arg(long)]
-    pub skip_unlabelled_statements: bool,
     /// Process only share `i` of `n` (`0 ≤ i < n`) of a plain JSON or multi-member gzip dump and write
     /// `OUT/parts/extract-part-<i>-of-<n>.*` instead of the artifacts (see `--join-shards`).
     #[arg(long, value_name = "I/N", conflicts_with = "join_shards")]
@@ -96,88 +61,81 @@ pub struct Args {
     /// Join the `n` parts written by `--shard i/n` into the five artifacts (byte-identical to an unsharded run).
     #[arg(long, value_name = "N")]
     pub join_shards: Option<u32>,
-    /// Memory for the join state: past it, sorted runs are spilled to a temporary folder in `--out` and merged
-    /// at the end (same outputs). `64M`, `8G` (powers of 1024; at least 4M), `auto` (default: half the
-    /// machine's or the cgroup's memory) or `none`. Peak RSS ≈ this plus a fixed overhead (docs/extract.md).
-    #[arg(long, value_name = "SIZE")]
-    pub memory_limit: Option<String>,
 }
 
-/// Load a config file (a bare `Config` table, or one under `[extract]`).
-pub fn load_config(path: &Path) -> Result<Config> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-    let value: toml::Value =
-        toml::from_str(&text).map_err(|e| Error::Config(format!("{}: {e}", path.display())))?;
-    let table = value.get("extract").cloned().unwrap_or(value);
-    table
-        .try_into()
-        .map_err(|e| Error::Config(format!("{}: {e}", path.display())))
-}
+/// The extract stage: the dump → the five Parquet artifacts.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ExtractStage;
 
-/// Entry point from the binary.
-pub fn cli(args: Args) -> Result<()> {
-    let mut cfg = match &args.config {
-        Some(p) => load_config(p)?,
-        None => Config::default(),
-    };
-    if let Some(l) = args.languages {
-        cfg.languages = split_list(l);
+impl Stage for ExtractStage {
+    const NAME: &'static str = layout::EXTRACT;
+    const FORCE: bool = false;
+    type Settings = Config;
+    type Args = ExtractArgs;
+    type Outcome = ();
+
+    /// None from the run folder: the dump (hashed beside the join, or not at all from stdin) and, with
+    /// `--join-shards`, the parts are recorded by `run`.
+    fn inputs(&self, _: &Config, _: &ExtractArgs) -> Vec<Input> {
+        Vec::new()
     }
-    if let Some(m) = args.mul_fallback {
-        cfg.mul_fallback = split_list(m);
+
+    fn outputs(&self, _: &Config, _: &ExtractArgs) -> Vec<Artifact> {
+        EXTRACT_OUTPUTS.to_vec()
     }
-    if let Some(n) = args.max_bad_lines {
-        cfg.max_bad_lines = n;
+
+    fn normalise(&self, cfg: &mut Config) {
+        cfg.languages = split_list(std::mem::take(&mut cfg.languages));
+        cfg.mul_fallback = split_list(std::mem::take(&mut cfg.mul_fallback));
     }
-    if let Some(x) = args.max_bad_share {
-        cfg.max_bad_share = x;
+
+    /// The rules the config makes, the memory limit, and the dump's path: before the run folder is locked.
+    fn validate(&self, cfg: &Config, args: &ExtractArgs) -> Result<()> {
+        Rules::new(cfg)?;
+        spill::parse_limit(&cfg.memory_limit)?;
+        dump::start::check_path(&args.dump)
     }
-    if let Some(x) = args.max_line_mib {
-        cfg.max_line_mib = x;
+
+    fn other_mode(&self, out: &Path, cfg: &Config, args: &ExtractArgs) -> Option<Result<()>> {
+        if args.decode_only {
+            return Some(decode_only(&args.dump, cfg).map(|(stats, secs)| {
+                println!(
+                    "decode-only {}: format {}, {} bytes of JSON in {secs:.3} s = {:.1} MB/s, gzip members {:?}, parallel inflate {}",
+                    args.dump.display(),
+                    stats.format.map(|f| f.as_str()).unwrap_or("?"),
+                    stats.json_bytes,
+                    stats.json_bytes as f64 / 1e6 / secs.max(1e-9),
+                    stats.gzip_members,
+                    stats.parallel_inflate
+                );
+            }));
+        }
+        let spec = args.shard.as_ref()?;
+        Some(
+            shard::parse_spec(spec)
+                .and_then(|(i, n)| shard::run_shard(&args.dump, out, cfg, i, n).map(|_| ())),
+        )
     }
-    cfg.allow_truncated |= args.allow_truncated;
-    cfg.allow_empty |= args.allow_empty;
-    if args.no_skim {
-        cfg.skim = false;
+
+    fn run(&self, cx: &mut Context, cfg: &Config, args: &ExtractArgs) -> Result<()> {
+        match args.join_shards {
+            Some(n) => join_shards(cx, &args.dump, cfg, n),
+            None => run(cx, &args.dump, cfg),
+        }
     }
-    if args.skip_unlabelled_statements {
-        cfg.unlabelled_statements = UnlabelledStatements::Skip;
+
+    fn summary(&self, out: &Path, m: &Manifest) -> String {
+        let c = |k: &str| m.counts.get(k).copied().unwrap_or(0);
+        format!(
+            "extract: {} labelled entities, {} triples, {} statements, {} properties, {} transitive → {}",
+            c("labelled_entities"),
+            c("triples"),
+            c("statements"),
+            c("properties"),
+            c("transitive"),
+            out.display()
+        )
     }
-    if let Some(m) = args.memory_limit {
-        cfg.memory_limit = m;
-    }
-    if args.decode_only {
-        let (stats, secs) = decode_only(&args.dump, &cfg)?;
-        println!(
-            "decode-only {}: format {}, {} bytes of JSON in {secs:.3} s = {:.1} MB/s, gzip members {:?}, parallel inflate {}",
-            args.dump.display(),
-            stats.format.map(|f| f.as_str()).unwrap_or("?"),
-            stats.json_bytes,
-            stats.json_bytes as f64 / 1e6 / secs.max(1e-9),
-            stats.gzip_members,
-            stats.parallel_inflate
-        );
-        return Ok(());
-    }
-    if let Some(spec) = &args.shard {
-        let (i, n) = shard::parse_spec(spec)?;
-        shard::run_shard(&args.dump, &args.out, &cfg, i, n)?;
-        return Ok(());
-    }
-    let m = match args.join_shards {
-        Some(n) => join_shards(&args.dump, &args.out, &cfg, n)?,
-        None => run(&args.dump, &args.out, &cfg)?,
-    };
-    progress::log(format!(
-        "extract: {} labelled entities, {} triples, {} statements, {} properties, {} transitive → {}",
-        m.counts.get("labelled_entities").copied().unwrap_or(0),
-        m.counts.get("triples").copied().unwrap_or(0),
-        m.counts.get("statements").copied().unwrap_or(0),
-        m.counts.get("properties").copied().unwrap_or(0),
-        m.counts.get("transitive").copied().unwrap_or(0),
-        args.out.display()
-    ));
-    Ok(())
 }
 
 /// Read the dump through the same paths as [`run`] (decoders, threads, chunking) but discard the bytes: the
@@ -219,13 +177,6 @@ fn split_list(v: Vec<String>) -> Vec<String> {
         .collect()
 }
 
-/// Output file names.
-pub const ENTITIES: &str = "entities.parquet";
-pub const TRIPLES: &str = "triples.parquet";
-pub const STATEMENTS: &str = "statements.parquet";
-pub const PROPERTIES: &str = "properties.parquet";
-pub const TRANSITIVE: &str = "transitive.parquet";
-
 /// `YYYY-MM-DD` from a `YYYYMMDD` in the file name (e.g. `wikidata-20151109-all.json.gz`).
 pub fn date_from_name(path: &Path) -> Option<String> {
     let name = path.file_name()?.to_string_lossy().into_owned();
@@ -245,13 +196,12 @@ pub fn date_from_name(path: &Path) -> Option<String> {
     })
 }
 
-/// Run the stage: read `dump` (or `-` for stdin), write the five Parquet artifacts and the manifest into
-/// `out`. Output bytes depend only on the dump's decompressed content and the config (not on the thread count
-/// or the compression).
-pub fn run(dump: &Path, out: &Path, cfg: &Config) -> Result<Manifest> {
+/// Read `dump` (or `-` for stdin) and write the five Parquet artifacts into the run folder. Output bytes depend
+/// only on the dump's decompressed content and the config (not on the thread count or the compression).
+fn run(cx: &mut Context, dump: &Path, cfg: &Config) -> Result<()> {
     run_with(
+        cx,
         dump,
-        out,
         cfg,
         |rules, acc, state, opts, progress| {
             let work = |bytes: &[u8], s: bool| work_chunk(rules, bytes, s);
@@ -266,20 +216,22 @@ pub fn run(dump: &Path, out: &Path, cfg: &Config) -> Result<Manifest> {
 }
 
 /// `sword extract --join-shards n`: join the parts that `--shard i/n` wrote into `out/parts/` into the five
-/// artifacts and `extract.manifest.json` (counts summed over the parts, parts listed as inputs), byte-identical
-/// to an unsharded run of the same dump and config.
-pub fn join_shards(dump: &Path, out: &Path, cfg: &Config, n: u32) -> Result<Manifest> {
-    let (input, parts) = shard::prepare_join(dump, out, cfg, n)?;
+/// artifacts (counts summed over the parts, parts listed as inputs), byte-identical to an unsharded run of the
+/// same dump and config.
+fn join_shards(cx: &mut Context, dump: &Path, cfg: &Config, n: u32) -> Result<()> {
+    let out = cx.dir().to_path_buf();
+    let (input, parts) = shard::prepare_join(dump, &out, cfg, n)?;
     run_with(
+        cx,
         dump,
-        out,
         cfg,
         |_rules, acc, state, _opts, progress| {
-            shard::replay_parts(out, &input, &parts, acc, state, progress)
+            shard::replay_parts(&out, &input, &parts, acc, state, progress)
         },
-        |m| shard::describe_join(m, out, &parts),
+        |m| shard::describe_join(m, &out, &parts),
     )
 }
+
 /// The input's hash for the manifest, computed on a thread of its own beside the join. Dropped without
 /// [`Hasher::finish`] (the join failed), its [`StopOnDrop`] tells the thread to stop at its next 1 MiB read.
 struct Hasher {
@@ -325,9 +277,9 @@ impl Hasher {
 /// Nothing is written when the input is refused (not a dump, truncated, no entity, too many bad lines), and a
 /// failure while writing (a full disk) leaves none of the five artifacts behind: they are written to temporary
 /// files, renamed into place together, and removed again if the manifest cannot be written.
-pub fn run_with(
+fn run_with(
+    cx: &mut Context,
     dump: &Path,
-    out: &Path,
     cfg: &Config,
     read: impl for<'a> FnOnce(
         &'a Rules,
@@ -337,13 +289,14 @@ pub fn run_with(
         &Progress,
     ) -> Result<dump::ReadStats>,
     amend: impl FnOnce(&mut Manifest) -> Result<()>,
-) -> Result<Manifest> {
+) -> Result<()> {
+    // The run folder is locked (another writer was refused, exit 6; an unwritable one failed, exit 4) and the
+    // config and the dump's path checked ([`ExtractStage::validate`]) before the dump is read.
     let t0 = Instant::now();
+    let out = cx.dir().to_path_buf();
+    let out = out.as_path();
     let rules = Rules::new(cfg)?;
     let limit = spill::parse_limit(&cfg.memory_limit)?;
-    dump::start::check_path(dump)?;
-    // Before the dump is read: another writer of `out` is refused (exit 6), an unwritable `out` fails (exit 4).
-    let _lock = store::DirLock::stage(out, "extract")?;
     let is_stdin = dump == Path::new("-");
     let total = if is_stdin {
         None
@@ -425,27 +378,28 @@ pub fn run_with(
     if j.transitive_missed > 0 && !skipped {
         progress::log(format!(
             "extract: {} statements of transitive properties outside `transitive_seed` ({}) had unlabelled \
-             subjects and were not kept in {TRANSITIVE}",
+             subjects and were not kept in {}",
             j.transitive_missed,
-            outside.join(" ")
+            outside.join(" "),
+            TRANSITIVE.file
         ));
     } else if skipped && !outside.is_empty() {
         progress::log(format!(
             "extract: transitive properties outside `transitive_seed` ({}): their statements with unlabelled \
-             subjects are not in {TRANSITIVE}, and with --skip-unlabelled-statements nobody counted them; add \
+             subjects are not in {}, and with --skip-unlabelled-statements nobody counted them; add \
              them to transitive_seed to keep them",
-            outside.join(" ")
+            outside.join(" "),
+            TRANSITIVE.file
         ));
     }
     let t2 = Instant::now();
     let files = sinks.finish()?;
     // ...then renamed into place together.
-    let written = store::commit_all(files)?;
+    store::commit_all(files)?;
     let t_write = t2.elapsed().as_secs_f64();
 
-    let mut m = Manifest::new("extract");
+    let m = cx.manifest();
     m.complete = incomplete.is_none();
-    m.config = serde_json::to_value(cfg).expect("config serialises");
     m.inputs.push(if is_stdin {
         FileRef {
             path: "-".into(),
@@ -509,7 +463,6 @@ pub fn run_with(
     m.timings.insert("read_parse".into(), t_read);
     m.timings.insert("join".into(), t_join);
     m.timings.insert("write".into(), t_write);
-    m.timings.insert("total".into(), t0.elapsed().as_secs_f64());
     // `max_modified` is a validated timestamp (`keep::is_timestamp`): its first ten bytes are the date.
     let dump_date = date_from_name(dump).or_else(|| {
         max_modified
@@ -538,20 +491,7 @@ pub fn run_with(
         "unlabelled_statements": if skipped { "skipped" } else { "read" },
         "transitive_outside_seed": outside,
     });
-    let finished = (|| {
-        m.add_outputs(
-            out,
-            &[ENTITIES, TRIPLES, STATEMENTS, PROPERTIES, TRANSITIVE],
-        )?;
-        amend(&mut m)?;
-        m.write(out)
-    })();
-    if let Err(e) = finished {
-        // No manifest vouches for them: do not leave the artifacts of a failed stage behind.
-        store::remove_all(&written);
-        return Err(e);
-    }
-    Ok(m)
+    amend(m)
 }
 
 /// Is what was read a whole Wikidata dump? `Err` (exit code 2, nothing written) when it is empty, ends early
@@ -838,11 +778,11 @@ impl<'a> ParquetOut<'a> {
         Ok(ParquetOut {
             langs,
             wait_on_close,
-            entities: sink(ENTITIES, tables::entity_schema(langs))?,
-            properties: sink(PROPERTIES, tables::property_schema(langs))?,
-            triples: sink(TRIPLES, tables::triple_schema())?,
-            statements: sink(STATEMENTS, tables::triple_schema())?,
-            transitive: sink(TRANSITIVE, tables::triple_schema())?,
+            entities: sink(ENTITIES.file, tables::entity_schema(langs))?,
+            properties: sink(PROPERTIES.file, tables::property_schema(langs))?,
+            triples: sink(TRIPLES.file, tables::triple_schema())?,
+            statements: sink(STATEMENTS.file, tables::triple_schema())?,
+            transitive: sink(TRANSITIVE.file, tables::triple_schema())?,
         })
     }
 

@@ -16,13 +16,15 @@ use super::import::{read_sources, write_texts, Source, StatementText};
 use crate::core::error::{Error, IoContext, Result};
 use crate::eval::request::{Message, Request};
 use crate::eval::runner::{self, RunConfig, RunSummary};
+use crate::stages::contract::{Context, Input, NoSettings, Stage};
 use crate::stages::export::{custom_id, render, DEFAULT_TEMPLATE};
+use crate::store::layout::{self, Artifact, SWORD, TEXTS_GENERATED};
 use crate::store::tables;
-use crate::store::{self, FileRef, Manifest};
+use crate::store::Manifest;
 use serde::Serialize;
 use serde_json::{json, Map};
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Keep the rows of the first `n` originals (smallest original ids) with all their variants.
 pub fn first_originals(rows: &[Source], n: Option<usize>) -> Vec<&Source> {
@@ -41,13 +43,9 @@ pub fn first_originals(rows: &[Source], n: Option<usize>) -> Vec<&Source> {
         .collect()
 }
 
-/// Command-line arguments of `sword translate`.
-#[derive(clap::Args, Debug)]
-pub struct Args {
-    /// Run directory: reads sword.parquet; writes statements_text.parquet, translate.manifest.json and the
-    /// answer log translate/answers.jsonl.
-    #[arg(long)]
-    pub out: PathBuf,
+/// Flags of `sword translate` (it has no settings file: these are all given on the command line).
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct TranslateArgs {
     /// Prompt template file (`{language}`, `{subject}`, `{property}`, `{object}`); default: the paper's.
     #[arg(long)]
     pub template: Option<PathBuf>,
@@ -139,12 +137,77 @@ fn add(total: &mut Summary, s: &RunSummary) {
     total.redacted += s.redacted;
 }
 
-/// Library entry point. Returns the summary (also in `translate.manifest.json`).
-pub fn run(args: &Args) -> Result<Summary> {
-    let started = std::time::Instant::now();
-    let dir = &args.out;
-    let _lock = store::DirLock::stage(dir, "translate")?;
-    let sword_path = dir.join("sword.parquet");
+/// The translate stage: `sword.parquet` → `statements_text.parquet`, asking an endpoint (the answer log
+/// `translate/answers.jsonl` beside it makes a rerun resume).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TranslateStage;
+
+impl Stage for TranslateStage {
+    const NAME: &'static str = layout::TRANSLATE;
+    const CONFIG_FILE: bool = false;
+    const FORCE: bool = false;
+    type Settings = NoSettings;
+    type Args = TranslateArgs;
+    type Outcome = Summary;
+
+    /// `sword.parquet` as it is (it may come from elsewhere: a downloaded benchmark), and the template.
+    fn inputs(&self, _: &NoSettings, args: &TranslateArgs) -> Vec<Input> {
+        let mut v = vec![Input::Hashed(SWORD)];
+        v.extend(args.template.clone().map(Input::File));
+        v
+    }
+
+    fn outputs(&self, _: &NoSettings, _: &TranslateArgs) -> Vec<Artifact> {
+        vec![TEXTS_GENERATED]
+    }
+
+    fn run(&self, cx: &mut Context, _: &NoSettings, args: &TranslateArgs) -> Result<Summary> {
+        run(cx, args)
+    }
+
+    /// Prints the summary as JSON on stdout; with `--require-complete`, a request left without an answer is
+    /// then exit code 5 (the outputs and the manifest stay: a rerun resumes).
+    fn done(&self, out: &Path, m: &Manifest, s: Summary, args: &TranslateArgs) -> Result<()> {
+        crate::core::progress::log(self.summary(out, m));
+        let mut text = serde_json::to_string_pretty(&s)
+            .map_err(|e| Error::internal(format!("serialise the summary: {e}")))?;
+        text.push('\n');
+        {
+            use std::io::Write;
+            let mut stdout = std::io::stdout().lock();
+            stdout
+                .write_all(text.as_bytes())
+                .and_then(|_| stdout.flush())
+                .map_err(|e| Error::io("-", e))?;
+        }
+        if args.require_complete && s.unanswered > 0 {
+            return Err(Error::Remote {
+                url: crate::eval::secret::redact_url(&args.cfg.base_url),
+                what: format!(
+                    "{} of {} translation requests have no answer yet ({} errors, {} not attempted); rerun to resume",
+                    s.unanswered, s.pairs, s.errors, s.pending
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    fn summary(&self, _: &Path, m: &Manifest) -> String {
+        let c = |k: &str| m.counts.get(k).copied().unwrap_or(0);
+        format!(
+            "translate: {} of {} pairs translated, {} text_ok, {} unanswered",
+            c("translated"),
+            c("pairs"),
+            c("text_ok"),
+            c("unanswered")
+        )
+    }
+}
+
+/// The work: render the prompts, ask (and ask again those that fail the check), write the texts.
+fn run(cx: &mut Context, args: &TranslateArgs) -> Result<Summary> {
+    let dir = cx.dir().to_path_buf();
+    let sword_path = cx.path(&SWORD);
     let sources = read_sources(&sword_path)?;
     let template = match &args.template {
         Some(p) => std::fs::read_to_string(p).at(p)?,
@@ -271,8 +334,8 @@ pub fn run(args: &Args) -> Result<Summary> {
     }
     summary.translated = rows.len();
     rows.sort_by(|a, b| a.custom_id.cmp(&b.custom_id));
-    let dest = dir.join("statements_text.parquet");
-    let mut file = store::AtomicFile::create(&dest)?;
+    let dest = cx.path(&TEXTS_GENERATED);
+    let mut file = cx.create(&TEXTS_GENERATED)?;
     // The statements of an incomplete build (sword.parquet says `sword.complete = false`) stay marked.
     write_texts(
         &mut file,
@@ -281,11 +344,7 @@ pub fn run(args: &Args) -> Result<Summary> {
         &dest,
     )?;
     file.commit()?;
-    let mut m = Manifest::new("translate");
-    m.inputs.push(FileRef::of(&sword_path)?);
-    if let Some(p) = &args.template {
-        m.inputs.push(FileRef::of(p)?);
-    }
+    let m = cx.manifest();
     m.config = json!({
         "runner": args.cfg.redacted(),
         "template": template,
@@ -300,41 +359,7 @@ pub fn run(args: &Args) -> Result<Summary> {
         }
     }
     m.extra = json!({ "reasons": summary.reasons, "languages": summary.languages });
-    m.add_outputs(dir, &["statements_text.parquet"])?;
-    m.timings
-        .insert("total".into(), started.elapsed().as_secs_f64());
-    m.write(dir)?;
     Ok(summary)
-}
-
-/// Entry point from the binary: prints the summary as JSON on stdout.
-pub fn cli(args: Args) -> Result<()> {
-    store::ensure_dir(&args.out)?;
-    let s = run(&args)?;
-    crate::core::progress::log(format!(
-        "translate: {} of {} pairs translated, {} text_ok, {} unanswered",
-        s.translated, s.pairs, s.text_ok, s.unanswered
-    ));
-    let mut text = serde_json::to_string_pretty(&s)
-        .map_err(|e| Error::Config(format!("serialise summary: {e}")))?;
-    text.push('\n');
-    {
-        use std::io::Write;
-        let mut out = std::io::stdout().lock();
-        out.write_all(text.as_bytes())
-            .and_then(|_| out.flush())
-            .map_err(|e| Error::io("-", e))?;
-    }
-    if args.require_complete && s.unanswered > 0 {
-        return Err(Error::Remote {
-            url: crate::eval::secret::redact_url(&args.cfg.base_url),
-            what: format!(
-                "{} of {} translation requests have no answer yet ({} errors, {} not attempted); rerun to resume",
-                s.unanswered, s.pairs, s.errors, s.pending
-            ),
-        });
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -11,9 +11,11 @@
 //! so when `sword.parquet` (which has the labels) is in the run directory, and leaves them null otherwise.
 
 use crate::core::error::{Error, IoContext, Result};
+use crate::stages::contract::{Context, Input, NoSettings, Stage};
 use crate::stages::export::{render, split_custom_id, DEFAULT_TEMPLATE};
+use crate::store::layout::{self, Artifact, SWORD, TEXTS_IMPORTED, TRANSLATION_REQUESTS};
 use crate::store::tables;
-use crate::store::{self, FileRef, Manifest};
+use crate::store::Manifest;
 use arrow_array::{ArrayRef, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema};
 use parquet::arrow::ArrowWriter;
@@ -331,127 +333,6 @@ pub fn read_texts_file(path: &Path) -> Result<Vec<StatementText>> {
     Ok(out)
 }
 
-/// Library entry point: import `batch_output` into `dir/statements_text.parquet` and write
-/// `import-translations.manifest.json`.
-pub fn run(dir: &Path, batch_output: &Path) -> Result<Manifest> {
-    let started = std::time::Instant::now();
-    let _lock = store::DirLock::stage(dir, "import-translations")?;
-    let mut m = Manifest::new("import-translations");
-    m.config = serde_json::json!({ "batch_output": batch_output.to_string_lossy() });
-    let f = std::fs::File::open(batch_output).at(batch_output)?;
-    let mut imported = parse_batch_output(std::io::BufReader::new(f), batch_output)?;
-    m.inputs.push(FileRef::of(batch_output)?);
-    let sword_path = dir.join("sword.parquet");
-    let mut unknown_statement = 0u64;
-    if sword_path.exists() {
-        m.inputs.push(FileRef::of(&sword_path)?);
-        let meta = statement_meta(&sword_path)?;
-        let sources = read_sources(&sword_path)?;
-        let by_id: HashMap<&str, &Source> = sources
-            .rows
-            .iter()
-            .map(|r| (r.statement_id.as_str(), r))
-            .collect();
-        for t in &mut imported.texts {
-            match meta.get(&t.statement_id) {
-                Some((o, s, l)) => {
-                    t.original_id = Some(o.clone());
-                    t.strategy = Some(s.clone());
-                    t.label = Some(*l);
-                }
-                None => unknown_statement += 1,
-            }
-            let labels = by_id
-                .get(t.statement_id.as_str())
-                .and_then(|r| r.labels_in(&sources.languages, &t.language));
-            if let Some(labels) = labels {
-                let prompt = render(DEFAULT_TEMPLATE, &t.language, labels);
-                let c = super::check::check(&t.language, &t.text, &prompt, labels);
-                t.text = c.text.clone();
-                t.text_ok = Some(c.ok());
-                t.text_reason = c.reason.map(|r| r.as_str().to_string());
-            }
-        }
-        let bad = imported
-            .texts
-            .iter()
-            .filter(|t| t.text_ok == Some(false))
-            .count();
-        m.counts.insert(
-            "text_ok".into(),
-            imported
-                .texts
-                .iter()
-                .filter(|t| t.text_ok == Some(true))
-                .count() as u64,
-        );
-        m.rejects.insert("text_not_ok".into(), bad as u64);
-        m.rejects
-            .insert("unknown_statement_id".into(), unknown_statement);
-    }
-    let req_path = dir.join("translation_requests.jsonl");
-    let mut missing: Vec<String> = Vec::new();
-    let mut unexpected: Vec<String> = Vec::new();
-    if req_path.exists() {
-        m.inputs.push(FileRef::of(&req_path)?);
-        let f = std::fs::File::open(&req_path).at(&req_path)?;
-        let ids = request_ids(std::io::BufReader::new(f), &req_path)?;
-        let answered: HashSet<&str> = imported
-            .texts
-            .iter()
-            .map(|t| t.custom_id.as_str())
-            .chain(imported.failed.iter().map(|f| f.0.as_str()))
-            .collect();
-        missing = ids
-            .iter()
-            .filter(|i| !answered.contains(i.as_str()))
-            .cloned()
-            .collect();
-        let requested: HashSet<&str> = ids.iter().map(String::as_str).collect();
-        unexpected = answered
-            .iter()
-            .filter(|i| !requested.contains(*i))
-            .map(|s| s.to_string())
-            .collect();
-        unexpected.sort();
-        m.counts.insert("requests".into(), ids.len() as u64);
-    }
-    let dest = dir.join("statements_text.parquet");
-    let mut file = store::AtomicFile::create(&dest)?;
-    // The statements of an incomplete build (sword.parquet says `sword.complete = false`) stay marked.
-    let sword = dir.join("sword.parquet");
-    let complete = !sword.exists() || tables::file_is_complete(&sword)?;
-    write_texts(&mut file, &imported.texts, complete, &dest)?;
-    file.commit()?;
-    m.add_outputs(dir, &["statements_text.parquet"])?;
-    m.counts.insert("lines".into(), imported.lines);
-    m.counts
-        .insert("translated".into(), imported.texts.len() as u64);
-    m.rejects
-        .insert("failed".into(), imported.failed.len() as u64);
-    m.rejects.insert("missing".into(), missing.len() as u64);
-    m.rejects
-        .insert("duplicate".into(), imported.duplicates.len() as u64);
-    m.rejects
-        .insert("not_requested".into(), unexpected.len() as u64);
-    let mut failed_by_reason: BTreeMap<String, u64> = BTreeMap::new();
-    for (_, r) in &imported.failed {
-        let key = r.split(':').next().unwrap_or(r).to_string();
-        *failed_by_reason.entry(key).or_default() += 1;
-    }
-    m.extra = serde_json::json!({
-        "failed_examples": imported.failed.iter().take(EXAMPLES).map(|(id, r)| serde_json::json!({"custom_id": id, "reason": r})).collect::<Vec<_>>(),
-        "failed_by_reason": failed_by_reason,
-        "missing_examples": missing.iter().take(EXAMPLES).collect::<Vec<_>>(),
-        "duplicate_examples": imported.duplicates.iter().take(EXAMPLES).collect::<Vec<_>>(),
-        "not_requested_examples": unexpected.iter().take(EXAMPLES).collect::<Vec<_>>(),
-    });
-    m.timings
-        .insert("total".into(), started.elapsed().as_secs_f64());
-    m.write(dir)?;
-    Ok(m)
-}
-
 /// One statement of `sword.parquet` with its labels.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Source {
@@ -524,27 +405,165 @@ pub fn read_sources(path: &Path) -> Result<Sources> {
     Ok(out)
 }
 
-/// Command-line arguments of `sword import-translations`.
-#[derive(clap::Args, Debug)]
-pub struct Args {
+/// Flags of `sword import-translations`.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct ImportArgs {
     /// OpenAI Batch output JSONL.
-    #[arg(long)]
+    #[arg(long, required = true)]
     pub batch_output: PathBuf,
-    /// Run directory: writes statements_text.parquet (compares with translation_requests.jsonl if present).
-    #[arg(long)]
-    pub out: PathBuf,
 }
 
-/// Entry point from the binary.
-pub fn cli(args: Args) -> Result<()> {
-    store::ensure_dir(&args.out)?;
-    let m = run(&args.out, &args.batch_output)?;
-    crate::core::progress::log(format!(
-        "import-translations: {} translated, {} failed, {} missing",
-        m.counts.get("translated").copied().unwrap_or(0),
-        m.rejects.get("failed").copied().unwrap_or(0),
-        m.rejects.get("missing").copied().unwrap_or(0)
-    ));
+/// The import-translations stage: OpenAI Batch output → `statements_text.parquet` (checked against
+/// `sword.parquet` and `translation_requests.jsonl` when they are in the run folder).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ImportStage;
+
+impl Stage for ImportStage {
+    const NAME: &'static str = layout::IMPORT_TRANSLATIONS;
+    const CONFIG_FILE: bool = false;
+    const FORCE: bool = false;
+    type Settings = NoSettings;
+    type Args = ImportArgs;
+    type Outcome = ();
+
+    fn inputs(&self, _: &NoSettings, args: &ImportArgs) -> Vec<Input> {
+        vec![
+            Input::File(args.batch_output.clone()),
+            Input::HashedIfPresent(SWORD),
+            Input::HashedIfPresent(TRANSLATION_REQUESTS),
+        ]
+    }
+
+    fn outputs(&self, _: &NoSettings, _: &ImportArgs) -> Vec<Artifact> {
+        vec![TEXTS_IMPORTED]
+    }
+
+    fn identity(&self, _: &NoSettings, args: &ImportArgs) -> serde_json::Value {
+        serde_json::json!({ "batch_output": args.batch_output.to_string_lossy() })
+    }
+
+    fn run(&self, cx: &mut Context, _: &NoSettings, args: &ImportArgs) -> Result<()> {
+        run(cx, &args.batch_output)
+    }
+
+    fn summary(&self, _: &Path, m: &Manifest) -> String {
+        format!(
+            "import-translations: {} translated, {} failed, {} missing",
+            m.counts.get("translated").copied().unwrap_or(0),
+            m.rejects.get("failed").copied().unwrap_or(0),
+            m.rejects.get("missing").copied().unwrap_or(0)
+        )
+    }
+}
+
+/// The work: parse the batch output, join it with `sword.parquet` (and check every text) and with the
+/// requests when they are there, write the texts.
+fn run(cx: &mut Context, batch_output: &Path) -> Result<()> {
+    let f = std::fs::File::open(batch_output).at(batch_output)?;
+    let mut imported = parse_batch_output(std::io::BufReader::new(f), batch_output)?;
+    let sword_path = cx.path(&SWORD);
+    let req_path = cx.path(&TRANSLATION_REQUESTS);
+    let mut unknown_statement = 0u64;
+    let m = cx.manifest();
+    if sword_path.exists() {
+        let meta = statement_meta(&sword_path)?;
+        let sources = read_sources(&sword_path)?;
+        let by_id: HashMap<&str, &Source> = sources
+            .rows
+            .iter()
+            .map(|r| (r.statement_id.as_str(), r))
+            .collect();
+        for t in &mut imported.texts {
+            match meta.get(&t.statement_id) {
+                Some((o, s, l)) => {
+                    t.original_id = Some(o.clone());
+                    t.strategy = Some(s.clone());
+                    t.label = Some(*l);
+                }
+                None => unknown_statement += 1,
+            }
+            let labels = by_id
+                .get(t.statement_id.as_str())
+                .and_then(|r| r.labels_in(&sources.languages, &t.language));
+            if let Some(labels) = labels {
+                let prompt = render(DEFAULT_TEMPLATE, &t.language, labels);
+                let c = super::check::check(&t.language, &t.text, &prompt, labels);
+                t.text = c.text.clone();
+                t.text_ok = Some(c.ok());
+                t.text_reason = c.reason.map(|r| r.as_str().to_string());
+            }
+        }
+        let bad = imported
+            .texts
+            .iter()
+            .filter(|t| t.text_ok == Some(false))
+            .count();
+        m.counts.insert(
+            "text_ok".into(),
+            imported
+                .texts
+                .iter()
+                .filter(|t| t.text_ok == Some(true))
+                .count() as u64,
+        );
+        m.rejects.insert("text_not_ok".into(), bad as u64);
+        m.rejects
+            .insert("unknown_statement_id".into(), unknown_statement);
+    }
+    let mut missing: Vec<String> = Vec::new();
+    let mut unexpected: Vec<String> = Vec::new();
+    if req_path.exists() {
+        let f = std::fs::File::open(&req_path).at(&req_path)?;
+        let ids = request_ids(std::io::BufReader::new(f), &req_path)?;
+        let answered: HashSet<&str> = imported
+            .texts
+            .iter()
+            .map(|t| t.custom_id.as_str())
+            .chain(imported.failed.iter().map(|f| f.0.as_str()))
+            .collect();
+        missing = ids
+            .iter()
+            .filter(|i| !answered.contains(i.as_str()))
+            .cloned()
+            .collect();
+        let requested: HashSet<&str> = ids.iter().map(String::as_str).collect();
+        unexpected = answered
+            .iter()
+            .filter(|i| !requested.contains(*i))
+            .map(|s| s.to_string())
+            .collect();
+        unexpected.sort();
+        m.counts.insert("requests".into(), ids.len() as u64);
+    }
+    let dest = cx.path(&TEXTS_IMPORTED);
+    let mut file = cx.create(&TEXTS_IMPORTED)?;
+    // The statements of an incomplete build (sword.parquet says `sword.complete = false`) stay marked.
+    let complete = !sword_path.exists() || tables::file_is_complete(&sword_path)?;
+    write_texts(&mut file, &imported.texts, complete, &dest)?;
+    file.commit()?;
+    let m = cx.manifest();
+    m.counts.insert("lines".into(), imported.lines);
+    m.counts
+        .insert("translated".into(), imported.texts.len() as u64);
+    m.rejects
+        .insert("failed".into(), imported.failed.len() as u64);
+    m.rejects.insert("missing".into(), missing.len() as u64);
+    m.rejects
+        .insert("duplicate".into(), imported.duplicates.len() as u64);
+    m.rejects
+        .insert("not_requested".into(), unexpected.len() as u64);
+    let mut failed_by_reason: BTreeMap<String, u64> = BTreeMap::new();
+    for (_, r) in &imported.failed {
+        let key = r.split(':').next().unwrap_or(r).to_string();
+        *failed_by_reason.entry(key).or_default() += 1;
+    }
+    m.extra = serde_json::json!({
+        "failed_examples": imported.failed.iter().take(EXAMPLES).map(|(id, r)| serde_json::json!({"custom_id": id, "reason": r})).collect::<Vec<_>>(),
+        "failed_by_reason": failed_by_reason,
+        "missing_examples": missing.iter().take(EXAMPLES).collect::<Vec<_>>(),
+        "duplicate_examples": imported.duplicates.iter().take(EXAMPLES).collect::<Vec<_>>(),
+        "not_requested_examples": unexpected.iter().take(EXAMPLES).collect::<Vec<_>>(),
+    });
     Ok(())
 }
 

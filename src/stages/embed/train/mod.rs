@@ -44,12 +44,14 @@ pub use source::{WalkFile, WalkSource};
 
 use crate::core::error::{Error, Result};
 use crate::core::progress::{Progress, Unit};
+use crate::stages::contract::{Context, Input, NoSettings, Stage};
 use crate::store::embeddings::Embeddings;
-use crate::store::{self, Manifest};
+use crate::store::layout::{self, Artifact, EMBEDDINGS_NPY, EMBEDDINGS_W2V, NODES, WALKS_BIN};
+use crate::store::Manifest;
 use ndarray::Array2;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 /// Padding id in walks (walks shorter than the walk length, e.g. from isolated nodes).
@@ -76,36 +78,47 @@ pub enum Sigmoid {
     Table,
 }
 
-/// Training configuration (`--config FILE` TOML keys have the same names).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// Settings of the train stage (`pipeline/train.toml`; the same names as flags of `sword train` and `sword embed`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, clap::Args)]
 #[serde(default, deny_unknown_fields)]
 pub struct TrainConfig {
     /// Embedding dimension; typical 64–300, SWORD uses 128.
+    #[arg(long, required = false)]
     pub dim: usize,
     /// Maximum context window (positions on each side); the window actually used at a position is drawn from
     /// 1..=window. Typical 5 (node2vec paper: 10).
+    #[arg(long, required = false)]
     pub window: usize,
     /// Noise (negative) nodes per walk, shared by all its centres and their contexts; typical 5–15 (word2vec:
     /// 5 per pair).
+    #[arg(long, required = false)]
     pub negative: usize,
     /// Passes over the walks; typical 1 for node2vec (many walks per node), 5 for text.
+    #[arg(long, required = false)]
     pub epochs: usize,
     /// Initial learning rate; typical 0.025 (word2vec skip-gram).
+    #[arg(long, required = false)]
     pub alpha: f32,
     /// Final learning rate at the end of the last epoch; typical 0.0001.
+    #[arg(long, required = false)]
     pub min_alpha: f32,
     /// Frequent-node subsampling threshold `s` (fraction of tokens); 0 = off, typical 1e-3 (word2vec and
     /// gensim default), 1e-5 for very large corpora.
+    #[arg(long, required = false)]
     pub sample: f64,
     /// Seed of every random draw (initialisation, windows, noise, subsampling).
+    #[arg(long, required = false)]
     pub seed: u64,
     /// σ evaluation: `exact` (default) or `table`.
+    #[arg(long, required = false, value_enum)]
     pub sigmoid: Sigmoid,
     /// Input vectors start uniform in (−init/dim, init/dim): 0.5 is word2vec's C tool, 1.0 is gensim ≥ 4's.
     /// Typical 0.5–1.0 (default 1.0: measured better link prediction, see BENCHMARKS.md "Training").
+    #[arg(long, required = false)]
     pub init: f32,
     /// Prefetch distance in walks: the rows of a thread's walk `k + prefetch` are requested while walk `k`
     /// is trained; 0 = off. Typical 1–3 (default 3). Does not change results.
+    #[arg(skip = PREFETCH_AHEAD)]
     pub prefetch: usize,
     /// Logical blocks the walks are cut into, each with its own random stream; all advance in lockstep, one
     /// walk per super-step (see `train::sgd`). Part of the result like the seed — the thread count is not:
@@ -113,6 +126,7 @@ pub struct TrainConfig {
     /// one block per 32 nodes of the graph, at most 64 (a function of the input, never of `-j`). More blocks
     /// mean more parallel work per barrier and staler updates: a super-step trains `blocks` walks against
     /// the same snapshot, which a graph of a few dozen nodes cannot absorb. Typical 16–64.
+    #[arg(long, required = false)]
     pub blocks: usize,
 }
 
@@ -468,171 +482,81 @@ pub fn train_with(
 // ---------------------------------------------------------------------------------------------------------
 // Stage
 
-/// Train on `DIR/walks.bin` and write `DIR/embeddings.npy`, `DIR/embeddings.w2v` (keyed by `DIR/nodes.txt`)
-/// and `DIR/train.manifest.json`.
-pub fn run(dir: &Path, cfg: &TrainConfig) -> Result<Manifest> {
-    run_with(dir, cfg, false)
-}
+/// The train stage: `walks.bin` (and `nodes.txt` for the keys) → `embeddings.npy`, `embeddings.w2v`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TrainStage;
 
-/// [`run`] with `force` (accept inputs whose manifests do not vouch for them).
-pub fn run_with(dir: &Path, cfg: &TrainConfig, force: bool) -> Result<Manifest> {
-    cfg.validate()?;
-    kernel_from_env()?;
-    let _lock = store::DirLock::stage(dir, "train")?;
-    let t0 = Instant::now();
-    let walks_ref = store::check_input(dir, "walks", "walks.bin", force)?;
-    let nodes_ref = store::check_input(dir, "graph", "nodes.txt", force)?;
-    // Streamed chunk by chunk: the walks never sit in memory beside the two matrices.
-    let walks = WalkFile::open(&dir.join("walks.bin"))?;
-    let walk_len = walks.length;
-    let keys = crate::stages::embed::graph::read_nodes(&dir.join("nodes.txt"))?;
-    let t_read = t0.elapsed().as_secs_f64();
-    // Progress total: ids × epochs (padding, rare, is counted too: an upper bound).
-    let n_words = walks.len_ids() as u64 * cfg.epochs as u64;
-    let progress = Progress::new("train", Some(n_words), Unit::Items("words"));
-    let trained = train_from(&walks, walk_len, keys.len(), cfg, &progress)?;
-    progress.finish();
-    drop(walks);
-    let t1 = Instant::now();
-    let emb = Embeddings::new(keys, trained.vectors)
-        .map_err(|e| Error::bad_input(dir.join("nodes.txt"), e.to_string()))?;
-    store::write_atomic(dir.join("embeddings.npy"), |w| emb.write_npy(w))?;
-    store::write_atomic(dir.join("embeddings.w2v"), |w| emb.write_w2v(w))?;
-    let t_write = t1.elapsed().as_secs_f64();
-    let mut m = Manifest::new("train");
-    m.config = serde_json::to_value(cfg).unwrap_or_default();
-    m.seed = Some(cfg.seed);
-    m.inputs = vec![walks_ref, nodes_ref];
-    m.add_outputs(dir, &["embeddings.npy", "embeddings.w2v"])?;
-    let s = &trained.stats;
-    m.counts.insert("nodes".into(), emb.len() as u64);
-    m.counts.insert("vocab".into(), s.vocab);
-    m.counts.insert("words".into(), s.words);
-    m.counts.insert("kept_words".into(), s.kept_words);
-    m.counts.insert("pairs".into(), s.pairs);
-    m.counts.insert("threads".into(), s.threads);
-    m.timings.insert("read".into(), t_read);
-    m.timings.insert("train".into(), s.seconds);
-    m.timings.insert("write".into(), t_write);
-    m.counts.insert("batches".into(), s.batches);
-    m.counts.insert("steps".into(), s.steps);
-    m.counts.insert("blocks".into(), s.blocks);
-    m.extra = serde_json::json!({
-        "words_per_sec": s.words_per_sec,
-        "mean_loss": s.mean_loss,
-        "kernel": s.kernel,
-    });
-    m.write(dir)?;
-    Ok(m)
-}
+impl Stage for TrainStage {
+    const NAME: &'static str = layout::TRAIN;
+    type Settings = TrainConfig;
+    type Args = NoSettings;
+    type Outcome = ();
 
-/// Command-line arguments.
-#[derive(clap::Args, Debug, Default)]
-pub struct Args {
-    /// Run directory: reads walks.bin and nodes.txt, writes embeddings.npy, embeddings.w2v.
-    #[arg(long)]
-    pub out: PathBuf,
-    /// TOML file with `TrainConfig` keys; flags override it.
-    #[arg(long)]
-    pub config: Option<PathBuf>,
-    #[command(flatten)]
-    pub opts: TrainOpts,
-    /// Accept inputs whose manifests are missing or do not match.
-    #[arg(long)]
-    pub force: bool,
-}
-
-/// Training flags shared by `sword train` and `sword embed`.
-#[derive(clap::Args, Debug, Default, Clone)]
-pub struct TrainOpts {
-    /// Embedding dimension [default 128].
-    #[arg(long)]
-    pub dim: Option<usize>,
-    /// Maximum context window [default 5].
-    #[arg(long)]
-    pub window: Option<usize>,
-    /// Noise (negative) nodes per walk, shared by its positions [default 5].
-    #[arg(long)]
-    pub negative: Option<usize>,
-    /// Epochs [default 1].
-    #[arg(long)]
-    pub epochs: Option<usize>,
-    /// Initial learning rate [default 0.025].
-    #[arg(long)]
-    pub alpha: Option<f32>,
-    /// Final learning rate [default 0.0001].
-    #[arg(long)]
-    pub min_alpha: Option<f32>,
-    /// Subsampling threshold, 0 = off [default 1e-3].
-    #[arg(long)]
-    pub sample: Option<f64>,
-    /// Initial input-vector half-width × dim [default 1.0 as gensim; word2vec uses 0.5].
-    #[arg(long)]
-    pub init: Option<f32>,
-    /// σ: exact or table [default exact].
-    #[arg(long, value_enum)]
-    pub sigmoid: Option<Sigmoid>,
-    /// Seed [default 42].
-    #[arg(long)]
-    pub seed: Option<u64>,
-    /// Logical blocks (part of the result, unlike -j) [default 0: one per 32 nodes, at most 64].
-    #[arg(long)]
-    pub blocks: Option<usize>,
-}
-
-impl TrainOpts {
-    /// Apply the flags that were given onto `cfg`.
-    pub fn apply(&self, cfg: &mut TrainConfig) {
-        if let Some(v) = self.dim {
-            cfg.dim = v;
-        }
-        if let Some(v) = self.window {
-            cfg.window = v;
-        }
-        if let Some(v) = self.negative {
-            cfg.negative = v;
-        }
-        if let Some(v) = self.epochs {
-            cfg.epochs = v;
-        }
-        if let Some(v) = self.alpha {
-            cfg.alpha = v;
-        }
-        if let Some(v) = self.min_alpha {
-            cfg.min_alpha = v;
-        }
-        if let Some(v) = self.sample {
-            cfg.sample = v;
-        }
-        if let Some(v) = self.init {
-            cfg.init = v;
-        }
-        if let Some(v) = self.sigmoid {
-            cfg.sigmoid = v;
-        }
-        if let Some(v) = self.seed {
-            cfg.seed = v;
-        }
-        if let Some(v) = self.blocks {
-            cfg.blocks = v;
-        }
+    fn inputs(&self, _: &TrainConfig, _: &NoSettings) -> Vec<Input> {
+        vec![Input::Vouched(WALKS_BIN), Input::Vouched(NODES)]
     }
-}
 
-/// Entry point from the binary.
-pub fn cli(args: Args) -> Result<()> {
-    let mut cfg: TrainConfig = crate::core::config::load(args.config.as_deref())?;
-    args.opts.apply(&mut cfg);
-    let m = run_with(&args.out, &cfg, args.force)?;
-    crate::core::progress::log(format!(
-        "train: {} nodes, {} words, {:.0} words/s ({}), mean loss {:.4}",
-        m.counts.get("nodes").copied().unwrap_or(0),
-        m.counts.get("words").copied().unwrap_or(0),
-        m.extra["words_per_sec"].as_f64().unwrap_or(0.0),
-        m.extra["kernel"].as_str().unwrap_or("?"),
-        m.extra["mean_loss"].as_f64().unwrap_or(0.0),
-    ));
-    Ok(())
+    fn outputs(&self, _: &TrainConfig, _: &NoSettings) -> Vec<Artifact> {
+        vec![EMBEDDINGS_NPY, EMBEDDINGS_W2V]
+    }
+
+    fn validate(&self, cfg: &TrainConfig, _: &NoSettings) -> Result<()> {
+        cfg.validate()?;
+        kernel_from_env().map(|_| ())
+    }
+
+    fn seed(&self, cfg: &TrainConfig) -> Option<u64> {
+        Some(cfg.seed)
+    }
+
+    /// Train on `walks.bin`, write the vectors keyed by `nodes.txt`.
+    fn run(&self, cx: &mut Context, cfg: &TrainConfig, _: &NoSettings) -> Result<()> {
+        // Streamed chunk by chunk: the walks never sit in memory beside the two matrices.
+        let walks = WalkFile::open(&cx.path(&WALKS_BIN))?;
+        let walk_len = walks.length;
+        let keys = crate::stages::embed::graph::read_nodes(&cx.path(&NODES))?;
+        cx.lap("read");
+        // Progress total: ids × epochs (padding, rare, is counted too: an upper bound).
+        let n_words = walks.len_ids() as u64 * cfg.epochs as u64;
+        let progress = Progress::new("train", Some(n_words), Unit::Items("words"));
+        let trained = train_from(&walks, walk_len, keys.len(), cfg, &progress)?;
+        progress.finish();
+        drop(walks);
+        let s = &trained.stats;
+        cx.timing("train", s.seconds);
+        let t1 = Instant::now();
+        let emb = Embeddings::new(keys, trained.vectors)
+            .map_err(|e| Error::bad_input(cx.path(&NODES), e.to_string()))?;
+        cx.write(&EMBEDDINGS_NPY, |w| emb.write_npy(w))?;
+        cx.write(&EMBEDDINGS_W2V, |w| emb.write_w2v(w))?;
+        cx.timing("write", t1.elapsed().as_secs_f64());
+        cx.count("nodes", emb.len() as u64);
+        cx.count("vocab", s.vocab);
+        cx.count("words", s.words);
+        cx.count("kept_words", s.kept_words);
+        cx.count("pairs", s.pairs);
+        cx.count("threads", s.threads);
+        cx.count("batches", s.batches);
+        cx.count("steps", s.steps);
+        cx.count("blocks", s.blocks);
+        cx.manifest().extra = serde_json::json!({
+            "words_per_sec": s.words_per_sec,
+            "mean_loss": s.mean_loss,
+            "kernel": s.kernel,
+        });
+        Ok(())
+    }
+
+    fn summary(&self, _: &Path, m: &Manifest) -> String {
+        format!(
+            "train: {} nodes, {} words, {:.0} words/s ({}), mean loss {:.4}",
+            m.counts.get("nodes").copied().unwrap_or(0),
+            m.counts.get("words").copied().unwrap_or(0),
+            m.extra["words_per_sec"].as_f64().unwrap_or(0.0),
+            m.extra["kernel"].as_str().unwrap_or("?"),
+            m.extra["mean_loss"].as_f64().unwrap_or(0.0),
+        )
+    }
 }
 
 #[cfg(test)]
