@@ -1,6 +1,7 @@
 //! Typed records shared between stages (what the Parquet artifacts hold, as Rust values).
 
 use crate::core::ids::{Pid, Qid};
+use serde::{Deserialize, Serialize};
 
 /// Statement rank in Wikidata. Ordered so that `max` picks the best rank.
 #[derive(
@@ -89,4 +90,111 @@ pub struct PropertyRecord {
     pub symmetric: bool,
     /// Values of P1696 (inverse property), sorted.
     pub inverse: Vec<Pid>,
+}
+
+/// Statement type: the original or one of the four distortions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum Strategy {
+    ORG,
+    SS,
+    OS,
+    PSS,
+    POS,
+}
+
+impl Strategy {
+    /// All strategies in output order.
+    pub const ALL: [Strategy; 5] = [
+        Strategy::ORG,
+        Strategy::SS,
+        Strategy::OS,
+        Strategy::PSS,
+        Strategy::POS,
+    ];
+    /// The four distortions in draw order.
+    pub const VARIANTS: [Strategy; 4] = [Strategy::SS, Strategy::OS, Strategy::PSS, Strategy::POS];
+
+    /// `ORG`, `SS`, `OS`, `PSS`, `POS`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Strategy::ORG => "ORG",
+            Strategy::SS => "SS",
+            Strategy::OS => "OS",
+            Strategy::PSS => "PSS",
+            Strategy::POS => "POS",
+        }
+    }
+
+    /// Parse `as_str`'s spelling.
+    pub fn parse(s: &str) -> Option<Strategy> {
+        Strategy::ALL.into_iter().find(|x| x.as_str() == s)
+    }
+
+    /// Which role the strategy replaces (`None` for ORG).
+    pub fn role(self) -> Option<Role> {
+        match self {
+            Strategy::ORG => None,
+            Strategy::SS | Strategy::PSS => Some(Role::Subject),
+            Strategy::OS | Strategy::POS => Some(Role::Object),
+        }
+    }
+}
+
+/// Replaced role of a variant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Role {
+    Subject,
+    Object,
+}
+
+impl Role {
+    /// `subject` / `object`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Subject => "subject",
+            Role::Object => "object",
+        }
+    }
+    /// Parse `as_str`'s spelling.
+    pub fn parse(s: &str) -> Option<Role> {
+        match s {
+            "subject" => Some(Role::Subject),
+            "object" => Some(Role::Object),
+            _ => None,
+        }
+    }
+}
+
+/// One statement of the benchmark: an original (ORG) or an emitted variant.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Distortion {
+    /// `<original_id, 6 digits>-<strategy>`, e.g. `000042-PSS`; unique within a run.
+    pub statement_id: String,
+    /// Index of the original in the sample (0-based).
+    pub original_id: u32,
+    pub strategy: Strategy,
+    pub subject: Qid,
+    pub property: Pid,
+    pub object: Qid,
+    /// `None` for ORG.
+    pub replaced_role: Option<Role>,
+    /// The entity that was replaced (`None` for ORG).
+    pub original_entity: Option<Qid>,
+    /// The replacement (`None` for ORG).
+    pub replacement_entity: Option<Qid>,
+    /// Cosine of original and replacement embeddings (`None` for ORG or a missing embedding).
+    pub cosine: Option<f32>,
+    /// Same after subtracting the mean embedding.
+    pub cosine_centred: Option<f32>,
+    /// Candidate draws used (1 = first candidate accepted; 0 for ORG).
+    pub attempts: u32,
+    /// Rank of the original statement.
+    pub original_rank: Rank,
+    /// Wikidata GUID of the original statement (empty when unknown).
+    pub original_statement_id: String,
+}
+
+/// Statement id for an original index and strategy.
+pub fn statement_id(original_id: u32, strategy: Strategy) -> String {
+    format!("{original_id:06}-{}", strategy.as_str())
 }

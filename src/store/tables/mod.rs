@@ -4,6 +4,8 @@
 //! with other Wikidata data without knowing our encoding. Compression is ZSTD(3) (ZSTD(1) for statement GUIDs); files are written with a
 //! fixed row-group size so that the same rows give the same bytes.
 
+pub mod distortions;
+
 use crate::core::error::{Error, Result};
 use crate::core::ids::{EntityId, Pid, Qid};
 use crate::core::records::{EntityRecord, Label, PropertyRecord, Rank, Triple};
