@@ -3,7 +3,7 @@
 //! qualifiers and references. Compares the extract worker (framing + entity parser + keep rules), the entity
 //! parser alone, simd-json's tape alone, a full simd-json DOM, and zlib-rs inflate of the same bytes (the
 //! target: parsing costs no more CPU per MB than inflating). The worker runs with the skim (the default) and
-//! without it (`skim = false`), and the skim alone and the direct reader of plain lines (`dump::direct`, what
+//! without it (`skim = false`), and the skim alone and the direct reader of plain lines (`dump::line::direct`, what
 //! the default takes for nearly every line) are timed too.
 //!
 //! `cargo bench --bench parse` (single-threaded: one chunk at a time on the bench thread).
@@ -186,7 +186,7 @@ fn group(c: &mut Criterion, name: &str, text: &[u8]) {
             let mut n = 0usize;
             for l in &lines {
                 let (s, e) = sword::dump::entity::trim_line(l);
-                if sword::dump::skim::skim(&l[s..e], &langs, &mut out).is_ok() {
+                if sword::dump::line::skim::skim(&l[s..e], &langs, &mut out).is_ok() {
                     n += out.len();
                 }
             }
@@ -194,13 +194,13 @@ fn group(c: &mut Criterion, name: &str, text: &[u8]) {
         })
     });
     g.bench_function("direct_only", |b| {
-        // The reader of plain lines (`dump::direct`): the entity read in place, no copy, no simd-json.
+        // The reader of plain lines (`dump::line::direct`): the entity read in place, no copy, no simd-json.
         b.iter(|| {
             let mut n = 0usize;
             for l in &lines {
                 let (s, e) = sword::dump::entity::trim_line(l);
                 if let Ok(t) = std::str::from_utf8(&l[s..e]) {
-                    if let Ok(ent) = sword::dump::direct::entity(t, &langs, None) {
+                    if let Ok(ent) = sword::dump::line::direct::entity(t, &langs, None) {
                         n += ent.statements.len();
                     }
                 }
@@ -218,7 +218,7 @@ fn group(c: &mut Criterion, name: &str, text: &[u8]) {
         .map(|l| {
             let (s, e) = sword::dump::entity::trim_line(l);
             let mut out = Vec::new();
-            if sword::dump::skim::skim(&l[s..e], &langs, &mut out).is_err() {
+            if sword::dump::line::skim::skim(&l[s..e], &langs, &mut out).is_err() {
                 out = l[s..e].to_vec();
             }
             out
@@ -280,7 +280,7 @@ fn statements(
     langs: &sword::dump::entity::Langs,
     buffers: &mut simd_json::Buffers,
 ) -> usize {
-    match sword::dump::entity::parse_entity(line, langs, buffers) {
+    match sword::dump::line::parse_entity(line, langs, buffers) {
         Ok(sword::dump::entity::Line::Entity(ent)) => ent.statements.len(),
         _ => 0,
     }

@@ -31,6 +31,7 @@
 //! the reader holds at most `tasks` chunk buffers (queued or running steps), `members` carried partial lines
 //! (< one chunk each) and `ahead` parsed chunks, plus one inflate state per open member (≈ 50 KiB).
 
+use super::inorder::wait_one;
 use crate::core::error::{Error, Result};
 use flate2::bufread::GzDecoder;
 use flate2::{Compression, GzBuilder};
@@ -40,7 +41,6 @@ use std::panic::{self, AssertUnwindSafe};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
-use std::time::Duration;
 
 /// What [`par_members`] did.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -649,27 +649,6 @@ impl<'a, T> Coordinator<'a, T> {
                 ahead += 1;
             }
             spawn(s.id, stream, buf);
-        }
-    }
-}
-
-/// Wait for one task message, helping the pool meanwhile when this thread belongs to it (so a one-thread pool
-/// cannot deadlock on its own coordinator).
-fn wait_one<M>(rx: &mpsc::Receiver<M>) -> M {
-    loop {
-        if let Ok(m) = rx.try_recv() {
-            return m;
-        }
-        match rayon::yield_now() {
-            Some(rayon::Yield::Executed) => continue,
-            Some(rayon::Yield::Idle) => {
-                if let Ok(m) = rx.recv_timeout(Duration::from_micros(500)) {
-                    return m;
-                }
-            }
-            // Not a pool thread: the tasks run elsewhere; the coordinator holds a sender, so this cannot hang
-            // unless a task never ends.
-            None => return rx.recv().expect("coordinator holds a sender"),
         }
     }
 }

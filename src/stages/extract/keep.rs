@@ -12,7 +12,8 @@ use crate::core::ids::{EntityId, Pid, Qid};
 use crate::core::progress::{self, Progress};
 use crate::core::records::{EntityRecord, Label, PropertyRecord, Rank, Triple};
 use crate::dump::entity::{self, Entity, EntityValue, Kind, Line};
-use crate::dump::{self, direct, ChunkOut, Joiner, ReadOpts};
+use crate::dump::line::direct;
+use crate::dump::{self, ChunkOut, Joiner, ReadOpts};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -690,7 +691,7 @@ pub fn handle_line(
         return;
     }
     // Skimmed or whole: the same verdict and entity either way (see `direct::parse_line`).
-    match direct::parse_line(
+    match crate::dump::line::parse_line(
         raw,
         &rules.langs,
         rules.skim,
