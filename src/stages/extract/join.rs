@@ -6,7 +6,8 @@
 use crate::core::error::{Error, Result};
 use crate::core::ids::{EntityId, Pid, Qid};
 use crate::core::records::{EntityRecord, PropertyRecord, Rank, Triple};
-use crate::stages::extract::keep::{Acc, Cand};
+use crate::stages::extract::cand::Cand;
+use crate::stages::extract::keep::Acc;
 use crate::stages::extract::spill::{self, Runs, SpillDir};
 use crate::store::tables::STREAM_BATCH;
 use rayon::slice::ParallelSliceMut;
@@ -612,7 +613,9 @@ mod tests {
 #[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 mod state_tests {
     use super::*;
-    use crate::stages::extract::keep::{Config, Rules, StmtId};
+    use crate::stages::extract::cand::StmtId;
+    use crate::stages::extract::config::Config;
+    use crate::stages::extract::keep::Rules;
 
     #[derive(Default)]
     struct VecOut {

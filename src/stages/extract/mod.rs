@@ -32,16 +32,19 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
+pub mod cand;
+pub mod config;
+pub mod counts;
 pub mod join;
 pub mod keep;
 pub mod shard;
 pub mod spill;
 
+pub use self::cand::{Cand, StmtId};
+pub use self::config::{Config, UnlabelledStatements};
+pub use self::counts::{BadLine, Counts};
 pub use self::join::{index_properties, join, JoinCounts, Joined, Out, State};
-pub use self::keep::{
-    handle_line, work_chunk, Acc, BadLine, Cand, Config, Counts, Part, Rules, StmtId,
-    UnlabelledStatements,
-};
+pub use self::keep::{handle_line, work_chunk, Acc, Part, Rules};
 
 /// Flags of `sword extract` that are not settings: the dump, and the modes of the command.
 #[derive(clap::Args, Debug, Clone, Default)]
@@ -442,7 +445,7 @@ fn run_with(
     }
     if skipped {
         // Made from the statements that were not read: absent, not zero (`extra.unlabelled_statements`).
-        for k in keep::COUNTS_OF_ALL_STATEMENTS {
+        for k in config::COUNTS_OF_ALL_STATEMENTS {
             c.remove(*k);
         }
     }
@@ -463,7 +466,7 @@ fn run_with(
     m.timings.insert("read_parse".into(), t_read);
     m.timings.insert("join".into(), t_join);
     m.timings.insert("write".into(), t_write);
-    // `max_modified` is a validated timestamp (`keep::is_timestamp`): its first ten bytes are the date.
+    // `max_modified` is a validated timestamp (`counts::is_timestamp`): its first ten bytes are the date.
     let dump_date = date_from_name(dump).or_else(|| {
         max_modified
             .as_deref()
@@ -487,7 +490,7 @@ fn run_with(
         "incomplete": incomplete,
         "memory_limit": limit,
         "spill": {"runs": j.spill_runs, "bytes": j.spilled_bytes},
-        // `skipped`: the counts of `keep::COUNTS_OF_ALL_STATEMENTS` were not made.
+        // `skipped`: the counts of `config::COUNTS_OF_ALL_STATEMENTS` were not made.
         "unlabelled_statements": if skipped { "skipped" } else { "read" },
         "transitive_outside_seed": outside,
     });

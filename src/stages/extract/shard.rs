@@ -29,7 +29,10 @@ use crate::core::ids::Pid;
 use crate::core::progress::{self, Progress, Unit};
 use crate::core::records::{EntityRecord, PropertyRecord};
 use crate::dump::{self, gz, ChunkOut, Format, Joiner, LineChunker, MultiGz, ReadOpts, ReadStats};
-use crate::stages::extract::keep::{self, Acc, Cand, Config, Part, Rules};
+use crate::stages::extract::cand::Cand;
+use crate::stages::extract::config::Config;
+use crate::stages::extract::counts;
+use crate::stages::extract::keep::{self, Acc, Part, Rules};
 use crate::store::{self, AtomicFile, FileRef, Manifest};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -645,7 +648,7 @@ fn to_chunk(path: &Path, pd: PartData) -> Result<ChunkOut<Part>> {
             .into_iter()
             .map(|(p, c)| (Pid(p), c))
             .collect(),
-        max_modified: pd.max_modified.filter(|m| keep::is_timestamp(m)),
+        max_modified: pd.max_modified.filter(|m| counts::is_timestamp(m)),
         ..Part::default()
     };
     for (k, v) in pd.counts {
@@ -660,9 +663,9 @@ fn to_chunk(path: &Path, pd: PartData) -> Result<ChunkOut<Part>> {
     }
     let mut first = Vec::with_capacity(pd.bad.len());
     for (l, o, k, m) in pd.bad {
-        first.push((l, o, key(k)?, keep::short_message(m)));
+        first.push((l, o, key(k)?, counts::short_message(m)));
     }
-    part.bad = keep::BadLines {
+    part.bad = counts::BadLines {
         total: pd.bad_total,
         by_kind,
         first,

@@ -20,7 +20,7 @@
 
 use crate::core::error::{Error, IoContext, Result};
 use crate::core::records::{EntityRecord, PropertyRecord, Rank};
-use crate::stages::extract::keep::{Cand, StmtId};
+use crate::stages::extract::cand::{Cand, StmtId};
 use rayon::slice::ParallelSliceMut;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
