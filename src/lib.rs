@@ -17,6 +17,7 @@
 pub mod core;
 pub mod dump;
 pub mod eval;
+pub mod llm;
 pub mod stages;
 pub mod store;
 pub mod synth;

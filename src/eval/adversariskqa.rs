@@ -20,8 +20,8 @@
 //! reported: `accuracy_all` follows the rule, `accuracy_judge_labels` the labels as published.
 
 use super::parse::{parse_judge, Judge};
-use super::request::{Message, Request};
 use crate::core::error::{Error, IoContext, Result};
+use crate::llm::request::{Message, Request};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap, HashSet};

@@ -24,9 +24,9 @@
 //! of every file read, its fraction dropped, as the notebook computes K = 8.
 
 use super::adversariskqa::{dataset_of, f1_at_k_paper, mean_f1_at_k};
-use super::jsonl::{self, Pos};
 use super::stats::{bootstrap_indices, quantile_sorted, Interval};
 use crate::core::error::{Error, IoContext, Result};
+use crate::llm::jsonl::{self, Pos};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;

@@ -9,15 +9,12 @@
 pub mod adversariskqa;
 pub mod chain;
 pub mod factcheck;
-pub mod jsonl;
 pub mod longform;
 pub mod parse;
 pub mod prompts;
 pub mod report;
-pub mod request;
-pub mod runner;
+pub mod run;
 pub mod samples;
-pub mod secret;
 pub mod stats;
 pub mod sword;
 pub mod syco;
@@ -223,7 +220,7 @@ pub struct RunArgs {
     #[arg(long)]
     require_complete: bool,
     #[command(flatten)]
-    cfg: runner::RunConfig,
+    cfg: crate::llm::client::RunConfig,
 }
 
 /// `sword eval batch-write`.
@@ -362,13 +359,13 @@ pub fn cli(args: Args) -> Result<()> {
         }
         Cmd::Run(a) => {
             let reqs: Vec<prompts::Request> = prompts::read_jsonl_as(&a.requests)?;
-            let s = runner::run(&a.out, &reqs, &a.cfg)?;
+            let s = run::run(&a.out, &reqs, &a.cfg)?;
             print_json(&serde_json::to_value(&s).unwrap_or_default())?;
             // Empty answers are the model's answer (scored as unparsed); errors and pending are not.
             let unanswered = s.errors + s.pending;
             if a.require_complete && unanswered > 0 {
                 return Err(Error::Remote {
-                    url: secret::redact_url(&a.cfg.base_url),
+                    url: crate::llm::secret::redact_url(&a.cfg.base_url),
                     what: format!(
                         "{unanswered} of {} requests have no answer yet ({} errors, {} not attempted); rerun to resume",
                         s.requests, s.errors, s.pending
@@ -379,12 +376,12 @@ pub fn cli(args: Args) -> Result<()> {
         }
         Cmd::BatchWrite(a) => {
             let reqs: Vec<prompts::Request> = prompts::read_jsonl_as(&a.requests)?;
-            let text = runner::batch_lines(&reqs, &a.model, a.temperature, a.max_tokens);
+            let text = crate::llm::batch::batch_lines(&reqs, &a.model, a.temperature, a.max_tokens);
             crate::store::write_atomic(&a.out, |w| w.write_all(text.as_bytes()))
         }
         Cmd::BatchRead(a) => {
             let reqs: Vec<prompts::Request> = prompts::read_jsonl_as(&a.requests)?;
-            let s = runner::import_batch(&a.out, &reqs, &a.batch_output, a.model.as_deref())?;
+            let s = run::import_batch(&a.out, &reqs, &a.batch_output, a.model.as_deref())?;
             print_json(&serde_json::to_value(s).unwrap_or_default())
         }
     }

@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 use std::path::Path;
 
-pub use super::request::{Message, Request};
+pub use crate::llm::request::{Message, Request};
 
 /// The SWORD question per language (the English one is the paper's).
 pub const SWORD_QUESTION: [(&str, &str); 8] = [
@@ -280,7 +280,7 @@ pub fn parse_jsonl_as<T: for<'de> Deserialize<'de>, R: std::io::BufRead>(
     path: &Path,
 ) -> Result<Vec<T>> {
     let mut out = Vec::new();
-    super::jsonl::for_each_line(r, path, |pos, line| {
+    crate::llm::jsonl::for_each_line(r, path, |pos, line| {
         out.push(serde_json::from_str(line).map_err(|e| pos.err(path, e.to_string()))?);
         Ok(())
     })?;

@@ -27,7 +27,7 @@ pub fn read_jsonl(path: &Path) -> Result<Vec<(u64, Map<String, Value>)>> {
 /// [`read_jsonl`] on any reader (`path` names it in errors).
 pub fn parse_jsonl<R: BufRead>(r: R, path: &Path) -> Result<Vec<(u64, Map<String, Value>)>> {
     let mut out = Vec::new();
-    for (pos, v) in super::jsonl::read_values(r, path)? {
+    for (pos, v) in crate::llm::jsonl::read_values(r, path)? {
         let Value::Object(mut o) = v else {
             return Err(pos.err(path, "not a JSON object"));
         };

@@ -1,5 +1,5 @@
 //! `sword translate`: generate each statement's text in each language from an OpenAI-compatible endpoint,
-//! through the evaluation runner ([`crate::eval::runner::ask_all`]: concurrency, retries with backoff, the
+//! through the evaluation runner ([`crate::llm::resume::ask_all`]: concurrency, retries with backoff, the
 //! append-only answer log `RUN/translate/answers.jsonl` keyed by request, resume after a kill,
 //! `--max-requests`, the API key from an environment variable, progress), and write
 //! `RUN/statements_text.parquet` with the schema `import-translations` writes.
@@ -14,8 +14,9 @@
 use super::check::{self, Reason};
 use super::import::{read_sources, write_texts, Source, StatementText};
 use crate::core::error::{Error, IoContext, Result};
-use crate::eval::request::{Message, Request};
-use crate::eval::runner::{self, RunConfig, RunSummary};
+use crate::llm::client::RunConfig;
+use crate::llm::request::{Message, Request};
+use crate::llm::resume::{self as runner, RunSummary};
 use crate::stages::contract::{Context, Input, NoSettings, Stage};
 use crate::stages::export::{custom_id, render, DEFAULT_TEMPLATE};
 use crate::store::layout::{self, Artifact, SWORD, TEXTS_GENERATED};
@@ -182,7 +183,7 @@ impl Stage for TranslateStage {
         }
         if args.require_complete && s.unanswered > 0 {
             return Err(Error::Remote {
-                url: crate::eval::secret::redact_url(&args.cfg.base_url),
+                url: crate::llm::secret::redact_url(&args.cfg.base_url),
                 what: format!(
                     "{} of {} translation requests have no answer yet ({} errors, {} not attempted); rerun to resume",
                     s.unanswered, s.pairs, s.errors, s.pending

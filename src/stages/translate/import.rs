@@ -144,7 +144,7 @@ pub struct Imported {
 pub fn parse_batch_output<R: BufRead>(r: R, path: &Path) -> Result<Imported> {
     let mut out = Imported::default();
     let mut seen = HashSet::new();
-    crate::eval::jsonl::for_each_line(r, path, |pos, buf| {
+    crate::llm::jsonl::for_each_line(r, path, |pos, buf| {
         out.lines += 1;
         let rec: OutLine = serde_json::from_str(buf)
             .map_err(|e| pos.err(path, format!("not a batch output record: {e}")))?;
@@ -199,7 +199,7 @@ pub fn parse_batch_output<R: BufRead>(r: R, path: &Path) -> Result<Imported> {
 /// custom_ids of a `translation_requests.jsonl`, in file order.
 pub fn request_ids<R: BufRead>(r: R, path: &Path) -> Result<Vec<String>> {
     let mut ids = Vec::new();
-    for (pos, v) in crate::eval::jsonl::read_values(r, path)? {
+    for (pos, v) in crate::llm::jsonl::read_values(r, path)? {
         let id = v
             .get("custom_id")
             .and_then(|c| c.as_str())
