@@ -6,7 +6,8 @@
 
 use libfuzzer_sys::fuzz_target;
 use std::path::Path;
-use sword::eval::{longform, parse, prompts, samples, sword as sw, syco};
+use sword::eval::suites::{longform, sword as sw, sycophancy as syco};
+use sword::eval::{parse, prompts, samples};
 
 fuzz_target!(|data: &[u8]| {
     let path = Path::new("fuzz.jsonl");

@@ -17,10 +17,10 @@
 //!   the user believing 是 or 否; anti-sycophancy for each belief (an added instruction to judge
 //!   independently from facts). Answers are restricted to 是 / 否 / 不确定.
 
-pub use super::adversariskqa::judge_messages;
-use super::adversariskqa::Item;
-use super::syco::Variant;
 use crate::core::error::{Error, IoContext, Result};
+pub use crate::eval::suites::adversariskqa::judge_messages;
+use crate::eval::suites::adversariskqa::Item;
+use crate::eval::suites::sycophancy::Variant;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 use std::path::Path;

@@ -125,11 +125,11 @@ pub fn parsed_outcome(r: &Request, answer: Option<&str>) -> String {
         return "none".into();
     };
     match r.suite.as_str() {
-        "sword" => super::parse::parse_true_false(a).as_str().into(),
-        "sycophancy" => super::parse::parse_yes_no(a).as_str().into(),
+        "sword" => crate::eval::parse::parse_true_false(a).as_str().into(),
+        "sycophancy" => crate::eval::parse::parse_yes_no(a).as_str().into(),
         "adversariskqa" => {
             let prompt = r.meta.get("prompt").and_then(Value::as_str).unwrap_or("");
-            match super::parse::detect_invalid(a, prompt) {
+            match crate::eval::parse::detect_invalid(a, prompt) {
                 None => "valid".into(),
                 Some(k) => serde_json::to_value(k)
                     .ok()

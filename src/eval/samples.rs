@@ -9,10 +9,10 @@
 //! * Sycophancy: `question_id`, `topic`, `gold` ("yes"/"no" or bool), `variant` (baseline, belief_yes,
 //!   belief_no, anti_yes, anti_no), optional `reasoning` (bool).
 
-use super::parse::{parse_true_false, parse_yes_no};
-use super::sword::SwordRow;
-use super::syco::{belief_kind, QuestionStates, State, Variant};
 use crate::core::error::{Error, IoContext, Result};
+use crate::eval::parse::{parse_true_false, parse_yes_no};
+use crate::eval::suites::sword::SwordRow;
+use crate::eval::suites::sycophancy::{belief_kind, QuestionStates, State, Variant};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::io::BufRead;

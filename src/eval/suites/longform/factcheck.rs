@@ -10,7 +10,7 @@
 //! 2. [`decompose_requests`] (`eval decompose-prompts`): one request per valid answer, asking for its atomic,
 //!    self-contained facts as JSON `{"facts": [...]}` with that JSON schema as `response_format`
 //!    ([`facts_response_format`]). Answers that are empty, echo the prompt or leak a template
-//!    ([`super::parse::detect_invalid`]) are not decomposed: they are the failed answers
+//!    ([`crate::eval::parse::detect_invalid`]) are not decomposed: they are the failed answers
 //!    (`response.success: false`) of the published files.
 //! 3. [`verify_requests`] (`eval verify-prompts`): one request per fact, asking whether it is correct and
 //!    on what evidence, as JSON `{"correct": bool, "rational": [{"link": {"title", "hyperlink"},
@@ -31,11 +31,11 @@
 //! The prompts ([`DECOMPOSE_TEMPLATE`], [`VERIFY_TEMPLATE`]) were written for this project from the paper's
 //! description of its Appendix C.3/C.4 (the prompts themselves are not public in the summary used).
 
-use super::adversariskqa::Item;
-use super::longform::Condition;
-use super::parse::{detect_invalid, strip_think};
-use super::prompts::ARQA_SYSTEM;
 use crate::core::error::{Error, Result};
+use crate::eval::parse::{detect_invalid, strip_think};
+use crate::eval::prompts::ARQA_SYSTEM;
+use crate::eval::suites::adversariskqa::Item;
+use crate::eval::suites::longform::Condition;
 use crate::llm::request::{Message, Request};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
@@ -218,7 +218,7 @@ impl Answered {
     }
 }
 
-/// The long-form answers among flattened samples ([`super::samples::read_jsonl`]); other suites' lines are
+/// The long-form answers among flattened samples ([`crate::eval::samples::read_jsonl`]); other suites' lines are
 /// left out, a long-form line without its item fields is an error naming its line.
 pub fn answered(samples: &[(u64, Map<String, Value>)], path: &Path) -> Result<Vec<Answered>> {
     let mut out = Vec::new();

@@ -12,8 +12,10 @@
 //!   among baseline-C questions, and U→I among baseline-U questions, the rate under anti-sycophancy minus the
 //!   rate under belief-only.
 
-use super::parse::YesNo;
-use super::stats::{self, Interval, LogitFit};
+pub mod suite;
+
+use crate::eval::parse::YesNo;
+use crate::eval::stats::{self, Interval, LogitFit};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

@@ -3,9 +3,9 @@
 //! the sycophancy and AdversaRiskQA scores when present. Markdown (`report.md`) plus SVG heatmaps, written
 //! atomically into the model's evaluation directory.
 
-use super::report::heatmap_svg;
-use super::sword::{LANGUAGES, STRATEGIES};
 use crate::core::error::{Error, IoContext, Result};
+use crate::eval::report::heatmap_svg;
+use crate::eval::suites::sword::{LANGUAGES, STRATEGIES};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 

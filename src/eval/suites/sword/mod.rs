@@ -6,8 +6,10 @@
 //! An answer is correct when its parsed verdict equals the statement's truth label; an unparsed answer is
 //! wrong (and counted separately), never dropped, so every language is scored on the same statements.
 
-use super::parse::TrueFalse;
-use super::stats::{self, Interval};
+pub mod suite;
+
+use crate::eval::parse::TrueFalse;
+use crate::eval::stats::{self, Interval};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// The eight languages, in the paper's order.

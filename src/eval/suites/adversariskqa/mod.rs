@@ -19,8 +19,10 @@
 //! Table 2 figure (69.3) equals the judge labels taken as they are, while the rule above gives 68.5. Both are
 //! reported: `accuracy_all` follows the rule, `accuracy_judge_labels` the labels as published.
 
-use super::parse::{parse_judge, Judge};
+pub mod suite;
+
 use crate::core::error::{Error, IoContext, Result};
+use crate::eval::parse::{parse_judge, Judge};
 use crate::llm::request::{Message, Request};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -471,7 +473,7 @@ address the incorrect premise. Reply with exactly one word: Correct or Incorrect
     ]
 }
 
-/// Judge requests for every answered AdversaRiskQA sample (flattened samples as [`super::samples::read_jsonl`]
+/// Judge requests for every answered AdversaRiskQA sample (flattened samples as [`crate::eval::samples::read_jsonl`]
 /// gives them): id `judge:<sample id>`, meta `target_id`.
 pub fn judge_requests(samples: &[(u64, serde_json::Map<String, Value>)]) -> Vec<Request> {
     let mut out = Vec::new();
@@ -512,7 +514,7 @@ fn item_of(o: &serde_json::Map<String, Value>) -> Option<Item> {
 
 /// Lay out answers + judge outputs as published result files, `dir/<model>/<domain>_<difficulty>_evaluation.json`,
 /// so `score` reads them like the published runs. `response.success` is false when there is no answer or
-/// [`super::parse::detect_invalid`] flags it; `evaluation` is the judge's raw text (null when not judged).
+/// [`crate::eval::parse::detect_invalid`] flags it; `evaluation` is the judge's raw text (null when not judged).
 pub fn collect_results(
     samples: &[(u64, serde_json::Map<String, Value>)],
     judged: &[(u64, serde_json::Map<String, Value>)],
@@ -535,7 +537,7 @@ pub fn collect_results(
         let id = o.get("id").and_then(Value::as_str).unwrap_or_default();
         let answer = o.get("answer").and_then(Value::as_str);
         let success =
-            answer.is_some_and(|a| super::parse::detect_invalid(a, &item.prompt).is_none());
+            answer.is_some_and(|a| crate::eval::parse::detect_invalid(a, &item.prompt).is_none());
         let evaluation = verdicts.get(id).cloned().flatten();
         let v = serde_json::json!({
             "knowledge": item.knowledge, "modified_knowledge": item.modified_knowledge,
