@@ -12,9 +12,14 @@
 
 pub mod report;
 
-use crate::core::error::{Error, IoContext, Result};
-use crate::core::ids::{EntityId, Pid};
-use crate::core::records::{EntityRecord, Label, PropertyRecord};
+pub use crate::store::tables::sword::{
+    role_id, schema_text, sword_schema, write_sword, write_sword_marked, EntityLookup,
+    DEFAULT_LANGUAGES, ROLES, SWORD_FORMAT_VERSION,
+};
+
+use crate::core::error::{IoContext, Result};
+use crate::core::ids::EntityId;
+use crate::core::records::{Label, PropertyRecord};
 use crate::stages::contract::{Context, Input, NoSettings, Stage};
 use crate::stages::distort::{self, Distortion, Strategy};
 use crate::store::layout::{
@@ -22,23 +27,9 @@ use crate::store::layout::{
 };
 use crate::store::tables;
 use crate::store::{self, Manifest};
-use arrow_array::{ArrayRef, BooleanArray, RecordBatch, StringArray, UInt32Array};
-use arrow_schema::{DataType, Field, Schema};
-use parquet::arrow::ArrowWriter;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, HashMap};
-use std::io::Write;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-
-/// Version of the `sword.parquet` layout. Bump on any change of column names, types, order or meaning.
-pub const SWORD_FORMAT_VERSION: u32 = 1;
-
-/// The paper's eight languages, in column order.
-pub const DEFAULT_LANGUAGES: [&str; 8] = ["en", "fr", "de", "es", "it", "pt", "ko", "ja"];
-
-/// The three roles of a statement, in column order.
-pub const ROLES: [&str; 3] = ["subject", "property", "object"];
 
 /// Settings of `sword export` (`pipeline/export.toml`; the same names as its flags).
 #[derive(Clone, Debug, Serialize, Deserialize, clap::Args)]
@@ -81,226 +72,10 @@ pub fn language_name(code: &str) -> &str {
     }
 }
 
-/// Labels, descriptions and sitelinks of the entities a run exports.
-#[derive(Clone, Debug, Default)]
-pub struct EntityLookup {
-    /// Language codes, in the order of `EntityRecord::labels`.
-    pub languages: Vec<String>,
-    entities: HashMap<EntityId, EntityRecord>,
-    properties: HashMap<Pid, PropertyRecord>,
-}
-
 impl report::EnglishLabels for EntityLookup {
     fn english_label(&self, id: EntityId) -> Option<&str> {
         EntityLookup::english_label(self, id)
     }
-}
-
-impl EntityLookup {
-    /// Index entity and property records. Property labels come from `entities` when the property is there,
-    /// otherwise from `properties.parquet`'s labels.
-    pub fn new(
-        languages: Vec<String>,
-        entities: Vec<EntityRecord>,
-        properties: Vec<PropertyRecord>,
-    ) -> EntityLookup {
-        EntityLookup {
-            languages,
-            entities: entities.into_iter().map(|e| (e.id, e)).collect(),
-            properties: properties.into_iter().map(|p| (p.id, p)).collect(),
-        }
-    }
-
-    /// Label of `id` in language index `l`.
-    pub fn label(&self, id: EntityId, l: usize) -> Option<&Label> {
-        if let Some(e) = self.entities.get(&id) {
-            return e.labels.get(l);
-        }
-        match id {
-            EntityId::Property(p) => self
-                .properties
-                .get(&p)
-                .and_then(|r| r.labels.get(l))
-                .and_then(Option::as_ref),
-            EntityId::Item(_) => None,
-        }
-    }
-
-    /// English (`en`) label of `id`, if the run has English and `id` a label in it.
-    pub fn english_label(&self, id: EntityId) -> Option<&str> {
-        let l = self.languages.iter().position(|x| x == "en")?;
-        self.label(id, l).map(|x| x.text.as_str())
-    }
-
-    /// Description of `id` in language index `l`.
-    pub fn description(&self, id: EntityId, l: usize) -> Option<&str> {
-        self.entities
-            .get(&id)
-            .and_then(|e| e.descriptions.get(l))
-            .and_then(|d| d.as_deref())
-    }
-
-    /// Sitelink count of `id`.
-    pub fn sitelinks(&self, id: EntityId) -> Option<u32> {
-        self.entities.get(&id).map(|e| e.sitelinks)
-    }
-}
-
-fn role_id(d: &Distortion, role: usize) -> EntityId {
-    match role {
-        0 => EntityId::Item(d.subject),
-        1 => EntityId::Property(d.property),
-        _ => EntityId::Item(d.object),
-    }
-}
-
-/// The `sword.parquet` schema for the given languages (the default eight give the golden schema).
-pub fn sword_schema(languages: &[String]) -> Arc<Schema> {
-    let mut fields = vec![
-        Field::new("statement_id", DataType::Utf8, false),
-        Field::new("original_id", DataType::UInt32, false),
-        Field::new("strategy", DataType::Utf8, false),
-        Field::new("label", DataType::Boolean, false),
-        Field::new("subject", DataType::Utf8, false),
-        Field::new("property", DataType::Utf8, false),
-        Field::new("object", DataType::Utf8, false),
-        Field::new("replaced_role", DataType::Utf8, true),
-        Field::new("original_entity", DataType::Utf8, true),
-        Field::new("replacement_entity", DataType::Utf8, true),
-        Field::new("cosine", DataType::Float32, true),
-        Field::new("cosine_centred", DataType::Float32, true),
-        Field::new("attempts", DataType::UInt32, false),
-        Field::new("original_rank", DataType::Utf8, false),
-        Field::new("original_statement_id", DataType::Utf8, false),
-    ];
-    for r in ROLES {
-        for l in languages {
-            fields.push(Field::new(format!("{r}_label_{l}"), DataType::Utf8, true));
-            fields.push(Field::new(
-                format!("{r}_label_{l}_from_mul"),
-                DataType::Boolean,
-                true,
-            ));
-        }
-        for l in languages {
-            fields.push(Field::new(
-                format!("{r}_description_{l}"),
-                DataType::Utf8,
-                true,
-            ));
-        }
-        fields.push(Field::new(format!("{r}_sitelinks"), DataType::UInt32, true));
-    }
-    fields.push(Field::new("dump_date", DataType::Utf8, true));
-    let mut md = HashMap::new();
-    md.insert(
-        "sword.format_version".to_string(),
-        SWORD_FORMAT_VERSION.to_string(),
-    );
-    md.insert("sword.languages".to_string(), languages.join(","));
-    Arc::new(Schema::new_with_metadata(fields, md))
-}
-
-/// One line per column: `name<TAB>type<TAB>nullable|required`, the format of the golden schema file.
-pub fn schema_text(schema: &Schema) -> String {
-    let mut s = format!("# sword.parquet format version {SWORD_FORMAT_VERSION}\n");
-    for f in schema.fields() {
-        s.push_str(&format!(
-            "{}\t{}\t{}\n",
-            f.name(),
-            f.data_type(),
-            if f.is_nullable() {
-                "nullable"
-            } else {
-                "required"
-            }
-        ));
-    }
-    s
-}
-
-fn batch_for(
-    chunk: &[Distortion],
-    lookup: &EntityLookup,
-    dump_date: Option<&str>,
-    schema: &Arc<Schema>,
-    path: &Path,
-) -> Result<RecordBatch> {
-    let mut cols: Vec<ArrayRef> = crate::stages::distort::distortion_columns(chunk);
-    for r in 0..ROLES.len() {
-        for l in 0..lookup.languages.len() {
-            cols.push(Arc::new(
-                chunk
-                    .iter()
-                    .map(|d| lookup.label(role_id(d, r), l).map(|x| x.text.as_str()))
-                    .collect::<StringArray>(),
-            ));
-            cols.push(Arc::new(
-                chunk
-                    .iter()
-                    .map(|d| lookup.label(role_id(d, r), l).map(|x| x.from_mul))
-                    .collect::<BooleanArray>(),
-            ));
-        }
-        for l in 0..lookup.languages.len() {
-            cols.push(Arc::new(
-                chunk
-                    .iter()
-                    .map(|d| lookup.description(role_id(d, r), l))
-                    .collect::<StringArray>(),
-            ));
-        }
-        cols.push(Arc::new(
-            chunk
-                .iter()
-                .map(|d| lookup.sitelinks(role_id(d, r)))
-                .collect::<UInt32Array>(),
-        ));
-    }
-    cols.push(Arc::new(
-        chunk.iter().map(|_| dump_date).collect::<StringArray>(),
-    ));
-    RecordBatch::try_new(schema.clone(), cols).map_err(|e| Error::parquet(path, e))
-}
-
-/// Write `sword.parquet` rows to any writer.
-pub fn write_sword<W: Write + Send>(
-    w: W,
-    rows: &[Distortion],
-    lookup: &EntityLookup,
-    dump_date: Option<&str>,
-    path: &Path,
-) -> Result<W> {
-    write_sword_marked(w, rows, lookup, dump_date, true, path)
-}
-
-/// [`write_sword`], marking an incomplete build (`complete == false`) with the key-value metadata
-/// `sword.complete = false` (in the file's key-value metadata and in the Arrow schema's metadata).
-pub fn write_sword_marked<W: Write + Send>(
-    w: W,
-    rows: &[Distortion],
-    lookup: &EntityLookup,
-    dump_date: Option<&str>,
-    complete: bool,
-    path: &Path,
-) -> Result<W> {
-    let mut schema = sword_schema(&lookup.languages);
-    if !complete {
-        let mut md = schema.metadata().clone();
-        md.insert(tables::COMPLETE_KEY.to_string(), "false".to_string());
-        schema = Arc::new(schema.as_ref().clone().with_metadata(md));
-    }
-    let mut writer = ArrowWriter::try_new(
-        w,
-        schema.clone(),
-        Some(tables::writer_props_marked(complete)),
-    )
-    .map_err(|e| Error::parquet(path, e))?;
-    for chunk in rows.chunks(tables::ROW_GROUP) {
-        let batch = batch_for(chunk, lookup, dump_date, &schema, path)?;
-        writer.write(&batch).map_err(|e| Error::parquet(path, e))?;
-    }
-    writer.into_inner().map_err(|e| Error::parquet(path, e))
 }
 
 /// `custom_id` of the translation request for a statement and a language: `<statement_id>:<lang>`.
@@ -630,6 +405,8 @@ impl Stage for ExportStage {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::ids::Pid;
+    use crate::core::records::EntityRecord;
 
     fn lab(text: &str) -> crate::core::records::Label {
         crate::core::records::Label {

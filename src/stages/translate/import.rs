@@ -10,20 +10,18 @@
 //! the evaluation runner. Both mark every text with `text_ok` and `text_reason` ([`check`]); the import does
 //! so when `sword.parquet` (which has the labels) is in the run directory, and leaves them null otherwise.
 
-use crate::core::error::{Error, IoContext, Result};
+use crate::core::error::{IoContext, Result};
 use crate::stages::contract::{Context, Input, NoSettings, Stage};
 use crate::stages::export::{render, split_custom_id, DEFAULT_TEMPLATE};
 use crate::store::layout::{self, Artifact, SWORD, TEXTS_IMPORTED, TRANSLATION_REQUESTS};
 use crate::store::tables;
+pub use crate::store::tables::sword::{read_sources, statement_meta, KeyColumns, Source, Sources};
+pub use crate::store::tables::texts::{read_texts_file, text_schema, write_texts, StatementText};
 use crate::store::Manifest;
-use arrow_array::{ArrayRef, RecordBatch, StringArray};
-use arrow_schema::{DataType, Field, Schema};
-use parquet::arrow::ArrowWriter;
 use serde::Deserialize;
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::io::{BufRead, Write};
+use std::io::BufRead;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 /// How many ids of each kind (failed, missing, duplicate) the manifest lists.
 pub const EXAMPLES: usize = 10;
@@ -43,88 +41,6 @@ struct Response {
     status_code: Option<u16>,
     #[serde(default)]
     body: Option<serde_json::Value>,
-}
-
-/// One translated statement.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct StatementText {
-    pub custom_id: String,
-    pub statement_id: String,
-    pub language: String,
-    pub text: String,
-    /// From `sword.parquet` when it is in the run directory: the original's index (decimal string),
-    /// the strategy and the truth label.
-    pub original_id: Option<String>,
-    pub strategy: Option<String>,
-    pub label: Option<bool>,
-    /// The check's verdict ([`check::check`]); `None` = not checked.
-    pub text_ok: Option<bool>,
-    /// Why `text_ok` is false (`empty`, `echo`, `too_long`, `wrong_script`, `wrong_language`).
-    pub text_reason: Option<String>,
-}
-
-/// The key columns of a `sword.parquet` batch: statement_id, strategy, original_id and label.
-pub(crate) struct KeyColumns<'a> {
-    pub statement_id: &'a StringArray,
-    pub strategy: &'a StringArray,
-    pub original_id: &'a arrow_array::UInt32Array,
-    pub label: &'a arrow_array::BooleanArray,
-}
-
-impl<'a> KeyColumns<'a> {
-    /// The key columns of `b`, or `Corrupt` naming `path` when one is missing or of the wrong type.
-    pub(crate) fn of(b: &'a RecordBatch, path: &Path) -> Result<KeyColumns<'a>> {
-        let oid = b
-            .column_by_name("original_id")
-            .and_then(|c| c.as_any().downcast_ref::<arrow_array::UInt32Array>());
-        let lab = b
-            .column_by_name("label")
-            .and_then(|c| c.as_any().downcast_ref::<arrow_array::BooleanArray>());
-        let (Some(original_id), Some(label)) = (oid, lab) else {
-            return Err(Error::Corrupt {
-                path: path.to_path_buf(),
-                what: "missing original_id (uint32) or label (bool)".into(),
-            });
-        };
-        Ok(KeyColumns {
-            statement_id: tables::string_column(b, "statement_id", path)?,
-            strategy: tables::string_column(b, "strategy", path)?,
-            original_id,
-            label,
-        })
-    }
-
-    /// Is any key of row `i` null?
-    pub(crate) fn has_null(&self, i: usize) -> bool {
-        use arrow_array::Array;
-        self.statement_id.is_null(i)
-            || self.strategy.is_null(i)
-            || self.original_id.is_null(i)
-            || self.label.is_null(i)
-    }
-}
-
-/// statement_id → (original_id, strategy, label) from a `sword.parquet`.
-pub fn statement_meta(path: &Path) -> Result<HashMap<String, (String, String, bool)>> {
-    let f = std::fs::File::open(path).at(path)?;
-    let mut out = HashMap::new();
-    for b in tables::read_batches(f, path)? {
-        let k = KeyColumns::of(&b, path)?;
-        for i in 0..b.num_rows() {
-            if k.has_null(i) {
-                continue;
-            }
-            out.insert(
-                k.statement_id.value(i).to_string(),
-                (
-                    k.original_id.value(i).to_string(),
-                    k.strategy.value(i).to_string(),
-                    k.label.value(i),
-                ),
-            );
-        }
-    }
-    Ok(out)
 }
 
 /// What the batch output held.
@@ -207,202 +123,6 @@ pub fn request_ids<R: BufRead>(r: R, path: &Path) -> Result<Vec<String>> {
         ids.push(id.to_string());
     }
     Ok(ids)
-}
-
-/// Schema of `statements_text.parquet`.
-pub fn text_schema() -> Arc<Schema> {
-    Arc::new(Schema::new(vec![
-        Field::new("custom_id", DataType::Utf8, false),
-        Field::new("statement_id", DataType::Utf8, false),
-        Field::new("language", DataType::Utf8, false),
-        Field::new("text", DataType::Utf8, false),
-        Field::new("original_id", DataType::Utf8, true),
-        Field::new("strategy", DataType::Utf8, true),
-        Field::new("label", DataType::Boolean, true),
-        Field::new("text_ok", DataType::Boolean, true),
-        Field::new("text_reason", DataType::Utf8, true),
-    ]))
-}
-
-/// Write statements with text as Parquet (`complete == false` marks an incomplete build, see
-/// [`tables::writer_props_marked`]).
-pub fn write_texts<W: Write + Send>(
-    w: W,
-    rows: &[StatementText],
-    complete: bool,
-    path: &Path,
-) -> Result<W> {
-    let schema = text_schema();
-    let mut writer = ArrowWriter::try_new(
-        w,
-        schema.clone(),
-        Some(tables::writer_props_marked(complete)),
-    )
-    .map_err(|e| Error::parquet(path, e))?;
-    for chunk in rows.chunks(tables::ROW_GROUP) {
-        let col = |f: &dyn Fn(&StatementText) -> &str| -> ArrayRef {
-            Arc::new(StringArray::from_iter_values(chunk.iter().map(f)))
-        };
-        let batch = RecordBatch::try_new(
-            schema.clone(),
-            vec![
-                col(&|t| &t.custom_id),
-                col(&|t| &t.statement_id),
-                col(&|t| &t.language),
-                col(&|t| &t.text),
-                Arc::new(
-                    chunk
-                        .iter()
-                        .map(|t| t.original_id.as_deref())
-                        .collect::<StringArray>(),
-                ),
-                Arc::new(
-                    chunk
-                        .iter()
-                        .map(|t| t.strategy.as_deref())
-                        .collect::<StringArray>(),
-                ),
-                Arc::new(
-                    chunk
-                        .iter()
-                        .map(|t| t.label)
-                        .collect::<arrow_array::BooleanArray>(),
-                ),
-                Arc::new(
-                    chunk
-                        .iter()
-                        .map(|t| t.text_ok)
-                        .collect::<arrow_array::BooleanArray>(),
-                ),
-                Arc::new(
-                    chunk
-                        .iter()
-                        .map(|t| t.text_reason.as_deref())
-                        .collect::<StringArray>(),
-                ),
-            ],
-        )
-        .map_err(|e| Error::parquet(path, e))?;
-        writer.write(&batch).map_err(|e| Error::parquet(path, e))?;
-    }
-    writer.into_inner().map_err(|e| Error::parquet(path, e))
-}
-
-/// Read `statements_text.parquet`.
-pub fn read_texts_file(path: &Path) -> Result<Vec<StatementText>> {
-    let f = std::fs::File::open(path).at(path)?;
-    let mut out = Vec::new();
-    for b in tables::read_batches(f, path)? {
-        let c = tables::string_column(&b, "custom_id", path)?;
-        let s = tables::string_column(&b, "statement_id", path)?;
-        let l = tables::string_column(&b, "language", path)?;
-        let t = tables::string_column(&b, "text", path)?;
-        let o = tables::string_column(&b, "original_id", path)?;
-        let st = tables::string_column(&b, "strategy", path)?;
-        let lab = b
-            .column_by_name("label")
-            .and_then(|c| c.as_any().downcast_ref::<arrow_array::BooleanArray>())
-            .ok_or_else(|| Error::Corrupt {
-                path: path.to_path_buf(),
-                what: "missing bool column `label`".into(),
-            })?;
-        use arrow_array::Array;
-        // Files written before the check existed have no text_ok / text_reason: read as unchecked.
-        let ok = b
-            .column_by_name("text_ok")
-            .and_then(|c| c.as_any().downcast_ref::<arrow_array::BooleanArray>());
-        let reason = b
-            .column_by_name("text_reason")
-            .and_then(|c| c.as_any().downcast_ref::<StringArray>());
-        for i in 0..b.num_rows() {
-            out.push(StatementText {
-                custom_id: c.value(i).into(),
-                statement_id: s.value(i).into(),
-                language: l.value(i).into(),
-                text: t.value(i).into(),
-                original_id: o.is_valid(i).then(|| o.value(i).to_string()),
-                strategy: st.is_valid(i).then(|| st.value(i).to_string()),
-                label: lab.is_valid(i).then(|| lab.value(i)),
-                text_ok: ok.filter(|c| c.is_valid(i)).map(|c| c.value(i)),
-                text_reason: reason
-                    .filter(|c| c.is_valid(i))
-                    .map(|c| c.value(i).to_string()),
-            });
-        }
-    }
-    Ok(out)
-}
-
-/// One statement of `sword.parquet` with its labels.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Source {
-    pub statement_id: String,
-    pub original_id: u32,
-    pub strategy: String,
-    pub label: bool,
-    /// Per language (in [`Sources::languages`] order): subject, property, object labels.
-    pub labels: Vec<[Option<String>; 3]>,
-}
-
-impl Source {
-    /// The three labels in `lang`, when all exist.
-    pub fn labels_in<'a>(&'a self, languages: &[String], lang: &str) -> Option<[&'a str; 3]> {
-        let l = languages.iter().position(|x| x == lang)?;
-        let [s, p, o] = self.labels.get(l)?;
-        Some([s.as_deref()?, p.as_deref()?, o.as_deref()?])
-    }
-}
-
-/// The statements of a `sword.parquet`.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Sources {
-    /// Languages with label columns (`subject_label_<lang>`), in column order.
-    pub languages: Vec<String>,
-    pub rows: Vec<Source>,
-}
-
-/// Read the statements and their labels from `sword.parquet`.
-pub fn read_sources(path: &Path) -> Result<Sources> {
-    use arrow_array::Array;
-    let f = std::fs::File::open(path).at(path)?;
-    let mut out = Sources::default();
-    for b in tables::read_batches(f, path)? {
-        if out.languages.is_empty() {
-            out.languages = b
-                .schema()
-                .fields()
-                .iter()
-                .filter(|f| f.data_type() == &arrow_schema::DataType::Utf8)
-                .filter_map(|f| f.name().strip_prefix("subject_label_").map(str::to_string))
-                .collect();
-        }
-        let k = KeyColumns::of(&b, path)?;
-        let mut cols = Vec::new();
-        for l in &out.languages {
-            let c = |r: &str| tables::string_column(&b, &format!("{r}_label_{l}"), path);
-            cols.push([c("subject")?, c("property")?, c("object")?]);
-        }
-        for i in 0..b.num_rows() {
-            if k.has_null(i) {
-                return Err(Error::Corrupt {
-                    path: path.to_path_buf(),
-                    what: format!("row {i}: null statement_id, original_id, strategy or label"),
-                });
-            }
-            let get = |c: &arrow_array::StringArray| c.is_valid(i).then(|| c.value(i).to_string());
-            out.rows.push(Source {
-                statement_id: k.statement_id.value(i).to_string(),
-                original_id: k.original_id.value(i),
-                strategy: k.strategy.value(i).to_string(),
-                label: k.label.value(i),
-                labels: cols
-                    .iter()
-                    .map(|[s, p, o]| [get(s), get(p), get(o)])
-                    .collect(),
-            });
-        }
-    }
-    Ok(out)
 }
 
 /// Flags of `sword import-translations`.
@@ -570,6 +290,7 @@ fn run(cx: &mut Context, batch_output: &Path) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::error::Error;
 
     #[test]
     fn parses_success_failure_and_names_bad_lines() {
