@@ -2,7 +2,7 @@
 //! [`execute`]).
 //!
 //! A stage declares its name, its settings (one type that is both the TOML table of `pipeline/<name>.toml` and
-//! the command-line flags of `sword <name>`: [`Settings`]), its other flags (what it reads from outside the run
+//! the command-line flags of `sword <name>`: [`Stage::Settings`]), its other flags (what it reads from outside the run
 //! folder, modes), the artifacts it reads (each with the stage that writes it: [`Input`]) and writes
 //! ([`Artifact`]), how its settings are checked, and `run`, its work. Everything around the work is done
 //! here, the same way for every stage:
@@ -31,41 +31,6 @@ use crate::store::{check_input, AtomicFile, DirLock, FileRef, Manifest};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
-
-/// A stage's settings: serde (the TOML file, the manifest) and clap (the flags) from one definition.
-///
-/// Every field that is also a flag carries `#[arg(long, required = false)]` and no clap default, so that a flag
-/// overrides the file's value only when it is given (the `cli` module loads the file, then applies the flags
-/// with `update_from_arg_matches`); a boolean flag is `#[arg(long, action = ArgAction::Set, num_args = 0,
-/// default_missing_value = "true", required = false)]` for the same reason (a plain `bool` flag would reset the
-/// file's `true`). Fields that are not flags are `#[arg(skip)]`.
-pub trait Settings:
-    serde::Serialize
-    + serde::de::DeserializeOwned
-    + Default
-    + Clone
-    + std::fmt::Debug
-    + clap::Args
-    + clap::FromArgMatches
-    + Send
-    + Sync
-    + 'static
-{
-}
-
-impl<T> Settings for T where
-    T: serde::Serialize
-        + serde::de::DeserializeOwned
-        + Default
-        + Clone
-        + std::fmt::Debug
-        + clap::Args
-        + clap::FromArgMatches
-        + Send
-        + Sync
-        + 'static
-{
-}
 
 /// A stage without settings (its flags are all [`Stage::Args`]).
 #[derive(
@@ -119,8 +84,23 @@ pub trait Stage: Send + Sync + 'static {
     /// with [`Input::Vouched`] or [`Input::Optional`] inputs.
     const FORCE: bool = true;
 
-    /// The settings: TOML keys and flags; recorded in the manifest (see [`Stage::identity`]).
-    type Settings: Settings;
+    /// The settings: TOML keys and flags from one definition; recorded in the manifest (see
+    /// [`Stage::identity`]).
+    ///
+    /// Every field that is also a flag carries `#[arg(long, required = false)]` and no clap default, so that a
+    /// flag overrides the file's value only when it is given (the `cli` module loads the file, then applies
+    /// the flags with `update_from_arg_matches`); a boolean flag is `#[arg(long, action = ArgAction::Set,
+    /// num_args = 0, default_missing_value = "true", required = false)]` for the same reason (a plain `bool`
+    /// flag would reset the file's `true`). Fields that are not flags are `#[arg(skip)]`.
+    type Settings: serde::Serialize
+        + serde::de::DeserializeOwned
+        + Default
+        + Clone
+        + std::fmt::Debug
+        + clap::Args
+        + clap::FromArgMatches
+        + Send
+        + Sync;
     /// Flags that are not settings: what to read from outside the run folder, modes of the command.
     type Args: clap::Args + clap::FromArgMatches + Default + Clone + std::fmt::Debug + Send + Sync;
     /// What `run` hands to [`Stage::done`] besides the manifest (most stages: `()`).

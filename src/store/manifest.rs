@@ -160,6 +160,11 @@ impl Manifest {
         out
     }
 
+    /// A count (0 when the stage did not record it).
+    pub fn count(&self, key: &str) -> u64 {
+        self.counts.get(key).copied().unwrap_or(0)
+    }
+
     /// Path of the manifest of `stage` in `dir`.
     pub fn path_in(dir: &Path, stage: &str) -> PathBuf {
         dir.join(layout::manifest_file(stage))

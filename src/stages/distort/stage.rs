@@ -71,11 +71,7 @@ impl Stage for DistortStage {
         let mut line = String::from("distort:");
         for s in Strategy::ALL {
             let k = format!("emitted_{}", s.as_str());
-            line.push_str(&format!(
-                " {}={}",
-                s.as_str(),
-                m.counts.get(&k).copied().unwrap_or(0)
-            ));
+            line.push_str(&format!(" {}={}", s.as_str(), m.count(&k)));
         }
         line
     }

@@ -777,13 +777,12 @@ impl Stage for GraphStage {
     }
 
     fn summary(&self, out: &Path, m: &Manifest) -> String {
-        let c = |k: &str| m.counts.get(k).copied().unwrap_or(0);
         format!(
             "graph: {} nodes, {} edges ({} self-loops dropped, {} duplicates merged) -> {}",
-            c("nodes"),
-            c("edges"),
-            c("self_loops_dropped"),
-            c("duplicate_edges_merged"),
+            m.count("nodes"),
+            m.count("edges"),
+            m.count("self_loops_dropped"),
+            m.count("duplicate_edges_merged"),
             out.join(GRAPH_CSR.file).display()
         )
     }

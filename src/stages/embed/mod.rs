@@ -134,7 +134,7 @@ pub fn cli(args: Args) -> Result<()> {
     let m = run(&args.out, &args.edges, &cfg)?;
     crate::core::progress::log(format!(
         "embed: {} nodes × {} dims -> {}",
-        m.counts.get("nodes").copied().unwrap_or(0),
+        m.count("nodes"),
         cfg.train.dim,
         args.out.join(EMBEDDINGS_W2V.file).display()
     ));

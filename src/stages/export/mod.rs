@@ -396,8 +396,8 @@ impl Stage for ExportStage {
     fn summary(&self, _: &Path, m: &Manifest) -> String {
         format!(
             "export: {} statements, {} translation requests",
-            m.counts.get("rows").copied().unwrap_or(0),
-            m.counts.get("translation_requests").copied().unwrap_or(0)
+            m.count("rows"),
+            m.count("translation_requests")
         )
     }
 }

@@ -128,14 +128,13 @@ impl Stage for ExtractStage {
     }
 
     fn summary(&self, out: &Path, m: &Manifest) -> String {
-        let c = |k: &str| m.counts.get(k).copied().unwrap_or(0);
         format!(
             "extract: {} labelled entities, {} triples, {} statements, {} properties, {} transitive → {}",
-            c("labelled_entities"),
-            c("triples"),
-            c("statements"),
-            c("properties"),
-            c("transitive"),
+            m.count("labelled_entities"),
+            m.count("triples"),
+            m.count("statements"),
+            m.count("properties"),
+            m.count("transitive"),
             out.display()
         )
     }

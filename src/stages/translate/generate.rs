@@ -194,13 +194,12 @@ impl Stage for TranslateStage {
     }
 
     fn summary(&self, _: &Path, m: &Manifest) -> String {
-        let c = |k: &str| m.counts.get(k).copied().unwrap_or(0);
         format!(
             "translate: {} of {} pairs translated, {} text_ok, {} unanswered",
-            c("translated"),
-            c("pairs"),
-            c("text_ok"),
-            c("unanswered")
+            m.count("translated"),
+            m.count("pairs"),
+            m.count("text_ok"),
+            m.count("unanswered")
         )
     }
 }

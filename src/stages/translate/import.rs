@@ -169,7 +169,7 @@ impl Stage for ImportStage {
     fn summary(&self, _: &Path, m: &Manifest) -> String {
         format!(
             "import-translations: {} translated, {} failed, {} missing",
-            m.counts.get("translated").copied().unwrap_or(0),
+            m.count("translated"),
             m.rejects.get("failed").copied().unwrap_or(0),
             m.rejects.get("missing").copied().unwrap_or(0)
         )

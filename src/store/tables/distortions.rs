@@ -25,26 +25,29 @@ pub fn distortions_schema() -> Arc<Schema> {
         "sword.distortions_format_version".to_string(),
         DISTORTIONS_FORMAT_VERSION.to_string(),
     );
-    Arc::new(Schema::new_with_metadata(
-        vec![
-            Field::new("statement_id", DataType::Utf8, false),
-            Field::new("original_id", DataType::UInt32, false),
-            Field::new("strategy", DataType::Utf8, false),
-            Field::new("label", DataType::Boolean, false),
-            Field::new("subject", DataType::Utf8, false),
-            Field::new("property", DataType::Utf8, false),
-            Field::new("object", DataType::Utf8, false),
-            Field::new("replaced_role", DataType::Utf8, true),
-            Field::new("original_entity", DataType::Utf8, true),
-            Field::new("replacement_entity", DataType::Utf8, true),
-            Field::new("cosine", DataType::Float32, true),
-            Field::new("cosine_centred", DataType::Float32, true),
-            Field::new("attempts", DataType::UInt32, false),
-            Field::new("original_rank", DataType::Utf8, false),
-            Field::new("original_statement_id", DataType::Utf8, false),
-        ],
-        md,
-    ))
+    Arc::new(Schema::new_with_metadata(distortion_fields(), md))
+}
+
+/// The fields of a distortion, in column order: all of `distortions.parquet`, and the first columns of
+/// `sword.parquet`.
+pub fn distortion_fields() -> Vec<Field> {
+    vec![
+        Field::new("statement_id", DataType::Utf8, false),
+        Field::new("original_id", DataType::UInt32, false),
+        Field::new("strategy", DataType::Utf8, false),
+        Field::new("label", DataType::Boolean, false),
+        Field::new("subject", DataType::Utf8, false),
+        Field::new("property", DataType::Utf8, false),
+        Field::new("object", DataType::Utf8, false),
+        Field::new("replaced_role", DataType::Utf8, true),
+        Field::new("original_entity", DataType::Utf8, true),
+        Field::new("replacement_entity", DataType::Utf8, true),
+        Field::new("cosine", DataType::Float32, true),
+        Field::new("cosine_centred", DataType::Float32, true),
+        Field::new("attempts", DataType::UInt32, false),
+        Field::new("original_rank", DataType::Utf8, false),
+        Field::new("original_statement_id", DataType::Utf8, false),
+    ]
 }
 
 /// The columns that `distortions.parquet` and `sword.parquet` share, in schema order (statement id through

@@ -195,6 +195,23 @@ impl<W: Write + Send> Sink<W> {
     }
 }
 
+/// Write `rows` as a Parquet file of `schema`: one record batch (made by `batch`) per [`ROW_GROUP`] rows, so the
+/// same rows give the same bytes. Returns the writer.
+pub fn write_rows<W: Write + Send, T>(
+    w: W,
+    schema: Arc<Schema>,
+    rows: &[T],
+    complete: bool,
+    path_for_errors: &Path,
+    mut batch: impl FnMut(&mut Sink<W>, &[T]) -> Result<()>,
+) -> Result<W> {
+    let mut sink = Sink::new(w, schema, complete, path_for_errors)?;
+    for chunk in rows.chunks(ROW_GROUP) {
+        batch(&mut sink, chunk)?;
+    }
+    sink.finish()
+}
+
 /// A utf8 column of entity ids (`Q42`, `P31`: each `(prefix, number)` as the prefix then the number in
 /// decimal), written without a `String` per value.
 fn id_column(ids: impl ExactSizeIterator<Item = (u8, u64)>) -> ArrayRef {
@@ -418,11 +435,14 @@ pub fn write_entities<W: Write + Send>(
     complete: bool,
     path_for_errors: &Path,
 ) -> Result<W> {
-    let mut sink = Sink::new(w, entity_schema(langs), complete, path_for_errors)?;
-    for chunk in entities.chunks(ROW_GROUP) {
-        sink.entities(langs, chunk)?;
-    }
-    sink.finish()
+    write_rows(
+        w,
+        entity_schema(langs),
+        entities,
+        complete,
+        path_for_errors,
+        |s, c| s.entities(langs, c),
+    )
 }
 
 impl<W: Write + Send> Sink<W> {
@@ -608,11 +628,14 @@ pub fn write_properties<W: Write + Send>(
     complete: bool,
     path_for_errors: &Path,
 ) -> Result<W> {
-    let mut sink = Sink::new(w, property_schema(langs), complete, path_for_errors)?;
-    for chunk in props.chunks(ROW_GROUP) {
-        sink.properties(langs, chunk)?;
-    }
-    sink.finish()
+    write_rows(
+        w,
+        property_schema(langs),
+        props,
+        complete,
+        path_for_errors,
+        |s, c| s.properties(langs, c),
+    )
 }
 
 impl<W: Write + Send> Sink<W> {

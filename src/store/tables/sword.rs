@@ -7,7 +7,7 @@ use crate::core::error::{Error, IoContext, Result};
 use crate::core::ids::{EntityId, Pid};
 use crate::core::records::{Distortion, EntityRecord, Label, PropertyRecord};
 use crate::store::tables;
-use crate::store::tables::distortions::distortion_columns;
+use crate::store::tables::distortions::{distortion_columns, distortion_fields};
 use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch, StringArray, UInt32Array};
 use arrow_schema::{DataType, Field, Schema};
 use parquet::arrow::ArrowWriter;
@@ -94,23 +94,7 @@ pub fn role_id(d: &Distortion, role: usize) -> EntityId {
 
 /// The `sword.parquet` schema for the given languages (the default eight give the golden schema).
 pub fn sword_schema(languages: &[String]) -> Arc<Schema> {
-    let mut fields = vec![
-        Field::new("statement_id", DataType::Utf8, false),
-        Field::new("original_id", DataType::UInt32, false),
-        Field::new("strategy", DataType::Utf8, false),
-        Field::new("label", DataType::Boolean, false),
-        Field::new("subject", DataType::Utf8, false),
-        Field::new("property", DataType::Utf8, false),
-        Field::new("object", DataType::Utf8, false),
-        Field::new("replaced_role", DataType::Utf8, true),
-        Field::new("original_entity", DataType::Utf8, true),
-        Field::new("replacement_entity", DataType::Utf8, true),
-        Field::new("cosine", DataType::Float32, true),
-        Field::new("cosine_centred", DataType::Float32, true),
-        Field::new("attempts", DataType::UInt32, false),
-        Field::new("original_rank", DataType::Utf8, false),
-        Field::new("original_statement_id", DataType::Utf8, false),
-    ];
+    let mut fields = distortion_fields();
     for r in ROLES {
         for l in languages {
             fields.push(Field::new(format!("{r}_label_{l}"), DataType::Utf8, true));

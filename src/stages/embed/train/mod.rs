@@ -550,8 +550,8 @@ impl Stage for TrainStage {
     fn summary(&self, _: &Path, m: &Manifest) -> String {
         format!(
             "train: {} nodes, {} words, {:.0} words/s ({}), mean loss {:.4}",
-            m.counts.get("nodes").copied().unwrap_or(0),
-            m.counts.get("words").copied().unwrap_or(0),
+            m.count("nodes"),
+            m.count("words"),
             m.extra["words_per_sec"].as_f64().unwrap_or(0.0),
             m.extra["kernel"].as_str().unwrap_or("?"),
             m.extra["mean_loss"].as_f64().unwrap_or(0.0),

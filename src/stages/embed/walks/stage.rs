@@ -112,8 +112,8 @@ impl crate::stages::contract::Stage for WalksStage {
     fn summary(&self, out: &Path, m: &Manifest) -> String {
         format!(
             "walks: {} walks of {} nodes -> {}",
-            m.counts.get("walks").copied().unwrap_or(0),
-            m.counts.get("walk_length").copied().unwrap_or(0),
+            m.count("walks"),
+            m.count("walk_length"),
             out.join(WALKS_BIN.file).display()
         )
     }
