@@ -194,6 +194,29 @@ pub struct Distortion {
     pub original_statement_id: String,
 }
 
+impl Distortion {
+    /// The original statement `t` itself, as the benchmark's row of `original_id` (strategy ORG, nothing
+    /// replaced).
+    pub fn original(original_id: u32, t: &Triple) -> Distortion {
+        Distortion {
+            statement_id: statement_id(original_id, Strategy::ORG),
+            original_id,
+            strategy: Strategy::ORG,
+            subject: t.subject,
+            property: t.property,
+            object: t.object,
+            replaced_role: None,
+            original_entity: None,
+            replacement_entity: None,
+            cosine: None,
+            cosine_centred: None,
+            attempts: 0,
+            original_rank: t.rank,
+            original_statement_id: t.statement_id.clone(),
+        }
+    }
+}
+
 /// Statement id for an original index and strategy.
 pub fn statement_id(original_id: u32, strategy: Strategy) -> String {
     format!("{original_id:06}-{}", strategy.as_str())

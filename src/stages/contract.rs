@@ -106,12 +106,25 @@ pub trait Stage: Send + Sync + 'static {
     /// What `run` hands to [`Stage::done`] besides the manifest (most stages: `()`).
     type Outcome;
 
-    /// The inputs, in the order the manifest lists them.
-    fn inputs(&self, settings: &Self::Settings, args: &Self::Args) -> Vec<Input>;
+    /// The inputs, in the order the manifest lists them, of a stage whose inputs do not depend on its settings
+    /// or flags (else it overrides [`Stage::inputs`]).
+    const READS: &'static [Input] = &[];
+    /// The artifacts `run` writes into the run folder, in the order the manifest lists them, of a stage whose
+    /// outputs do not depend on its settings or flags (else it overrides [`Stage::outputs`]).
+    const WRITES: &'static [Artifact] = &[];
 
-    /// The artifacts `run` writes into the run folder, in the order the manifest lists them. All must exist
-    /// when `run` returns.
-    fn outputs(&self, settings: &Self::Settings, args: &Self::Args) -> Vec<Artifact>;
+    /// The inputs, in the order the manifest lists them: [`Stage::READS`] by default.
+    fn inputs(&self, settings: &Self::Settings, args: &Self::Args) -> Vec<Input> {
+        let _ = (settings, args);
+        Self::READS.to_vec()
+    }
+
+    /// The artifacts `run` writes into the run folder, in the order the manifest lists them
+    /// ([`Stage::WRITES`] by default). All must exist when `run` returns.
+    fn outputs(&self, settings: &Self::Settings, args: &Self::Args) -> Vec<Artifact> {
+        let _ = (settings, args);
+        Self::WRITES.to_vec()
+    }
 
     /// Check the settings and flags before anything is locked or read (exit code 2). Called on every path
     /// (`sword <NAME>`, `sword run`, `sword embed`, the library's [`execute`]).

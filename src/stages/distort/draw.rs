@@ -43,22 +43,7 @@ pub fn distort_one(
     sim: &dyn Similarity,
 ) -> OriginalResult {
     let mut rng = item_rng(cfg.seed, 3, u64::from(original_id));
-    let org = Distortion {
-        statement_id: statement_id(original_id, Strategy::ORG),
-        original_id,
-        strategy: Strategy::ORG,
-        subject: t.subject,
-        property: t.property,
-        object: t.object,
-        replaced_role: None,
-        original_entity: None,
-        replacement_entity: None,
-        cosine: None,
-        cosine_centred: None,
-        attempts: 0,
-        original_rank: t.rank,
-        original_statement_id: t.statement_id.clone(),
-    };
+    let org = Distortion::original(original_id, t);
     let empty = Vec::new();
     let mut rejections = BTreeMap::new();
     let mut variants = Vec::with_capacity(4);

@@ -36,21 +36,17 @@ impl Stage for DistortStage {
     type Args = NoSettings;
     type Outcome = ();
 
-    fn inputs(&self, _: &DistortConfig, _: &NoSettings) -> Vec<Input> {
-        vec![
-            Input::Vouched(TRIPLES),
-            Input::Vouched(STATEMENTS),
-            Input::Vouched(TRANSITIVE),
-            Input::Vouched(PROPERTIES),
-            Input::Optional(EMBEDDINGS_NPY),
-            Input::Optional(NODES),
-            Input::Optional(EMBEDDINGS_W2V),
-        ]
-    }
+    const READS: &'static [Input] = &[
+        Input::Vouched(TRIPLES),
+        Input::Vouched(STATEMENTS),
+        Input::Vouched(TRANSITIVE),
+        Input::Vouched(PROPERTIES),
+        Input::Optional(EMBEDDINGS_NPY),
+        Input::Optional(NODES),
+        Input::Optional(EMBEDDINGS_W2V),
+    ];
 
-    fn outputs(&self, _: &DistortConfig, _: &NoSettings) -> Vec<Artifact> {
-        vec![DISTORTIONS]
-    }
+    const WRITES: &'static [Artifact] = &[DISTORTIONS];
 
     fn validate(&self, cfg: &DistortConfig, _: &NoSettings) -> Result<()> {
         if cfg.max_attempts == 0 {

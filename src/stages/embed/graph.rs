@@ -724,9 +724,7 @@ impl Stage for GraphStage {
         }
     }
 
-    fn outputs(&self, _: &GraphConfig, _: &GraphArgs) -> Vec<Artifact> {
-        vec![GRAPH_CSR, NODES]
-    }
+    const WRITES: &'static [Artifact] = &[GRAPH_CSR, NODES];
 
     /// Read the triples (or the edge list), write `graph.csr` and `nodes.txt`.
     fn run(&self, cx: &mut Context, _: &GraphConfig, args: &GraphArgs) -> Result<()> {

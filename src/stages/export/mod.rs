@@ -332,17 +332,13 @@ impl Stage for ExportStage {
     type Args = NoSettings;
     type Outcome = ();
 
-    fn inputs(&self, _: &ExportConfig, _: &NoSettings) -> Vec<Input> {
-        vec![
-            Input::Vouched(ENTITIES),
-            Input::Vouched(PROPERTIES),
-            Input::Vouched(DISTORTIONS),
-        ]
-    }
+    const READS: &'static [Input] = &[
+        Input::Vouched(ENTITIES),
+        Input::Vouched(PROPERTIES),
+        Input::Vouched(DISTORTIONS),
+    ];
 
-    fn outputs(&self, _: &ExportConfig, _: &NoSettings) -> Vec<Artifact> {
-        EXPORT_OUTPUTS.to_vec()
-    }
+    const WRITES: &'static [Artifact] = &EXPORT_OUTPUTS;
 
     fn run(&self, cx: &mut Context, cfg: &ExportConfig, _: &NoSettings) -> Result<()> {
         let dir = cx.dir().to_path_buf();
@@ -494,21 +490,17 @@ mod tests {
     }
 
     fn row(strategy: Strategy) -> Distortion {
-        Distortion {
-            statement_id: distort::statement_id(0, strategy),
-            original_id: 0,
-            strategy,
+        let t = crate::core::records::Triple {
             subject: Qid(1),
             property: Pid(2),
             object: Qid(3),
-            replaced_role: None,
-            original_entity: None,
-            replacement_entity: None,
-            cosine: None,
-            cosine_centred: None,
-            attempts: 0,
-            original_rank: Rank::Normal,
-            original_statement_id: String::new(),
+            rank: Rank::Normal,
+            statement_id: String::new(),
+        };
+        Distortion {
+            statement_id: distort::statement_id(0, strategy),
+            strategy,
+            ..Distortion::original(0, &t)
         }
     }
 

@@ -83,9 +83,7 @@ impl Stage for ExtractStage {
         Vec::new()
     }
 
-    fn outputs(&self, _: &Config, _: &ExtractArgs) -> Vec<Artifact> {
-        EXTRACT_OUTPUTS.to_vec()
-    }
+    const WRITES: &'static [Artifact] = &EXTRACT_OUTPUTS;
 
     fn normalise(&self, cfg: &mut Config) {
         cfg.languages = split_list(std::mem::take(&mut cfg.languages));

@@ -158,9 +158,7 @@ impl Stage for TranslateStage {
         v
     }
 
-    fn outputs(&self, _: &NoSettings, _: &TranslateArgs) -> Vec<Artifact> {
-        vec![TEXTS_GENERATED]
-    }
+    const WRITES: &'static [Artifact] = &[TEXTS_GENERATED];
 
     fn run(&self, cx: &mut Context, _: &NoSettings, args: &TranslateArgs) -> Result<Summary> {
         run(cx, args)

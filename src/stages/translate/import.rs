@@ -154,9 +154,7 @@ impl Stage for ImportStage {
         ]
     }
 
-    fn outputs(&self, _: &NoSettings, _: &ImportArgs) -> Vec<Artifact> {
-        vec![TEXTS_IMPORTED]
-    }
+    const WRITES: &'static [Artifact] = &[TEXTS_IMPORTED];
 
     fn identity(&self, _: &NoSettings, args: &ImportArgs) -> serde_json::Value {
         serde_json::json!({ "batch_output": args.batch_output.to_string_lossy() })

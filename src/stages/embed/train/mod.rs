@@ -492,13 +492,9 @@ impl Stage for TrainStage {
     type Args = NoSettings;
     type Outcome = ();
 
-    fn inputs(&self, _: &TrainConfig, _: &NoSettings) -> Vec<Input> {
-        vec![Input::Vouched(WALKS_BIN), Input::Vouched(NODES)]
-    }
+    const READS: &'static [Input] = &[Input::Vouched(WALKS_BIN), Input::Vouched(NODES)];
 
-    fn outputs(&self, _: &TrainConfig, _: &NoSettings) -> Vec<Artifact> {
-        vec![EMBEDDINGS_NPY, EMBEDDINGS_W2V]
-    }
+    const WRITES: &'static [Artifact] = &[EMBEDDINGS_NPY, EMBEDDINGS_W2V];
 
     fn validate(&self, cfg: &TrainConfig, _: &NoSettings) -> Result<()> {
         cfg.validate()?;
