@@ -2,25 +2,17 @@
 //! hand-made multi-stream layouts give the same artifacts as the plain file and as one decoding thread; a damaged
 //! block is an error naming its offset.
 
-use crate::util::Workdir;
+use crate::util::{Workdir, EXTRACT_ARTIFACTS};
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-const ARTIFACTS: [&str; 5] = [
-    "entities.parquet",
-    "triples.parquet",
-    "statements.parquet",
-    "properties.parquet",
-    "transitive.parquet",
-];
-
 fn manifest(dir: &Path) -> serde_json::Value {
-    serde_json::from_slice(&std::fs::read(dir.join("extract.manifest.json")).unwrap()).unwrap()
+    crate::util::manifest(dir, "extract")
 }
 
 fn assert_same(wd: &Workdir, a: &str, b: &str) {
-    for name in ARTIFACTS {
+    for name in EXTRACT_ARTIFACTS {
         let x = wd.read(&format!("{a}/{name}"));
         let y = wd.read(&format!("{b}/{name}"));
         assert!(x == y, "{name} differs between {a} and {b}");

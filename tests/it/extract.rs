@@ -1,28 +1,15 @@
 //! Integration tests for `extract`: hand-written dumps with hand-written expectations, real Wikidata fixtures in
 //! every compression, stdin, thread counts, chunk sizes, truncation and the bad-line limit.
 
-use crate::util::{data, real_fixture, Workdir};
+use crate::util::{count, data, real_fixture, Workdir, EXTRACT_ARTIFACTS};
 use std::io::{Read, Write};
 use std::path::Path;
 use sword::core::ids::{EntityId, Pid, Qid};
 use sword::core::records::Triple;
 use sword::store::tables;
 
-const ARTIFACTS: [&str; 5] = [
-    "entities.parquet",
-    "triples.parquet",
-    "statements.parquet",
-    "properties.parquet",
-    "transitive.parquet",
-];
-
 fn manifest(dir: &Path) -> serde_json::Value {
-    let bytes = std::fs::read(dir.join("extract.manifest.json")).unwrap();
-    serde_json::from_slice(&bytes).unwrap()
-}
-
-fn count(m: &serde_json::Value, k: &str) -> u64 {
-    m["counts"][k].as_u64().unwrap_or(0)
+    crate::util::manifest(dir, "extract")
 }
 
 fn reject(m: &serde_json::Value, k: &str) -> u64 {
@@ -56,14 +43,14 @@ fn as_tsv(triples: &[Triple]) -> Vec<String> {
 }
 
 fn artifacts(dir: &Path) -> Vec<Vec<u8>> {
-    ARTIFACTS
+    EXTRACT_ARTIFACTS
         .iter()
         .map(|a| std::fs::read(dir.join(a)).unwrap())
         .collect()
 }
 
 fn assert_same_artifacts(a: &Path, b: &Path, what: &str) {
-    for (name, (x, y)) in ARTIFACTS
+    for (name, (x, y)) in EXTRACT_ARTIFACTS
         .iter()
         .zip(artifacts(a).iter().zip(artifacts(b).iter()))
     {

@@ -6,8 +6,7 @@ use crate::util::Workdir;
 use std::path::Path;
 
 fn manifest(dir: &Path) -> serde_json::Value {
-    let bytes = std::fs::read(dir.join("extract.manifest.json")).unwrap();
-    serde_json::from_slice(&bytes).unwrap()
+    crate::util::manifest(dir, "extract")
 }
 
 /// An item labelled in `en` and `fr` with one statement `P1 → Q(id+1)`, and `extra` spliced into its object.

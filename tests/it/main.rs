@@ -1,5 +1,6 @@
 //! The one integration-test binary: each module tests one stage through the `sword` binary and the library.
 
+mod stub;
 mod util;
 
 mod bz2;

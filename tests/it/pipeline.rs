@@ -1,7 +1,8 @@
 //! Integration tests for the nightly batch: `sword run`, crash safety, the Makefile, fetch-dump.sh.
 
 use crate::util::{
-    pipeline_nightly, small_configs, small_dump, small_run_args, Workdir, FINAL_ARTIFACTS,
+    pipeline_nightly, small_configs, small_dump, small_run_args, Workdir, EXTRACT_ARTIFACTS,
+    FINAL_ARTIFACTS,
 };
 use std::path::Path;
 use std::process::Command;
@@ -297,14 +298,6 @@ fn makefile_smoke_is_incremental_locked_and_returns_stage_exit_codes() {
 }
 
 // ---- `sword extract --shard i/n` and `--join-shards n` (helper "shard") -----------------------------------
-
-const EXTRACT_ARTIFACTS: [&str; 5] = [
-    "entities.parquet",
-    "triples.parquet",
-    "statements.parquet",
-    "properties.parquet",
-    "transitive.parquet",
-];
 
 /// Run `n` shards as separate processes into `OUT-sharded`, join them, and assert that the five artifacts are
 /// byte-identical to one unsharded run into `OUT-full` (and that the manifests agree on counts and bad lines).

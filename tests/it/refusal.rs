@@ -3,7 +3,7 @@
 //! and marked incomplete in every manifest, in `sword.parquet` and in the report. docs/bad-input.md lists the
 //! same cases with what the user sees.
 
-use crate::util::{real_fixture, Workdir};
+use crate::util::{manifest, real_fixture, Workdir};
 use std::io::Write;
 use std::path::Path;
 
@@ -31,11 +31,6 @@ fn refused(wd: &Workdir, dump: &str, extra: &[&str], needles: &[&str]) -> String
     }
     assert_no_artifacts(&wd.join("out"));
     err
-}
-
-fn manifest(dir: &Path, stage: &str) -> serde_json::Value {
-    serde_json::from_slice(&std::fs::read(dir.join(format!("{stage}.manifest.json"))).unwrap())
-        .unwrap()
 }
 
 fn synth(wd: &Workdir, entities: u64, name: &str) -> Vec<u8> {

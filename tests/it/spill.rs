@@ -5,7 +5,7 @@
 use crate::util::{Workdir, EXTRACT_ARTIFACTS};
 
 fn manifest(wd: &Workdir, dir: &str) -> serde_json::Value {
-    serde_json::from_slice(&wd.read(&format!("{dir}/extract.manifest.json"))).unwrap()
+    crate::util::manifest(&wd.join(dir), "extract")
 }
 
 /// Every artifact of `a` and `b` byte for byte, the counts equal, and nothing left in `b` but the artifacts,
