@@ -1042,7 +1042,7 @@ mod tests {
         // A member of 20 MiB without a gzip magic inside (stored blocks of text): the scan releases each 8 MiB
         // stretch it searches without a candidate. Those stretches must start at or after the offset the
         // coordinator has released (told through `done`): scanning released bytes would fault back in the
-        // pages of a memory-mapped file that were just dropped (issue 20: at -j 1 a quarter of the file stayed
+        // pages of a memory-mapped file that were just dropped (measured: at -j 1 a quarter of the file stayed
         // resident). The coordinator's own releases are the ones followed by `done` at their end.
         let big: Vec<u8> = b"{\"id\":\"Q1\",\"x\":\"abcdefghij\"},\n"
             .iter()

@@ -122,7 +122,7 @@ pub fn read_dump<T: Send>(
     // Parallel in-process decoders, one branch per format that has one. Each reads the memory-mapped file,
     // decodes on the rayon workers and hands `sink` the chunks in input order, holding a bounded number of chunks
     // ahead (see `gz_parallel`); `None` (a file it cannot split) falls through to the one-thread stream below.
-    // A new parallel decoder (bzip2 blocks, issue 22) goes here; a decoder that is parallel inside a `Read` can
+    // A new parallel decoder (as bzip2 blocks were) goes here; a decoder that is parallel inside a `Read` can
     // instead replace the sequential one in `read_stream`.
     let parallel = match format {
         Format::Gzip if opts.parallel_gzip => {

@@ -20,7 +20,7 @@ const TEMP_RAND: usize = 10;
 
 /// The destination name and writer's pid of a temporary file this tool made (`.<name>.<10 alphanumerics>
 /// .sword.tmp.<pid>`), or `None` for every other name — in particular the `.<name>.tmp.<pid>` files of other
-/// tools (and of sword before 0.1.0's issue 24), which are never touched.
+/// tools (and of sword before its temporary names were marked), which are never touched.
 pub fn parse_temp_name(name: &str) -> Option<(&str, u32)> {
     let rest = name.strip_prefix('.')?;
     let (head, pid) = rest.rsplit_once(TEMP_MARK)?;

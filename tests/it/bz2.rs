@@ -145,7 +145,7 @@ fn a_damaged_bzip2_block_names_its_offset() {
 }
 
 /// `sword extract --dump -` with a `.bz2` on stdin (single-stream lbzip2-style and one stream per block
-/// pbzip2-style, through a pipe) gives byte-identical Parquet to `--dump file.bz2` (issue 22, the stdin path).
+/// pbzip2-style, through a pipe) gives byte-identical Parquet to `--dump file.bz2` (the stdin path).
 #[test]
 fn bzip2_on_stdin_gives_the_files_artifacts() {
     let wd = Workdir::new();

@@ -1,4 +1,4 @@
-//! A full disk, tested on a real one (issue 10): a small tmpfs is mounted (as root; skipped with a message
+//! A full disk, tested on a real one: a small tmpfs is mounted (as root; skipped with a message
 //! otherwise), `sword extract` and then the whole `sword run` write into it until it is full. Each must exit 4
 //! with a message naming the path, leave no partial artifact (no temporary file, no output its manifest does
 //! not vouch for), and, once the tmpfs is remounted bigger, a rerun must complete byte-identically to a run that

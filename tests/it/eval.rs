@@ -1089,7 +1089,7 @@ fn runner_timeout_is_an_error_not_an_answer() {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// Hostile endpoints and files (issue 24).
+// Hostile endpoints and files.
 
 /// Every file under `dir`, recursively, as (path, bytes).
 fn files_under(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
@@ -1424,7 +1424,7 @@ fn eval_readers_name_line_and_offset_for_invalid_utf8_and_bad_counts() {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// AdversaRiskQA long form: the published fact-check files (issue 23).
+// AdversaRiskQA long form: the published fact-check files.
 
 /// The paper's Table 6 cell of the shared file (Law basic, non-adversarial, Qwen3-30B): Mean F1@8 68.7,
 /// 6.4 facts. Independently (python over the same file): 46 of 50 answers have a verdict; over them the mean

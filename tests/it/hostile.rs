@@ -1,4 +1,4 @@
-//! Hostile input to the extract stage (issue 24, the join's part): a crafted `modified`, floods of junk lines,
+//! Hostile input to the extract stage (the join's part): a crafted `modified`, floods of junk lines,
 //! out-of-range settings and crafted entity types. Every dump is generated here, small; the expectations are
 //! written by hand. The readers' memory bounds (bombs of each shape) are tested beside the readers.
 

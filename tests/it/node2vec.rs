@@ -674,7 +674,7 @@ mod train {
         assert_eq!(m.counts["nodes"], 20);
     }
 
-    /// Issue 21: `sword -j N run` gives the same bytes for N = 1, 2, 4, 8 — the embeddings and everything
+    /// Training that scales may not cost reproducibility: `sword -j N run` gives the same bytes for N = 1, 2, 4, 8 — the embeddings and everything
     /// computed from them (the cosines in distortions.parquet and sword.parquet) included; `sword -j N train`
     /// on the same walks with every SIMD build this CPU runs (`SWORD_TRAIN_KERNEL`) rewrites the same
     /// embeddings.npy.

@@ -1,4 +1,4 @@
-//! Inputs that are not a whole Wikidata dump (issue 10): each is refused with exit code 2, a message that names
+//! Inputs that are not a whole Wikidata dump: each is refused with exit code 2, a message that names
 //! the file and says what to do, and no artifact — or, for a dump that ends early and `--allow-truncated`, kept
 //! and marked incomplete in every manifest, in `sword.parquet` and in the report. docs/bad-input.md lists the
 //! same cases with what the user sees.
@@ -873,7 +873,7 @@ fn repeated_member_is_what_it_says() {
     assert_eq!(out, b"ab\n".repeat(5000));
 }
 
-/// Decompression bombs (issue 24): small files whose content would cost gigabytes if a reader held it. Each is
+/// Decompression bombs: small files whose content would cost gigabytes if a reader held it. Each is
 /// refused with exit code 2 under an address-space limit of 1 GB (`ulimit -v`, which turns an allocation past it
 /// into an abort), with `--max-line-mib 16` at `-j 2`. `scripts/gz-bombs.sh` runs larger ones and records peak
 /// RSS.
@@ -948,7 +948,7 @@ fn decompression_bombs_of_every_shape_exit_2_within_a_memory_limit() {
     }
 }
 
-/// What the formats allow is accepted (issue 24): a zstd file that starts with a skippable frame, as every file
+/// What the formats allow is accepted: a zstd file that starts with a skippable frame, as every file
 /// `pzstd` writes does (and zstd frames with skippable frames between them), reads like the plain dump.
 #[test]
 fn zstd_with_skippable_frames_reads_like_the_plain_dump() {

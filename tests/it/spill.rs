@@ -1,4 +1,4 @@
-//! `sword extract --memory-limit` (issue 20): the spilling join writes the bytes of an unlimited run, says in
+//! `sword extract --memory-limit`: the spilling join writes the bytes of an unlimited run, says in
 //! its manifest what it spilled, leaves no spill folder, refuses a limit below the smallest workable one
 //! (exit 2 naming it). The full disk while spilling is in `disk_full.rs`.
 

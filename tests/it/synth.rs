@@ -333,7 +333,7 @@ fn synth_to_extract_recovers_the_default_dump_in_every_format() {
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 6, ..ProptestConfig::default() })]
-    /// issue 2 §7: `synth` → `extract` recovers exactly the triples the generator says it wrote.
+    /// The generator's promise: `synth` → `extract` recovers exactly the triples the generator says it wrote.
     #[test]
     fn synth_to_extract_recovers_exactly_the_truth(
         seed in any::<u64>(),

@@ -9,7 +9,7 @@ use sword::stages::contract::NoSettings;
 use sword::stages::distort::{self, DistortConfig, DistortStage, Strategy};
 use sword::synth::{self, Config};
 
-/// The rejection reasons the generator's world must make the guards meet (issue 11).
+/// The rejection reasons the generator's world must make the guards meet.
 const GUARDS: [&str; 5] = [
     "exists",
     "subject_has_value",

@@ -326,7 +326,7 @@ mod tests {
 
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
-        /// The verdict does not depend on the mode (issue 24): on cut, overwritten or extended generated lines
+        /// The verdict does not depend on the mode (no input may make the two modes disagree): on cut, overwritten or extended generated lines
         /// (legacy and current serialisations), `--no-skim` and the default accept the same lines with the same
         /// entity, and refuse the same lines with the same message.
         #[test]

@@ -4,7 +4,7 @@
 //! every one of them. On real dump lines most bytes are never read by `sword extract`: sitelinks (only their
 //! number is kept), qualifiers, references, aliases, and labels and descriptions in the 300-odd languages
 //! that are not configured. On the 2015 real fixture these are ≈75% of the bytes. Building their tape costs
-//! more CPU than inflating them (issue #2's target: parsing may cost no more CPU per MB than inflate), so a
+//! more CPU than inflating them (the target: parsing may cost no more CPU per MB than inflate), so a
 //! cheap structural scan drops them first: strings are jumped over with `memchr2` (`"` or `\`), nesting is
 //! tracked by depth, and nothing is unescaped or validated there.
 //!

@@ -1,4 +1,4 @@
-//! Bounded memory for the join state of the extract stage (`--memory-limit`, issue 20): what the streaming
+//! Bounded memory for the join state of the extract stage (`--memory-limit`): what the streaming
 //! pass keeps for the join (labelled entities, property metadata, candidate statements, seed statements) is
 //! held in [`Runs`], one per kind. When the records held pass the budget, every kind's records are sorted and
 //! written to a temporary folder beside the output as a *run*; at the end each kind is read back as one sorted,
