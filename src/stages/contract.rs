@@ -214,20 +214,10 @@ impl Context {
         self.dir.join(a.file)
     }
 
-    /// Whether inputs are accepted without their manifests' word (`--force`).
-    pub fn force(&self) -> bool {
-        self.force
-    }
-
     /// The manifest being built (config, seed and the declared inputs are filled in; outputs, the total time and
     /// the file are added after `run`).
     pub fn manifest(&mut self) -> &mut Manifest {
         &mut self.manifest
-    }
-
-    /// The manifest as it stands.
-    pub fn manifest_ref(&self) -> &Manifest {
-        &self.manifest
     }
 
     /// Set a count.
@@ -250,11 +240,6 @@ impl Context {
         let now = Instant::now();
         self.timing(phase, now.duration_since(self.lap).as_secs_f64());
         self.lap = now;
-    }
-
-    /// Record an input that is not one of the declared ones (the dump extract reads, shard parts).
-    pub fn record_input(&mut self, input: FileRef) {
-        self.manifest.inputs.push(input);
     }
 
     /// Take an [`Input::Optional`] artifact: `None` when it is not there; otherwise [`Context::input`].
