@@ -271,12 +271,13 @@ impl Hasher {
 
 /// [`run`] with the reading step supplied by the caller ([`join_shards`] replays shard parts through it): `read`
 /// feeds the accumulator in input order and returns the read statistics; everything after (the end of the
-/// stream, the checks that the input is a whole dump, the join, the writers, the manifest) is the same as an
-/// unsharded run. `amend` adds to the manifest before it is written.
+/// stream, the checks that the input is a whole dump, the join, the writers, the manifest's counts) is the same
+/// as an unsharded run. `amend` adds to the manifest before the contract writes it.
 ///
 /// Nothing is written when the input is refused (not a dump, truncated, no entity, too many bad lines), and a
 /// failure while writing (a full disk) leaves none of the five artifacts behind: they are written to temporary
-/// files, renamed into place together, and removed again if the manifest cannot be written.
+/// files and renamed into place together; the stage contract removes them again if the manifest cannot be
+/// written.
 fn run_with(
     cx: &mut Context,
     dump: &Path,
