@@ -8,6 +8,7 @@
 
 pub mod adversariskqa;
 pub mod chain;
+pub mod compare;
 pub mod factcheck;
 pub mod jsonl;
 pub mod longform;
@@ -61,6 +62,9 @@ enum Cmd {
     VerifyPrompts(VerifyArgs),
     /// AdversaRiskQA long form: answers, facts and verdicts laid out as the authors' fact-check files.
     CollectLongform(CollectLongformArgs),
+    /// SWORD: several models side by side (the paper's Figs. 2–5 and gap): figures.parquet/.csv, SVG
+    /// figures, report.html and report.md.
+    Compare(compare::Args),
 }
 
 /// `sword eval decompose-prompts`.
@@ -309,6 +313,7 @@ pub fn cli(args: Args) -> Result<()> {
         Cmd::Prompts(a) => prompts_cli(a),
         Cmd::Report(a) => report_cli(a),
         Cmd::ChainReport(a) => chain::run(&a),
+        Cmd::Compare(a) => compare::run(&a),
         Cmd::DecomposePrompts(a) => {
             let answers = factcheck::answered(&samples::read_jsonl(&a.samples)?, &a.samples)?;
             let reqs = factcheck::decompose_requests(&answers, a.format);
