@@ -398,6 +398,18 @@ impl Heat {
     }
 }
 
+/// Round tick values within the scale: a step of 5, 10, 20 or 25 points giving three to six ticks.
+pub fn ticks(scale: &Scale) -> Vec<f64> {
+    let span = scale.hi - scale.lo;
+    let step = [0.05, 0.1, 0.2, 0.25]
+        .into_iter()
+        .find(|s| span / s <= 5.0 + 1e-9)
+        .unwrap_or(0.25);
+    let first = (scale.lo / step - 1e-9).ceil() as i64;
+    let last = (scale.hi / step + 1e-9).floor() as i64;
+    (first..=last).map(|i| i as f64 * step).collect()
+}
+
 /// Width of a vertical colour bar with its labels.
 const BAR_W: i32 = 110;
 
@@ -422,10 +434,8 @@ fn colour_bar(area: &Area, at: (i32, i32), h: i32, scale: &Scale, label: &str) -
         BLACK.stroke_width(1),
     ))
     .map_err(plot_err)?;
-    let ticks = 5;
-    for i in 0..ticks {
-        let v = scale.lo + (scale.hi - scale.lo) * i as f64 / (ticks - 1) as f64;
-        let ty = y + h - (h as f64 * i as f64 / (ticks - 1) as f64) as i32;
+    for v in ticks(scale) {
+        let ty = y + h - (h as f64 * scale.t(v)).round() as i32;
         area.draw(&PathElement::new(
             vec![(x + w, ty), (x + w + 5, ty)],
             BLACK.stroke_width(1),
@@ -866,16 +876,16 @@ impl Ctx<'_> {
             root.draw(&Circle::new((x + 6, y), 6, colour.filled()))
                 .map_err(plot_err)?;
             draw_text(root, name, (x + 18, y), &label)?;
-            x += 18 + name.len() as i32 * 9 + 24;
+            x += 18 + name.chars().count() as i32 * 8 + 28;
         }
         root.draw(&Circle::new((x + 6, y), 6, BLACK.stroke_width(2)))
             .map_err(plot_err)?;
         draw_text(root, "SS → PSS", (x + 18, y), &label)?;
-        x += 18 + 8 * 9 + 24;
+        x += 18 + 8 * 8 + 28;
         root.draw(&TriangleMarker::new((x + 6, y), 7, BLACK.stroke_width(2)))
             .map_err(plot_err)?;
         draw_text(root, "OS → POS", (x + 18, y), &label)?;
-        x += 18 + 8 * 9 + 24;
+        x += 18 + 8 * 8 + 28;
         let mut dash = x;
         while dash < x + 28 {
             root.draw(&PathElement::new(
@@ -1022,7 +1032,7 @@ impl Ctx<'_> {
             .y_label_formatter(&|v| format!("{:.0}", 100.0 * v))
             .label_style((FONT, 17))
             .axis_desc_style((FONT, 18))
-            .light_line_style(GRID)
+            .light_line_style(TRANSPARENT)
             .bold_line_style(GRID)
             .draw()
             .map_err(plot_err)?;
@@ -1109,7 +1119,7 @@ fn scatter(
         .y_label_formatter(&|v| format!("{:.0}", 100.0 * v))
         .label_style((FONT, 16))
         .axis_desc_style((FONT, 17))
-        .light_line_style(GRID)
+        .light_line_style(TRANSPARENT)
         .bold_line_style(GRID)
         .draw()
         .map_err(plot_err)?;
