@@ -876,16 +876,16 @@ impl Ctx<'_> {
             root.draw(&Circle::new((x + 6, y), 6, colour.filled()))
                 .map_err(plot_err)?;
             draw_text(root, name, (x + 18, y), &label)?;
-            x += 18 + name.chars().count() as i32 * 8 + 28;
+            x += 18 + name.chars().count() as i32 * 7 + 28;
         }
         root.draw(&Circle::new((x + 6, y), 6, BLACK.stroke_width(2)))
             .map_err(plot_err)?;
         draw_text(root, "SS → PSS", (x + 18, y), &label)?;
-        x += 18 + 8 * 8 + 28;
+        x += 18 + 8 * 7 + 28;
         root.draw(&TriangleMarker::new((x + 6, y), 7, BLACK.stroke_width(2)))
             .map_err(plot_err)?;
         draw_text(root, "OS → POS", (x + 18, y), &label)?;
-        x += 18 + 8 * 8 + 28;
+        x += 18 + 8 * 7 + 28;
         let mut dash = x;
         while dash < x + 28 {
             root.draw(&PathElement::new(

@@ -535,3 +535,154 @@ fn jaccard_models(data: &Data) -> Vec<Row> {
         .collect();
     per_pair.into_iter().flatten().collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::input::{Answered, Data, Group, Statement};
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Data of `answers[g][statement]` = (asked, correct) masks; statement i belongs to original i / 5 and
+    /// has strategy i % 5.
+    fn data(names: &[&str], answers: &[Vec<(u8, u8)>]) -> Data {
+        let n = answers.iter().map(Vec::len).max().unwrap_or(0);
+        let statements = (0..n)
+            .map(|i| Statement {
+                id: format!("s{i}"),
+                original: format!("o{}", i / 5),
+                strategy: (i % 5) as u8,
+                label: i % 5 == 0,
+            })
+            .collect();
+        let groups = names
+            .iter()
+            .zip(answers)
+            .map(|(name, a)| {
+                let mut g = Group {
+                    model: name.to_string(),
+                    variant: "plain".into(),
+                    ..Group::default()
+                };
+                for (i, &(asked, correct)) in a.iter().enumerate() {
+                    if asked == 0 {
+                        continue;
+                    }
+                    g.answered.push(Answered {
+                        statement: i as u32,
+                        asked,
+                        correct: correct & asked,
+                    });
+                    for l in 0..8 {
+                        g.answers[l] += u64::from(asked >> l & 1);
+                    }
+                }
+                g
+            })
+            .collect();
+        Data {
+            groups,
+            statements,
+            ..Data::default()
+        }
+    }
+
+    fn answers(models: usize) -> impl Strategy<Value = Vec<Vec<(u8, u8)>>> {
+        (1usize..25, any::<u8>()).prop_flat_map(move |(n, langs)| {
+            let langs = langs | 1;
+            proptest::collection::vec(
+                proptest::collection::vec((any::<u8>(), any::<u8>()), n..=n).prop_map(move |v| {
+                    v.into_iter()
+                        .map(|(a, c)| (if a & 0x80 == 0 { langs } else { a & langs }, c))
+                        .collect()
+                }),
+                models..=models,
+            )
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        #[test]
+        fn shares_bounded_agreement_extremes_and_intervals_hold(a in answers(3), seed in 0u64..1000) {
+            let d = data(&["a", "b", "c"], &a);
+            let rows = compute(&d, 60, seed);
+            for r in &rows {
+                let diff = matches!(r.measure.as_str(), "east_asian_gap" | "effect_pss_ss" | "effect_pos_os");
+                let (lo, hi) = if diff { (-1.0, 1.0) } else { (0.0, 1.0) };
+                for v in [r.value, r.lo, r.hi].into_iter().flatten() {
+                    prop_assert!(v >= lo && v <= hi, "{r:?}");
+                }
+                if r.measure == "accuracy_by_agreement" {
+                    let g = d.groups.iter().find(|g| Some(&g.model) == r.model.as_ref()).unwrap();
+                    let l = languages_of(g).count_ones() as i32;
+                    match (r.agreement, r.value) {
+                        (Some(0), Some(v)) => prop_assert_eq!(v, 0.0),
+                        (Some(k), Some(v)) if k == l => prop_assert_eq!(v, 1.0),
+                        _ => {}
+                    }
+                }
+                // Percentile intervals of a share bracket its estimate.
+                if matches!(r.measure.as_str(), "accuracy" | "accuracy_pooled" | "accuracy_distorted" | "all_languages_correct") {
+                    if let (Some(v), Some(lo), Some(hi)) = (r.value, r.lo, r.hi) {
+                        prop_assert!(lo <= v && v <= hi, "{r:?}");
+                    }
+                }
+            }
+            // Agreement shares of a model × strategy sum to 1.
+            let mut sums: HashMap<(String, String), f64> = HashMap::new();
+            for r in rows.iter().filter(|r| r.measure == "agreement_share") {
+                if let Some(v) = r.value {
+                    *sums.entry((r.model.clone().unwrap(), r.strategy.clone().unwrap())).or_default() += v;
+                }
+            }
+            for s in sums.values() {
+                prop_assert!((s - 1.0).abs() < 1e-9);
+            }
+        }
+
+        #[test]
+        fn jaccard_is_symmetric_in_models(a in answers(2)) {
+            // The same two answer sets under swapped names: (x, y) and (y, x) give one value per cell.
+            let one = compute(&data(&["x", "y"], &a), 0, 0);
+            let two = compute(&data(&["y", "x"], &a), 0, 0);
+            let pick = |rows: &[Row]| -> Vec<Row> {
+                rows.iter()
+                    .filter(|r| r.measure == "jaccard_models")
+                    .map(|r| Row { model: None, model_b: None, ..r.clone() })
+                    .collect()
+            };
+            prop_assert_eq!(pick(&one), pick(&two));
+            prop_assert!(!pick(&one).is_empty());
+            // Within a model, swapping two languages' answers swaps nothing in their pair's Jaccard.
+            let swap = |m: u8| (m & !3) | ((m & 1) << 1) | ((m >> 1) & 1);
+            let b: Vec<Vec<(u8, u8)>> = a.iter().map(|g| g.iter().map(|&(x, c)| (swap(x), swap(c))).collect()).collect();
+            let three = compute(&data(&["x", "y"], &b), 0, 0);
+            let en_fr = |rows: &[Row]| -> Vec<(Option<String>, Option<f64>, Option<i64>)> {
+                rows.iter()
+                    .filter(|r| r.measure == "jaccard_languages" && r.language.as_deref() == Some("en") && r.language_b.as_deref() == Some("fr"))
+                    .map(|r| (r.strategy.clone(), r.value, r.n))
+                    .collect()
+            };
+            prop_assert_eq!(en_fr(&one), en_fr(&three));
+        }
+    }
+
+    #[test]
+    fn replicate_sums_derive_eval_scores_gap() {
+        // Two languages on SS: en 3 of 4, ko 1 of 4 → gap 0.5, relative 0.5 / 0.75; East-Asian gap 0.5.
+        let mut sums = [0u32; UNIT_FEATURES];
+        sums[F_N + SS] = 4;
+        sums[F_C + SS] = 3;
+        sums[F_N + 6 * NS + SS] = 4;
+        sums[F_C + 6 * NS + SS] = 1;
+        let m = derive(&sums);
+        assert_eq!(m[M_ACC + SS], 0.75);
+        assert_eq!(m[M_GAP + SS], 0.5);
+        assert_eq!(m[M_GAP_REL + SS], 0.5 / 0.75);
+        assert_eq!(m[M_EA + SS], 0.5);
+        assert_eq!(m[M_DIST], 0.75);
+        // No ORG statement (strategy 0) and no PSS: their gap and the PSS − SS effect are undefined.
+        assert!(m[M_GAP].is_nan() && m[M_EFF].is_nan());
+    }
+}

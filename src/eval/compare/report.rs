@@ -240,14 +240,13 @@ fn headline_table(look: &Lookup, variant: &str, models: &[String]) -> (Table, St
         });
     let sentence = match top {
         Some((v, h)) => format!(
-            "The largest cross-lingual gap is {:.1} points ({} % relative) between languages of {} ({}: {} against {}), on {}.",
+            "The largest cross-lingual gap is {:.1} points ({} % relative) between languages of {} on {} ({} against {}).",
             100.0 * v,
             h.relative.as_ref().and_then(|r| r.value).map_or("–".into(), |r| format!("{:.0}", 100.0 * r)),
             h.model,
             h.strategy,
             h.best.as_ref().map_or("–".into(), |(l, a)| format!("{l} {}", pct(*a))),
             h.worst.as_ref().map_or("–".into(), |(l, a)| format!("{l} {}", pct(*a))),
-            h.strategy,
         ),
         None => "No cross-lingual gap: fewer than two languages.".into(),
     };
