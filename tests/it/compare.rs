@@ -631,3 +631,67 @@ fn bad_input_exits_2_naming_file_and_line_and_writes_nothing() {
     assert_eq!(code, 4);
     assert!(snapshot(&wd.join("fresh")).is_empty());
 }
+
+/// `make eval-compare` over RUN/eval/*/sword/ (no endpoint needed), rerun only when answers change, and the
+/// nightly summary linking the report.
+#[test]
+fn make_eval_compare_and_the_nightly_summary_link() {
+    if std::process::Command::new("make")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("make is not installed: skipping the make eval-compare check");
+        return;
+    }
+    let wd = Workdir::new();
+    simulate(&wd, 20, 2);
+    // Another suite beside the SWORD answers is not read.
+    wd.write(
+        "run/eval/model-0/sycophancy/samples.jsonl",
+        "{\"suite\":\"sycophancy\"}\n",
+    );
+    let make = |target: &str| {
+        std::process::Command::new("make")
+            .arg("-f")
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("pipeline/Makefile"))
+            .arg(target)
+            .arg(format!("SWORD={}", env!("CARGO_BIN_EXE_sword")))
+            .arg(format!("RUN={}", wd.join("run").display()))
+            .arg("BOOTSTRAP=20")
+            .env("SWORD_QUIET", "1")
+            .current_dir(wd.path())
+            .output()
+            .unwrap()
+    };
+    let out = make("eval-compare");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let html = wd.read("run/eval-compare/report.html");
+    assert!(String::from_utf8_lossy(&html).contains("model-3"));
+    // Nothing changed: nothing is redone.
+    let out = make("eval-compare");
+    assert!(String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .all(|l| !l.contains("eval compare")));
+    // The nightly summary links the comparison of the models evaluated on the run.
+    wd.write(
+        "run/extract.manifest.json",
+        r#"{"stage":"extract","crate_version":"0","git_commit":"x","config":null,"seed":null,"inputs":[],"outputs":[],"counts":{},"rejects":{},"timings":{},"extra":null}"#,
+    );
+    std::fs::create_dir_all(wd.join("run/logs")).unwrap();
+    let out = make("summary");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summary = String::from_utf8(wd.read("run/logs/summary.txt")).unwrap();
+    assert!(
+        summary.contains("models compared: ") && summary.contains("eval-compare/report.html"),
+        "{summary}"
+    );
+}
