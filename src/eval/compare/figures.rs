@@ -454,6 +454,24 @@ fn colour_bar(area: &Area, at: (i32, i32), h: i32, scale: &Scale, label: &str) -
     Ok(())
 }
 
+/// A white canvas of `w` × `h` pixels with `title` centred on top; `draw` adds the rest. The SVG text.
+fn canvas(w: i32, h: i32, title: &str, draw: impl FnOnce(&Area) -> Result<()>) -> Result<String> {
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (w as u32, h as u32)).into_drawing_area();
+        root.fill(&WHITE).map_err(plot_err)?;
+        draw_text(
+            &root,
+            title,
+            (w / 2, 10),
+            &text_style(22.0, BLACK, HPos::Center, VPos::Top),
+        )?;
+        draw(&root)?;
+        root.present().map_err(plot_err)?;
+    }
+    Ok(svg)
+}
+
 /// Panels laid out `per_row` to a row with a figure title above and a colour bar on the right: the SVG.
 fn heat_grid(
     title: &str,
@@ -471,31 +489,21 @@ fn heat_grid(
     let top = 44;
     let w = pw * per_row as i32 + BAR_W + 24;
     let h = top + ph * rows as i32 + 10;
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (w as u32, h as u32)).into_drawing_area();
-        root.fill(&WHITE).map_err(plot_err)?;
-        draw_text(
-            &root,
-            title,
-            (w / 2, 10),
-            &text_style(22.0, BLACK, HPos::Center, VPos::Top),
-        )?;
+    canvas(w, h, title, |root| {
         for (i, p) in panels.iter().enumerate() {
             let (r, c) = (i / per_row, i % per_row);
-            p.draw(&root, (12 + pw * c as i32, top + ph * r as i32), scale)?;
+            p.draw(root, (12 + pw * c as i32, top + ph * r as i32), scale)?;
         }
         let bar_h = (ph - TITLE_H - 40).clamp(120, 420);
         colour_bar(
-            &root,
+            root,
             (12 + pw * per_row as i32, top + TITLE_H),
             bar_h,
             scale,
             bar_label,
         )?;
-        root.present().map_err(plot_err)?;
-    }
-    Ok(svg)
+        Ok(())
+    })
 }
 
 /// Every figure of the rows.
@@ -817,21 +825,12 @@ impl Ctx<'_> {
         };
         let r_swap = range(&swap);
         let r_shuffle = range(&shuffle);
-        let mut svg = String::new();
-        {
-            let root = SVGBackend::with_string(&mut svg, (w as u32, h as u32)).into_drawing_area();
-            root.fill(&WHITE).map_err(plot_err)?;
-            let title = format!(
-                "Fig. 2 — easy against hard swap, original against shuffled — {}",
-                self.variant
-            );
-            draw_text(
-                &root,
-                &title,
-                (w / 2, 10),
-                &text_style(22.0, BLACK, HPos::Center, VPos::Top),
-            )?;
-            self.fig2_legend(&root, (20, top))?;
+        let title = format!(
+            "Fig. 2 — easy against hard swap, original against shuffled — {}",
+            self.variant
+        );
+        let svg = canvas(w, h, &title, |root| {
+            self.fig2_legend(root, (20, top))?;
             for (i, m) in self.models.iter().enumerate() {
                 let (band, c) = (i / per_row, i % per_row);
                 let x = 15 + pw * c as i32;
@@ -855,8 +854,8 @@ impl Ctx<'_> {
                     "shuffled: 4 distortions (%)",
                 )?;
             }
-            root.present().map_err(plot_err)?;
-        }
+            Ok(())
+        })?;
         Ok(self.figure(
             "fig2",
             format!("fig2_{}.svg", self.variant),
@@ -905,20 +904,11 @@ impl Ctx<'_> {
         let w = (170 + 150 * n as i32).max(640);
         let ph = 330;
         let h = 44 + 40 + 2 * ph + 20 + self.model_label_h();
-        let mut svg = String::new();
-        {
-            let root = SVGBackend::with_string(&mut svg, (w as u32, h as u32)).into_drawing_area();
-            root.fill(&WHITE).map_err(plot_err)?;
-            let title = format!(
-                "Cross-lingual gap per model and strategy — {}",
-                self.variant
-            );
-            draw_text(
-                &root,
-                &title,
-                (w / 2, 10),
-                &text_style(22.0, BLACK, HPos::Center, VPos::Top),
-            )?;
+        let title = format!(
+            "Cross-lingual gap per model and strategy — {}",
+            self.variant
+        );
+        let svg = canvas(w, h, &title, |root| {
             let label = text_style(16.0, BLACK, HPos::Left, VPos::Center);
             let mut x = 90;
             for (i, s) in STRATEGIES.iter().enumerate() {
@@ -927,18 +917,18 @@ impl Ctx<'_> {
                     STRATEGY_COLOURS[i].filled(),
                 ))
                 .map_err(plot_err)?;
-                draw_text(&root, s, (x + 22, 64), &label)?;
+                draw_text(root, s, (x + 22, 64), &label)?;
                 x += 22 + s.len() as i32 * 10 + 26;
             }
             draw_text(
-                &root,
+                root,
                 "bars: estimate; whiskers: 95 % bootstrap interval",
                 (x + 10, 64),
                 &label,
             )?;
             let top = root.clone().shrink((0, 84), (w, ph));
             self.bars(
-                &root,
+                root,
                 &top,
                 "gap",
                 "gap: best − worst language (points)",
@@ -948,14 +938,14 @@ impl Ctx<'_> {
                 .clone()
                 .shrink((0, 84 + ph + 10), (w, ph + self.model_label_h()));
             self.bars(
-                &root,
+                root,
                 &bottom,
                 "east_asian_gap",
                 "Western − East-Asian mean (points)",
                 true,
             )?;
-            root.present().map_err(plot_err)?;
-        }
+            Ok(())
+        })?;
         Ok(self.figure(
             "gap",
             format!("gap_{}.svg", self.variant),
