@@ -9,8 +9,9 @@
 //! language, one file per strategy; two models or more), `fig5_<v>_<S>.svg` (language × language Jaccard per
 //! model, one file per strategy) and `gap_<v>.svg` (cross-lingual and East-Asian gap per model × strategy
 //! with 95 % intervals). Colours: viridis for every heat map (with its colour bar), Okabe–Ito for groups and
-//! strategies (both readable with colour-vision deficiencies and in greyscale print order). Fonts are sized
-//! for a page: a 5-model figure printed 17 cm wide keeps its tick labels at about 8 pt.
+//! strategies (both readable with colour-vision deficiencies). Fonts are sized for the page and for print: a
+//! heat-map or axis label is 15–17 px; the 5-model Fig. 2 (1,680 px wide) printed 17 cm wide keeps its tick
+//! labels at about 5 pt, 25 cm wide (a landscape page) at about 7 pt; fewer models per row print larger.
 
 use super::measures::{Row, EAST_ASIAN};
 use crate::error::{Error, Result};
@@ -286,7 +287,7 @@ impl Heat {
             .map(|r| r.chars().count())
             .max()
             .unwrap_or(1) as i32;
-        chars * 9 + 14 + if self.y_desc.is_empty() { 0 } else { 24 }
+        chars * 11 + 14 + if self.y_desc.is_empty() { 0 } else { 24 }
     }
 
     fn rotate_cols(&self) -> bool {
@@ -327,9 +328,9 @@ impl Heat {
             area,
             &self.title,
             (x0 + grid_w / 2, at.1 + 4),
-            &text_style(19.0, BLACK, HPos::Center, VPos::Top),
+            &text_style(21.0, BLACK, HPos::Center, VPos::Top),
         )?;
-        let value_font = (ch as f64 * 0.78).clamp(11.0, 16.0);
+        let value_font = (ch as f64 * 0.78).clamp(12.0, 18.0);
         for (r, row) in self.values.iter().enumerate() {
             for (c, v) in row.iter().enumerate() {
                 let (x, y) = (x0 + cw * c as i32, y0 + ch * r as i32);
@@ -361,7 +362,7 @@ impl Heat {
             BLACK.stroke_width(1),
         ))
         .map_err(plot_err)?;
-        let label = text_style(16.0, BLACK, HPos::Right, VPos::Center);
+        let label = text_style(19.0, BLACK, HPos::Right, VPos::Center);
         for (r, name) in self.rows.iter().enumerate() {
             draw_text(area, name, (x0 - 6, y0 + ch * r as i32 + ch / 2), &label)?;
         }
@@ -369,7 +370,7 @@ impl Heat {
         for (c, name) in self.cols.iter().enumerate() {
             let x = x0 + cw * c as i32 + cw / 2;
             if rotate {
-                let style = text_style(16.0, BLACK, HPos::Right, VPos::Center)
+                let style = text_style(19.0, BLACK, HPos::Right, VPos::Center)
                     .transform(FontTransform::Rotate270);
                 draw_text(area, name, (x, y0 + grid_h + 6), &style)?;
             } else {
@@ -377,7 +378,7 @@ impl Heat {
                     area,
                     name,
                     (x, y0 + grid_h + 5),
-                    &text_style(16.0, BLACK, HPos::Center, VPos::Top),
+                    &text_style(19.0, BLACK, HPos::Center, VPos::Top),
                 )?;
             }
         }
@@ -386,11 +387,11 @@ impl Heat {
                 area,
                 &self.x_desc,
                 (x0 + grid_w / 2, at.1 + self.size().1 - 6),
-                &text_style(17.0, BLACK, HPos::Center, VPos::Bottom),
+                &text_style(19.0, BLACK, HPos::Center, VPos::Bottom),
             )?;
         }
         if !self.y_desc.is_empty() {
-            let style = text_style(17.0, BLACK, HPos::Center, VPos::Top)
+            let style = text_style(19.0, BLACK, HPos::Center, VPos::Top)
                 .transform(FontTransform::Rotate270);
             draw_text(area, &self.y_desc, (at.0 + 2, y0 + grid_h / 2), &style)?;
         }
@@ -445,11 +446,11 @@ fn colour_bar(area: &Area, at: (i32, i32), h: i32, scale: &Scale, label: &str) -
             area,
             &format!("{}%", pct(v)),
             (x + w + 8, ty),
-            &text_style(15.0, BLACK, HPos::Left, VPos::Center),
+            &text_style(17.0, BLACK, HPos::Left, VPos::Center),
         )?;
     }
     let style =
-        text_style(16.0, BLACK, HPos::Center, VPos::Top).transform(FontTransform::Rotate270);
+        text_style(18.0, BLACK, HPos::Center, VPos::Top).transform(FontTransform::Rotate270);
     draw_text(area, label, (x + w + 58, y + h / 2), &style)?;
     Ok(())
 }
@@ -867,7 +868,7 @@ impl Ctx<'_> {
 
     fn fig2_legend(&self, root: &Area, at: (i32, i32)) -> Result<()> {
         let (mut x, y) = (at.0, at.1 + 14);
-        let label = text_style(16.0, BLACK, HPos::Left, VPos::Center);
+        let label = text_style(18.0, BLACK, HPos::Left, VPos::Center);
         for (name, colour) in [
             ("Western (en fr de es it pt)", WESTERN_COLOUR),
             ("East-Asian (ko ja)", EAST_ASIAN_COLOUR),
@@ -909,7 +910,7 @@ impl Ctx<'_> {
             self.variant
         );
         let svg = canvas(w, h, &title, |root| {
-            let label = text_style(16.0, BLACK, HPos::Left, VPos::Center);
+            let label = text_style(18.0, BLACK, HPos::Left, VPos::Center);
             let mut x = 90;
             for (i, s) in STRATEGIES.iter().enumerate() {
                 root.draw(&Rectangle::new(
@@ -962,8 +963,8 @@ impl Ctx<'_> {
             .map(|m| short(m, 24).chars().count())
             .max()
             .unwrap_or(1) as i32;
-        if longest * 9 > 140 {
-            longest * 9 + 10
+        if longest * 11 > 140 {
+            longest * 11 + 10
         } else {
             30
         }
@@ -1020,8 +1021,8 @@ impl Ctx<'_> {
             .y_labels(7)
             .y_desc(y_desc)
             .y_label_formatter(&|v| format!("{:.0}", 100.0 * v))
-            .label_style((FONT, 17))
-            .axis_desc_style((FONT, 18))
+            .label_style((FONT, 21))
+            .axis_desc_style((FONT, 21))
             .light_line_style(TRANSPARENT)
             .bold_line_style(GRID)
             .draw()
@@ -1066,7 +1067,7 @@ impl Ctx<'_> {
             let (px, py) = chart.backend_coord(&(i as f64 + 0.5, lo));
             let name = short(m, 24);
             if label_h > 30 {
-                let style = text_style(16.0, BLACK, HPos::Right, VPos::Center)
+                let style = text_style(19.0, BLACK, HPos::Right, VPos::Center)
                     .transform(FontTransform::Rotate270);
                 draw_text(root, &name, (px, py + 8), &style)?;
             } else {
@@ -1074,7 +1075,7 @@ impl Ctx<'_> {
                     root,
                     &name,
                     (px, py + 8),
-                    &text_style(16.0, BLACK, HPos::Center, VPos::Top),
+                    &text_style(19.0, BLACK, HPos::Center, VPos::Top),
                 )?;
             }
         }
@@ -1092,23 +1093,23 @@ fn scatter(
     y_desc: &str,
 ) -> Result<()> {
     let mut b = ChartBuilder::on(area);
-    b.margin(8).x_label_area_size(52).y_label_area_size(62);
+    b.margin(8).x_label_area_size(62).y_label_area_size(74);
     if !title.is_empty() {
-        b.caption(title, (FONT, 19));
+        b.caption(title, (FONT, 23));
     }
     let mut chart = b
         .build_cartesian_2d(range.0..range.1, range.0..range.1)
         .map_err(plot_err)?;
     chart
         .configure_mesh()
-        .x_labels(6)
-        .y_labels(6)
+        .x_labels(5)
+        .y_labels(5)
         .x_desc(x_desc)
         .y_desc(y_desc)
         .x_label_formatter(&|v| format!("{:.0}", 100.0 * v))
         .y_label_formatter(&|v| format!("{:.0}", 100.0 * v))
-        .label_style((FONT, 16))
-        .axis_desc_style((FONT, 17))
+        .label_style((FONT, 21))
+        .axis_desc_style((FONT, 21))
         .light_line_style(TRANSPARENT)
         .bold_line_style(GRID)
         .draw()
@@ -1128,21 +1129,21 @@ fn scatter(
             WESTERN_COLOUR
         };
         let style = colour.filled();
-        let label = (FONT, 14).into_font().color(&colour);
+        let label = (FONT, 18).into_font().color(&colour);
         if marker == 0 {
             chart
                 .draw_series(std::iter::once(
                     EmptyElement::at((x, y))
-                        + Circle::new((0, 0), 5, style)
-                        + Text::new(l, (6, -16), label),
+                        + Circle::new((0, 0), 6, style)
+                        + Text::new(l, (7, -20), label),
                 ))
                 .map_err(plot_err)?;
         } else {
             chart
                 .draw_series(std::iter::once(
                     EmptyElement::at((x, y))
-                        + TriangleMarker::new((0, 0), 6, style)
-                        + Text::new(l, (6, 2), label),
+                        + TriangleMarker::new((0, 0), 7, style)
+                        + Text::new(l, (7, 2), label),
                 ))
                 .map_err(plot_err)?;
         }

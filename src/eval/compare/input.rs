@@ -386,22 +386,27 @@ pub fn read(paths: &[PathBuf], variant: Option<&str>) -> Result<Data> {
     })
 }
 
-/// The `suite` of the first non-blank line of a samples file (None when it says none or is empty).
+/// The `suite` of the first non-blank line of a samples file (None when it says none, is empty or cannot be
+/// read as JSON: the strict reader then reports it with its line).
 fn first_suite(path: &Path) -> Result<Option<String>> {
     use std::io::BufRead;
     let f = std::fs::File::open(path).at(path)?;
-    for line in std::io::BufReader::new(f).lines() {
-        let line = line.at(path)?;
+    let mut r = std::io::BufReader::new(f);
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        if r.read_until(b'\n', &mut buf).at(path)? == 0 {
+            return Ok(None);
+        }
+        let line = String::from_utf8_lossy(&buf);
         if line.trim().is_empty() {
             continue;
         }
-        let suite = serde_json::from_str::<serde_json::Value>(&line)
+        return Ok(serde_json::from_str::<serde_json::Value>(&line)
             .ok()
             .and_then(samples::flatten)
-            .and_then(|o| suite_of(&o).map(str::to_string));
-        return Ok(suite);
+            .and_then(|o| suite_of(&o).map(str::to_string)));
     }
-    Ok(None)
 }
 
 /// Number of statements in both sorted lists.
