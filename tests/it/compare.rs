@@ -139,11 +139,8 @@ fn hand_computed_case_every_measure() {
     assert_eq!(v("accuracy", "B", "en", "ORG"), (Some(1.0), 2));
     assert_eq!(v("accuracy", "B", "ko", "ORG"), (Some(0.5), 2));
     assert_eq!(v("accuracy", "B", "ko", "SS"), (Some(1.0), 1));
-    // No PSS/OS/POS statement: no accuracy row at all for them.
-    assert!(
-        !ix.contains_key(&k("accuracy", "A", "", "en", "", "PSS", -1))
-            || v("accuracy", "A", "en", "PSS").0.is_none()
-    );
+    // No PSS statement: the cell's row says so (no value, n = 0).
+    assert_eq!(v("accuracy", "A", "en", "PSS"), (None, 0));
     // accuracy_pooled over both languages' answers: A ORG 2/4, A SS 1/2; B ORG 3/4, B SS 2/2.
     assert_eq!(v("accuracy_pooled", "A", "", "ORG"), (Some(0.5), 4));
     assert_eq!(v("accuracy_pooled", "A", "", "SS"), (Some(0.5), 2));
