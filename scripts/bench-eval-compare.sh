@@ -8,7 +8,7 @@
 #   SWORD=target/release/sword MODELS=5 scripts/bench-eval-compare.sh
 #
 # The answers are generated once into WORK (default data/work/compare-bench, ignored by git) by
-# scripts/gen-compare-samples.py (Python's standard library only). Run it under `/work/bin/cslot --all` or on
+# scripts/gen-compare-samples.py (Python's standard library only). Run it under `cslot --all` (the shared machine's exclusive slot) or on
 # an otherwise idle machine for a timing. Prints one Markdown table row; exits 1 when a target is missed.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
