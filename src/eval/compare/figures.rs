@@ -1,5 +1,5 @@
 //! The comparison's figures as SVG (plotters' SVG backend: no font files needed, text stays text), each
-//! drawn from the tidy rows alone ([`Lookup`]), so what a figure shows is exactly what `figures.parquet`
+//! drawn from the tidy rows alone (looked up with [`Lookup`]), so what a figure shows is exactly what `figures.parquet`
 //! holds.
 //!
 //! Per variant: `accuracy_<v>.svg` (language × strategy per model), `fig2_<v>.svg` (the paper's Fig. 2: per
@@ -14,12 +14,12 @@
 //! labels at about 5 pt, 25 cm wide (a landscape page) at about 7 pt; fewer models per row print larger.
 
 use super::measures::{Row, EAST_ASIAN};
+use super::table::{variants_and_models, Key, Lookup};
 use crate::error::{Error, Result};
 use crate::eval::sword::{LANGUAGES, STRATEGIES};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
-use std::collections::{BTreeSet, HashMap};
 
 /// One drawn figure.
 #[derive(Clone, Debug)]
@@ -132,92 +132,6 @@ impl Scale {
             WHITE
         }
     }
-}
-
-/// The rows by their key columns.
-pub struct Lookup<'a> {
-    map: HashMap<Key<'a>, &'a Row>,
-}
-
-/// The key columns of a row (every column but value, lo, hi and n).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct Key<'a> {
-    pub measure: &'a str,
-    pub model: Option<&'a str>,
-    pub model_b: Option<&'a str>,
-    pub variant: Option<&'a str>,
-    pub language: Option<&'a str>,
-    pub language_b: Option<&'a str>,
-    pub strategy: Option<&'a str>,
-    pub agreement: Option<i32>,
-}
-
-impl<'a> Lookup<'a> {
-    pub fn new(rows: &'a [Row]) -> Lookup<'a> {
-        let map = rows
-            .iter()
-            .map(|r| {
-                (
-                    Key {
-                        measure: &r.measure,
-                        model: r.model.as_deref(),
-                        model_b: r.model_b.as_deref(),
-                        variant: r.variant.as_deref(),
-                        language: r.language.as_deref(),
-                        language_b: r.language_b.as_deref(),
-                        strategy: r.strategy.as_deref(),
-                        agreement: r.agreement,
-                    },
-                    r,
-                )
-            })
-            .collect();
-        Lookup { map }
-    }
-
-    pub fn get<'k>(&'k self, k: Key<'k>) -> Option<&'a Row> {
-        // Keys are covariant in their lifetime: the map is looked up as one of shorter-lived keys.
-        let map: &HashMap<Key<'k>, &'a Row> = &self.map;
-        map.get(&k).copied()
-    }
-
-    pub fn value<'k>(&'k self, k: Key<'k>) -> Option<f64> {
-        self.get(k).and_then(|r| r.value)
-    }
-
-    /// Every row with this measure, variant and strategy.
-    pub fn values_of<'k>(
-        &'k self,
-        measure: &'k str,
-        variant: &'k str,
-        strategy: &'k str,
-    ) -> impl Iterator<Item = f64> + 'k {
-        self.map
-            .iter()
-            .filter(move |(k, _)| {
-                k.measure == measure && k.variant == Some(variant) && k.strategy == Some(strategy)
-            })
-            .filter_map(|(_, r)| r.value)
-    }
-}
-
-/// The variants of the rows (`plain` first, then by name) and each one's models (sorted).
-pub fn variants_and_models(rows: &[Row]) -> Vec<(String, Vec<String>)> {
-    let mut set: BTreeSet<(String, String)> = BTreeSet::new();
-    for r in rows.iter().filter(|r| r.measure == "accuracy") {
-        if let (Some(v), Some(m)) = (&r.variant, &r.model) {
-            set.insert((v.clone(), m.clone()));
-        }
-    }
-    let mut out: Vec<(String, Vec<String>)> = Vec::new();
-    for (v, m) in set {
-        match out.last_mut() {
-            Some((lv, ms)) if *lv == v => ms.push(m),
-            _ => out.push((v, vec![m])),
-        }
-    }
-    out.sort_by_key(|(v, _)| (v != "plain", v.clone()));
-    out
 }
 
 /// The languages with an accuracy row for this variant, in the paper's order.

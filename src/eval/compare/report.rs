@@ -2,8 +2,9 @@
 //! load, no script) and `report.md` (the same text and tables, figures linked from `figures/`), both written
 //! from the tidy rows and the drawn figures only.
 
-use super::figures::{variants_and_models, Figure, Key, Lookup};
+use super::figures::Figure;
 use super::measures::{Row, MEASURES};
+use super::table::{variants_and_models, Key, Lookup};
 use crate::eval::sword::{LANGUAGES, STRATEGIES};
 use std::fmt::Write as _;
 use std::path::PathBuf;

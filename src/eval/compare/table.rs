@@ -13,6 +13,7 @@ use arrow_array::{
     Array, ArrayRef, Float64Array, Int32Array, Int64Array, RecordBatch, StringArray,
 };
 use arrow_schema::{DataType, Field, Schema};
+use std::collections::{BTreeSet, HashMap};
 use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
@@ -186,6 +187,92 @@ pub fn write_csv(rows: &[Row], w: &mut dyn Write) -> std::io::Result<()> {
         w.write_all(line.as_bytes())?;
     }
     Ok(())
+}
+
+/// The rows by their key columns.
+pub struct Lookup<'a> {
+    map: HashMap<Key<'a>, &'a Row>,
+}
+
+/// The key columns of a row (every column but value, lo, hi and n).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Key<'a> {
+    pub measure: &'a str,
+    pub model: Option<&'a str>,
+    pub model_b: Option<&'a str>,
+    pub variant: Option<&'a str>,
+    pub language: Option<&'a str>,
+    pub language_b: Option<&'a str>,
+    pub strategy: Option<&'a str>,
+    pub agreement: Option<i32>,
+}
+
+impl<'a> Lookup<'a> {
+    pub fn new(rows: &'a [Row]) -> Lookup<'a> {
+        let map = rows
+            .iter()
+            .map(|r| {
+                (
+                    Key {
+                        measure: &r.measure,
+                        model: r.model.as_deref(),
+                        model_b: r.model_b.as_deref(),
+                        variant: r.variant.as_deref(),
+                        language: r.language.as_deref(),
+                        language_b: r.language_b.as_deref(),
+                        strategy: r.strategy.as_deref(),
+                        agreement: r.agreement,
+                    },
+                    r,
+                )
+            })
+            .collect();
+        Lookup { map }
+    }
+
+    pub fn get<'k>(&'k self, k: Key<'k>) -> Option<&'a Row> {
+        // Keys are covariant in their lifetime: the map is looked up as one of shorter-lived keys.
+        let map: &HashMap<Key<'k>, &'a Row> = &self.map;
+        map.get(&k).copied()
+    }
+
+    pub fn value<'k>(&'k self, k: Key<'k>) -> Option<f64> {
+        self.get(k).and_then(|r| r.value)
+    }
+
+    /// Every row with this measure, variant and strategy.
+    pub fn values_of<'k>(
+        &'k self,
+        measure: &'k str,
+        variant: &'k str,
+        strategy: &'k str,
+    ) -> impl Iterator<Item = f64> + 'k {
+        self.map
+            .iter()
+            .filter(move |(k, _)| {
+                k.measure == measure && k.variant == Some(variant) && k.strategy == Some(strategy)
+            })
+            .filter_map(|(_, r)| r.value)
+    }
+}
+
+/// The variants of the rows (`plain` first, then by name) and each one's models (sorted).
+pub fn variants_and_models(rows: &[Row]) -> Vec<(String, Vec<String>)> {
+    let mut set: BTreeSet<(String, String)> = BTreeSet::new();
+    for r in rows.iter().filter(|r| r.measure == "accuracy") {
+        if let (Some(v), Some(m)) = (&r.variant, &r.model) {
+            set.insert((v.clone(), m.clone()));
+        }
+    }
+    let mut out: Vec<(String, Vec<String>)> = Vec::new();
+    for (v, m) in set {
+        match out.last_mut() {
+            Some((lv, ms)) if *lv == v => ms.push(m),
+            _ => out.push((v, vec![m])),
+        }
+    }
+    out.sort_by_key(|(v, _)| (v != "plain", v.clone()));
+    out
 }
 
 #[cfg(test)]
