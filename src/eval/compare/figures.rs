@@ -325,6 +325,18 @@ pub fn ticks(scale: &Scale) -> Vec<f64> {
     (first..=last).map(|i| i as f64 * step).collect()
 }
 
+/// An n × n matrix of a symmetric measure stored once per pair: cell (i, j) is `pair(min, max)`, the diagonal
+/// blank.
+fn symmetric(n: usize, pair: impl Fn(usize, usize) -> Option<f64>) -> Vec<Vec<Option<f64>>> {
+    (0..n)
+        .map(|i| {
+            (0..n)
+                .map(|j| (i != j).then(|| pair(i.min(j), i.max(j))).flatten())
+                .collect()
+        })
+        .collect()
+}
+
 /// Width of a vertical colour bar with its labels.
 const BAR_W: i32 = 110;
 
@@ -608,24 +620,14 @@ impl Ctx<'_> {
                 rows: labels.clone(),
                 cols: labels.clone(),
                 rules: Vec::new(),
-                values: (0..n)
-                    .map(|i| {
-                        (0..n)
-                            .map(|j| {
-                                if i == j {
-                                    return None;
-                                }
-                                let (a, b) = if i < j { (i, j) } else { (j, i) };
-                                self.look.value(Key {
-                                    model_b: Some(&self.models[b]),
-                                    language: Some(l),
-                                    strategy: Some(s),
-                                    ..self.key("jaccard_models", &self.models[a])
-                                })
-                            })
-                            .collect()
+                values: symmetric(n, |a, b| {
+                    self.look.value(Key {
+                        model_b: Some(&self.models[b]),
+                        language: Some(l),
+                        strategy: Some(s),
+                        ..self.key("jaccard_models", &self.models[a])
                     })
-                    .collect(),
+                }),
                 cell,
                 x_desc: String::new(),
                 y_desc: String::new(),
@@ -656,24 +658,14 @@ impl Ctx<'_> {
                 rows: self.langs.iter().map(|l| l.to_string()).collect(),
                 cols: self.langs.iter().map(|l| l.to_string()).collect(),
                 rules: Vec::new(),
-                values: (0..n)
-                    .map(|i| {
-                        (0..n)
-                            .map(|j| {
-                                if i == j {
-                                    return None;
-                                }
-                                let (a, b) = if i < j { (i, j) } else { (j, i) };
-                                self.look.value(Key {
-                                    language: Some(self.langs[a]),
-                                    language_b: Some(self.langs[b]),
-                                    strategy: Some(s),
-                                    ..self.key("jaccard_languages", m)
-                                })
-                            })
-                            .collect()
+                values: symmetric(n, |a, b| {
+                    self.look.value(Key {
+                        language: Some(self.langs[a]),
+                        language_b: Some(self.langs[b]),
+                        strategy: Some(s),
+                        ..self.key("jaccard_languages", m)
                     })
-                    .collect(),
+                }),
                 cell: (40, 32),
                 x_desc: String::new(),
                 y_desc: String::new(),
