@@ -11,6 +11,7 @@
 //! Independent of the pipeline stages: it reads files. The language-model client is [`crate::llm`].
 
 pub mod cmd;
+pub mod compare;
 pub mod output;
 pub mod parse;
 pub mod prompts;
@@ -58,6 +59,9 @@ enum Cmd {
     VerifyPrompts(cmd::longform::VerifyArgs),
     /// AdversaRiskQA long form: answers, facts and verdicts laid out as the authors' fact-check files.
     CollectLongform(cmd::longform::CollectLongformArgs),
+    /// SWORD: several models side by side (the paper's Figs. 2–5 and gap): figures.parquet/.csv, SVG
+    /// figures, report.html and report.md.
+    Compare(compare::Args),
 }
 
 /// Entry point from the binary.
@@ -75,5 +79,6 @@ pub fn cli(args: Args) -> Result<()> {
         Cmd::DecomposePrompts(a) => cmd::longform::decompose(a),
         Cmd::VerifyPrompts(a) => cmd::longform::verify(a),
         Cmd::CollectLongform(a) => cmd::longform::collect(a),
+        Cmd::Compare(a) => compare::run(&a),
     }
 }

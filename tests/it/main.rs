@@ -6,6 +6,7 @@ mod util;
 mod bz2;
 mod chain;
 mod cli;
+mod compare;
 mod disk_full;
 mod distort;
 mod docs;
