@@ -840,7 +840,9 @@ pub(super) mod tests {
     use super::*;
     use crate::dump::entity::Line;
     use crate::dump::line::serde::parse_entity;
-    use crate::dump::line::skim::tests::{eight, langs, lines, real_fixture_lines};
+    use crate::dump::line::skim::tests::{
+        eight, langs, mutated_lines, real_fixture_lines, synth_lines,
+    };
 
     /// The oracle: the skim path (skimmed copy parsed by simd-json), as a Debug string, when it accepts the line.
     fn skim_path(line: &[u8], langs: &Langs) -> Option<String> {
@@ -871,54 +873,6 @@ pub(super) mod tests {
             }
             Err(_) => false,
         }
-    }
-
-    /// One mutation of a line for the proptests: 0 truncates at `cut`, 1 overwrites the byte at `at`, 2 inserts
-    /// `byte` there, anything else splices `insert` in there (`at` and `cut` are fractions of the length).
-    pub(crate) fn mutate(l: &mut Vec<u8>, op: u8, at: f64, cut: f64, byte: u8, insert: &[u8]) {
-        let i = ((l.len() as f64) * at) as usize;
-        match op {
-            0 => l.truncate(((l.len() as f64) * cut) as usize),
-            1 => {
-                if i < l.len() {
-                    l[i] = byte
-                }
-            }
-            2 => l.insert(i.min(l.len()), byte),
-            _ => {
-                let i = i.min(l.len());
-                l.splice(i..i, insert.iter().copied());
-            }
-        }
-    }
-
-    /// A generated line (40 entities, a 0.3 legacy share, one of 50 seeds) after one [`mutate`] by an op
-    /// below `ops`, `insert` picked from `inserts`: the input of the proptests on damaged lines.
-    pub(crate) fn mutated_lines(
-        ops: u8,
-        inserts: Vec<&'static [u8]>,
-    ) -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
-        use proptest::prelude::*;
-        let picks = (0u64..50, 0usize..1000, 0.0f64..1.0, 0.0f64..1.0);
-        let edits = (any::<u8>(), 0u8..ops, proptest::sample::select(inserts));
-        (picks, edits).prop_map(|((seed, pick, cut, at), (byte, op, insert))| {
-            let ls = synth_lines(40, seed, 0.3);
-            let mut l = ls[pick % ls.len()].clone();
-            mutate(&mut l, op, at, cut, byte, insert);
-            l
-        })
-    }
-
-    pub(crate) fn synth_lines(entities: u64, seed: u64, legacy_share: f64) -> Vec<Vec<u8>> {
-        let cfg = crate::synth::Config {
-            entities,
-            seed,
-            legacy_share,
-            ..crate::synth::Config::default()
-        };
-        let mut bytes = Vec::new();
-        crate::synth::generate(&cfg, &mut bytes).unwrap();
-        lines(&bytes).into_iter().map(<[u8]>::to_vec).collect()
     }
 
     /// Every generated line (current and 2015 serialisations, `mul`, lexemes, properties) is read directly, to

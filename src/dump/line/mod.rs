@@ -139,8 +139,9 @@ mod tests {
     use super::*;
     use crate::core::ids::Pid;
     use crate::dump::entity::{Entity, Kind, SnakCounts};
-    use crate::dump::line::direct::tests::{mutated_lines, synth_lines};
-    use crate::dump::line::skim::tests::{eight, langs, real_fixture_lines};
+    use crate::dump::line::skim::tests::{
+        eight, langs, mutated_lines, real_fixture_lines, synth_lines,
+    };
 
     /// `parse_line` with and without the skim, as Debug strings.
     fn modes(raw: &[u8], langs: &Langs) -> (String, String) {

@@ -334,6 +334,65 @@ pub(super) mod tests {
         }
     }
 
+    /// One mutation of a line for the proptests: 0 truncates at `cut`, 1 overwrites the byte at `at`, 2 inserts
+    /// `byte` there, anything else splices `insert` in there (`at` and `cut` are fractions of the length).
+    pub(in crate::dump) fn mutate(
+        l: &mut Vec<u8>,
+        op: u8,
+        at: f64,
+        cut: f64,
+        byte: u8,
+        insert: &[u8],
+    ) {
+        let i = ((l.len() as f64) * at) as usize;
+        match op {
+            0 => l.truncate(((l.len() as f64) * cut) as usize),
+            1 => {
+                if i < l.len() {
+                    l[i] = byte
+                }
+            }
+            2 => l.insert(i.min(l.len()), byte),
+            _ => {
+                let i = i.min(l.len());
+                l.splice(i..i, insert.iter().copied());
+            }
+        }
+    }
+
+    /// A generated line (40 entities, a 0.3 legacy share, one of 50 seeds) after one [`mutate`] by an op
+    /// below `ops`, `insert` picked from `inserts`: the input of the proptests on damaged lines.
+    pub(in crate::dump) fn mutated_lines(
+        ops: u8,
+        inserts: Vec<&'static [u8]>,
+    ) -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+        use proptest::prelude::*;
+        let picks = (0u64..50, 0usize..1000, 0.0f64..1.0, 0.0f64..1.0);
+        let edits = (any::<u8>(), 0u8..ops, proptest::sample::select(inserts));
+        (picks, edits).prop_map(|((seed, pick, cut, at), (byte, op, insert))| {
+            let ls = synth_lines(40, seed, 0.3);
+            let mut l = ls[pick % ls.len()].clone();
+            mutate(&mut l, op, at, cut, byte, insert);
+            l
+        })
+    }
+
+    pub(in crate::dump) fn synth_lines(
+        entities: u64,
+        seed: u64,
+        legacy_share: f64,
+    ) -> Vec<Vec<u8>> {
+        let cfg = crate::synth::Config {
+            entities,
+            seed,
+            legacy_share,
+            ..crate::synth::Config::default()
+        };
+        let mut bytes = Vec::new();
+        crate::synth::generate(&cfg, &mut bytes).unwrap();
+        lines(&bytes).into_iter().map(<[u8]>::to_vec).collect()
+    }
+
     /// Every entity line of the real fixtures under `root` (`SWORD_REAL_FIXTURES`), per file: dump lines as
     /// they are, API files (`{"entities":{"Q42":{...}}}`, pretty-printed) as one compact line per entity.
     pub(in crate::dump) fn real_fixture_lines(
@@ -430,7 +489,7 @@ pub(super) mod tests {
         #[test]
         fn mutated_lines_never_panic_and_valid_ones_agree(
             // Ops 0..3: cut, overwrite or insert a byte (nothing is spliced in).
-            l in crate::dump::line::direct::tests::mutated_lines(3, vec![&b""[..]]),
+            l in mutated_lines(3, vec![&b""[..]]),
         ) {
             let (a, b, _) = both(&l, &eight());
             if a.starts_with("Ok(") {
