@@ -774,7 +774,7 @@ impl<'a, T> Coordinator<'a, T> {
                 }
             }
             let consumed = front.consumed;
-            self.advance(consumed, done);
+            self.advance(consumed, false, done);
             let Some(front) = self.slots.front_mut() else {
                 continue;
             };
@@ -816,13 +816,16 @@ impl<'a, T> Coordinator<'a, T> {
                 Some(End::Cancelled) => return Err(Error::bad_input(self.path, what("cancelled"))),
             }
             self.pop_front(sh);
-            self.advance(self.expected.min(self.data.len()), done);
+            self.advance(self.expected.min(self.data.len()), true, done);
         }
     }
 
-    /// The compressed bytes before `to` are handled: drop their pages, report progress.
-    fn advance(&mut self, to: usize, done: &mut dyn FnMut(usize)) {
-        if to > self.released {
+    /// The compressed bytes before `to` are handled: drop their pages, report progress. In steps of at least
+    /// [`RELEASE_STEP`] within a member (each release is a system call that makes every CPU running one of
+    /// our threads flush its TLB: once per chunk, it was a tenth of the coordinator's time), and at every
+    /// member's end (`all`).
+    fn advance(&mut self, to: usize, all: bool, done: &mut dyn FnMut(usize)) {
+        if to > self.released && (all || to - self.released >= RELEASE_STEP) {
             (self.release)(self.released, to - self.released);
             self.released = to;
             done(to);
@@ -860,6 +863,9 @@ pub struct Candidates<'a> {
     finder: memchr::memmem::Finder<'static>,
     release: Option<&'a (dyn Fn(usize, usize) + Sync)>,
 }
+
+/// Compressed bytes of a member released at a time behind its reader ([`Coordinator::advance`]).
+const RELEASE_STEP: usize = 4 << 20;
 
 /// Bytes searched at a time: a stretch this long without a candidate is released behind the scan.
 const SCAN_WINDOW: usize = 8 << 20;

@@ -429,22 +429,16 @@ impl State {
 
     /// Take what the accumulator gathered since the last call; spill when over the budget.
     pub fn drain(&mut self, acc: &mut Acc<'_>) -> Result<()> {
-        for e in acc.entities.drain(..) {
+        for e in &acc.entities {
             match e.id {
                 EntityId::Item(q) => self.items.push(q.0),
                 EntityId::Property(p) => self.props.push(p.0),
             }
-            self.entities.push(e);
         }
-        for p in acc.properties.drain(..) {
-            self.properties.push(p);
-        }
-        for c in acc.candidates.drain(..) {
-            self.candidates.push(c);
-        }
-        for c in acc.seed_other.drain(..) {
-            self.seed_other.push(c);
-        }
+        self.entities.append(&mut acc.entities);
+        self.properties.append(&mut acc.properties);
+        self.candidates.append(&mut acc.candidates);
+        self.seed_other.append(&mut acc.seed_other);
         self.check()
     }
 

@@ -293,6 +293,7 @@ fn run_with(
     // The run folder is locked (another writer was refused, exit 6; an unwritable one failed, exit 4) and the
     // config and the dump's path checked ([`ExtractStage::validate`]) before the dump is read.
     let t0 = Instant::now();
+    let (cpu0, stage0) = (progress::cpu_seconds(false), progress::cpu_seconds(true));
     let out = cx.dir().to_path_buf();
     let out = out.as_path();
     let rules = Rules::new(cfg)?;
@@ -316,6 +317,11 @@ fn run_with(
     }
     let progress = Progress::new("extract", total, Unit::Bytes);
     let opts = cfg.read_opts();
+    // With more than one thread, the input's hash for the manifest (a second read of the whole dump file, from
+    // the page cache as a rule) runs beside the reading, not beside the join: on many cores the join is shorter
+    // than a second read of the file, which would then be the stage's tail. A failed run drops the `Hasher`,
+    // which stops the thread at its next read.
+    let hasher = (rayon::current_num_threads() > 1 && !is_stdin).then(|| Hasher::spawn(dump));
     let mut acc = Acc::new(&rules, cfg.max_bad_lines, dump);
     acc.progress = Some(&progress);
     let mut state = State::new(out, limit);
@@ -324,6 +330,7 @@ fn run_with(
     state.drain(&mut acc)?;
     progress.finish();
     let t_read = t0.elapsed().as_secs_f64();
+    let stage_read = progress::cpu_seconds(true) - stage0;
     let mut counts = acc.counts.clone();
     if stats.truncated_stream {
         counts.add("truncated_stream", 1);
@@ -358,12 +365,8 @@ fn run_with(
     // An incomplete build (--allow-truncated) marks every file: `sword.complete = false`.
     let complete = incomplete.is_none();
     // The five artifacts are written to temporary files while the join streams their rows (a full disk
-    // fails here, before any artifact changes)...
-    // With more than one thread, the artifacts are written on threads of their own (see `ParquetOut`), and the
-    // input's hash for the manifest (a second read of the whole dump file) runs beside the join instead of
-    // after it. A failed join (or anything after it) drops the `Hasher`, which stops the thread at its next read.
+    // fails here, before any artifact changes), encoded on the pool (see `ParquetOut`)...
     let threads = rayon::current_num_threads();
-    let hasher = (threads > 1 && !is_stdin).then(|| Hasher::spawn(dump));
     // A join that spilled runs under a tight memory limit: there each writer is waited for when its artifact
     // is done, so that at most the three statement tables' writers hold row groups at once (docs/extract.md).
     let wait_on_close = state.spill_dir().is_some();
@@ -470,6 +473,15 @@ fn run_with(
     m.timings.insert("read_parse".into(), t_read);
     m.timings.insert("join".into(), t_join);
     m.timings.insert("write".into(), t_write);
+    // CPU seconds: the whole process, and the stage's own thread while reading (the in-order hand-off of the
+    // parsed chunks) and after (the merges feeding the join's workers and encoders): the work no `-j` spreads.
+    m.timings
+        .insert("cpu".into(), progress::cpu_seconds(false) - cpu0);
+    m.timings.insert("stage_thread_read".into(), stage_read);
+    m.timings.insert(
+        "stage_thread_join".into(),
+        progress::cpu_seconds(true) - stage0 - stage_read,
+    );
     // `max_modified` is a validated timestamp (`counts::is_timestamp`): its first ten bytes are the date.
     let dump_date = date_from_name(dump).or_else(|| {
         max_modified

@@ -426,6 +426,15 @@ impl<T: Record> Runs<T> {
         self.held.push(r);
     }
 
+    /// Push every record of `v` (left empty), in order: what the stage thread does with each chunk's records,
+    /// so one move of the whole vector rather than a push per record.
+    pub fn append(&mut self, v: &mut Vec<T>) {
+        let mem = v.iter().map(Record::mem).fold(0, usize::saturating_add);
+        self.held_mem = self.held_mem.saturating_add(mem);
+        self.pushed = self.pushed.saturating_add(v.len() as u64);
+        self.held.append(v);
+    }
+
     /// Bytes the held records take (their slots in the vector included).
     pub fn mem(&self) -> usize {
         self.held_mem.saturating_add(
