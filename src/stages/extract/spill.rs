@@ -585,6 +585,11 @@ impl<T: Record> Merge<T> {
     }
 
     fn next_raw(&mut self) -> Result<Option<Head<T>>> {
+        // Nothing spilled: the held records alone, already sorted (no heap to go through; the stage thread
+        // feeds the join's workers from here).
+        if let [Source::Held(it)] = self.sources.as_mut_slice() {
+            return Ok(it.next().map(|rec| Head { rec, src: 0 }));
+        }
         if !self.started {
             self.started = true;
             for s in 0..self.sources.len() {
