@@ -326,6 +326,13 @@ impl<C: Columns, W: Write + Send + 'static> Shared<C, W> {
     }
 }
 
+/// Where a file's encoding stands, for [`ParSink::wait_until`].
+struct Progress {
+    /// Row groups appended.
+    next: usize,
+    failed: bool,
+}
+
 /// A Parquet artifact encoded on the rayon pool (see the module docs): the same bytes as [`super::Sink`] fed
 /// the same rows.
 pub struct ParSink<C: Columns, W: Write + Send + 'static> {
@@ -335,6 +342,8 @@ pub struct ParSink<C: Columns, W: Write + Send + 'static> {
     group: Option<Arc<Group<C::Row>>>,
     rows_in_group: usize,
     groups: usize,
+    /// Row groups being encoded at once, at most (see [`ParSink::new`]).
+    max_groups: usize,
     finished: bool,
 }
 
@@ -385,6 +394,7 @@ impl<C: Columns, W: Write + Send + 'static> ParSink<C, W> {
             group: None,
             rows_in_group: 0,
             groups: 0,
+            max_groups: rayon::current_num_threads().div_ceil(8).max(2),
             finished: false,
         })
     }
@@ -431,6 +441,10 @@ impl<C: Columns, W: Write + Send + 'static> ParSink<C, W> {
         let group = match &self.group {
             Some(g) => Arc::clone(g),
             None => {
+                self.wait_for_groups(self.max_groups.saturating_sub(1));
+                if sh.failed.load(Ordering::Relaxed) {
+                    return Err(sh.error());
+                }
                 let writers = sh
                     .factory
                     .create_column_writers(self.groups)
@@ -487,14 +501,27 @@ impl<C: Columns, W: Write + Send + 'static> ParSink<C, W> {
         }
     }
 
-    /// Wait until every row group is appended (or a lane failed).
+    /// Wait until every row group is appended and no lane runs (or a lane failed and none runs).
     fn wait(&self) {
+        self.wait_until(|f, active| (f.next >= self.groups || f.failed) && active == 0);
+    }
+
+    /// Wait until at most `n` row groups are being encoded (or a lane failed): each holds its columns' pages and
+    /// dictionaries (a few MB for a statement table, tens of MB for entities), so the number at once is bounded:
+    /// `max(2, ⌈threads / 8⌉)` per file, enough lanes for every thread when several files are written at once.
+    fn wait_for_groups(&self, n: usize) {
+        self.wait_until(|f, _| f.failed || self.groups.saturating_sub(f.next) <= n);
+    }
+
+    fn wait_until(&self, done: impl Fn(&Progress, usize) -> bool) {
         let sh = &self.shared;
         loop {
             let f = lock(&sh.file);
-            let done = f.next >= self.groups && sh.active.load(Ordering::Acquire) == 0;
-            if done || (sh.failed.load(Ordering::Relaxed) && sh.active.load(Ordering::Acquire) == 0)
-            {
+            let p = Progress {
+                next: f.next,
+                failed: sh.failed.load(Ordering::Relaxed),
+            };
+            if done(&p, sh.active.load(Ordering::Acquire)) {
                 return;
             }
             if rayon::current_thread_index().is_some() {
