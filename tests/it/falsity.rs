@@ -246,3 +246,170 @@ fn exceptions_separators_deep_closure_and_somevalue_each_decide_some_tier() {
         assert!(n > 0, "removing {what} changes no tier");
     }
 }
+
+/// The expected tiers of `data/falsity/hand.json` (derived by hand: data/falsity/README.md):
+/// (s, p, o, tier, reasons).
+pub fn hand_expected() -> Vec<(String, String, String, String, String)> {
+    let text =
+        std::fs::read_to_string(crate::util::data("falsity/hand.expected-tiers.tsv")).unwrap();
+    text.lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .map(|l| {
+            let c: Vec<&str> = l.split('\t').collect();
+            assert_eq!(c.len(), 5, "{l}");
+            (
+                c[0].into(),
+                c[1].into(),
+                c[2].into(),
+                c[3].into(),
+                c[4].into(),
+            )
+        })
+        .collect()
+}
+
+fn q(s: &str) -> Qid {
+    Qid::parse(s).unwrap()
+}
+
+fn p(s: &str) -> Pid {
+    Pid::parse(s).unwrap()
+}
+
+/// The summary of `data/falsity/hand.json`, counted by hand (data/falsity/README.md).
+fn hand_summary() -> serde_json::Value {
+    serde_json::json!({
+        "constraints": 8,
+        "constraints_by_kind": {"single_value": 3, "distinct_values": 1, "subject_type": 2, "value_type": 2},
+        "constraints_other_kind": 1,
+        "constraints_deprecated": 1,
+        "constraints_with_separator": 1,
+        "constraints_with_exceptions": 2,
+        "bad_constraint_without_type": 1,
+        "bad_constraint_without_classes": 1,
+        "bad_constraint_unknown_relation": 1,
+        "bad_qualifier_without_value": 2,
+        "p279_cycles": 2,
+    })
+}
+
+/// The Python oracle agrees with the tiers and counts derived by hand for the hand-made dump.
+#[test]
+fn the_oracle_reads_the_hand_made_dump_as_derived_by_hand() {
+    let dump = crate::util::data("falsity/hand.json");
+    let want = hand_expected();
+    let stmts: Vec<_> = want
+        .iter()
+        .map(|(s, pp, o, ..)| (q(s), p(pp), q(o)))
+        .collect();
+    let got = python_tiers(&dump, &stmts);
+    for (w, g) in want.iter().zip(&got) {
+        assert_eq!((&w.3, &w.4), (&g.0, &g.1), "{} {} {}", w.0, w.1, w.2);
+    }
+    assert_eq!(python_summary(&dump), hand_summary());
+}
+
+/// A dump made of the newest version of every item and property among the real entity files
+/// (`$SWORD_REAL_FIXTURES/entities`, API or bare entity JSON; newest by `modified`, then by file name), one per
+/// line in id order. Their properties carry real P2302 statements (P8098's subject type with classes and
+/// relation, P3111's and P279's), which the 2015 dump predates.
+pub fn real_entity_dump(out: &Path) -> Option<()> {
+    let dir = crate::util::real_fixture("entities")?;
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    let mut best: BTreeMap<String, (String, serde_json::Value)> = BTreeMap::new();
+    for f in files {
+        let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&f).unwrap()).unwrap();
+        let ents: Vec<serde_json::Value> = match v.get("entities").and_then(|e| e.as_object()) {
+            Some(m) => m.values().cloned().collect(),
+            None => vec![v],
+        };
+        for e in ents {
+            if !matches!(e["type"].as_str(), Some("item" | "property")) {
+                continue;
+            }
+            let id = e["id"].as_str().unwrap().to_string();
+            let modified = e["modified"].as_str().unwrap_or("").to_string();
+            if best.get(&id).is_none_or(|b| modified > b.0) {
+                best.insert(id, (modified, e));
+            }
+        }
+    }
+    let mut ids: Vec<&String> = best.keys().collect();
+    ids.sort_by_key(|id| (id.chars().next(), id[1..].parse::<u64>().unwrap()));
+    let lines: Vec<String> = ids
+        .iter()
+        .map(|id| serde_json::to_string(&best[*id].1).unwrap())
+        .collect();
+    std::fs::write(out, format!("[\n{}\n]\n", lines.join(",\n"))).unwrap();
+    Some(())
+}
+
+/// The Python oracle on real lines, checked against the lines themselves (quoted below from
+/// `dumps/jsondumpdata_20151109_1000-entities.json.gz` and the entity files).
+#[test]
+fn the_oracle_reads_real_lines_as_they_are_written() {
+    let Some(gz) = crate::util::real_fixture("dumps/jsondumpdata_20151109_1000-entities.json.gz")
+    else {
+        return;
+    };
+    // Q233 (Malta): "P47":[{"mainsnak":{"snaktype":"novalue","property":"P47",...},"rank":"normal"}] — an
+    // island borders nothing. Q51 (Antarctica): P17 `novalue`. Q937 (Einstein): P27 has six values and a
+    // `novalue` (stateless years). Q1526 (Ramesses I): P20 only `somevalue`. Q31 (Belgium): P47 has values. No property of 2015 has a P2302
+    // statement (constraints were templates on talk pages then), so nothing else decides.
+    let stmts = [
+        (q("Q233"), p("P47"), q("Q142")),
+        (q("Q51"), p("P17"), q("Q142")),
+        (q("Q937"), p("P27"), q("Q142")),
+        (q("Q1526"), p("P20"), q("Q90")),
+        (q("Q1526"), p("P19"), q("Q90")),
+        (q("Q31"), p("P47"), q("Q233")),
+    ];
+    let got = python_tiers(&gz, &stmts);
+    let want = [
+        ("certain", "novalue"),
+        ("certain", "novalue"),
+        ("certain", "novalue"),
+        ("likely", "-"),
+        ("open", "-"),
+        ("likely", "-"),
+    ];
+    for ((g, w), s) in got.iter().zip(want).zip(&stmts) {
+        assert_eq!((g.0.as_str(), g.1.as_str()), w, "{s:?}");
+    }
+    let summary = python_summary(&gz);
+    assert_eq!(summary["constraints"], 0);
+    assert_eq!(summary["constraints_other_kind"], 0);
+    assert_eq!(summary["p279_cycles"], 0);
+
+    let wd = Workdir::new();
+    let dump = wd.join("entities.json");
+    real_entity_dump(&dump).unwrap();
+    // P8098 (2020): format, distinct values, single value, subject type (P2308 Q5, P2309 Q21503252), item
+    // requires statement. P3111 (2025): single value and distinct values beside six of other types. P279
+    // (2018): four of other types (conflicts with ×2, property scope, value requires statement).
+    let summary = python_summary(&dump);
+    assert_eq!(
+        summary,
+        serde_json::json!({
+            "constraints": 5,
+            "constraints_by_kind": {"single_value": 2, "distinct_values": 2, "subject_type": 1, "value_type": 0},
+            "constraints_other_kind": 12,
+            "constraints_deprecated": 0,
+            "constraints_with_separator": 0,
+            "constraints_with_exceptions": 0,
+            "bad_constraint_without_type": 0,
+            "bad_constraint_without_classes": 0,
+            "bad_constraint_unknown_relation": 0,
+            "bad_qualifier_without_value": 0,
+            "p279_cycles": 0,
+        })
+    );
+    // Q182397 (2025): P102 holds two values and a live `novalue` statement.
+    let got = python_tiers(&dump, &[(q("Q182397"), p("P102"), q("Q42"))]);
+    assert_eq!(got[0], ("certain".to_string(), "novalue".to_string()));
+}
