@@ -24,6 +24,7 @@ pub mod error;
 pub mod eval;
 pub mod export;
 pub mod extract;
+pub mod falsity;
 pub mod graph;
 pub mod ids;
 pub mod model;

@@ -120,6 +120,7 @@ pub struct Effective {
     pub looks_at: Vec<Pid>,
 }
 
+/// The items among `snaks`, and how many snaks are not items (counted and ignored).
 fn item_values(snaks: &[CSnak]) -> (BTreeSet<Qid>, u64) {
     let mut bad = 0;
     let mut out = BTreeSet::new();
@@ -128,8 +129,7 @@ fn item_values(snaks: &[CSnak]) -> (BTreeSet<Qid>, u64) {
             CSnak::Item(q) => {
                 out.insert(*q);
             }
-            CSnak::Prop(_) => {}
-            CSnak::NoValue | CSnak::SomeValue => bad += 1,
+            _ => bad += 1,
         }
     }
     (out, bad)
@@ -155,12 +155,9 @@ impl Constraint {
         let b4 = self
             .separators
             .iter()
-            .filter(|s| matches!(s, CSnak::NoValue | CSnak::SomeValue))
+            .filter(|s| !matches!(s, CSnak::Prop(_)))
             .count() as u64;
-        let separator = self
-            .separators
-            .iter()
-            .any(|s| matches!(s, CSnak::Item(_) | CSnak::Prop(_)));
+        let separator = self.separators.iter().any(|s| matches!(s, CSnak::Prop(_)));
         let bad = b1 + b2 + b3 + b4;
         let mut looks_at = Vec::new();
         if matches!(kind, "subject_type" | "value_type") {
