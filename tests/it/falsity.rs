@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use sword::ids::{Pid, Qid};
+use sword::core::ids::{Pid, Qid};
 use sword::synth::{self, Config, Tier};
 
 /// `scripts/falsity-oracle DUMP --statements -` on `statements`: (tier, reasons) for each, in order.
@@ -418,10 +418,10 @@ fn the_oracle_reads_real_lines_as_they_are_written() {
 /// lines of a dump, counts what the Python oracle counts.
 fn reader_summary(dump: &Path) -> serde_json::Value {
     let text = std::fs::read_to_string(dump).unwrap();
-    let mut sum = sword::falsity::Summary::new();
+    let mut sum = sword::core::falsity::Summary::new();
     for line in text.lines() {
         if line.contains(r#""type":"property""#) {
-            let (_, s) = sword::falsity::read_property_line(line.as_bytes())
+            let (_, s) = sword::stages::extract::constraints::read_property_line(line.as_bytes())
                 .unwrap()
                 .unwrap();
             sum.add(&s);
