@@ -252,3 +252,33 @@ pub fn split_ids(s: &str) -> Option<Vec<Qid>> {
     }
     s.split(',').map(Qid::parse).collect()
 }
+
+/// A row of `values.parquet`: what a labelled item states for a labelled item-datatype property.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct SubjectValues {
+    pub subject: Qid,
+    pub property: Pid,
+    /// Distinct live item values (any item, whatever its labels, in the dump or not).
+    pub values: u32,
+    /// A live `somevalue` statement.
+    pub somevalue: bool,
+    /// A live `novalue` statement.
+    pub novalue: bool,
+}
+
+/// A row of `types.parquet`: a live P31 or P279 value of an item (the statements the type checks and the P279
+/// closure follow).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct TypeStatement {
+    pub subject: Qid,
+    pub property: Pid,
+    pub object: Qid,
+}
+
+/// A row of `distinct.parquet`: some item has `object` as a live value of the distinct-values property
+/// `property`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct DistinctValue {
+    pub property: Pid,
+    pub object: Qid,
+}

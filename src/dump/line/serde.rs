@@ -431,6 +431,21 @@ pub(super) fn add_statement<'de>(
             snaks.unknown_datatype += 1;
         }
     }
+    let without = match snak.snaktype.as_deref() {
+        Some("somevalue") => Some(EntityValue::SomeValue),
+        Some("novalue") => Some(EntityValue::NoValue),
+        _ => None,
+    };
+    if let Some(value) = without {
+        // Kept for the falsity tier; its rank is read as for a value (a bad rank is counted on values only).
+        out.push(Statement {
+            property: property.clone(),
+            rank: st.rank.as_deref().and_then(Rank::parse),
+            id: st.id,
+            value,
+        });
+        return;
+    }
     if snak.snaktype.as_deref() != Some("value")
         || snak.dv_type.as_deref() != Some("wikibase-entityid")
     {

@@ -4,9 +4,11 @@
 //! final `triples` and the statements of transitive properties.
 
 use crate::core::error::{Error, Result};
+use crate::core::falsity::{Constraint, DistinctValue, Kind, SubjectValues, TypeStatement};
 use crate::core::ids::{EntityId, Pid, Qid};
 use crate::core::records::{EntityRecord, PropertyRecord, Rank, Triple};
 use crate::stages::extract::cand::Cand;
+use crate::stages::extract::falsity::{self, Pair, Snak, Values};
 use crate::stages::extract::keep::Acc;
 use crate::stages::extract::spill::{self, Runs, SpillDir};
 use crate::store::tables::STREAM_BATCH;
@@ -163,6 +165,23 @@ pub trait Out {
     fn statements(&mut self, rows: Vec<Triple>) -> Result<()>;
     fn triples(&mut self, rows: Vec<Triple>) -> Result<()>;
     fn transitive(&mut self, rows: Vec<Triple>) -> Result<()>;
+    /// The falsity tier's tables (`extract::falsity`): by default dropped (the reference join's tests).
+    fn constraints(&mut self, rows: Vec<Constraint>) -> Result<()> {
+        let _ = rows;
+        Ok(())
+    }
+    fn values(&mut self, rows: Vec<SubjectValues>) -> Result<()> {
+        let _ = rows;
+        Ok(())
+    }
+    fn types(&mut self, rows: Vec<TypeStatement>) -> Result<()> {
+        let _ = rows;
+        Ok(())
+    }
+    fn distinct(&mut self, rows: Vec<DistinctValue>) -> Result<()> {
+        let _ = rows;
+        Ok(())
+    }
 }
 
 /// Rows gathered into batches of [`STREAM_BATCH`] before they go out (handed over owned, so that a writer on
@@ -215,6 +234,12 @@ pub struct JoinCounts {
     /// The transitive properties outside `transitive_seed`, sorted: their statements with unlabelled subjects
     /// are not in `transitive.parquet` (counted by `transitive_missed` when unlabelled statements are read).
     pub transitive_outside_seed: Vec<Pid>,
+    /// Rows of the falsity tables, and the (property, object) pairs the join received.
+    pub constraints: u64,
+    pub values: u64,
+    pub types: u64,
+    pub distinct: u64,
+    pub pairs: u64,
     /// Bytes written to spill runs, and the runs (intermediate merges included); 0 when all fit the limit.
     pub spilled_bytes: u64,
     pub spill_runs: u64,
@@ -228,6 +253,9 @@ pub struct State {
     properties: Runs<PropertyRecord>,
     candidates: Runs<Cand>,
     seed_other: Runs<Cand>,
+    snaks: Runs<Snak>,
+    pairs: Runs<Pair>,
+    constraints: Runs<Constraint>,
     items: Vec<u64>,
     props: Vec<u64>,
     dir: SpillDir,
@@ -256,6 +284,9 @@ impl State {
             properties: Runs::new("properties"),
             candidates: Runs::new("candidates"),
             seed_other: Runs::new("seed"),
+            snaks: Runs::new("snaks"),
+            pairs: Runs::new("pairs"),
+            constraints: Runs::new("constraints"),
             items: Vec::new(),
             props: Vec::new(),
             dir: SpillDir::new(out),
@@ -284,6 +315,15 @@ impl State {
         for c in acc.seed_other.drain(..) {
             self.seed_other.push(c);
         }
+        for x in acc.snaks.drain(..) {
+            self.snaks.push(x);
+        }
+        for x in acc.pairs.drain(..) {
+            self.pairs.push(x);
+        }
+        for x in acc.constraints.drain(..) {
+            self.constraints.push(x);
+        }
         self.check()
     }
 
@@ -301,6 +341,9 @@ impl State {
             self.properties.mem(),
             self.candidates.mem(),
             self.seed_other.mem(),
+            self.snaks.mem(),
+            self.pairs.mem(),
+            self.constraints.mem(),
             self.ids_mem(),
         ]
         .into_iter()
@@ -314,11 +357,7 @@ impl State {
         if self.held() <= budget {
             return Ok(());
         }
-        self.entities.spill(&mut self.dir)?;
-        self.properties.spill(&mut self.dir)?;
-        self.candidates.spill(&mut self.dir)?;
-        self.seed_other.spill(&mut self.dir)?;
-        spill::release_free_memory();
+        self.spill_all()?;
         let ids = self.ids_mem();
         if ids > self.ids_cap {
             let need = (ids as u64)
@@ -333,6 +372,19 @@ impl State {
                 (need >> 20).saturating_add(1)
             )));
         }
+        Ok(())
+    }
+
+    /// Every kind's records to a run of its own.
+    fn spill_all(&mut self) -> Result<()> {
+        self.entities.spill(&mut self.dir)?;
+        self.properties.spill(&mut self.dir)?;
+        self.candidates.spill(&mut self.dir)?;
+        self.seed_other.spill(&mut self.dir)?;
+        self.snaks.spill(&mut self.dir)?;
+        self.pairs.spill(&mut self.dir)?;
+        self.constraints.spill(&mut self.dir)?;
+        spill::release_free_memory();
         Ok(())
     }
 
@@ -355,17 +407,16 @@ impl State {
             // Something was spilled (the state passed the limit): the last records go to disk as well, so that
             // while the artifacts are written only the merge's buffers and the writers are in memory, not up to
             // a whole budget of records beside them (which the writers would then add to).
-            self.entities.spill(&mut self.dir)?;
-            self.properties.spill(&mut self.dir)?;
-            self.candidates.spill(&mut self.dir)?;
-            self.seed_other.spill(&mut self.dir)?;
-            spill::release_free_memory();
+            self.spill_all()?;
         }
         let State {
             entities,
             properties,
             candidates,
             seed_other,
+            snaks,
+            pairs,
+            constraints,
             mut items,
             mut props,
             mut dir,
@@ -378,6 +429,7 @@ impl State {
         let mut k = JoinCounts {
             candidates: candidates.pushed,
             seed_other: seed_other.pushed,
+            pairs: pairs.pushed,
             ..JoinCounts::default()
         };
 
@@ -398,9 +450,14 @@ impl State {
 
         let mut transitive_props: HashSet<Pid> = HashSet::new();
         let mut inverses: Vec<(Pid, Vec<Pid>)> = Vec::new();
+        // Labelled or not: the properties of item datatype (the falsity tier's `values.parquet` keeps them).
+        let mut item_props: HashSet<Pid> = HashSet::new();
         let mut b = Batch::new();
         for p in properties.into_stream(&mut dir)? {
             let p = p?;
+            if p.datatype == "wikibase-item" {
+                item_props.insert(p.id);
+            }
             if p.transitive {
                 transitive_props.insert(p.id);
             }
@@ -419,9 +476,19 @@ impl State {
             &labelled_props,
         );
         drop(inverses);
+        // The properties of the values rows: labelled, of item datatype (those a triple may have).
+        item_props.retain(|p| labelled_props.contains(p));
+        let (n, distinct_props) = falsity_constraints(constraints, &mut dir, out)?;
+        k.constraints = n;
 
         let mut cs = candidates.into_stream(&mut dir)?;
         let mut ss = seed_other.into_stream(&mut dir)?;
+        let mut values = Values::new(snaks.into_stream(&mut dir)?);
+        let (mut vb, mut yb) = (Batch::new(), Batch::new());
+        let mut pending: Vec<SubjectValues> = Vec::new();
+        let keep_row = |r: &SubjectValues| {
+            item_props.contains(&r.property) && (r.values > 0 || r.somevalue || r.novalue)
+        };
         let mut ca = cs.next().transpose()?;
         let mut sa = ss.next().transpose()?;
         let (mut st, mut tr, mut tt) = (Batch::new(), Batch::new(), Batch::new());
@@ -458,7 +525,22 @@ impl State {
                 },
             };
             let p = Pid(u64::from(c.p));
-            let transitive = transitive_props.contains(&p);
+            let live = c.rank != Rank::Deprecated;
+            if is_cand {
+                values.statement(c.s, c.p, c.o, live, &mut |r| pending.push(r));
+                for r in pending.drain(..).filter(keep_row) {
+                    vb.push(r, &mut |x| out.values(x))?;
+                }
+            }
+            // Types: live P31/P279 of labelled subjects, live P279 of every subject (the closure).
+            if live && ((is_cand && p == falsity::P31) || p == falsity::P279) {
+                if let Some(r) = values.type_row(c.s, c.p, c.o) {
+                    yb.push(r, &mut |x| out.types(x))?;
+                }
+            }
+            // The seed statements of unlabelled subjects hold P279 for the falsity tier whatever the seed says:
+            // `transitive.parquet` takes only those of the seed.
+            let transitive = transitive_props.contains(&p) && (is_cand || seed.contains(&p));
             let indexed = is_cand && index_props.contains(&p) && items.binary_search(&c.o).is_ok();
             if !transitive && !indexed {
                 continue;
@@ -494,6 +576,29 @@ impl State {
         st.flush(&mut |r| out.statements(r))?;
         tr.flush(&mut |r| out.triples(r))?;
         tt.flush(&mut |r| out.transitive(r))?;
+        values.finish(&mut |r| pending.push(r))?;
+        for r in pending.drain(..).filter(keep_row) {
+            vb.push(r, &mut |x| out.values(x))?;
+        }
+        vb.flush(&mut |x| out.values(x))?;
+        yb.flush(&mut |x| out.types(x))?;
+        k.values = vb.n;
+        k.types = yb.n;
+        // Distinct values: the pairs of properties with a distinct-values constraint whose object is labelled.
+        let mut db = Batch::new();
+        for x in pairs.into_stream(&mut dir)? {
+            let x = x?;
+            let p = Pid(u64::from(x.p));
+            if distinct_props.contains(&p) && items.binary_search(&x.o).is_ok() {
+                let row = DistinctValue {
+                    property: p,
+                    object: Qid(x.o),
+                };
+                db.push(row, &mut |r| out.distinct(r))?;
+            }
+        }
+        db.flush(&mut |r| out.distinct(r))?;
+        k.distinct = db.n;
         k.statements = st.n;
         k.triples = tr.n;
         k.transitive = tt.n;
@@ -512,6 +617,26 @@ impl State {
         k.spill_runs = dir.runs;
         Ok(k)
     }
+}
+
+/// Stream the constraints (sorted, identical ones once) to `out`; returns their number and the properties
+/// with a distinct-values constraint that applies (no separator).
+fn falsity_constraints(
+    constraints: Runs<Constraint>,
+    dir: &mut SpillDir,
+    out: &mut dyn Out,
+) -> Result<(u64, HashSet<Pid>)> {
+    let mut distinct = HashSet::new();
+    let mut b = Batch::new();
+    for c in constraints.into_stream(dir)? {
+        let c = c?;
+        if c.kind == Kind::DistinctValues && !c.separator {
+            distinct.insert(c.property);
+        }
+        b.push(c, &mut |r| out.constraints(r))?;
+    }
+    b.flush(&mut |r| out.constraints(r))?;
+    Ok((b.n, distinct))
 }
 #[cfg(test)]
 mod tests {

@@ -5,6 +5,7 @@
 //! fixed row-group size so that the same rows give the same bytes.
 
 pub mod distortions;
+pub mod falsity;
 pub mod sword;
 pub mod texts;
 
