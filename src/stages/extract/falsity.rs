@@ -18,10 +18,10 @@ use crate::core::ids::{Pid, Qid};
 use crate::core::records::PropertyRecord;
 use crate::stages::extract::counts::Counts;
 use crate::stages::extract::spill::Record;
-use std::collections::HashMap;
 use rayon::slice::ParallelSliceMut;
 use serde::{Deserialize, Serialize};
 use std::cmp::Ordering;
+use std::collections::HashMap;
 use std::io::{BufRead, Write};
 
 /// P279 (subclass of): its statements are kept whatever their subject, for the closure.
@@ -78,7 +78,12 @@ pub fn property_line(constraints: &mut Vec<Constraint>, counts: &mut Counts, raw
         return;
     };
     constraints.extend(cs);
-    let by = |k: Kind| sum.constraints_by_kind.get(k.as_str()).copied().unwrap_or(0);
+    let by = |k: Kind| {
+        sum.constraints_by_kind
+            .get(k.as_str())
+            .copied()
+            .unwrap_or(0)
+    };
     for (k, v) in [
         ("falsity_constraints", sum.constraints),
         ("falsity_constraints_single_value", by(Kind::SingleValue)),
@@ -400,17 +405,46 @@ mod tests {
     #[test]
     fn values_count_distinct_live_objects_and_merge_snaks_by_key() {
         let snaks = vec![
-            Snak { s: 1, p: 5, novalue: true },
-            Snak { s: 2, p: 1, novalue: false },
-            Snak { s: 2, p: 7, novalue: false },
-            Snak { s: 2, p: 7, novalue: true },
-            Snak { s: 9, p: 9, novalue: false },
+            Snak {
+                s: 1,
+                p: 5,
+                novalue: true,
+            },
+            Snak {
+                s: 2,
+                p: 1,
+                novalue: false,
+            },
+            Snak {
+                s: 2,
+                p: 7,
+                novalue: false,
+            },
+            Snak {
+                s: 2,
+                p: 7,
+                novalue: true,
+            },
+            Snak {
+                s: 9,
+                p: 9,
+                novalue: false,
+            },
         ];
         let mut v = Values::new(snaks.into_iter().map(Ok));
         let mut rows = Vec::new();
-        let mut out = |r: SubjectValues| rows.push((r.subject.0, r.property.0, r.values, r.somevalue, r.novalue));
+        let mut out = |r: SubjectValues| {
+            rows.push((r.subject.0, r.property.0, r.values, r.somevalue, r.novalue))
+        };
         // (2, 7): Q3 twice (two ranks), Q4 deprecated only, Q5
-        for (s, p, o, live) in [(1, 5, 10, false), (2, 7, 3, true), (2, 7, 3, true), (2, 7, 4, false), (2, 7, 5, true), (4, 1, 1, true)] {
+        for (s, p, o, live) in [
+            (1, 5, 10, false),
+            (2, 7, 3, true),
+            (2, 7, 3, true),
+            (2, 7, 4, false),
+            (2, 7, 5, true),
+            (4, 1, 1, true),
+        ] {
             v.statement(s, p, o, live, &mut out);
         }
         v.finish(&mut out).unwrap();
@@ -429,7 +463,11 @@ mod tests {
     #[test]
     fn records_round_trip_on_disk() {
         let mut buf = Vec::new();
-        let s = Snak { s: u64::MAX - 3, p: 279, novalue: true };
+        let s = Snak {
+            s: u64::MAX - 3,
+            p: 279,
+            novalue: true,
+        };
         let p = Pair { p: 7, o: 1 << 40 };
         s.write(&mut buf).unwrap();
         p.write(&mut buf).unwrap();

@@ -11,14 +11,14 @@ use super::cand::{Cand, StmtId};
 use super::config::{Config, UnlabelledStatements, CHUNK_KIB_MAX, MAX_LINE_MIB_MAX};
 use super::counts::{is_timestamp, BadLine, BadLines, Counts, BAD_EXAMPLES, BAD_KEEP};
 use crate::core::error::{Error, Result};
+use crate::core::falsity::Constraint;
 use crate::core::ids::{EntityId, Pid, Qid};
 use crate::core::progress::{self, Progress};
 use crate::core::records::{EntityRecord, Label, PropertyRecord, Rank};
-use crate::core::falsity::Constraint;
 use crate::dump::entity::{self, Entity, EntityValue, Kind, Line};
-use crate::stages::extract::falsity::{self, Pair, Snak};
 use crate::dump::line::direct;
 use crate::dump::{self, ChunkOut, Joiner};
+use crate::stages::extract::falsity::{self, Pair, Snak};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
@@ -167,6 +167,29 @@ pub struct Part {
     /// The first line longer than `max_line_mib` (relative line, relative offset): not parsed; the reader
     /// fails on it.
     pub(crate) overlong: Option<(u64, u64)>,
+}
+
+impl dump::Held for Part {
+    /// The records kept (counted as the join state counts them: `spill::Record::mem`) and the per-property
+    /// tallies; what a parsed chunk holds until its turn.
+    fn held(&self) -> usize {
+        use super::spill::Record;
+        fn sum<T: Record>(v: &[T]) -> usize {
+            v.iter().map(Record::mem).fold(0, usize::saturating_add)
+        }
+        [
+            sum(&self.entities),
+            sum(&self.properties),
+            sum(&self.candidates),
+            sum(&self.seed_other),
+            sum(&self.snaks),
+            sum(&self.pairs),
+            sum(&self.constraints),
+            self.unlabelled_by_prop.capacity().saturating_mul(24),
+        ]
+        .into_iter()
+        .fold(0, usize::saturating_add)
+    }
 }
 
 /// Parse one line and add what it contributes to `part` (the per-line core: pure, no I/O).
@@ -380,7 +403,10 @@ fn keep_entity(
                 id: StmtId::encode(subject.0, st.id.as_deref()),
             };
             if live {
-                part.pairs.push(Pair { p: p32, o: object.0 });
+                part.pairs.push(Pair {
+                    p: p32,
+                    o: object.0,
+                });
             }
             if labelled {
                 part.candidates.push(t());
@@ -502,7 +528,11 @@ impl<'r> Acc<'r> {
         if let Some(p) = self.progress {
             p.inc_extra("entities", n_ent);
         }
-        falsity::learn(&mut self.distinct_known, &part.properties, &part.constraints);
+        falsity::learn(
+            &mut self.distinct_known,
+            &part.properties,
+            &part.constraints,
+        );
         let known = &self.distinct_known;
         self.pairs.extend(
             part.pairs

@@ -25,15 +25,15 @@
 #![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 
 use crate::core::error::{Error, IoContext, Result};
+use crate::core::falsity::Constraint;
 use crate::core::ids::Pid;
 use crate::core::progress::{self, Progress, Unit};
 use crate::core::records::{EntityRecord, PropertyRecord};
 use crate::dump::{self, gz, ChunkOut, Format, Joiner, LineChunker, MultiGz, ReadOpts, ReadStats};
-use crate::core::falsity::Constraint;
 use crate::stages::extract::cand::Cand;
-use crate::stages::extract::falsity::{self, Pair, Snak};
 use crate::stages::extract::config::Config;
 use crate::stages::extract::counts;
+use crate::stages::extract::falsity::{self, Pair, Snak};
 use crate::stages::extract::keep::{self, Acc, Part, Rules};
 use crate::store::{self, AtomicFile, FileRef, Manifest};
 use serde::{Deserialize, Serialize};

@@ -9,15 +9,14 @@
 //!
 //! Every table is sorted by its columns in order, so the same dump gives the same bytes.
 
-use super::{column_reader, id_column, string_column, Sink};
+use super::{column_reader, id_column, string_column, Columns};
 use crate::core::error::{Error, Result};
 use crate::core::falsity::{
     join_ids, split_ids, Constraint, DistinctValue, Kind, Relation, SubjectValues, TypeStatement,
 };
 use crate::core::ids::{Pid, Qid};
 use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch, StringArray, UInt32Array};
-use arrow_schema::{DataType, Field, Schema};
-use std::io::Write;
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -67,51 +66,99 @@ fn bools(v: impl Iterator<Item = bool>) -> ArrayRef {
     Arc::new(BooleanArray::from_iter(v.map(Some)))
 }
 
-impl<W: Write + Send> Sink<W> {
-    /// Append constraint rows (the sink made with [`constraint_schema`]).
-    pub fn constraints(&mut self, rows: &[Constraint]) -> Result<()> {
+/// The columns of `constraints.parquet` ([`constraint_schema`]).
+pub struct ConstraintColumns;
+
+impl Columns for ConstraintColumns {
+    type Row = Constraint;
+    fn schema(&self) -> SchemaRef {
+        constraint_schema()
+    }
+    fn column(&self, rows: &[Constraint], c: usize) -> ArrayRef {
         let text = |f: &dyn Fn(&Constraint) -> String| -> ArrayRef {
             Arc::new(StringArray::from_iter_values(rows.iter().map(f)))
         };
-        self.batch(vec![
-            id_column(rows.iter().map(|c| (b'P', c.property.0))),
-            text(&|c| c.kind.as_str().to_string()),
-            text(&|c| c.statement_id.clone()),
-            bools(rows.iter().map(|c| c.separator)),
-            text(&|c| join_ids(&c.exceptions)),
-            text(&|c| join_ids(&c.classes)),
-            Arc::new(StringArray::from_iter(
+        match c {
+            0 => id_column(rows.iter().map(|c| (b'P', c.property.0))),
+            1 => text(&|c| c.kind.as_str().to_string()),
+            2 => text(&|c| c.statement_id.clone()),
+            3 => bools(rows.iter().map(|c| c.separator)),
+            4 => text(&|c| join_ids(&c.exceptions)),
+            5 => text(&|c| join_ids(&c.classes)),
+            _ => Arc::new(StringArray::from_iter(
                 rows.iter().map(|c| c.relation.map(Relation::as_str)),
             )),
-        ])
+        }
     }
-
-    /// Append `values.parquet` rows.
-    pub fn subject_values(&mut self, rows: &[SubjectValues]) -> Result<()> {
-        self.batch(vec![
-            id_column(rows.iter().map(|r| (b'Q', r.subject.0))),
-            id_column(rows.iter().map(|r| (b'P', r.property.0))),
-            Arc::new(UInt32Array::from_iter_values(rows.iter().map(|r| r.values))),
-            bools(rows.iter().map(|r| r.somevalue)),
-            bools(rows.iter().map(|r| r.novalue)),
-        ])
+    fn weigh(&self, rows: &[Constraint]) -> usize {
+        rows.iter()
+            .map(|c| {
+                std::mem::size_of::<Constraint>()
+                    + c.statement_id.capacity()
+                    + (c.exceptions.capacity() + c.classes.capacity()) * 8
+            })
+            .sum()
     }
+}
 
-    /// Append `types.parquet` rows.
-    pub fn type_statements(&mut self, rows: &[TypeStatement]) -> Result<()> {
-        self.batch(vec![
-            id_column(rows.iter().map(|r| (b'Q', r.subject.0))),
-            id_column(rows.iter().map(|r| (b'P', r.property.0))),
-            id_column(rows.iter().map(|r| (b'Q', r.object.0))),
-        ])
+/// The columns of `values.parquet` ([`values_schema`]).
+pub struct ValuesColumns;
+
+impl Columns for ValuesColumns {
+    type Row = SubjectValues;
+    fn schema(&self) -> SchemaRef {
+        values_schema()
     }
+    fn column(&self, rows: &[SubjectValues], c: usize) -> ArrayRef {
+        match c {
+            0 => id_column(rows.iter().map(|r| (b'Q', r.subject.0))),
+            1 => id_column(rows.iter().map(|r| (b'P', r.property.0))),
+            2 => Arc::new(UInt32Array::from_iter_values(rows.iter().map(|r| r.values))),
+            3 => bools(rows.iter().map(|r| r.somevalue)),
+            _ => bools(rows.iter().map(|r| r.novalue)),
+        }
+    }
+    fn weigh(&self, rows: &[SubjectValues]) -> usize {
+        std::mem::size_of_val(rows)
+    }
+}
 
-    /// Append `distinct.parquet` rows.
-    pub fn distinct_values(&mut self, rows: &[DistinctValue]) -> Result<()> {
-        self.batch(vec![
-            id_column(rows.iter().map(|r| (b'P', r.property.0))),
-            id_column(rows.iter().map(|r| (b'Q', r.object.0))),
-        ])
+/// The columns of `types.parquet` ([`types_schema`]).
+pub struct TypesColumns;
+
+impl Columns for TypesColumns {
+    type Row = TypeStatement;
+    fn schema(&self) -> SchemaRef {
+        types_schema()
+    }
+    fn column(&self, rows: &[TypeStatement], c: usize) -> ArrayRef {
+        match c {
+            0 => id_column(rows.iter().map(|r| (b'Q', r.subject.0))),
+            1 => id_column(rows.iter().map(|r| (b'P', r.property.0))),
+            _ => id_column(rows.iter().map(|r| (b'Q', r.object.0))),
+        }
+    }
+    fn weigh(&self, rows: &[TypeStatement]) -> usize {
+        std::mem::size_of_val(rows)
+    }
+}
+
+/// The columns of `distinct.parquet` ([`distinct_schema`]).
+pub struct DistinctColumns;
+
+impl Columns for DistinctColumns {
+    type Row = DistinctValue;
+    fn schema(&self) -> SchemaRef {
+        distinct_schema()
+    }
+    fn column(&self, rows: &[DistinctValue], c: usize) -> ArrayRef {
+        match c {
+            0 => id_column(rows.iter().map(|r| (b'P', r.property.0))),
+            _ => id_column(rows.iter().map(|r| (b'Q', r.object.0))),
+        }
+    }
+    fn weigh(&self, rows: &[DistinctValue]) -> usize {
+        std::mem::size_of_val(rows)
     }
 }
 
