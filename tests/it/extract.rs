@@ -467,7 +467,7 @@ fn library_run_matches_the_binary() {
 fn skipping_unlabelled_statements_gives_the_same_artifacts() {
     // Written by hand, not taken from the code: a count that starts to depend on unlabelled items' statements
     // without being listed here makes this test fail.
-    const NOT_MADE: [&str; 13] = [
+    const NOT_MADE: [&str; 12] = [
         "item_statements",
         "statements_without_id",
         "statements_bad_property",
@@ -480,8 +480,6 @@ fn skipping_unlabelled_statements_gives_the_same_artifacts() {
         "values_other_entity_type",
         "values_bad_entity",
         "transitive_statements_missed",
-        // "Another item has o" sees labelled subjects only (docs/extract.md).
-        "falsity_distinct_rows",
     ];
     let wd = Workdir::new();
     wd.run_ok(&[
@@ -521,7 +519,12 @@ fn skipping_unlabelled_statements_gives_the_same_artifacts() {
         for k in NOT_MADE {
             want.remove(k);
         }
-        assert_eq!(m["counts"].as_object().unwrap(), &want, "{what}");
+        // "Another item has o" sees labelled subjects only (docs/extract.md): the rows may be fewer.
+        let mut got = m["counts"].as_object().unwrap().clone();
+        for c in [&mut want, &mut got] {
+            c.remove("falsity_distinct_rows");
+        }
+        assert_eq!(got, want, "{what}");
     };
     let base = run("d.json.gz", "count", &[]);
     let mb = manifest(&base);

@@ -458,3 +458,255 @@ fn the_constraint_reader_counts_what_the_oracle_counts() {
         assert_eq!(reader_summary(&d), want, "{}", d.display());
     }
 }
+
+/// The rule distort builds from the falsity tables extract wrote into `dir`.
+fn extracted_rule(dir: &Path) -> sword::stages::distort::falsity::Rule {
+    use sword::stages::distort::falsity::{load, Tables};
+    use sword::store::layout;
+    let p = |a: layout::Artifact| dir.join(a.file);
+    let (c, v, t, d) = (
+        p(layout::CONSTRAINTS),
+        p(layout::VALUES),
+        p(layout::TYPES),
+        p(layout::DISTINCT),
+    );
+    let tables = Tables {
+        constraints: &c,
+        values: &v,
+        types: &t,
+        distinct: &d,
+    };
+    load(&tables).unwrap().0
+}
+
+/// The statements of the run in `dir` at any rank (`statements.parquet`, which holds every statement between
+/// labelled items): the tier is defined for false statements only, as distort's guards let through.
+fn stated(dir: &Path) -> BTreeSet<(Qid, Pid, Qid)> {
+    sword::store::tables::read_triples_file(&dir.join(sword::store::layout::STATEMENTS.file))
+        .unwrap()
+        .into_iter()
+        .map(|t| (t.subject, t.property, t.object))
+        .collect()
+}
+
+/// `(tier, reasons)` as the oracles write them (`-` for no reason).
+fn rule_tiers(
+    rule: &sword::stages::distort::falsity::Rule,
+    cands: &[(Qid, Pid, Qid)],
+) -> Vec<(String, String)> {
+    cands
+        .iter()
+        .map(|&(s, p, o)| {
+            let (t, why) = rule.tier(s, p, o);
+            let why = why.names();
+            let why = if why.is_empty() {
+                "-".to_string()
+            } else {
+                why.join(",")
+            };
+            (t.as_str().to_string(), why)
+        })
+        .collect()
+}
+
+fn assert_same_tiers(
+    what: &str,
+    cands: &[(Qid, Pid, Qid)],
+    ours: &[(String, String)],
+    theirs: &[(String, String)],
+) {
+    let differ: Vec<String> = cands
+        .iter()
+        .zip(ours.iter().zip(theirs))
+        .filter(|(_, (a, b))| a != b)
+        .map(|(c, (a, b))| format!("{} {} {}: sword {a:?}, oracle {b:?}", c.0, c.1, c.2))
+        .collect();
+    assert!(
+        differ.is_empty(),
+        "{what}: {} of {} false statements differ, e.g.\n{}",
+        differ.len(),
+        cands.len(),
+        differ[..differ.len().min(20)].join("\n")
+    );
+}
+
+/// What extract keeps for the tier, read by distort's rule, gives every false candidate of a generated world
+/// the generator's own tier and reasons (plain and gzip, at -j 1 and 2, the tables byte-identical across -j).
+#[test]
+fn extract_tables_give_every_false_candidate_the_generators_tier() {
+    let wd = Workdir::new();
+    for (seed, entities, name) in [(1u64, 4_000u64, "a.json"), (2, 6_000, "b.json.gz")] {
+        let dump = wd.join(name);
+        let cfg = Config {
+            entities,
+            seed,
+            member_lines: 700,
+            ..Config::default()
+        };
+        let truth = synth::write_file(&cfg, &dump).unwrap();
+        let d = dump.to_str().unwrap();
+        let (j1, j2) = (format!("{name}.j1"), format!("{name}.j2"));
+        wd.run_ok(&["-j", "1", "extract", "--dump", d, "--out", &j1]);
+        wd.run_ok(&["-j", "2", "extract", "--dump", d, "--out", &j2]);
+        let (j1, j2) = (wd.join(&j1), wd.join(&j2));
+        for a in [
+            sword::store::layout::CONSTRAINTS,
+            sword::store::layout::VALUES,
+            sword::store::layout::TYPES,
+            sword::store::layout::DISTINCT,
+        ] {
+            assert!(
+                std::fs::read(j1.join(a.file)).unwrap() == std::fs::read(j2.join(a.file)).unwrap(),
+                "{name}: {} differs between -j 1 and -j 2",
+                a.file
+            );
+        }
+        let stated = stated(&j1);
+        let cands: Vec<_> = candidates(&truth, 7)
+            .into_iter()
+            .filter(|c| !stated.contains(c))
+            .collect();
+        assert!(cands.len() > 5_000, "{} candidates", cands.len());
+        let want: Vec<(String, String)> = tiers(&truth, &cands)
+            .into_iter()
+            .map(|(t, why)| {
+                let why = if why.is_empty() {
+                    "-".to_string()
+                } else {
+                    why.join(",")
+                };
+                (t.as_str().to_string(), why)
+            })
+            .collect();
+        let got = rule_tiers(&extracted_rule(&j1), &cands);
+        assert_same_tiers(name, &cands, &got, &want);
+        for t in ["open", "likely", "certain"] {
+            assert!(got.iter().filter(|g| g.0 == t).count() > 50, "{name}: {t}");
+        }
+        // The constraint reader's counts in the manifest are the oracle's (less the P279 cycles, which
+        // distort counts).
+        let m = crate::util::manifest(&j1, "extract");
+        let mut summary = truth.falsity.summary();
+        let mut got = m["extra"]["falsity"]["summary"].clone();
+        for x in [&mut summary, &mut got] {
+            x.as_object_mut().unwrap().remove("p279_cycles");
+        }
+        assert_eq!(got, summary, "{name}");
+    }
+}
+
+/// Distort's `falsity` column is the generator's tier of each distortion; `--min-falsity likely` and
+/// `certain` emit nothing below, drawing again instead (counted per strategy); the default draws the same
+/// statements as `certain` would not.
+#[test]
+fn distortions_carry_the_tier_and_min_falsity_keeps_only_that_tier_or_above() {
+    use sword::stages::distort::read_distortions_file;
+    let wd = Workdir::new();
+    let dump = wd.join("d.json");
+    let cfg = Config {
+        entities: 6_000,
+        seed: 3,
+        member_lines: 1000,
+        ..Config::default()
+    };
+    let truth = synth::write_file(&cfg, &dump).unwrap();
+    let f = truth.falsity();
+    wd.run_ok(&["extract", "--dump", dump.to_str().unwrap(), "--out", "run"]);
+    let run = wd.join("run");
+    let mut by_min = BTreeMap::new();
+    for min in ["open", "likely", "certain"] {
+        wd.run_ok(&[
+            "distort",
+            "--out",
+            "run",
+            "--samples",
+            "400",
+            "--min-falsity",
+            min,
+            "--force",
+        ]);
+        let rows = read_distortions_file(&run.join("distortions.parquet")).unwrap();
+        let mut n = BTreeMap::new();
+        for d in &rows {
+            if d.strategy == sword::stages::distort::Strategy::ORG {
+                assert_eq!(d.falsity, None);
+                continue;
+            }
+            let t = d.falsity.expect("every variant has a tier").as_str();
+            let want = f.tier(d.subject, d.property, d.object).0.as_str();
+            assert_eq!(t, want, "{min}: {} {} {}", d.subject, d.property, d.object);
+            let rank = |t: &str| ["open", "likely", "certain"].iter().position(|x| *x == t);
+            assert!(rank(t) >= rank(min), "{min}: a {t} row");
+            *n.entry(t).or_insert(0u64) += 1;
+        }
+        let m = crate::util::manifest(&run, "distort");
+        assert_eq!(m["extra"]["falsity"]["min_falsity"], min);
+        let rejected: u64 = ["SS", "OS", "PSS", "POS"]
+            .iter()
+            .map(|s| crate::util::count(&m, &format!("falsity_rejected_{s}")))
+            .sum();
+        if min == "open" {
+            assert_eq!(rejected, 0);
+        } else {
+            assert!(rejected > 0, "{min}: no draw was rejected for its tier");
+        }
+        by_min.insert(min, (n, rows));
+    }
+    // With the default every tier appears; `certain` keeps more certain rows than the default drew.
+    let open = &by_min["open"].0;
+    assert!(open.len() == 3, "{open:?}");
+    assert!(by_min["certain"].0["certain"] > open["certain"]);
+}
+
+/// On the real 1000-entity dump of 2015 (`SWORD_REAL_FIXTURES`), and on the newest real entity files (whose
+/// properties carry real constraints), the tier extract and distort's rule give every false candidate equals
+/// `scripts/falsity-oracle`'s reading of the raw dump.
+#[test]
+fn extract_tables_give_the_oracles_tier_on_real_dumps() {
+    let Some(gz) = crate::util::real_fixture("dumps/jsondumpdata_20151109_1000-entities.json.gz")
+    else {
+        return;
+    };
+    let wd = Workdir::new();
+    let entities = wd.join("entities.json");
+    real_entity_dump(&entities).unwrap();
+    for (dump, out) in [(gz, "real2015"), (entities, "entities")] {
+        wd.run_ok(&["extract", "--dump", dump.to_str().unwrap(), "--out", out]);
+        let dir = wd.join(out);
+        let triples =
+            sword::store::tables::read_triples_file(&dir.join(sword::store::layout::TRIPLES.file))
+                .unwrap();
+        // Every final triple's subject and object replaced by every entity of the run's triples.
+        let mut ents = BTreeSet::new();
+        for t in &triples {
+            ents.extend([t.subject, t.object]);
+        }
+        let ents: Vec<Qid> = ents.into_iter().collect();
+        let stated = stated(&dir);
+        let mut cands = BTreeSet::new();
+        for (i, t) in triples.iter().enumerate() {
+            for &x in ents.iter().skip(i % 5).step_by(5) {
+                cands.insert((x, t.property, t.object));
+                cands.insert((t.subject, t.property, x));
+            }
+        }
+        let cands: Vec<_> = cands.into_iter().filter(|c| !stated.contains(c)).collect();
+        if out == "real2015" {
+            assert!(cands.len() > 1_000, "{out}: {} candidates", cands.len());
+        }
+        let got = rule_tiers(&extracted_rule(&dir), &cands);
+        let want = python_tiers(&dump, &cands);
+        assert_same_tiers(out, &cands, &got, &want);
+        let n = |t: &str| got.iter().filter(|g| g.0 == t).count();
+        eprintln!(
+            "{out}: {} false candidates: open {}, likely {}, certain {}",
+            cands.len(),
+            n("open"),
+            n("likely"),
+            n("certain")
+        );
+        if out == "real2015" {
+            assert!(n("certain") > 0 && n("likely") > 0, "{out}");
+        }
+    }
+}

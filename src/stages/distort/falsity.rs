@@ -6,9 +6,57 @@
 //! constraints. The tier is asked only of statements the distortion guards let through — not stated at any
 //! rank — so "a value other than o" is any value and "an item other than s" any subject.
 
+use crate::core::error::Result;
 use crate::core::falsity::{Constraint, Kind, Tier};
 use crate::core::ids::{Pid, Qid};
+use crate::store::tables::falsity as t;
 use std::collections::{HashMap, HashSet};
+use std::path::Path;
+
+/// The paths of extract's four falsity tables.
+pub struct Tables<'a> {
+    pub constraints: &'a Path,
+    pub values: &'a Path,
+    pub types: &'a Path,
+    pub distinct: &'a Path,
+}
+
+/// What [`load`] read: rows per table and the P279 cycles of the closure's graph.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Loaded {
+    pub constraints: u64,
+    pub values: u64,
+    pub types: u64,
+    pub distinct: u64,
+    pub p279_cycles: u64,
+}
+
+/// Read extract's falsity tables into a [`Rule`], counting the P279 cycles (each is counted, and the closure
+/// ends on it: docs/falsity.md).
+pub fn load(paths: &Tables<'_>) -> Result<(Rule, Loaded)> {
+    let mut b = RuleBuilder::default();
+    let mut n = Loaded::default();
+    for c in t::read_constraints(paths.constraints)? {
+        b.constraint(c);
+        n.constraints += 1;
+    }
+    n.values = t::for_each_subject_values(paths.values, |r| {
+        b.values(
+            r.subject,
+            r.property,
+            u64::from(r.values),
+            r.somevalue,
+            r.novalue,
+        )
+    })?;
+    n.types = t::for_each_type_statement(paths.types, |r| {
+        b.type_statement(r.subject, r.property, r.object)
+    })?;
+    n.distinct = t::for_each_distinct_value(paths.distinct, |r| b.distinct(r.property, r.object))?;
+    let rule = b.finish();
+    n.p279_cycles = p279_cycles(&rule.p279);
+    Ok((rule, n))
+}
 
 /// Why a statement is `certain`: a set of reasons, as bits.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
