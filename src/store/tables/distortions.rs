@@ -119,16 +119,6 @@ pub fn write_distortions<W: Write + Send>(
     writer.into_inner().map_err(|e| Error::parquet(path, e))
 }
 
-fn column<'a, T: 'static>(batch: &'a RecordBatch, name: &str, path: &Path) -> Result<&'a T> {
-    batch
-        .column_by_name(name)
-        .and_then(|c| c.as_any().downcast_ref::<T>())
-        .ok_or_else(|| Error::Corrupt {
-            path: path.to_path_buf(),
-            what: format!("missing or mistyped column `{name}`"),
-        })
-}
-
 /// Read `distortions.parquet`.
 pub fn read_distortions<R: parquet::file::reader::ChunkReader + 'static>(
     src: R,
@@ -138,7 +128,7 @@ pub fn read_distortions<R: parquet::file::reader::ChunkReader + 'static>(
     let mut row = 0usize;
     for batch in tables::read_batches(src, path)? {
         let sid = tables::string_column(&batch, "statement_id", path)?;
-        let oid = column::<UInt32Array>(&batch, "original_id", path)?;
+        let oid = tables::typed_column::<UInt32Array>(&batch, "original_id", path)?;
         let strat = tables::string_column(&batch, "strategy", path)?;
         let s = tables::string_column(&batch, "subject", path)?;
         let p = tables::string_column(&batch, "property", path)?;
@@ -146,9 +136,9 @@ pub fn read_distortions<R: parquet::file::reader::ChunkReader + 'static>(
         let role = tables::string_column(&batch, "replaced_role", path)?;
         let oe = tables::string_column(&batch, "original_entity", path)?;
         let re = tables::string_column(&batch, "replacement_entity", path)?;
-        let cos = column::<Float32Array>(&batch, "cosine", path)?;
-        let cosc = column::<Float32Array>(&batch, "cosine_centred", path)?;
-        let att = column::<UInt32Array>(&batch, "attempts", path)?;
+        let cos = tables::typed_column::<Float32Array>(&batch, "cosine", path)?;
+        let cosc = tables::typed_column::<Float32Array>(&batch, "cosine_centred", path)?;
+        let att = tables::typed_column::<UInt32Array>(&batch, "attempts", path)?;
         let rank = tables::string_column(&batch, "original_rank", path)?;
         let osid = tables::string_column(&batch, "original_statement_id", path)?;
         // Absent from files of format version 1 (before the falsity tier).

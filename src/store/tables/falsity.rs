@@ -9,7 +9,7 @@
 //!
 //! Every table is sorted by its columns in order, so the same dump gives the same bytes.
 
-use super::{column_reader, id_column, string_column, Columns};
+use super::{column_reader, id_column, string_column, typed_column, Columns};
 use crate::core::error::{Error, Result};
 use crate::core::falsity::{
     join_ids, split_ids, Constraint, DistinctValue, Kind, Relation, SubjectValues, TypeStatement,
@@ -162,16 +162,6 @@ impl Columns for DistinctColumns {
     }
 }
 
-fn column<'a, T: 'static>(batch: &'a RecordBatch, name: &str, path: &Path) -> Result<&'a T> {
-    batch
-        .column_by_name(name)
-        .and_then(|c| c.as_any().downcast_ref::<T>())
-        .ok_or_else(|| Error::Corrupt {
-            path: path.to_path_buf(),
-            what: format!("missing or mistyped column `{name}`"),
-        })
-}
-
 /// Read every batch of `columns`, calling `f(batch, first row)`.
 fn batches(
     path: &Path,
@@ -218,7 +208,7 @@ pub fn read_constraints(path: &Path) -> Result<Vec<Constraint>> {
         let p = string_column(b, "property", path)?;
         let k = string_column(b, "constraint", path)?;
         let id = string_column(b, "statement_id", path)?;
-        let sep = column::<BooleanArray>(b, "separator", path)?;
+        let sep = typed_column::<BooleanArray>(b, "separator", path)?;
         let ex = string_column(b, "exceptions", path)?;
         let cl = string_column(b, "classes", path)?;
         let rel = string_column(b, "relation", path)?;
@@ -257,9 +247,9 @@ pub fn for_each_subject_values(path: &Path, mut f: impl FnMut(SubjectValues)) ->
     batches(path, &cols, |b, row0| {
         let s = string_column(b, "subject", path)?;
         let p = string_column(b, "property", path)?;
-        let v = column::<UInt32Array>(b, "values", path)?;
-        let some = column::<BooleanArray>(b, "somevalue", path)?;
-        let no = column::<BooleanArray>(b, "novalue", path)?;
+        let v = typed_column::<UInt32Array>(b, "values", path)?;
+        let some = typed_column::<BooleanArray>(b, "somevalue", path)?;
+        let no = typed_column::<BooleanArray>(b, "novalue", path)?;
         for i in 0..b.num_rows() {
             let row = row0 + i as u64;
             f(SubjectValues {
