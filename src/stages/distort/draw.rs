@@ -236,8 +236,8 @@ pub fn draw_all(
             acc.add(p);
         }
         rows.push(r.org);
-        for (s, n) in Strategy::VARIANTS.iter().zip(r.falsity_rejected) {
-            if rule.is_some() {
+        if rule.is_some() {
+            for (s, n) in Strategy::VARIANTS.iter().zip(r.falsity_rejected) {
                 *counts
                     .entry(format!("falsity_rejected_{}", s.as_str()))
                     .or_default() += n;
