@@ -583,7 +583,11 @@ fn run_refuses_bad_input_and_carries_the_incomplete_flag_to_export() {
         assert_eq!(manifest(&wd.join("r2"), stage)["complete"], true, "{stage}");
     }
     let whole = parquet_files(&wd.join("r2"));
-    assert_eq!(whole.len(), 7, "{whole:?}");
+    assert_eq!(
+        whole.len(),
+        crate::util::EXTRACT_ARTIFACTS.len() + 2,
+        "{whole:?}"
+    );
     for (name, kv) in &whole {
         assert_eq!(kv, &None, "{name}");
     }
