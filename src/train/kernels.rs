@@ -8,8 +8,10 @@
 //! registers and add them to the rows before moving on, so the rows are read once and no temporary is
 //! written — the same operations in the same order as `lincomb` then `add_assign`, so the same bits.
 //! Each exists in three builds chosen at run time ([`Kernel::detect`]): AVX-512F, AVX2 + FMA, and a portable
-//! scalar build. They give **bit-identical results**, because every path performs the same IEEE operations in
-//! the same order:
+//! scalar build. The two vector builds are one code generic over the register width (`simd::Isa`: 8 or 16
+//! lanes of `f32`; each build names only its instructions), and the portable build is written apart, element
+//! by element, as the reference the tests compare every build with. They give **bit-identical results**,
+//! because every path performs the same IEEE operations in the same order:
 //!
 //! - **Fused multiply-add everywhere.** Every product-and-sum is one `fma(a, b, acc)` (one rounding). The
 //!   vector paths use the FMA instructions; the scalar path uses `f32::mul_add`, which is the correctly
@@ -45,6 +47,25 @@ pub enum Kernel {
 
 /// Lanes of a dot product on every path.
 pub const LANES: usize = 16;
+
+/// `$f` of the build `$k` on the arguments: `$scalar` for the portable build, else the vector build's entry
+/// point (a vector `Kernel` exists only where [`Kernel::available`] detected its CPU features; the methods
+/// check the shapes before they dispatch).
+macro_rules! dispatch {
+    ($k:expr, $f:ident($($a:expr),*), $scalar:expr) => {
+        match $k {
+            Kernel::Scalar => $scalar,
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: AVX2 and FMA detected (see above).
+            Kernel::Avx2 => unsafe { avx2::$f($($a),*) },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: AVX-512F detected.
+            Kernel::Avx512 => unsafe { avx512::$f($($a),*) },
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => $scalar,
+        }
+    };
+}
 
 impl Kernel {
     /// The fastest build this CPU runs.
@@ -109,17 +130,7 @@ impl Kernel {
             out.fill(0.0);
             return;
         }
-        match self {
-            Kernel::Scalar => scalar::gram(a, b, out),
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: a `Kernel::Avx2` exists only where `available` detected AVX2 and FMA; shapes checked.
-            Kernel::Avx2 => unsafe { avx2::gram(dim, a, b, out) },
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: as above, AVX-512F detected.
-            Kernel::Avx512 => unsafe { avx512::gram(dim, a, b, out) },
-            #[cfg(not(target_arch = "x86_64"))]
-            _ => scalar::gram(a, b, out),
-        }
+        dispatch!(self, gram(dim, a, b, out), scalar::gram(a, b, out))
     }
 
     /// `y[r] = Σₛ w[r·S + s] · x[s]` for the `R` rows of `y` and the `S` rows of `x` (`dim` wide).
@@ -140,66 +151,26 @@ impl Kernel {
         if dim == 0 {
             return;
         }
-        match self {
-            Kernel::Scalar => scalar::lincomb(dim, w, x, y),
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: AVX2 and FMA detected (see `gram`); shapes checked.
-            Kernel::Avx2 => unsafe { avx2::lincomb(dim, w, x, y) },
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: AVX-512F detected.
-            Kernel::Avx512 => unsafe { avx512::lincomb(dim, w, x, y) },
-            #[cfg(not(target_arch = "x86_64"))]
-            _ => scalar::lincomb(dim, w, x, y),
-        }
+        dispatch!(self, lincomb(dim, w, x, y), scalar::lincomb(dim, w, x, y))
     }
 
     /// `y[i] += x[i]`.
     pub fn add_assign(self, y: &mut [f32], x: &[f32]) {
         assert_eq!(y.len(), x.len(), "add_assign shapes");
-        match self {
-            Kernel::Scalar => scalar::add_assign(y, x),
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: AVX2 detected; equal lengths checked.
-            Kernel::Avx2 => unsafe { avx2::add_assign(y, x) },
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: AVX-512F detected.
-            Kernel::Avx512 => unsafe { avx512::add_assign(y, x) },
-            #[cfg(not(target_arch = "x86_64"))]
-            _ => scalar::add_assign(y, x),
-        }
+        dispatch!(self, add_assign(y, x), scalar::add_assign(y, x))
     }
 
     /// `y[i] -= x[i]`.
     pub fn sub_assign(self, y: &mut [f32], x: &[f32]) {
         assert_eq!(y.len(), x.len(), "sub_assign shapes");
-        match self {
-            Kernel::Scalar => scalar::sub_assign(y, x),
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: AVX2 detected; equal lengths checked.
-            Kernel::Avx2 => unsafe { avx2::sub_assign(y, x) },
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: AVX-512F detected.
-            Kernel::Avx512 => unsafe { avx512::sub_assign(y, x) },
-            #[cfg(not(target_arch = "x86_64"))]
-            _ => scalar::sub_assign(y, x),
-        }
+        dispatch!(self, sub_assign(y, x), scalar::sub_assign(y, x))
     }
 
     /// `out[i] = σ(x[i])`, bit for bit [`sigmoid`] on every build (the vector builds run [`exp`]'s
     /// operations on 8 or 4 `f64` lanes).
     pub fn sigmoid(self, x: &[f32], out: &mut [f32]) {
         assert_eq!(x.len(), out.len(), "sigmoid shapes");
-        match self {
-            Kernel::Scalar => scalar::sigmoid(x, out),
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: AVX2 and FMA detected (see `gram`); equal lengths checked.
-            Kernel::Avx2 => unsafe { avx2::sigmoid(x, out) },
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: AVX-512F detected.
-            Kernel::Avx512 => unsafe { avx512::sigmoid(x, out) },
-            #[cfg(not(target_arch = "x86_64"))]
-            _ => scalar::sigmoid(x, out),
-        }
+        dispatch!(self, sigmoid(x, out), scalar::sigmoid(x, out))
     }
 
     /// The update of one minibatch, in place in the `dim`-wide matrix `m`: with `C[j]` = row `ci[j]`,
@@ -226,17 +197,11 @@ impl Kernel {
         if dim == 0 || ci.is_empty() || ti.is_empty() {
             return;
         }
-        match self {
-            Kernel::Scalar => self.update_composed(dim, g, m, ci, ti),
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: AVX2 and FMA detected (see `gram`); shapes and row indices checked.
-            Kernel::Avx2 => unsafe { avx2::update(dim, g, m, ci, ti) },
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: AVX-512F detected; as above.
-            Kernel::Avx512 => unsafe { avx512::update(dim, g, m, ci, ti) },
-            #[cfg(not(target_arch = "x86_64"))]
-            _ => self.update_composed(dim, g, m, ci, ti),
-        }
+        dispatch!(
+            self,
+            update(dim, g, m, ci, ti),
+            self.update_composed(dim, g, m, ci, ti)
+        )
     }
 
     /// [`Kernel::update`] by its definition, for any shape: `lincomb` into temporaries, then `add_assign`.
@@ -443,330 +408,81 @@ pub mod scalar {
     }
 }
 
+/// The vector builds, written once for any register width: [`Isa`] names the handful of instructions the
+/// kernels use, [`avx2`] (8 lanes of `f32`) and [`avx512`] (16 lanes) implement it, and the kernels below are
+/// generic over it. Every kernel performs the operations of the scalar build in the same order whatever the
+/// width (see the module documentation), so both instances give its bits.
+///
+/// The generic functions are `#[inline(always)]` and are only called from the `#[target_feature]` entry
+/// points of each build ([`isa_entry_points`]), so each instance is compiled with its instructions enabled.
 #[cfg(target_arch = "x86_64")]
-mod avx2 {
-    use super::{Kernel, Rows, LANES};
-    use std::arch::x86_64::*;
+mod simd {
+    use super::{Rows, LANES, UPDATE_MAX_C};
 
-    /// `v` = lanes 0..8 in `lo`, 8..16 in `hi`, reduced by the tree of [`super::reduce16`].
-    #[inline]
-    #[target_feature(enable = "avx2,fma")]
-    fn reduce(lo: __m256, hi: __m256) -> f32 {
-        let t8 = _mm256_add_ps(lo, hi);
-        let t4 = _mm_add_ps(_mm256_castps256_ps128(t8), _mm256_extractf128_ps::<1>(t8));
-        let t2 = _mm_add_ps(t4, _mm_movehl_ps(t4, t4));
-        let t1 = _mm_add_ss(t2, _mm_shuffle_ps::<1>(t2, t2));
-        _mm_cvtss_f32(t1)
-    }
-
-    /// Dot products of one row `a` against `N` rows `b[k]`, 16 lanes each.
-    #[inline]
-    #[target_feature(enable = "avx2,fma")]
-    unsafe fn dots<const N: usize>(dim: usize, a: *const f32, b: [*const f32; N]) -> [f32; N] {
-        let full = dim / LANES * LANES;
-        let mut lo = [_mm256_setzero_ps(); N];
-        let mut hi = [_mm256_setzero_ps(); N];
-        let mut c = 0;
-        while c < full {
-            // SAFETY (all loads here): the caller passes rows of `dim` floats; c + 16 ≤ full ≤ dim.
-            let (x0, x1) = unsafe { (_mm256_loadu_ps(a.add(c)), _mm256_loadu_ps(a.add(c + 8))) };
-            for k in 0..N {
-                let (y0, y1) = unsafe {
-                    (
-                        _mm256_loadu_ps(b[k].add(c)),
-                        _mm256_loadu_ps(b[k].add(c + 8)),
-                    )
-                };
-                lo[k] = _mm256_fmadd_ps(x0, y0, lo[k]);
-                hi[k] = _mm256_fmadd_ps(x1, y1, hi[k]);
-            }
-            c += LANES;
-        }
-        let mut out = [0f32; N];
-        for k in 0..N {
-            let mut s = reduce(lo[k], hi[k]);
-            for i in full..dim {
-                // SAFETY: i < dim.
-                s = unsafe { (*a.add(i)).mul_add(*b[k].add(i), s) };
-            }
-            out[k] = s;
-        }
-        out
-    }
-
-    #[target_feature(enable = "avx2,fma")]
-    pub unsafe fn gram(dim: usize, a: Rows, b: Rows, out: &mut [f32]) {
-        let s = b.len();
-        let bp = |k: usize| b.row(k).as_ptr();
-        for r in 0..a.len() {
-            let ar = a.row(r);
-            let o = &mut out[r * s..(r + 1) * s];
-            let mut k = 0;
-            while k + 3 <= s {
-                // SAFETY: rows k..k+3 of b and row r of a hold `dim` floats each.
-                let d = unsafe { dots::<3>(dim, ar.as_ptr(), [bp(k), bp(k + 1), bp(k + 2)]) };
-                o[k..k + 3].copy_from_slice(&d);
-                k += 3;
-            }
-            while k < s {
-                // SAFETY: as above.
-                o[k] = unsafe { dots::<1>(dim, ar.as_ptr(), [bp(k)]) }[0];
-                k += 1;
-            }
-        }
-    }
-
-    #[target_feature(enable = "avx2,fma")]
-    pub unsafe fn lincomb(dim: usize, w: &[f32], x: Rows, y: &mut [f32]) {
-        let s = x.len();
-        let full8 = dim / 8 * 8;
-        for (r, yr) in y.chunks_exact_mut(dim).enumerate() {
-            let wr = &w[r * s..(r + 1) * s];
-            let yp = yr.as_mut_ptr();
-            let mut c = 0;
-            // Four registers (32 floats) at a time, then single registers, then scalar elements; every
-            // element is the same fma chain over s = 0..S whichever group it falls in.
-            while c + 32 <= full8 {
-                let mut acc = [_mm256_setzero_ps(); 4];
-                for (k, &wk) in wr.iter().enumerate() {
-                    let wv = _mm256_set1_ps(wk);
-                    let xp = x.row(k)[c..].as_ptr();
-                    for (q, a) in acc.iter_mut().enumerate() {
-                        // SAFETY: c + 32 ≤ dim within row k of x.
-                        *a = _mm256_fmadd_ps(wv, unsafe { _mm256_loadu_ps(xp.add(8 * q)) }, *a);
-                    }
-                }
-                for (q, a) in acc.iter().enumerate() {
-                    // SAFETY: c + 32 ≤ dim within row r of y.
-                    unsafe { _mm256_storeu_ps(yp.add(c + 8 * q), *a) };
-                }
-                c += 32;
-            }
-            while c < full8 {
-                let mut a = _mm256_setzero_ps();
-                for (k, &wk) in wr.iter().enumerate() {
-                    // SAFETY: c + 8 ≤ dim.
-                    let xv = unsafe { _mm256_loadu_ps(x.row(k)[c..].as_ptr()) };
-                    a = _mm256_fmadd_ps(_mm256_set1_ps(wk), xv, a);
-                }
-                // SAFETY: c + 8 ≤ dim.
-                unsafe { _mm256_storeu_ps(yp.add(c), a) };
-                c += 8;
-            }
-            for (i, yi) in yr.iter_mut().enumerate().skip(full8) {
-                let mut a = 0f32;
-                for (k, &wk) in wr.iter().enumerate() {
-                    a = wk.mul_add(x.row(k)[i], a);
-                }
-                *yi = a;
-            }
-        }
-    }
-
-    /// See [`super::Kernel::update`]: 8 columns at a time; the `NT` target rows of those columns and their
-    /// sums stay in registers, the contexts' sums wait in `dc` until every context row has been read.
+    /// The registers and instructions of one vector build.
     ///
     /// # Safety
-    /// AVX2 and FMA; every index of `ci` and `ti` is a row of `m` (`dim` wide); `ti.len() == NT`, `ci.len() ≤
-    /// UPDATE_MAX_C`, `g.len() == ci.len() · NT`.
-    #[target_feature(enable = "avx2,fma")]
-    unsafe fn update_nt<const NT: usize>(
-        dim: usize,
-        g: &[f32],
-        m: &mut [f32],
-        ci: &[u32],
-        ti: &[u32],
-    ) {
-        let full = dim / 8 * 8;
-        let base = m.as_mut_ptr();
-        let at = |r: u32, c: usize| r as usize * dim + c;
-        let mut dc = [_mm256_setzero_ps(); super::UPDATE_MAX_C];
-        let mut c = 0;
-        while c < full {
-            // SAFETY (every load and store below): the rows are rows of `m` (the caller's contract) and
-            // c + 8 ≤ dim; no reference into `m` is alive while `base` is used.
-            let mut o = [_mm256_setzero_ps(); NT];
-            for k in 0..NT {
-                o[k] = unsafe { _mm256_loadu_ps(base.add(at(ti[k], c))) };
-            }
-            let mut dout = [_mm256_setzero_ps(); NT];
-            for (j, &r) in ci.iter().enumerate() {
-                let cj = unsafe { _mm256_loadu_ps(base.add(at(r, c))) };
-                let gr = &g[j * NT..(j + 1) * NT];
-                let mut a = _mm256_setzero_ps();
-                for k in 0..NT {
-                    let gv = _mm256_set1_ps(gr[k]);
-                    a = _mm256_fmadd_ps(gv, o[k], a);
-                    dout[k] = _mm256_fmadd_ps(gv, cj, dout[k]);
-                }
-                dc[j] = a;
-            }
-            for (j, &r) in ci.iter().enumerate() {
-                let p = unsafe { base.add(at(r, c)) };
-                unsafe { _mm256_storeu_ps(p, _mm256_add_ps(_mm256_loadu_ps(p), dc[j])) };
-            }
-            for (k, &r) in ti.iter().enumerate() {
-                let p = unsafe { base.add(at(r, c)) };
-                unsafe { _mm256_storeu_ps(p, _mm256_add_ps(_mm256_loadu_ps(p), dout[k])) };
-            }
-            c += 8;
+    /// Every method needs the CPU features of the build; callers are the build's `#[target_feature]` entry
+    /// points. Loads and stores read or write `W` (or `16`, or `W / 2`) floats at the pointer.
+    pub(super) trait Isa {
+        /// `f32` lanes of one register.
+        const W: usize;
+        /// Dot products the `gram` kernel runs side by side (limited by the registers the build has).
+        const DOTS: usize;
+        /// `W` lanes of `f32`.
+        type V: Copy;
+        /// The 16 lanes of a dot product's accumulator (one register, or two).
+        type V16: Copy;
+        /// `W / 2` lanes of `f64` (σ), and the `W / 2` lanes of `f32` they are converted from and to.
+        type D: Copy;
+        type H: Copy;
+
+        unsafe fn zero() -> Self::V;
+        unsafe fn splat(x: f32) -> Self::V;
+        unsafe fn load(p: *const f32) -> Self::V;
+        unsafe fn store(p: *mut f32, v: Self::V);
+        unsafe fn add(a: Self::V, b: Self::V) -> Self::V;
+        unsafe fn sub(a: Self::V, b: Self::V) -> Self::V;
+        /// `a·b + c`, one rounding.
+        unsafe fn fmadd(a: Self::V, b: Self::V, c: Self::V) -> Self::V;
+
+        unsafe fn zero16() -> Self::V16;
+        /// `acc + a[0..16]·b[0..16]` lane by lane (lane `l` of the accumulator holds element `l`), fused.
+        unsafe fn fmadd16(a: *const f32, b: *const f32, acc: Self::V16) -> Self::V16;
+        /// The fixed tree of [`super::reduce16`] over the 16 lanes.
+        unsafe fn reduce16(v: Self::V16) -> f32;
+        /// Four [`Isa::reduce16`] (a build may run the four trees side by side: the same additions).
+        #[inline(always)]
+        unsafe fn reduce16x4(v: [Self::V16; 4]) -> [f32; 4] {
+            // SAFETY: the caller's contract.
+            unsafe { v.map(|x| Self::reduce16(x)) }
         }
-        super::scalar::update_tail::<NT>(dim, full, g, m, ci, ti);
+
+        unsafe fn dsplat(x: f64) -> Self::D;
+        unsafe fn load_h(p: *const f32) -> Self::H;
+        unsafe fn store_h(p: *mut f32, v: Self::H);
+        /// Widen to `f64` and negate (exact).
+        unsafe fn neg_f64(x: Self::H) -> Self::D;
+        /// `max(a, b)` and `min(a, b)` with the bound returned for a NaN `a` (as `x86`'s `max`/`min` do).
+        unsafe fn dmax(a: Self::D, b: Self::D) -> Self::D;
+        unsafe fn dmin(a: Self::D, b: Self::D) -> Self::D;
+        unsafe fn dadd(a: Self::D, b: Self::D) -> Self::D;
+        unsafe fn dsub(a: Self::D, b: Self::D) -> Self::D;
+        unsafe fn dmul(a: Self::D, b: Self::D) -> Self::D;
+        unsafe fn ddiv(a: Self::D, b: Self::D) -> Self::D;
+        /// `2^k` for the integer `k` held in the low bits of `t` (`t − EXP_MAGIC`, as bits), as `exp_core`.
+        unsafe fn pow2_of_magic(t: Self::D) -> Self::D;
+        /// Round to `f32`, with NaN wherever `x` is NaN.
+        unsafe fn narrow_nan_from(v: Self::D, x: Self::H) -> Self::H;
     }
 
-    /// See [`super::Kernel::update`].
+    /// Dot products of `a` against rows `k0..k0 + N` of `b`: 16 lanes each over the full groups, the trees,
+    /// then each dot's tail in order.
     ///
     /// # Safety
-    /// AVX2 and FMA; shapes and row indices checked by the caller.
-    #[target_feature(enable = "avx2,fma")]
-    pub unsafe fn update(dim: usize, g: &[f32], m: &mut [f32], ci: &[u32], ti: &[u32]) {
-        if ci.len() > super::UPDATE_MAX_C {
-            return Kernel::Avx2.update_composed(dim, g, m, ci, ti);
-        }
-        // SAFETY: the caller's contract, and ti.len() is the NT of each arm.
-        unsafe {
-            match ti.len() {
-                1 => update_nt::<1>(dim, g, m, ci, ti),
-                2 => update_nt::<2>(dim, g, m, ci, ti),
-                3 => update_nt::<3>(dim, g, m, ci, ti),
-                4 => update_nt::<4>(dim, g, m, ci, ti),
-                5 => update_nt::<5>(dim, g, m, ci, ti),
-                6 => update_nt::<6>(dim, g, m, ci, ti),
-                7 => update_nt::<7>(dim, g, m, ci, ti),
-                8 => update_nt::<8>(dim, g, m, ci, ti),
-                _ => Kernel::Avx2.update_composed(dim, g, m, ci, ti),
-            }
-        }
-    }
-
-    #[target_feature(enable = "avx2,fma")]
-    pub unsafe fn add_assign(y: &mut [f32], x: &[f32]) {
-        let n = y.len();
-        let full = n / 8 * 8;
-        let (yp, xp) = (y.as_mut_ptr(), x.as_ptr());
-        let mut c = 0;
-        while c < full {
-            // SAFETY: c + 8 ≤ n = len of both.
-            unsafe {
-                let v = _mm256_add_ps(_mm256_loadu_ps(yp.add(c)), _mm256_loadu_ps(xp.add(c)));
-                _mm256_storeu_ps(yp.add(c), v);
-            }
-            c += 8;
-        }
-        for i in full..n {
-            y[i] += x[i];
-        }
-    }
-
-    #[target_feature(enable = "avx2,fma")]
-    pub unsafe fn sub_assign(y: &mut [f32], x: &[f32]) {
-        let n = y.len();
-        let full = n / 8 * 8;
-        let (yp, xp) = (y.as_mut_ptr(), x.as_ptr());
-        let mut c = 0;
-        while c < full {
-            // SAFETY: c + 8 ≤ n = len of both.
-            unsafe {
-                let v = _mm256_sub_ps(_mm256_loadu_ps(yp.add(c)), _mm256_loadu_ps(xp.add(c)));
-                _mm256_storeu_ps(yp.add(c), v);
-            }
-            c += 8;
-        }
-        for i in full..n {
-            y[i] -= x[i];
-        }
-    }
-
-    /// See [`super::Kernel::sigmoid`]: [`super::exp_core`] on 4 `f64` lanes, then `1 / (1 + e)`.
-    #[target_feature(enable = "avx2,fma")]
-    pub unsafe fn sigmoid(x: &[f32], out: &mut [f32]) {
-        use super::{EXP_C, EXP_MAGIC, LN2_HI, LN2_LO};
-        let n = x.len();
-        let full = n / 4 * 4;
-        let sign = _mm256_set1_pd(-0.0);
-        let one = _mm256_set1_pd(1.0);
-        let magic = _mm256_set1_pd(EXP_MAGIC);
-        let mut c = 0;
-        while c < full {
-            // SAFETY: c + 4 ≤ n = len of both.
-            let xf = unsafe { _mm_loadu_ps(x.as_ptr().add(c)) };
-            let xd = _mm256_xor_pd(_mm256_cvtps_pd(xf), sign);
-            let v = _mm256_max_pd(xd, _mm256_set1_pd(-700.0));
-            let v = _mm256_min_pd(v, _mm256_set1_pd(700.0));
-            let t = _mm256_add_pd(
-                _mm256_mul_pd(v, _mm256_set1_pd(std::f64::consts::LOG2_E)),
-                magic,
-            );
-            let nn = _mm256_sub_pd(t, magic);
-            let r = _mm256_sub_pd(
-                _mm256_sub_pd(v, _mm256_mul_pd(nn, _mm256_set1_pd(LN2_HI))),
-                _mm256_mul_pd(nn, _mm256_set1_pd(LN2_LO)),
-            );
-            let mut p = _mm256_set1_pd(EXP_C[0]);
-            for &k in &EXP_C[1..] {
-                p = _mm256_add_pd(_mm256_mul_pd(p, r), _mm256_set1_pd(k));
-            }
-            p = _mm256_add_pd(_mm256_mul_pd(p, r), one);
-            let k = _mm256_sub_epi64(
-                _mm256_castpd_si256(t),
-                _mm256_set1_epi64x(EXP_MAGIC.to_bits() as i64),
-            );
-            let scale = _mm256_slli_epi64::<52>(_mm256_add_epi64(k, _mm256_set1_epi64x(1023)));
-            let e = _mm256_mul_pd(p, _mm256_castsi256_pd(scale));
-            let s = _mm256_cvtpd_ps(_mm256_div_pd(one, _mm256_add_pd(one, e)));
-            let nan = _mm_cmpunord_ps(xf, xf);
-            let s = _mm_blendv_ps(s, _mm_set1_ps(f32::NAN), nan);
-            // SAFETY: as above.
-            unsafe { _mm_storeu_ps(out.as_mut_ptr().add(c), s) };
-            c += 4;
-        }
-        for i in full..n {
-            out[i] = super::sigmoid(x[i]);
-        }
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
-mod avx512 {
-    use super::{Kernel, Rows, LANES};
-    use std::arch::x86_64::*;
-
-    /// The trees of [`super::reduce16`] of four registers side by side: the same additions of the same lanes
-    /// in the same order, four sums per instruction instead of one.
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    fn reduce4(a0: __m512, a1: __m512, a2: __m512, a3: __m512) -> [f32; 4] {
-        // l + (l + 8): quarters 0, 1 of each register plus its quarters 2, 3.
-        let s01 = _mm512_add_ps(
-            _mm512_shuffle_f32x4::<0x44>(a0, a1),
-            _mm512_shuffle_f32x4::<0xEE>(a0, a1),
-        );
-        let s23 = _mm512_add_ps(
-            _mm512_shuffle_f32x4::<0x44>(a2, a3),
-            _mm512_shuffle_f32x4::<0xEE>(a2, a3),
-        );
-        // + 4: the first half of each 8-lane sum plus its second half; quarter q now belongs to register q.
-        let u = _mm512_add_ps(
-            _mm512_shuffle_f32x4::<0x88>(s01, s23),
-            _mm512_shuffle_f32x4::<0xDD>(s01, s23),
-        );
-        // + 2, then + 1, within each quarter.
-        let w = _mm512_add_ps(u, _mm512_permute_ps::<0xEE>(u));
-        let z = _mm512_add_ps(w, _mm512_permute_ps::<0x55>(w));
-        let mut t = [0f32; LANES];
-        // SAFETY: `t` holds 16 floats.
-        unsafe { _mm512_storeu_ps(t.as_mut_ptr(), z) };
-        [t[0], t[4], t[8], t[12]]
-    }
-
-    /// `out[k] = a · b.row(k0 + k)` for `k < N ≤ 8`: `N` accumulators over the 16-lane columns, reduced four at
-    /// a time ([`reduce4`]), then each dot's tail in order.
-    ///
-    /// # Safety
-    /// AVX-512F; `a` points to `dim` floats; rows `k0..k0 + N` of `b` exist and are `dim` wide.
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    unsafe fn dots<const N: usize>(
+    /// `I`'s features; `a` points to `dim` floats; rows `k0..k0 + N` of `b` exist and are `dim` wide.
+    #[inline(always)]
+    unsafe fn dots<I: Isa, const N: usize>(
         dim: usize,
         a: *const f32,
         b: &Rows,
@@ -774,57 +490,57 @@ mod avx512 {
         out: &mut [f32],
     ) {
         let full = dim / LANES * LANES;
-        let mut bp = [a; N];
-        for (k, p) in bp.iter_mut().enumerate() {
-            *p = b.row(k0 + k).as_ptr();
-        }
-        let mut acc = [_mm512_setzero_ps(); 8];
+        let bp: [*const f32; N] = std::array::from_fn(|k| b.row(k0 + k).as_ptr());
+        // SAFETY (every call here): `I`'s features, the caller's contract; c + 16 ≤ full ≤ dim.
+        let mut acc = [unsafe { I::zero16() }; N];
         let mut c = 0;
         while c < full {
-            // SAFETY (all loads here): rows of `dim` floats; c + 16 ≤ full ≤ dim.
-            let x = unsafe { _mm512_loadu_ps(a.add(c)) };
             for k in 0..N {
-                acc[k] = _mm512_fmadd_ps(x, unsafe { _mm512_loadu_ps(bp[k].add(c)) }, acc[k]);
+                acc[k] = unsafe { I::fmadd16(a.add(c), bp[k].add(c), acc[k]) };
             }
             c += LANES;
         }
-        let lo = reduce4(acc[0], acc[1], acc[2], acc[3]);
-        let hi = if N > 4 {
-            reduce4(acc[4], acc[5], acc[6], acc[7])
-        } else {
-            [0.0; 4]
-        };
-        for k in 0..N {
-            let mut s = if k < 4 { lo[k] } else { hi[k - 4] };
+        let mut k = 0;
+        while k + 4 <= N {
+            let s = unsafe { I::reduce16x4([acc[k], acc[k + 1], acc[k + 2], acc[k + 3]]) };
+            out[k..k + 4].copy_from_slice(&s);
+            k += 4;
+        }
+        for k in k..N {
+            out[k] = unsafe { I::reduce16(acc[k]) };
+        }
+        for (k, o) in out.iter_mut().enumerate().take(N) {
+            let mut s = *o;
             for i in full..dim {
                 // SAFETY: i < dim.
                 s = unsafe { (*a.add(i)).mul_add(*bp[k].add(i), s) };
             }
-            out[k] = s;
+            *o = s;
         }
     }
 
-    #[target_feature(enable = "avx512f")]
-    pub unsafe fn gram(dim: usize, a: Rows, b: Rows, out: &mut [f32]) {
+    /// See [`super::Kernel::gram`].
+    #[inline(always)]
+    pub(super) unsafe fn gram<I: Isa>(dim: usize, a: Rows, b: Rows, out: &mut [f32]) {
         let s = b.len();
         for r in 0..a.len() {
             let ar = a.row(r).as_ptr();
             let o = &mut out[r * s..(r + 1) * s];
             let mut k = 0;
             while k < s {
-                let n = (s - k).min(8);
+                let n = (s - k).min(I::DOTS);
                 let o = &mut o[k..k + n];
-                // SAFETY: row r of a and rows k..k + n of b hold `dim` floats each.
+                // SAFETY: row r of a and rows k..k + n of b hold `dim` floats each; `I`'s features.
                 unsafe {
                     match n {
-                        1 => dots::<1>(dim, ar, &b, k, o),
-                        2 => dots::<2>(dim, ar, &b, k, o),
-                        3 => dots::<3>(dim, ar, &b, k, o),
-                        4 => dots::<4>(dim, ar, &b, k, o),
-                        5 => dots::<5>(dim, ar, &b, k, o),
-                        6 => dots::<6>(dim, ar, &b, k, o),
-                        7 => dots::<7>(dim, ar, &b, k, o),
-                        _ => dots::<8>(dim, ar, &b, k, o),
+                        1 => dots::<I, 1>(dim, ar, &b, k, o),
+                        2 => dots::<I, 2>(dim, ar, &b, k, o),
+                        3 => dots::<I, 3>(dim, ar, &b, k, o),
+                        4 => dots::<I, 4>(dim, ar, &b, k, o),
+                        5 => dots::<I, 5>(dim, ar, &b, k, o),
+                        6 => dots::<I, 6>(dim, ar, &b, k, o),
+                        7 => dots::<I, 7>(dim, ar, &b, k, o),
+                        _ => dots::<I, 8>(dim, ar, &b, k, o),
                     }
                 }
                 k += n;
@@ -832,40 +548,39 @@ mod avx512 {
         }
     }
 
-    #[target_feature(enable = "avx512f")]
-    pub unsafe fn lincomb(dim: usize, w: &[f32], x: Rows, y: &mut [f32]) {
+    /// See [`super::Kernel::lincomb`]: four registers of columns at a time, then single registers, then
+    /// scalar elements; every element is the same fma chain over `s = 0..S` whichever group it falls in.
+    #[inline(always)]
+    pub(super) unsafe fn lincomb<I: Isa>(dim: usize, w: &[f32], x: Rows, y: &mut [f32]) {
         let s = x.len();
-        let full = dim / LANES * LANES;
+        let full = dim / I::W * I::W;
         for (r, yr) in y.chunks_exact_mut(dim).enumerate() {
             let wr = &w[r * s..(r + 1) * s];
             let yp = yr.as_mut_ptr();
             let mut c = 0;
-            while c + 64 <= full {
-                let mut acc = [_mm512_setzero_ps(); 4];
+            // SAFETY (every call here): `I`'s features; c + 4·W (then c + W) ≤ full ≤ dim within row k of x
+            // and row r of y.
+            while c + 4 * I::W <= full {
+                let mut acc = [unsafe { I::zero() }; 4];
                 for (k, &wk) in wr.iter().enumerate() {
-                    let wv = _mm512_set1_ps(wk);
+                    let wv = unsafe { I::splat(wk) };
                     let xp = x.row(k)[c..].as_ptr();
                     for (q, a) in acc.iter_mut().enumerate() {
-                        // SAFETY: c + 64 ≤ dim within row k of x.
-                        *a = _mm512_fmadd_ps(wv, unsafe { _mm512_loadu_ps(xp.add(16 * q)) }, *a);
+                        *a = unsafe { I::fmadd(wv, I::load(xp.add(I::W * q)), *a) };
                     }
                 }
                 for (q, a) in acc.iter().enumerate() {
-                    // SAFETY: c + 64 ≤ dim within row r of y.
-                    unsafe { _mm512_storeu_ps(yp.add(c + 16 * q), *a) };
+                    unsafe { I::store(yp.add(c + I::W * q), *a) };
                 }
-                c += 64;
+                c += 4 * I::W;
             }
             while c < full {
-                let mut a = _mm512_setzero_ps();
+                let mut a = unsafe { I::zero() };
                 for (k, &wk) in wr.iter().enumerate() {
-                    // SAFETY: c + 16 ≤ dim.
-                    let xv = unsafe { _mm512_loadu_ps(x.row(k)[c..].as_ptr()) };
-                    a = _mm512_fmadd_ps(_mm512_set1_ps(wk), xv, a);
+                    a = unsafe { I::fmadd(I::splat(wk), I::load(x.row(k)[c..].as_ptr()), a) };
                 }
-                // SAFETY: c + 16 ≤ dim.
-                unsafe { _mm512_storeu_ps(yp.add(c), a) };
-                c += LANES;
+                unsafe { I::store(yp.add(c), a) };
+                c += I::W;
             }
             for (i, yi) in yr.iter_mut().enumerate().skip(full) {
                 let mut a = 0f32;
@@ -877,170 +592,423 @@ mod avx512 {
         }
     }
 
-    /// See [`super::Kernel::update`]: 16 columns at a time; the `NT` target rows of those columns and their
-    /// sums stay in registers, the contexts' sums wait in `dc` until every context row has been read.
+    /// See [`super::Kernel::update`]: a register of columns at a time; the `NT` target rows of those columns
+    /// and their sums stay in registers, the contexts' sums wait in `dc` until every context row has been
+    /// read; the last `dim mod W` columns by [`super::scalar::update_tail`].
     ///
     /// # Safety
-    /// AVX-512F; every index of `ci` and `ti` is a row of `m` (`dim` wide); `ti.len() == NT`, `ci.len() ≤
-    /// UPDATE_MAX_C`, `g.len() == ci.len() · NT`.
-    #[target_feature(enable = "avx512f")]
-    unsafe fn update_nt<const NT: usize>(
+    /// `I`'s features; every index of `ci` and `ti` is a row of `m` (`dim` wide); `ti.len() == NT`,
+    /// `ci.len() ≤ UPDATE_MAX_C`, `g.len() == ci.len() · NT`.
+    #[inline(always)]
+    unsafe fn update_nt<I: Isa, const NT: usize>(
         dim: usize,
         g: &[f32],
         m: &mut [f32],
         ci: &[u32],
         ti: &[u32],
     ) {
-        let full = dim / LANES * LANES;
+        let full = dim / I::W * I::W;
         let base = m.as_mut_ptr();
         let at = |r: u32, c: usize| r as usize * dim + c;
-        let mut dc = [_mm512_setzero_ps(); super::UPDATE_MAX_C];
+        // SAFETY (every call below): `I`'s features; the rows are rows of `m` (the caller's contract) and
+        // c + W ≤ dim; no reference into `m` is alive while `base` is used.
+        let mut dc = [unsafe { I::zero() }; UPDATE_MAX_C];
         let mut c = 0;
         while c < full {
-            // SAFETY (every load and store below): the rows are rows of `m` (the caller's contract) and
-            // c + 16 ≤ dim; no reference into `m` is alive while `base` is used.
-            let mut o = [_mm512_setzero_ps(); NT];
-            for k in 0..NT {
-                o[k] = unsafe { _mm512_loadu_ps(base.add(at(ti[k], c))) };
-            }
-            let mut dout = [_mm512_setzero_ps(); NT];
+            let o: [I::V; NT] = std::array::from_fn(|k| unsafe { I::load(base.add(at(ti[k], c))) });
+            let mut dout = [unsafe { I::zero() }; NT];
             for (j, &r) in ci.iter().enumerate() {
-                let cj = unsafe { _mm512_loadu_ps(base.add(at(r, c))) };
+                let cj = unsafe { I::load(base.add(at(r, c))) };
                 let gr = &g[j * NT..(j + 1) * NT];
-                let mut a = _mm512_setzero_ps();
+                let mut a = unsafe { I::zero() };
                 for k in 0..NT {
-                    let gv = _mm512_set1_ps(gr[k]);
-                    a = _mm512_fmadd_ps(gv, o[k], a);
-                    dout[k] = _mm512_fmadd_ps(gv, cj, dout[k]);
+                    let gv = unsafe { I::splat(gr[k]) };
+                    a = unsafe { I::fmadd(gv, o[k], a) };
+                    dout[k] = unsafe { I::fmadd(gv, cj, dout[k]) };
                 }
                 dc[j] = a;
             }
             for (j, &r) in ci.iter().enumerate() {
                 let p = unsafe { base.add(at(r, c)) };
-                unsafe { _mm512_storeu_ps(p, _mm512_add_ps(_mm512_loadu_ps(p), dc[j])) };
+                unsafe { I::store(p, I::add(I::load(p), dc[j])) };
             }
             for (k, &r) in ti.iter().enumerate() {
                 let p = unsafe { base.add(at(r, c)) };
-                unsafe { _mm512_storeu_ps(p, _mm512_add_ps(_mm512_loadu_ps(p), dout[k])) };
+                unsafe { I::store(p, I::add(I::load(p), dout[k])) };
             }
-            c += LANES;
+            c += I::W;
         }
         super::scalar::update_tail::<NT>(dim, full, g, m, ci, ti);
     }
 
-    /// See [`super::Kernel::update`].
+    /// See [`super::Kernel::update`]; `false` when the shape is one the registers do not hold (more than
+    /// [`UPDATE_MAX_C`] contexts or [`super::UPDATE_MAX_T`] targets): the caller then runs the definition.
     ///
     /// # Safety
-    /// AVX-512F; shapes and row indices checked by the caller.
-    #[target_feature(enable = "avx512f")]
-    pub unsafe fn update(dim: usize, g: &[f32], m: &mut [f32], ci: &[u32], ti: &[u32]) {
-        if ci.len() > super::UPDATE_MAX_C {
-            return Kernel::Avx512.update_composed(dim, g, m, ci, ti);
+    /// `I`'s features; shapes and row indices checked by the caller.
+    #[inline(always)]
+    pub(super) unsafe fn update<I: Isa>(
+        dim: usize,
+        g: &[f32],
+        m: &mut [f32],
+        ci: &[u32],
+        ti: &[u32],
+    ) -> bool {
+        if ci.len() > UPDATE_MAX_C {
+            return false;
         }
         // SAFETY: the caller's contract, and ti.len() is the NT of each arm.
         unsafe {
             match ti.len() {
-                1 => update_nt::<1>(dim, g, m, ci, ti),
-                2 => update_nt::<2>(dim, g, m, ci, ti),
-                3 => update_nt::<3>(dim, g, m, ci, ti),
-                4 => update_nt::<4>(dim, g, m, ci, ti),
-                5 => update_nt::<5>(dim, g, m, ci, ti),
-                6 => update_nt::<6>(dim, g, m, ci, ti),
-                7 => update_nt::<7>(dim, g, m, ci, ti),
-                8 => update_nt::<8>(dim, g, m, ci, ti),
-                _ => Kernel::Avx512.update_composed(dim, g, m, ci, ti),
+                1 => update_nt::<I, 1>(dim, g, m, ci, ti),
+                2 => update_nt::<I, 2>(dim, g, m, ci, ti),
+                3 => update_nt::<I, 3>(dim, g, m, ci, ti),
+                4 => update_nt::<I, 4>(dim, g, m, ci, ti),
+                5 => update_nt::<I, 5>(dim, g, m, ci, ti),
+                6 => update_nt::<I, 6>(dim, g, m, ci, ti),
+                7 => update_nt::<I, 7>(dim, g, m, ci, ti),
+                8 => update_nt::<I, 8>(dim, g, m, ci, ti),
+                _ => return false,
             }
         }
+        true
     }
 
-    #[target_feature(enable = "avx512f")]
-    pub unsafe fn add_assign(y: &mut [f32], x: &[f32]) {
-        let n = y.len();
-        let full = n / LANES * LANES;
+    /// `y[i] = op(y[i], x[i])` a register at a time, then element by element with `scalar`.
+    #[inline(always)]
+    unsafe fn zip_assign<I: Isa>(
+        y: &mut [f32],
+        x: &[f32],
+        op: impl Fn(I::V, I::V) -> I::V,
+        scalar: impl Fn(f32, f32) -> f32,
+    ) {
+        let n = y.len().min(x.len());
+        let full = n / I::W * I::W;
         let (yp, xp) = (y.as_mut_ptr(), x.as_ptr());
         let mut c = 0;
         while c < full {
-            // SAFETY: c + 16 ≤ n = len of both.
-            unsafe {
-                let v = _mm512_add_ps(_mm512_loadu_ps(yp.add(c)), _mm512_loadu_ps(xp.add(c)));
-                _mm512_storeu_ps(yp.add(c), v);
-            }
-            c += LANES;
+            // SAFETY: c + W ≤ n ≤ the length of both; `I`'s features.
+            unsafe { I::store(yp.add(c), op(I::load(yp.add(c)), I::load(xp.add(c)))) };
+            c += I::W;
         }
         for i in full..n {
-            y[i] += x[i];
+            y[i] = scalar(y[i], x[i]);
         }
     }
 
-    #[target_feature(enable = "avx512f")]
-    pub unsafe fn sub_assign(y: &mut [f32], x: &[f32]) {
-        let n = y.len();
-        let full = n / LANES * LANES;
-        let (yp, xp) = (y.as_mut_ptr(), x.as_ptr());
-        let mut c = 0;
-        while c < full {
-            // SAFETY: c + 16 ≤ n = len of both.
-            unsafe {
-                let v = _mm512_sub_ps(_mm512_loadu_ps(yp.add(c)), _mm512_loadu_ps(xp.add(c)));
-                _mm512_storeu_ps(yp.add(c), v);
-            }
-            c += LANES;
-        }
-        for i in full..n {
-            y[i] -= x[i];
-        }
+    /// See [`super::Kernel::add_assign`].
+    #[inline(always)]
+    pub(super) unsafe fn add_assign<I: Isa>(y: &mut [f32], x: &[f32]) {
+        // SAFETY: `I`'s features.
+        unsafe { zip_assign::<I>(y, x, |a, b| I::add(a, b), |a, b| a + b) }
     }
 
-    /// See [`super::Kernel::sigmoid`]: [`super::exp_core`] on 8 `f64` lanes, then `1 / (1 + e)`.
-    #[target_feature(enable = "avx512f")]
-    pub unsafe fn sigmoid(x: &[f32], out: &mut [f32]) {
+    /// See [`super::Kernel::sub_assign`].
+    #[inline(always)]
+    pub(super) unsafe fn sub_assign<I: Isa>(y: &mut [f32], x: &[f32]) {
+        // SAFETY: `I`'s features.
+        unsafe { zip_assign::<I>(y, x, |a, b| I::sub(a, b), |a, b| a - b) }
+    }
+
+    /// See [`super::Kernel::sigmoid`]: [`super::exp_core`] on `W / 2` lanes of `f64`, operation for
+    /// operation, then `1 / (1 + e)` rounded once to `f32`.
+    #[inline(always)]
+    pub(super) unsafe fn sigmoid<I: Isa>(x: &[f32], out: &mut [f32]) {
         use super::{EXP_C, EXP_MAGIC, LN2_HI, LN2_LO};
-        let n = x.len();
-        let full = n / 8 * 8;
-        let sign = _mm512_set1_epi64(i64::MIN);
-        let one = _mm512_set1_pd(1.0);
-        let magic = _mm512_set1_pd(EXP_MAGIC);
+        let n = x.len().min(out.len());
+        let h = I::W / 2;
+        let full = n / h * h;
         let mut c = 0;
-        while c < full {
-            // SAFETY: c + 8 ≤ n = len of both.
-            let xf = unsafe { _mm256_loadu_ps(x.as_ptr().add(c)) };
-            let xd = _mm512_castsi512_pd(_mm512_xor_si512(
-                _mm512_castpd_si512(_mm512_cvtps_pd(xf)),
-                sign,
-            ));
-            let v = _mm512_max_pd(xd, _mm512_set1_pd(-700.0));
-            let v = _mm512_min_pd(v, _mm512_set1_pd(700.0));
-            let t = _mm512_add_pd(
-                _mm512_mul_pd(v, _mm512_set1_pd(std::f64::consts::LOG2_E)),
-                magic,
-            );
-            let nn = _mm512_sub_pd(t, magic);
-            let r = _mm512_sub_pd(
-                _mm512_sub_pd(v, _mm512_mul_pd(nn, _mm512_set1_pd(LN2_HI))),
-                _mm512_mul_pd(nn, _mm512_set1_pd(LN2_LO)),
-            );
-            let mut p = _mm512_set1_pd(EXP_C[0]);
-            for &k in &EXP_C[1..] {
-                p = _mm512_add_pd(_mm512_mul_pd(p, r), _mm512_set1_pd(k));
+        // SAFETY (every call here): `I`'s features; c + W/2 ≤ n ≤ the length of both.
+        unsafe {
+            let d = |v: f64| I::dsplat(v);
+            let (one, magic) = (d(1.0), d(EXP_MAGIC));
+            while c < full {
+                let xf = I::load_h(x.as_ptr().add(c));
+                let v = I::dmin(I::dmax(I::neg_f64(xf), d(-700.0)), d(700.0));
+                let t = I::dadd(I::dmul(v, d(std::f64::consts::LOG2_E)), magic);
+                let nn = I::dsub(t, magic);
+                let r = I::dsub(I::dsub(v, I::dmul(nn, d(LN2_HI))), I::dmul(nn, d(LN2_LO)));
+                let mut p = d(EXP_C[0]);
+                for &k in &EXP_C[1..] {
+                    p = I::dadd(I::dmul(p, r), d(k));
+                }
+                p = I::dadd(I::dmul(p, r), one);
+                let e = I::dmul(p, I::pow2_of_magic(t));
+                let s = I::ddiv(one, I::dadd(one, e));
+                I::store_h(out.as_mut_ptr().add(c), I::narrow_nan_from(s, xf));
+                c += h;
             }
-            p = _mm512_add_pd(_mm512_mul_pd(p, r), one);
-            let k = _mm512_sub_epi64(
-                _mm512_castpd_si512(t),
-                _mm512_set1_epi64(EXP_MAGIC.to_bits() as i64),
-            );
-            let scale = _mm512_slli_epi64::<52>(_mm512_add_epi64(k, _mm512_set1_epi64(1023)));
-            let e = _mm512_mul_pd(p, _mm512_castsi512_pd(scale));
-            let s = _mm512_cvtpd_ps(_mm512_div_pd(one, _mm512_add_pd(one, e)));
-            let nan = _mm256_cmp_ps::<_CMP_UNORD_Q>(xf, xf);
-            let s = _mm256_blendv_ps(s, _mm256_set1_ps(f32::NAN), nan);
-            // SAFETY: as above.
-            unsafe { _mm256_storeu_ps(out.as_mut_ptr().add(c), s) };
-            c += 8;
         }
         for i in full..n {
             out[i] = super::sigmoid(x[i]);
         }
     }
+}
+
+/// The `#[target_feature]` entry points of one vector build: each runs the generic kernel of [`simd`] for
+/// the build's [`simd::Isa`], so the generic code is compiled with the build's instructions.
+#[cfg(target_arch = "x86_64")]
+macro_rules! isa_entry_points {
+    ($features:literal, $isa:ty, $kernel:expr) => {
+        /// # Safety
+        /// The build's CPU features; shapes checked by [`Kernel::gram_rows`].
+        #[target_feature(enable = $features)]
+        pub unsafe fn gram(dim: usize, a: Rows, b: Rows, out: &mut [f32]) {
+            // SAFETY: the features are enabled here.
+            unsafe { super::simd::gram::<$isa>(dim, a, b, out) }
+        }
+
+        /// # Safety
+        /// As [`gram`]; shapes checked by [`Kernel::lincomb_rows`].
+        #[target_feature(enable = $features)]
+        pub unsafe fn lincomb(dim: usize, w: &[f32], x: Rows, y: &mut [f32]) {
+            // SAFETY: as above.
+            unsafe { super::simd::lincomb::<$isa>(dim, w, x, y) }
+        }
+
+        /// # Safety
+        /// As [`gram`]; shapes and row indices checked by [`Kernel::update`].
+        #[target_feature(enable = $features)]
+        pub unsafe fn update(dim: usize, g: &[f32], m: &mut [f32], ci: &[u32], ti: &[u32]) {
+            // SAFETY: as above.
+            if !unsafe { super::simd::update::<$isa>(dim, g, m, ci, ti) } {
+                $kernel.update_composed(dim, g, m, ci, ti);
+            }
+        }
+
+        /// # Safety
+        /// As [`gram`].
+        #[target_feature(enable = $features)]
+        pub unsafe fn add_assign(y: &mut [f32], x: &[f32]) {
+            // SAFETY: as above.
+            unsafe { super::simd::add_assign::<$isa>(y, x) }
+        }
+
+        /// # Safety
+        /// As [`gram`].
+        #[target_feature(enable = $features)]
+        pub unsafe fn sub_assign(y: &mut [f32], x: &[f32]) {
+            // SAFETY: as above.
+            unsafe { super::simd::sub_assign::<$isa>(y, x) }
+        }
+
+        /// # Safety
+        /// As [`gram`].
+        #[target_feature(enable = $features)]
+        pub unsafe fn sigmoid(x: &[f32], out: &mut [f32]) {
+            // SAFETY: as above.
+            unsafe { super::simd::sigmoid::<$isa>(x, out) }
+        }
+    };
+}
+
+/// The one-instruction methods of an [`simd::Isa`] impl, one line each: `name(args) -> type = intrinsic call;`.
+#[cfg(target_arch = "x86_64")]
+macro_rules! isa_ops {
+    ($($name:ident($($a:ident: $t:ty),*) -> $r:ty = $body:expr;)*) => {
+        $(
+            #[inline(always)]
+            unsafe fn $name($($a: $t),*) -> $r {
+                // SAFETY: the build's features (the trait's contract).
+                unsafe { $body }
+            }
+        )*
+    };
+}
+
+/// AVX2 + FMA: 8 lanes of `f32`; a dot product's 16 lanes are two registers (`lo` = lanes 0..8, `hi` =
+/// 8..16), and its tree starts by adding them (the `l + l⊕8` step).
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use super::{Kernel, Rows};
+    use std::arch::x86_64::*;
+
+    pub(super) struct Avx2;
+
+    impl super::simd::Isa for Avx2 {
+        const W: usize = 8;
+        const DOTS: usize = 3;
+        type V = __m256;
+        type V16 = (__m256, __m256);
+        type D = __m256d;
+        type H = __m128;
+
+        isa_ops! {
+            zero() -> __m256 = _mm256_setzero_ps();
+            splat(x: f32) -> __m256 = _mm256_set1_ps(x);
+            load(p: *const f32) -> __m256 = _mm256_loadu_ps(p);
+            store(p: *mut f32, v: __m256) -> () = _mm256_storeu_ps(p, v);
+            add(a: __m256, b: __m256) -> __m256 = _mm256_add_ps(a, b);
+            sub(a: __m256, b: __m256) -> __m256 = _mm256_sub_ps(a, b);
+            fmadd(a: __m256, b: __m256, c: __m256) -> __m256 = _mm256_fmadd_ps(a, b, c);
+            zero16() -> (__m256, __m256) = (_mm256_setzero_ps(), _mm256_setzero_ps());
+            dsplat(x: f64) -> __m256d = _mm256_set1_pd(x);
+            load_h(p: *const f32) -> __m128 = _mm_loadu_ps(p);
+            store_h(p: *mut f32, v: __m128) -> () = _mm_storeu_ps(p, v);
+            neg_f64(x: __m128) -> __m256d = _mm256_xor_pd(_mm256_cvtps_pd(x), _mm256_set1_pd(-0.0));
+            dmax(a: __m256d, b: __m256d) -> __m256d = _mm256_max_pd(a, b);
+            dmin(a: __m256d, b: __m256d) -> __m256d = _mm256_min_pd(a, b);
+            dadd(a: __m256d, b: __m256d) -> __m256d = _mm256_add_pd(a, b);
+            dsub(a: __m256d, b: __m256d) -> __m256d = _mm256_sub_pd(a, b);
+            dmul(a: __m256d, b: __m256d) -> __m256d = _mm256_mul_pd(a, b);
+            ddiv(a: __m256d, b: __m256d) -> __m256d = _mm256_div_pd(a, b);
+        }
+
+        #[inline(always)]
+        unsafe fn fmadd16(a: *const f32, b: *const f32, (lo, hi): Self::V16) -> Self::V16 {
+            // SAFETY: the trait's contract (16 floats at a and at b).
+            unsafe {
+                (
+                    _mm256_fmadd_ps(_mm256_loadu_ps(a), _mm256_loadu_ps(b), lo),
+                    _mm256_fmadd_ps(_mm256_loadu_ps(a.add(8)), _mm256_loadu_ps(b.add(8)), hi),
+                )
+            }
+        }
+
+        #[inline(always)]
+        unsafe fn reduce16((lo, hi): Self::V16) -> f32 {
+            // SAFETY: the trait's contract.
+            unsafe {
+                let t8 = _mm256_add_ps(lo, hi);
+                let t4 = _mm_add_ps(_mm256_castps256_ps128(t8), _mm256_extractf128_ps::<1>(t8));
+                let t2 = _mm_add_ps(t4, _mm_movehl_ps(t4, t4));
+                let t1 = _mm_add_ss(t2, _mm_shuffle_ps::<1>(t2, t2));
+                _mm_cvtss_f32(t1)
+            }
+        }
+
+        #[inline(always)]
+        unsafe fn pow2_of_magic(t: __m256d) -> __m256d {
+            // SAFETY: the trait's contract.
+            unsafe {
+                let magic = _mm256_set1_epi64x(super::EXP_MAGIC.to_bits() as i64);
+                let k = _mm256_sub_epi64(_mm256_castpd_si256(t), magic);
+                let bits = _mm256_add_epi64(k, _mm256_set1_epi64x(1023));
+                _mm256_castsi256_pd(_mm256_slli_epi64::<52>(bits))
+            }
+        }
+
+        #[inline(always)]
+        unsafe fn narrow_nan_from(v: __m256d, x: __m128) -> __m128 {
+            // SAFETY: the trait's contract.
+            unsafe {
+                _mm_blendv_ps(
+                    _mm256_cvtpd_ps(v),
+                    _mm_set1_ps(f32::NAN),
+                    _mm_cmpunord_ps(x, x),
+                )
+            }
+        }
+    }
+
+    isa_entry_points!("avx2,fma", Avx2, Kernel::Avx2);
+}
+
+/// AVX-512F: 16 lanes of `f32`, one register per dot product; `gram` runs eight dot products side by side and
+/// reduces four at a time in one register (`reduce16x4`).
+#[cfg(target_arch = "x86_64")]
+mod avx512 {
+    use super::{Kernel, Rows, LANES};
+    use std::arch::x86_64::*;
+
+    pub(super) struct Avx512;
+
+    impl super::simd::Isa for Avx512 {
+        const W: usize = 16;
+        const DOTS: usize = 8;
+        type V = __m512;
+        type V16 = __m512;
+        type D = __m512d;
+        type H = __m256;
+
+        isa_ops! {
+            zero() -> __m512 = _mm512_setzero_ps();
+            splat(x: f32) -> __m512 = _mm512_set1_ps(x);
+            load(p: *const f32) -> __m512 = _mm512_loadu_ps(p);
+            store(p: *mut f32, v: __m512) -> () = _mm512_storeu_ps(p, v);
+            add(a: __m512, b: __m512) -> __m512 = _mm512_add_ps(a, b);
+            sub(a: __m512, b: __m512) -> __m512 = _mm512_sub_ps(a, b);
+            fmadd(a: __m512, b: __m512, c: __m512) -> __m512 = _mm512_fmadd_ps(a, b, c);
+            zero16() -> __m512 = _mm512_setzero_ps();
+            fmadd16(a: *const f32, b: *const f32, acc: __m512) -> __m512 =
+                _mm512_fmadd_ps(_mm512_loadu_ps(a), _mm512_loadu_ps(b), acc);
+            reduce16(v: __m512) -> f32 = Self::reduce16x4([v; 4])[0];
+            dsplat(x: f64) -> __m512d = _mm512_set1_pd(x);
+            load_h(p: *const f32) -> __m256 = _mm256_loadu_ps(p);
+            store_h(p: *mut f32, v: __m256) -> () = _mm256_storeu_ps(p, v);
+            dmax(a: __m512d, b: __m512d) -> __m512d = _mm512_max_pd(a, b);
+            dmin(a: __m512d, b: __m512d) -> __m512d = _mm512_min_pd(a, b);
+            dadd(a: __m512d, b: __m512d) -> __m512d = _mm512_add_pd(a, b);
+            dsub(a: __m512d, b: __m512d) -> __m512d = _mm512_sub_pd(a, b);
+            dmul(a: __m512d, b: __m512d) -> __m512d = _mm512_mul_pd(a, b);
+            ddiv(a: __m512d, b: __m512d) -> __m512d = _mm512_div_pd(a, b);
+        }
+
+        /// The trees of [`super::reduce16`] of four registers side by side: the same additions of the same
+        /// lanes in the same order, four sums per instruction instead of one.
+        #[inline(always)]
+        unsafe fn reduce16x4([a0, a1, a2, a3]: [__m512; 4]) -> [f32; 4] {
+            // SAFETY: the trait's contract.
+            unsafe {
+                // l + (l + 8): quarters 0, 1 of each register plus its quarters 2, 3.
+                let s01 = _mm512_add_ps(
+                    _mm512_shuffle_f32x4::<0x44>(a0, a1),
+                    _mm512_shuffle_f32x4::<0xEE>(a0, a1),
+                );
+                let s23 = _mm512_add_ps(
+                    _mm512_shuffle_f32x4::<0x44>(a2, a3),
+                    _mm512_shuffle_f32x4::<0xEE>(a2, a3),
+                );
+                // + 4: the first half of each 8-lane sum plus its second half; quarter q now belongs to
+                // register q.
+                let u = _mm512_add_ps(
+                    _mm512_shuffle_f32x4::<0x88>(s01, s23),
+                    _mm512_shuffle_f32x4::<0xDD>(s01, s23),
+                );
+                // + 2, then + 1, within each quarter.
+                let w = _mm512_add_ps(u, _mm512_permute_ps::<0xEE>(u));
+                let z = _mm512_add_ps(w, _mm512_permute_ps::<0x55>(w));
+                let mut t = [0f32; LANES];
+                _mm512_storeu_ps(t.as_mut_ptr(), z);
+                [t[0], t[4], t[8], t[12]]
+            }
+        }
+
+        #[inline(always)]
+        unsafe fn neg_f64(x: __m256) -> __m512d {
+            // SAFETY: the trait's contract.
+            unsafe {
+                let sign = _mm512_set1_epi64(i64::MIN);
+                _mm512_castsi512_pd(_mm512_xor_si512(
+                    _mm512_castpd_si512(_mm512_cvtps_pd(x)),
+                    sign,
+                ))
+            }
+        }
+
+        #[inline(always)]
+        unsafe fn pow2_of_magic(t: __m512d) -> __m512d {
+            // SAFETY: the trait's contract.
+            unsafe {
+                let magic = _mm512_set1_epi64(super::EXP_MAGIC.to_bits() as i64);
+                let k = _mm512_sub_epi64(_mm512_castpd_si512(t), magic);
+                let bits = _mm512_add_epi64(k, _mm512_set1_epi64(1023));
+                _mm512_castsi512_pd(_mm512_slli_epi64::<52>(bits))
+            }
+        }
+
+        #[inline(always)]
+        unsafe fn narrow_nan_from(v: __m512d, x: __m256) -> __m256 {
+            // SAFETY: the trait's contract.
+            unsafe {
+                let nan = _mm256_cmp_ps::<_CMP_UNORD_Q>(x, x);
+                _mm256_blendv_ps(_mm512_cvtpd_ps(v), _mm256_set1_ps(f32::NAN), nan)
+            }
+        }
+    }
+
+    isa_entry_points!("avx512f", Avx512, Kernel::Avx512);
 }
 
 // ---------------------------------------------------------------------------------------------------------
