@@ -173,15 +173,18 @@ impl Kernel {
         dispatch!(self, sigmoid(x, out), scalar::sigmoid(x, out))
     }
 
-    /// The update of one minibatch, in place in the `dim`-wide matrix `m`: with `C[j]` = row `ci[j]`,
-    /// `O[k]` = row `ti[k]` and the `C × T` gradient `g` (`g[j·T + k]`, `T = ti.len()`), first
-    /// `ΔC[j] = Σₖ g[j·T + k]·O[k]` and `ΔO[k] = Σⱼ g[j·T + k]·C[j]`, both from the rows as they are on entry
-    /// (fma chains from +0.0 in ascending index, exactly [`Kernel::lincomb`]), then `row ci[j] += ΔC[j]` for
-    /// `j` in order and `row ti[k] += ΔO[k]` for `k` in order ([`Kernel::add_assign`]). `ci` may repeat a
-    /// row and so may `ti`, but no row may be in both (contexts and targets are rows of different matrices;
-    /// checked in debug builds). The same bits as `lincomb` into temporaries followed by `add_assign`, on
-    /// every build; the vector builds do it one register of columns at a time with the sums in registers,
-    /// so the rows are read once and no temporary is written.
+    /// The update of one minibatch, in place in the `dim`-wide matrix `m`, in the order of a sequential
+    /// trainer: with contexts `C[j]` = row `ci[j]`, targets `O[k]` = row `ti[k]` and the `C × T` gradient `g`
+    /// (`g[j·T + k]`, `T = ti.len()`), the pairs `(j, k)` are taken for `j` in order and `k` in order within
+    /// it: `ΔC[j] += g[j·T + k]·O[k]` with `O[k]` as the pairs before left it, then `O[k] += g[j·T + k]·C[j]`
+    /// with `C[j]` as it is on entry. At the end `row ci[j] += ΔC[j]` for `j` in order, and `row ti[k]` is
+    /// `O[k]`. Element by element: `ΔC[j]` is the fma chain from +0.0 in ascending `k`, and `O[k]` the fma
+    /// chain over ascending `j` in place. So a context reads the targets as the earlier contexts of the
+    /// minibatch moved them (word2vec's and gensim's order of pairs), while the gradient `g` itself comes
+    /// from the rows on entry. `ci` may repeat a row (each occurrence adds its own `ΔC`); the targets must be
+    /// distinct and no row may be both (checked in debug builds). The vector builds do it one register of
+    /// columns at a time with the targets and sums in registers, so the rows are read once; the same bits
+    /// on every build ([`scalar::update_cols`] is the definition).
     pub fn update(self, dim: usize, g: &[f32], m: &mut [f32], ci: &[u32], ti: &[u32]) {
         let rows = m.len().checked_div(dim).unwrap_or(0);
         assert!(
@@ -191,8 +194,9 @@ impl Kernel {
             "update shapes"
         );
         debug_assert!(
-            ci.iter().all(|r| !ti.contains(r)),
-            "update: a row is both context and target"
+            ci.iter().all(|r| !ti.contains(r))
+                && ti.iter().enumerate().all(|(k, r)| !ti[..k].contains(r)),
+            "update: a row is both context and target, or a target twice"
         );
         if dim == 0 || ci.is_empty() || ti.is_empty() {
             return;
@@ -200,22 +204,8 @@ impl Kernel {
         dispatch!(
             self,
             update(dim, g, m, ci, ti),
-            self.update_composed(dim, g, m, ci, ti)
+            scalar::update_cols(dim, 0, g, m, ci, ti)
         )
-    }
-
-    /// [`Kernel::update`] by its definition, for any shape: `lincomb` into temporaries, then `add_assign`.
-    fn update_composed(self, dim: usize, g: &[f32], m: &mut [f32], ci: &[u32], ti: &[u32]) {
-        let (nc, nt) = (ci.len(), ti.len());
-        let gt: Vec<f32> = (0..nt * nc).map(|i| g[(i % nc) * nt + i / nc]).collect();
-        let mut dc = vec![0f32; nc * dim];
-        let mut dout = vec![0f32; nt * dim];
-        self.lincomb_rows(g, Rows::picked(dim, m, ti), &mut dc);
-        self.lincomb_rows(&gt, Rows::picked(dim, m, ci), &mut dout);
-        let deltas = dc.chunks_exact(dim).chain(dout.chunks_exact(dim));
-        for (&r, d) in ci.iter().chain(ti).zip(deltas) {
-            self.add_assign(&mut m[r as usize * dim..(r as usize + 1) * dim], d);
-        }
     }
 
     /// One dot product (the 1 × 1 case of [`Kernel::gram`]).
@@ -286,10 +276,11 @@ impl<'a> Rows<'a> {
     }
 }
 
-/// Most contexts (rows `ci`) the vector builds of [`Kernel::update`] take in one pass; more go through the
-/// definition (`lincomb` into temporaries, then `add_assign`, with the build's own kernels): the same bits.
+/// Most contexts (rows `ci`) whose sums [`Kernel::update`] keeps on the stack; more (a window above 16) take
+/// buffers on the heap: the same bits.
 pub const UPDATE_MAX_C: usize = 32;
-/// Most targets (rows `ti`) the vector builds of [`Kernel::update`] keep in registers (as above).
+/// Most targets (rows `ti`) the vector builds of [`Kernel::update`] keep in registers; more (above 7 noise
+/// nodes) are kept in memory: the same bits, a little slower.
 pub const UPDATE_MAX_T: usize = 8;
 
 /// The fixed reduction tree of 16 lanes: `l + (l+8)`, then `+4`, `+2`, `+1`.
@@ -306,7 +297,7 @@ fn reduce16(v: &[f32; LANES]) -> f32 {
 
 /// The portable build: 16 lanes in an array, `f32::mul_add` for every fused step.
 pub mod scalar {
-    use super::{reduce16, Rows, LANES};
+    use super::{reduce16, Rows, LANES, UPDATE_MAX_C, UPDATE_MAX_T};
 
     /// See [`super::Kernel::dot`].
     #[inline(always)]
@@ -366,36 +357,42 @@ pub mod scalar {
         }
     }
 
-    /// The columns `from..dim` of [`super::Kernel::update`], element by element (the vector builds' tail).
-    /// `NT` targets; at most [`super::UPDATE_MAX_C`] contexts.
-    #[inline(always)]
-    pub(super) fn update_tail<const NT: usize>(
-        dim: usize,
-        from: usize,
-        g: &[f32],
-        m: &mut [f32],
-        ci: &[u32],
-        ti: &[u32],
-    ) {
-        let mut dc = [0f32; super::UPDATE_MAX_C];
+    /// The columns `from..dim` of [`super::Kernel::update`], element by element: its definition (the
+    /// portable build runs it from column 0, the vector builds on their last `dim mod W` columns).
+    pub fn update_cols(dim: usize, from: usize, g: &[f32], m: &mut [f32], ci: &[u32], ti: &[u32]) {
+        let (nc, nt) = (ci.len(), ti.len());
+        let (mut o_stack, mut dc_stack) = ([0f32; UPDATE_MAX_T], [0f32; UPDATE_MAX_C]);
+        let (mut o_heap, mut dc_heap) = (Vec::new(), Vec::new());
+        let o: &mut [f32] = if nt <= UPDATE_MAX_T {
+            &mut o_stack[..nt]
+        } else {
+            o_heap.resize(nt, 0.0);
+            &mut o_heap
+        };
+        let dc: &mut [f32] = if nc <= UPDATE_MAX_C {
+            &mut dc_stack[..nc]
+        } else {
+            dc_heap.resize(nc, 0.0);
+            &mut dc_heap
+        };
         for i in from..dim {
-            let o: [f32; NT] = std::array::from_fn(|k| m[ti[k] as usize * dim + i]);
-            let mut dout = [0f32; NT];
+            for (ok, &r) in o.iter_mut().zip(ti) {
+                *ok = m[r as usize * dim + i];
+            }
             for (j, &r) in ci.iter().enumerate() {
                 let c = m[r as usize * dim + i];
-                let gr = &g[j * NT..(j + 1) * NT];
                 let mut a = 0f32;
-                for k in 0..NT {
-                    a = gr[k].mul_add(o[k], a);
-                    dout[k] = gr[k].mul_add(c, dout[k]);
+                for (ok, &gk) in o.iter_mut().zip(&g[j * nt..(j + 1) * nt]) {
+                    a = gk.mul_add(*ok, a);
+                    *ok = gk.mul_add(c, *ok);
                 }
                 dc[j] = a;
             }
-            for (j, &r) in ci.iter().enumerate() {
-                m[r as usize * dim + i] += dc[j];
+            for (&d, &r) in dc.iter().zip(ci) {
+                m[r as usize * dim + i] += d;
             }
-            for (k, &r) in ti.iter().enumerate() {
-                m[r as usize * dim + i] += dout[k];
+            for (&ok, &r) in o.iter().zip(ti) {
+                m[r as usize * dim + i] = ok;
             }
         }
     }
@@ -592,13 +589,13 @@ mod simd {
         }
     }
 
-    /// See [`super::Kernel::update`]: a register of columns at a time; the `NT` target rows of those columns
-    /// and their sums stay in registers, the contexts' sums wait in `dc` until every context row has been
-    /// read; the last `dim mod W` columns by [`super::scalar::update_tail`].
+    /// See [`super::Kernel::update`]: a register of columns at a time, the `NT` targets of those columns in
+    /// registers (updated in place pair by pair), the contexts' sums in `dc` until every context row has been
+    /// read; the last `dim mod W` columns by [`super::scalar::update_cols`].
     ///
     /// # Safety
-    /// `I`'s features; every index of `ci` and `ti` is a row of `m` (`dim` wide); `ti.len() == NT`,
-    /// `ci.len() ≤ UPDATE_MAX_C`, `g.len() == ci.len() · NT`.
+    /// `I`'s features; every index of `ci` and `ti` is a row of `m` (`dim` wide), the targets distinct and
+    /// apart from the contexts; `ti.len() == NT`, `ci.len() ≤ UPDATE_MAX_C`, `g.len() == ci.len() · NT`.
     #[inline(always)]
     unsafe fn update_nt<I: Isa, const NT: usize>(
         dim: usize,
@@ -615,8 +612,8 @@ mod simd {
         let mut dc = [unsafe { I::zero() }; UPDATE_MAX_C];
         let mut c = 0;
         while c < full {
-            let o: [I::V; NT] = std::array::from_fn(|k| unsafe { I::load(base.add(at(ti[k], c))) });
-            let mut dout = [unsafe { I::zero() }; NT];
+            let mut o: [I::V; NT] =
+                std::array::from_fn(|k| unsafe { I::load(base.add(at(ti[k], c))) });
             for (j, &r) in ci.iter().enumerate() {
                 let cj = unsafe { I::load(base.add(at(r, c))) };
                 let gr = &g[j * NT..(j + 1) * NT];
@@ -624,7 +621,7 @@ mod simd {
                 for k in 0..NT {
                     let gv = unsafe { I::splat(gr[k]) };
                     a = unsafe { I::fmadd(gv, o[k], a) };
-                    dout[k] = unsafe { I::fmadd(gv, cj, dout[k]) };
+                    o[k] = unsafe { I::fmadd(gv, cj, o[k]) };
                 }
                 dc[j] = a;
             }
@@ -633,16 +630,55 @@ mod simd {
                 unsafe { I::store(p, I::add(I::load(p), dc[j])) };
             }
             for (k, &r) in ti.iter().enumerate() {
-                let p = unsafe { base.add(at(r, c)) };
-                unsafe { I::store(p, I::add(I::load(p), dout[k])) };
+                unsafe { I::store(base.add(at(r, c)), o[k]) };
             }
             c += I::W;
         }
-        super::scalar::update_tail::<NT>(dim, full, g, m, ci, ti);
+        super::scalar::update_cols(dim, full, g, m, ci, ti);
     }
 
-    /// See [`super::Kernel::update`]; `false` when the shape is one the registers do not hold (more than
-    /// [`UPDATE_MAX_C`] contexts or [`super::UPDATE_MAX_T`] targets): the caller then runs the definition.
+    /// [`update_nt`] for shapes the registers do not hold (more than [`UPDATE_MAX_C`] contexts or
+    /// [`super::UPDATE_MAX_T`] targets): the same operations, the targets and sums in buffers.
+    ///
+    /// # Safety
+    /// As [`update_nt`], for any number of contexts and targets.
+    #[inline(always)]
+    unsafe fn update_any<I: Isa>(dim: usize, g: &[f32], m: &mut [f32], ci: &[u32], ti: &[u32]) {
+        let (nc, nt) = (ci.len(), ti.len());
+        let full = dim / I::W * I::W;
+        let base = m.as_mut_ptr();
+        let at = |r: u32, c: usize| r as usize * dim + c;
+        // SAFETY (every call below): as in `update_nt`.
+        let mut dc = vec![unsafe { I::zero() }; nc];
+        let mut o = vec![unsafe { I::zero() }; nt];
+        let mut c = 0;
+        while c < full {
+            for (ok, &r) in o.iter_mut().zip(ti) {
+                *ok = unsafe { I::load(base.add(at(r, c))) };
+            }
+            for (j, &r) in ci.iter().enumerate() {
+                let cj = unsafe { I::load(base.add(at(r, c))) };
+                let mut a = unsafe { I::zero() };
+                for (ok, &gk) in o.iter_mut().zip(&g[j * nt..(j + 1) * nt]) {
+                    let gv = unsafe { I::splat(gk) };
+                    a = unsafe { I::fmadd(gv, *ok, a) };
+                    *ok = unsafe { I::fmadd(gv, cj, *ok) };
+                }
+                dc[j] = a;
+            }
+            for (&d, &r) in dc.iter().zip(ci) {
+                let p = unsafe { base.add(at(r, c)) };
+                unsafe { I::store(p, I::add(I::load(p), d)) };
+            }
+            for (&ok, &r) in o.iter().zip(ti) {
+                unsafe { I::store(base.add(at(r, c)), ok) };
+            }
+            c += I::W;
+        }
+        super::scalar::update_cols(dim, full, g, m, ci, ti);
+    }
+
+    /// See [`super::Kernel::update`].
     ///
     /// # Safety
     /// `I`'s features; shapes and row indices checked by the caller.
@@ -653,12 +689,12 @@ mod simd {
         m: &mut [f32],
         ci: &[u32],
         ti: &[u32],
-    ) -> bool {
-        if ci.len() > UPDATE_MAX_C {
-            return false;
-        }
+    ) {
         // SAFETY: the caller's contract, and ti.len() is the NT of each arm.
         unsafe {
+            if ci.len() > UPDATE_MAX_C {
+                return update_any::<I>(dim, g, m, ci, ti);
+            }
             match ti.len() {
                 1 => update_nt::<I, 1>(dim, g, m, ci, ti),
                 2 => update_nt::<I, 2>(dim, g, m, ci, ti),
@@ -668,10 +704,9 @@ mod simd {
                 6 => update_nt::<I, 6>(dim, g, m, ci, ti),
                 7 => update_nt::<I, 7>(dim, g, m, ci, ti),
                 8 => update_nt::<I, 8>(dim, g, m, ci, ti),
-                _ => return false,
+                _ => update_any::<I>(dim, g, m, ci, ti),
             }
         }
-        true
     }
 
     /// `y[i] = op(y[i], x[i])` a register at a time, then element by element with `scalar`.
@@ -750,9 +785,9 @@ mod simd {
 /// the build's [`simd::Isa`], so the generic code is compiled with the build's instructions.
 #[cfg(target_arch = "x86_64")]
 macro_rules! isa_entry_points {
-    ($features:literal, $isa:ty, $kernel:expr) => {
+    ($features:literal, $isa:ty) => {
         /// # Safety
-        /// The build's CPU features; shapes checked by [`Kernel::gram_rows`].
+        /// The build's CPU features; shapes checked by [`super::Kernel::gram_rows`].
         #[target_feature(enable = $features)]
         pub unsafe fn gram(dim: usize, a: Rows, b: Rows, out: &mut [f32]) {
             // SAFETY: the features are enabled here.
@@ -760,7 +795,7 @@ macro_rules! isa_entry_points {
         }
 
         /// # Safety
-        /// As [`gram`]; shapes checked by [`Kernel::lincomb_rows`].
+        /// As [`gram`]; shapes checked by [`super::Kernel::lincomb_rows`].
         #[target_feature(enable = $features)]
         pub unsafe fn lincomb(dim: usize, w: &[f32], x: Rows, y: &mut [f32]) {
             // SAFETY: as above.
@@ -768,13 +803,11 @@ macro_rules! isa_entry_points {
         }
 
         /// # Safety
-        /// As [`gram`]; shapes and row indices checked by [`Kernel::update`].
+        /// As [`gram`]; shapes and row indices checked by [`super::Kernel::update`].
         #[target_feature(enable = $features)]
         pub unsafe fn update(dim: usize, g: &[f32], m: &mut [f32], ci: &[u32], ti: &[u32]) {
             // SAFETY: as above.
-            if !unsafe { super::simd::update::<$isa>(dim, g, m, ci, ti) } {
-                $kernel.update_composed(dim, g, m, ci, ti);
-            }
+            unsafe { super::simd::update::<$isa>(dim, g, m, ci, ti) }
         }
 
         /// # Safety
@@ -821,7 +854,7 @@ macro_rules! isa_ops {
 /// 8..16), and its tree starts by adding them (the `l + l⊕8` step).
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
-    use super::{Kernel, Rows};
+    use super::Rows;
     use std::arch::x86_64::*;
 
     pub(super) struct Avx2;
@@ -902,14 +935,14 @@ mod avx2 {
         }
     }
 
-    isa_entry_points!("avx2,fma", Avx2, Kernel::Avx2);
+    isa_entry_points!("avx2,fma", Avx2);
 }
 
 /// AVX-512F: 16 lanes of `f32`, one register per dot product; `gram` runs eight dot products side by side and
 /// reduces four at a time in one register (`reduce16x4`).
 #[cfg(target_arch = "x86_64")]
 mod avx512 {
-    use super::{Kernel, Rows, LANES};
+    use super::{Rows, LANES};
     use std::arch::x86_64::*;
 
     pub(super) struct Avx512;
@@ -1008,7 +1041,7 @@ mod avx512 {
         }
     }
 
-    isa_entry_points!("avx512f", Avx512, Kernel::Avx512);
+    isa_entry_points!("avx512f", Avx512);
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -1179,18 +1212,22 @@ mod tests {
             }
         }
 
-        /// `update` gives on every build the bits of its definition on the scalar build (`lincomb` into
-        /// temporaries, then `add_assign`), with repeated context and target rows, every register width and
-        /// tail, and more targets than the vector builds keep in registers.
+        /// `update` gives on every build the bits of its definition (the scalar build), with repeated context
+        /// rows, every register width and tail, and more contexts and targets than the vector builds keep
+        /// in registers.
         #[test]
         fn update_gives_the_bits_of_its_definition(
-            (dim, m, ci, ti, g) in (prop_oneof![1usize..40, Just(128), Just(100)], 1usize..=12, 1usize..=10)
+            (dim, m, ci, ti, g) in (
+                prop_oneof![1usize..40, Just(128), Just(100)],
+                prop_oneof![1usize..=12, Just(UPDATE_MAX_C + 3)],
+                1usize..=11,
+            )
                 .prop_flat_map(|(dim, nc, nt)| {
                     (
                         Just(dim),
-                        values(16 * dim),
-                        proptest::collection::vec(0..8u32, nc),
-                        proptest::collection::vec(8..16u32, nt),
+                        values(48 * dim),
+                        proptest::collection::vec(0..16u32, nc),
+                        Just((16..16 + nt as u32).collect::<Vec<u32>>()).prop_shuffle(),
                         values(nc * nt),
                     )
                 }),
@@ -1201,6 +1238,47 @@ mod tests {
                 let mut got = m.clone();
                 k.update(dim, &g, &mut got, &ci, &ti);
                 prop_assert_eq!(bits(&got), bits(&want), "update on {}", k.name());
+            }
+        }
+
+        /// `update` is the sequential trainer's order of pairs: against a plain f64 simulation (pairs one at
+        /// a time, each context reading the targets as the earlier pairs left them, the contexts added at
+        /// the end), within f32 rounding.
+        #[test]
+        fn update_follows_the_pairs_in_order(
+            (dim, m, ci, g) in (prop_oneof![1usize..40, Just(128)], 1usize..=10).prop_flat_map(|(dim, nc)| {
+                (
+                    Just(dim),
+                    proptest::collection::vec(-1.0f32..1.0, 14 * dim),
+                    proptest::collection::vec(0..8u32, nc),
+                    proptest::collection::vec(-0.5f32..0.5, nc * 6),
+                )
+            }),
+        ) {
+            let ti = [8u32, 9, 10, 11, 12, 13];
+            let mut want: Vec<f64> = m.iter().map(|&x| x as f64).collect();
+            let entry = want.clone();
+            let mut dc = vec![0f64; ci.len() * dim];
+            for (j, &c) in ci.iter().enumerate() {
+                for (k, &t) in ti.iter().enumerate() {
+                    let gk = g[j * 6 + k] as f64;
+                    for i in 0..dim {
+                        dc[j * dim + i] += gk * want[t as usize * dim + i];
+                        want[t as usize * dim + i] += gk * entry[c as usize * dim + i];
+                    }
+                }
+            }
+            for (j, &c) in ci.iter().enumerate() {
+                for i in 0..dim {
+                    want[c as usize * dim + i] += dc[j * dim + i];
+                }
+            }
+            for k in Kernel::available() {
+                let mut got = m.clone();
+                k.update(dim, &g, &mut got, &ci, &ti);
+                for (x, y) in got.iter().zip(&want) {
+                    prop_assert!((*x as f64 - y).abs() < 1e-5, "{}: {x} vs {y}", k.name());
+                }
             }
         }
 
@@ -1271,26 +1349,35 @@ mod tests {
     #[test]
     fn update_by_hand() {
         // rows: 0 = C = (1, 2), 1 = O = (0.5, −1); contexts [0, 0], target [1], g = [0.25, 0.5].
-        // row 0 = C + 0.25·O + 0.5·O = (1.375, 1.25); row 1 = O + 0.25·C + 0.5·C = (1.25, 0.5).
+        // Pair 1: ΔC₁ = 0.25·O = (0.125, −0.25), O = O + 0.25·C = (0.75, −0.5). Pair 2 reads that O:
+        // ΔC₂ = 0.5·(0.75, −0.5) = (0.375, −0.25), O = (0.75, −0.5) + 0.5·C = (1.25, 0.5).
+        // row 0 = C + ΔC₁ + ΔC₂ = (1.5, 1.5); row 1 = (1.25, 0.5). (A minibatch reading O on entry for both
+        // pairs would give row 0 = (1.375, 1.25).)
         for k in Kernel::available() {
             let mut m = vec![1.0f32, 2.0, 0.5, -1.0];
             k.update(2, &[0.25, 0.5], &mut m, &[0, 0], &[1]);
-            assert_eq!(m, vec![1.375, 1.25, 1.25, 0.5], "{}", k.name());
+            assert_eq!(m, vec![1.5, 1.5, 1.25, 0.5], "{}", k.name());
         }
-        // More contexts than the vector builds take in one pass (UPDATE_MAX_C): the same bits everywhere.
-        let (dim, nc) = (20usize, UPDATE_MAX_C + 5);
-        let m: Vec<f32> = (0..(nc + 2) * dim)
-            .map(|i| ((i * 37 % 101) as f32 - 50.0) / 64.0)
-            .collect();
-        let ci: Vec<u32> = (0..nc as u32).collect();
-        let ti = [nc as u32, nc as u32 + 1];
-        let g: Vec<f32> = (0..nc * 2).map(|i| (i as f32 - 30.0) / 128.0).collect();
-        let mut want = m.clone();
-        Kernel::Scalar.update(dim, &g, &mut want, &ci, &ti);
-        for k in Kernel::available() {
-            let mut got = m.clone();
-            k.update(dim, &g, &mut got, &ci, &ti);
-            assert_eq!(bits(&got), bits(&want), "{}", k.name());
+        // More contexts and more targets than the vector builds keep in registers: the same bits everywhere.
+        for (nc, nt) in [
+            (UPDATE_MAX_C + 5, 2),
+            (3, UPDATE_MAX_T + 3),
+            (UPDATE_MAX_C + 1, UPDATE_MAX_T + 1),
+        ] {
+            let dim = 20usize;
+            let m: Vec<f32> = (0..(nc + nt) * dim)
+                .map(|i| ((i * 37 % 101) as f32 - 50.0) / 64.0)
+                .collect();
+            let ci: Vec<u32> = (0..nc as u32).collect();
+            let ti: Vec<u32> = (nc as u32..(nc + nt) as u32).collect();
+            let g: Vec<f32> = (0..nc * nt).map(|i| (i as f32 - 30.0) / 128.0).collect();
+            let mut want = m.clone();
+            Kernel::Scalar.update(dim, &g, &mut want, &ci, &ti);
+            for k in Kernel::available() {
+                let mut got = m.clone();
+                k.update(dim, &g, &mut got, &ci, &ti);
+                assert_eq!(bits(&got), bits(&want), "{} ({nc} × {nt})", k.name());
+            }
         }
     }
 

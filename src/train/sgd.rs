@@ -316,6 +316,8 @@ struct Work {
     /// each position's targets end.
     tgt: Vec<u32>,
     tgt_end: Vec<u32>,
+    /// For each target, the times it counts: 1 for the centre, the number of draws for a noise node.
+    tgt_w: Vec<f32>,
     lr: f32,
     /// One row per id: during *compute* the walk's working copy, then its delta against the snapshot.
     delta: Vec<f32>,
@@ -331,6 +333,7 @@ impl Work {
         self.win.clear();
         self.tgt.clear();
         self.tgt_end.clear();
+        self.tgt_w.clear();
         self.owner.clear();
     }
 }
@@ -421,7 +424,9 @@ struct Scratch {
     sg: Vec<f32>,
     g: Vec<f32>,
     ids1: Vec<u32>,
-    noise: Vec<u32>,
+    noise: Vec<(u32, f32)>,
+    /// `lr` times each target's weight, for the position being trained.
+    lrw: Vec<f32>,
     index: RowIndex,
 }
 
@@ -435,6 +440,7 @@ impl Scratch {
             g: Vec::new(),
             ids1: Vec::new(),
             noise: Vec::new(),
+            lrw: Vec::new(),
             index: RowIndex::new(plan.walk_len * (plan.negative + 2)),
         }
     }
@@ -577,15 +583,22 @@ impl Block {
                 w.tgt.push(r);
             };
             target(centre);
+            w.tgt_w.push(1.0);
             if i == 0 {
+                // The walk's noise nodes, each once with the number of times it was drawn.
                 s.noise.clear();
                 for _ in 0..plan.negative {
-                    s.noise.push(plan.alias.sample(self.rng.next_u64()));
+                    let n = plan.alias.sample(self.rng.next_u64());
+                    match s.noise.iter_mut().find(|(m, _)| *m == n) {
+                        Some((_, times)) => *times += 1.0,
+                        None => s.noise.push((n, 1.0)),
+                    }
                 }
             }
-            for &n in &s.noise {
+            for &(n, times) in &s.noise {
                 if n != centre {
                     target(n);
+                    w.tgt_w.push(times);
                 }
             }
             w.tgt_end.push(w.tgt.len() as u32);
@@ -664,20 +677,22 @@ impl Ctx<'_> {
                     }
                 }
             }
-            // g = (label − σ)·lr, label 1 in the centre's column (k = 0) and 0 in the noise columns.
-            let lr = w.lr;
-            for (g, &sg) in s.g.iter_mut().zip(&s.sg) {
-                *g = (0.0 - sg) * lr;
-            }
-            for j in 0..nc {
-                s.g[j * nt] = (1.0 - s.sg[j * nt]) * lr;
+            // g = (label − σ)·lr·times, label 1 in the centre's column (k = 0) and 0 in the noise columns.
+            let tw = &w.tgt_w[t0..t1];
+            s.lrw.clear();
+            s.lrw.extend(tw.iter().map(|&times| w.lr * times));
+            for (gr, sr) in s.g.chunks_exact_mut(nt).zip(s.sg.chunks_exact(nt)) {
+                gr[0] = (1.0 - sr[0]) * s.lrw[0];
+                for k in 1..nt {
+                    gr[k] = (0.0 - sr[k]) * s.lrw[k];
+                }
             }
             if blk.batches.is_multiple_of(LOSS_EVERY) {
                 let mut loss = 0f64;
                 for row in s.sg.chunks_exact(nt) {
                     for (k, &sg) in row.iter().enumerate() {
                         let p = if k == 0 { sg } else { 1.0 - sg };
-                        loss -= (p.max(1e-7) as f64).ln();
+                        loss -= tw[k] as f64 * (p.max(1e-7) as f64).ln();
                     }
                 }
                 blk.loss += loss;
