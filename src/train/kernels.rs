@@ -360,6 +360,9 @@ pub mod scalar {
     /// The columns `from..dim` of [`super::Kernel::update`], element by element: its definition (the
     /// portable build runs it from column 0, the vector builds on their last `dim mod W` columns).
     pub fn update_cols(dim: usize, from: usize, g: &[f32], m: &mut [f32], ci: &[u32], ti: &[u32]) {
+        if from >= dim {
+            return;
+        }
         let (nc, nt) = (ci.len(), ti.len());
         let (mut o_stack, mut dc_stack) = ([0f32; UPDATE_MAX_T], [0f32; UPDATE_MAX_C]);
         let (mut o_heap, mut dc_heap) = (Vec::new(), Vec::new());
@@ -608,8 +611,9 @@ mod simd {
         let base = m.as_mut_ptr();
         let at = |r: u32, c: usize| r as usize * dim + c;
         // SAFETY (every call below): `I`'s features; the rows are rows of `m` (the caller's contract) and
-        // c + W ≤ dim; no reference into `m` is alive while `base` is used.
-        let mut dc = [unsafe { I::zero() }; UPDATE_MAX_C];
+        // c + W ≤ dim; no reference into `m` is alive while `base` is used. `dc[j]` is written before it is
+        // read, for every j < ci.len() ≤ UPDATE_MAX_C (not zeroed: that would cost as much as a small update).
+        let mut dc = [const { std::mem::MaybeUninit::<I::V>::uninit() }; UPDATE_MAX_C];
         let mut c = 0;
         while c < full {
             let mut o: [I::V; NT] =
@@ -623,11 +627,11 @@ mod simd {
                     a = unsafe { I::fmadd(gv, o[k], a) };
                     o[k] = unsafe { I::fmadd(gv, cj, o[k]) };
                 }
-                dc[j] = a;
+                dc[j].write(a);
             }
             for (j, &r) in ci.iter().enumerate() {
                 let p = unsafe { base.add(at(r, c)) };
-                unsafe { I::store(p, I::add(I::load(p), dc[j])) };
+                unsafe { I::store(p, I::add(I::load(p), dc[j].assume_init())) };
             }
             for (k, &r) in ti.iter().enumerate() {
                 unsafe { I::store(base.add(at(r, c)), o[k]) };

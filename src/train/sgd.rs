@@ -54,6 +54,16 @@ use std::sync::Mutex;
 pub const PAD: u32 = crate::walks::PAD;
 /// Walks a block reads from its source at a time.
 pub const WALK_BUF: usize = 256;
+/// Claims of blocks a thread makes per compute phase, about (smaller claims balance the threads better,
+/// larger ones leave more walks to prefetch ahead).
+const CLAIMS_PER_THREAD: usize = 8;
+/// Most blocks in one claim.
+const MAX_CHUNK: usize = 16;
+/// Apply partitions per thread (claimed one at a time, so a slow or preempted thread delays the phase by
+/// one partition's work at most).
+const APPLY_PARTS_PER_THREAD: usize = 4;
+/// Additions the apply phase prefetches ahead.
+const APPLY_AHEAD: usize = 4;
 /// Words a thread counts before it reports them to the progress bar.
 const PROGRESS_EVERY: u64 = 100_000;
 /// The loss is evaluated on every `LOSS_EVERY`-th batch of a block.
@@ -185,42 +195,52 @@ impl<'a> Matrix<'a> {
         unsafe { std::slice::from_raw_parts(self.ptr.add(i as usize * self.dim), self.dim) }
     }
 
-    /// Row `i`, mutable.
-    ///
-    /// # Safety
-    /// The calling thread owns row `i` in the apply phase: no other reference to it exists while the slice
-    /// lives.
+    /// The start of row `i` (in bounds: checked).
     #[inline(always)]
-    #[allow(clippy::mut_from_ref)]
-    unsafe fn row_mut(&self, i: u32) -> &mut [f32] {
+    fn row_ptr(&self, i: u32) -> *mut f32 {
         assert!((i as usize) < self.rows, "row {i} out of bounds");
-        // SAFETY: in bounds; exclusive by the caller's contract.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr.add(i as usize * self.dim), self.dim) }
+        self.ptr.wrapping_add(i as usize * self.dim)
     }
 
     #[inline(always)]
     fn prefetch(&self, i: u32) {
-        if i as usize >= self.rows {
-            return;
-        }
-        #[cfg(target_arch = "x86_64")]
-        {
-            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            let base = self.ptr.wrapping_add(i as usize * self.dim) as *const i8;
-            let mut off = 0;
-            while off < self.dim * 4 {
-                // SAFETY: a prefetch never faults; the address is inside the matrix.
-                unsafe { _mm_prefetch::<_MM_HINT_T0>(base.wrapping_add(off)) };
-                off += 64;
-            }
+        if (i as usize) < self.rows {
+            prefetch(self.ptr.wrapping_add(i as usize * self.dim), self.dim);
         }
     }
 }
 
-/// The thread that applies the deltas of row `id`: a multiplicative hash, so hubs and id ranges spread.
+/// Ask for the `n` floats at `p` to be brought into the cache (a hint: it never faults).
 #[inline(always)]
-fn owner(id: u32, threads: usize) -> u8 {
-    ((id.wrapping_mul(0x9E37_79B9) as u64 * threads as u64) >> 32) as u8
+fn prefetch(p: *const f32, n: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        let base = p as *const i8;
+        let mut off = 0;
+        while off < n * 4 {
+            // SAFETY: a prefetch never faults, whatever the address.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(base.wrapping_add(off)) };
+            off += 64;
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (p, n);
+}
+
+/// The apply partition of row `id` among `parts`: a multiplicative hash, so hubs and id ranges spread.
+/// Which partition a row falls in, and which thread applies a partition, never changes the result: a row
+/// is in one partition, and its deltas are added in block order whoever adds them.
+#[inline(always)]
+fn part(id: u32, parts: usize) -> usize {
+    ((id.wrapping_mul(0x9E37_79B9) as u64 * parts as u64) >> 32) as usize
+}
+
+/// Claim the next `n` of `total` items from `counter` (none left: `None`).
+#[inline]
+fn claim(counter: &AtomicUsize, n: usize, total: usize) -> Option<Range<usize>> {
+    let at = counter.fetch_add(n, Ordering::Relaxed);
+    (at < total).then(|| at..(at + n).min(total))
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -252,12 +272,14 @@ impl Barrier {
         }
     }
 
-    /// Wait for all threads; returns the sum of their `x`, or `None` when poisoned.
-    fn wait_sum(&self, x: usize) -> Option<usize> {
+    /// Wait for all threads; returns the sum of their `x`, or `None` when poisoned. The last thread to
+    /// arrive sets `reset` to 0 before it releases the others (a claim counter of the phase that ended).
+    fn wait_sum(&self, x: usize, reset: &AtomicUsize) -> Option<usize> {
         let g = self.generation.load(Ordering::Acquire);
         let sum = &self.sums[g & 1];
         sum.fetch_add(x, Ordering::AcqRel);
         if self.count.fetch_add(1, Ordering::AcqRel) + 1 == self.n {
+            reset.store(0, Ordering::Relaxed);
             // Every thread has read the sum of generation g − 1 (it did before arriving here): reuse its slot.
             self.sums[(g + 1) & 1].store(0, Ordering::Relaxed);
             self.count.store(0, Ordering::Relaxed);
@@ -321,8 +343,9 @@ struct Work {
     lr: f32,
     /// One row per id: during *compute* the walk's working copy, then its delta against the snapshot.
     delta: Vec<f32>,
-    /// The thread that applies each delta.
-    owner: Vec<u8>,
+    /// The local rows ordered by apply partition, and where each partition's rows end in `order`.
+    order: Vec<u32>,
+    part_end: Vec<u32>,
 }
 
 impl Work {
@@ -334,15 +357,34 @@ impl Work {
         self.tgt.clear();
         self.tgt_end.clear();
         self.tgt_w.clear();
-        self.owner.clear();
+        self.order.clear();
+        self.part_end.clear();
+    }
+
+    /// The local rows of apply partition `p` (none before the walk is computed).
+    fn part_rows(&self, p: usize) -> &[u32] {
+        match self.part_end.get(p) {
+            Some(&end) => {
+                let start = if p == 0 { 0 } else { self.part_end[p - 1] };
+                &self.order[start as usize..end as usize]
+            }
+            None => &[],
+        }
     }
 }
 
-/// A block's work, shared under the phase discipline: during *compute* only the block's thread touches
-/// it; during *apply* every thread reads it and none writes.
-struct Slot(UnsafeCell<Work>);
+/// A block and the walk it drew for the current super-step.
+struct Lane {
+    block: Block,
+    work: Work,
+}
 
-// SAFETY: see the type's documentation; the barriers order the phases.
+/// A lane shared under the phase discipline: during *compute* only the thread that claimed it touches it;
+/// during *apply* every thread reads it and none writes.
+struct Slot(UnsafeCell<Lane>);
+
+// SAFETY: see the type's documentation; the claim counter gives each lane one thread per compute phase, and
+// the barriers order the phases.
 unsafe impl Sync for Slot {}
 
 /// One block's position in its walks and its random stream.
@@ -356,7 +398,8 @@ struct Block {
     sentence: Vec<u32>,
     words: u64,
     done: u64,
-    epoch: usize,
+    /// The epoch the block is in (`None` before its first walk).
+    epoch: Option<usize>,
     lr: f32,
     kept: u64,
     pairs: u64,
@@ -425,6 +468,8 @@ struct Scratch {
     g: Vec<f32>,
     ids1: Vec<u32>,
     noise: Vec<(u32, f32)>,
+    /// The apply partition of each row of a walk.
+    part: Vec<u32>,
     /// `lr` times each target's weight, for the position being trained.
     lrw: Vec<f32>,
     index: RowIndex,
@@ -440,6 +485,7 @@ impl Scratch {
             g: Vec::new(),
             ids1: Vec::new(),
             noise: Vec::new(),
+            part: Vec::new(),
             lrw: Vec::new(),
             index: RowIndex::new(plan.walk_len * (plan.negative + 2)),
         }
@@ -452,7 +498,13 @@ struct Ctx<'a> {
     syn1: Matrix<'a>,
     slots: Vec<Slot>,
     barrier: Barrier,
-    threads: usize,
+    /// Apply partitions: one for one thread, else a few per thread (any number gives the same result).
+    parts: usize,
+    /// Blocks a thread claims at a time in the compute phase.
+    chunk: usize,
+    /// The next block to claim (compute phase) and the next partition (apply phase).
+    next_block: AtomicUsize,
+    next_part: AtomicUsize,
     failed: AtomicBool,
     error: Mutex<Option<Error>>,
 }
@@ -469,7 +521,7 @@ impl Block {
             sentence: Vec::with_capacity(walk_len),
             words,
             done: 0,
-            epoch: 0,
+            epoch: None,
             lr: 0.0,
             kept: 0,
             pairs: 0,
@@ -486,13 +538,14 @@ impl Block {
         self.buf_first = self.walks.start;
         self.sentence.clear();
         self.done = 0;
-        self.epoch = epoch;
+        self.epoch = Some(epoch);
     }
 
     /// Learning rate at the current position: linear in this block's progress over all epochs.
     fn learning_rate(&self, plan: &Plan) -> f32 {
         let total = (self.words * plan.epochs as u64).max(1) as f64;
-        let frac = ((self.epoch as u64 * self.words + self.done) as f64 / total).min(1.0);
+        let epoch = self.epoch.unwrap_or(0) as u64;
+        let frac = ((epoch * self.words + self.done) as f64 / total).min(1.0);
         let a = plan.alpha as f64 - (plan.alpha - plan.min_alpha) as f64 * frac;
         (a as f32).max(plan.min_alpha)
     }
@@ -611,16 +664,16 @@ impl Block {
 
 impl Ctx<'_> {
     /// # Safety
-    /// Compute phase, and `i` is a block of the calling thread.
+    /// Compute phase, and the calling thread claimed block `i` in it.
     #[allow(clippy::mut_from_ref)]
-    unsafe fn slot_mut(&self, i: usize) -> &mut Work {
+    unsafe fn lane_mut(&self, i: usize) -> &mut Lane {
         // SAFETY: the caller's contract: no other reference to slot i exists.
         unsafe { &mut *self.slots[i].0.get() }
     }
 
     /// # Safety
-    /// Apply phase (no slot is written), or `i` is a block of the calling thread.
-    unsafe fn slot(&self, i: usize) -> &Work {
+    /// Apply phase (no slot is written).
+    unsafe fn lane(&self, i: usize) -> &Lane {
         // SAFETY: the caller's contract: no writer.
         unsafe { &*self.slots[i].0.get() }
     }
@@ -645,11 +698,11 @@ impl Ctx<'_> {
         let plan = self.plan;
         let d = plan.dim;
         let n0 = w.n0;
-        w.delta.resize(n * d, 0.0);
+        w.delta.clear();
         for (r, &id) in w.ids.iter().enumerate() {
             let m = if r < n0 { &self.syn0 } else { &self.syn1 };
             // SAFETY: compute phase: nobody writes the matrices.
-            w.delta[r * d..(r + 1) * d].copy_from_slice(unsafe { m.row(id) });
+            w.delta.extend_from_slice(unsafe { m.row(id) });
         }
         let len = w.sent.len();
         let mut t0 = 0;
@@ -709,83 +762,140 @@ impl Ctx<'_> {
             plan.kernel
                 .sub_assign(&mut w.delta[r * d..(r + 1) * d], snap);
         }
-        w.owner.clear();
-        w.owner
-            .extend(w.ids.iter().map(|&id| owner(id, self.threads)));
+        // The rows in order of apply partition (counting sort; in order of first use within one).
+        w.order.clear();
+        w.part_end.clear();
+        w.part_end.resize(self.parts, 0);
+        if self.parts == 1 {
+            w.order.extend(0..n as u32);
+            w.part_end[0] = n as u32;
+            return;
+        }
+        s.part.clear();
+        s.part
+            .extend(w.ids.iter().map(|&id| part(id, self.parts) as u32));
+        for &p in &s.part {
+            w.part_end[p as usize] += 1;
+        }
+        let mut at = 0;
+        for e in w.part_end.iter_mut() {
+            at += *e;
+            *e = at;
+        }
+        w.order.resize(n, 0);
+        for (r, &p) in s.part.iter().enumerate().rev() {
+            let e = &mut w.part_end[p as usize];
+            *e -= 1;
+            w.order[*e as usize] = r as u32;
+        }
+        // part_end now holds each partition's start; shift to ends.
+        w.part_end.rotate_left(1);
+        w.part_end[self.parts - 1] = n as u32;
     }
 
-    /// Add every delta this thread owns, slot by slot in block order.
-    fn apply(&self, t: u8) {
+    /// Add the deltas of the rows of apply partition `p`, block by block in block order, prefetching the
+    /// row and the delta [`APPLY_AHEAD`] additions ahead (both were last touched in the compute phase,
+    /// often by another core).
+    fn apply(&self, p: usize, todo: &mut Vec<(*mut f32, *const f32)>) {
         let d = self.plan.dim;
+        todo.clear();
         for i in 0..self.slots.len() {
             // SAFETY: apply phase: no slot is written.
-            let w = unsafe { self.slot(i) };
-            for (r, (&id, &o)) in w.ids.iter().zip(&w.owner).enumerate() {
-                if o != t {
-                    continue;
-                }
-                let m = if r < w.n0 { &self.syn0 } else { &self.syn1 };
-                // SAFETY: apply phase; this thread is the only owner of row `id` (`owner` is a function of the
-                // id), and no slice of the matrix outlives this statement.
-                let row = unsafe { m.row_mut(id) };
-                self.plan
-                    .kernel
-                    .add_assign(row, &w.delta[r * d..(r + 1) * d]);
+            let w = unsafe { &self.lane(i).work };
+            for &r in w.part_rows(p) {
+                let r = r as usize;
+                let (m, id) = (if r < w.n0 { &self.syn0 } else { &self.syn1 }, w.ids[r]);
+                todo.push((m.row_ptr(id), w.delta[r * d..(r + 1) * d].as_ptr()));
             }
+        }
+        for (k, &(row, delta)) in todo.iter().enumerate() {
+            if let Some(&(r, dl)) = todo.get(k + APPLY_AHEAD) {
+                prefetch(r, d);
+                prefetch(dl, d);
+            }
+            // SAFETY: apply phase; partition `p` is this thread's alone (claimed) and holds the row (`part` is
+            // a function of the id), so no other reference to it exists; the delta is a live row of a slot,
+            // which nobody writes in this phase. Both are `d` floats long.
+            let (row, delta) = unsafe {
+                (
+                    std::slice::from_raw_parts_mut(row, d),
+                    std::slice::from_raw_parts(delta, d),
+                )
+            };
+            self.plan.kernel.add_assign(row, delta);
         }
     }
 
-    /// The loop of thread `t`, which owns `blocks` (starting at block index `first`); returns the number
-    /// of super-steps.
-    fn worker(&self, t: usize, first: usize, blocks: &mut [Block]) -> u64 {
+    /// Draw and train the walks of the blocks in `claimed` (a compute-phase claim), prefetching the rows of
+    /// the walk `prefetch` ahead; returns how many blocks had a walk.
+    fn compute_claimed(
+        &self,
+        claimed: Range<usize>,
+        epoch: usize,
+        s: &mut Scratch,
+        words: &mut u64,
+    ) -> usize {
+        let plan = self.plan;
+        let failed = self.failed.load(Ordering::Relaxed);
+        let mut active = 0;
+        for b in claimed.clone() {
+            // SAFETY: compute phase; this thread claimed block b.
+            let Lane { block, work } = unsafe { self.lane_mut(b) };
+            if block.epoch != Some(epoch) {
+                block.start_epoch(plan, b, epoch);
+            }
+            if !failed && block.next_walk(self, work, s, words) {
+                active += 1;
+                if b - claimed.start < plan.prefetch {
+                    self.prefetch(work);
+                }
+            } else {
+                work.clear();
+            }
+        }
+        for b in claimed.clone() {
+            if plan.prefetch > 0 && b + plan.prefetch < claimed.end {
+                // SAFETY: as above (read only).
+                self.prefetch(unsafe { &self.lane_mut(b + plan.prefetch).work });
+            }
+            // SAFETY: as above.
+            let Lane { block, work } = unsafe { self.lane_mut(b) };
+            self.compute(work, block, s);
+        }
+        active
+    }
+
+    /// The loop of one worker thread; returns the number of super-steps.
+    fn worker(&self) -> u64 {
         let _guard = PoisonOnUnwind(&self.barrier);
         let plan = self.plan;
+        let blocks = self.slots.len();
         let mut scratch = Scratch::new(plan);
+        let mut todo = Vec::new();
         let mut words = 0u64;
         let mut steps = 0u64;
         'epochs: for epoch in 0..plan.epochs {
-            for (k, blk) in blocks.iter_mut().enumerate() {
-                blk.start_epoch(plan, first + k, epoch);
-            }
             loop {
-                // Draw: every block of this thread draws its next walk (ids only).
                 let mut active = 0;
-                let failed = self.failed.load(Ordering::Relaxed);
-                for (k, blk) in blocks.iter_mut().enumerate() {
-                    // SAFETY: compute phase; slot first + k belongs to this thread.
-                    let w = unsafe { self.slot_mut(first + k) };
-                    if !failed && blk.next_walk(self, w, &mut scratch, &mut words) {
-                        active += 1;
-                    } else {
-                        w.clear();
-                    }
-                }
-                // Compute, prefetching the rows of the walks `prefetch` ahead.
-                for k in 0..plan.prefetch.min(blocks.len()) {
-                    // SAFETY: compute phase, own slot, read only.
-                    self.prefetch(unsafe { self.slot(first + k) });
-                }
-                let mine = blocks.len();
-                for (k, blk) in blocks.iter_mut().enumerate() {
-                    if plan.prefetch > 0 && k + plan.prefetch < mine {
-                        // SAFETY: as above.
-                        self.prefetch(unsafe { self.slot(first + k + plan.prefetch) });
-                    }
-                    // SAFETY: compute phase, own slot.
-                    self.compute(unsafe { self.slot_mut(first + k) }, blk, &mut scratch);
+                while let Some(claimed) = claim(&self.next_block, self.chunk, blocks) {
+                    active += self.compute_claimed(claimed, epoch, &mut scratch, &mut words);
                 }
                 if words >= PROGRESS_EVERY {
                     plan.progress.inc(std::mem::take(&mut words));
                 }
-                let Some(total) = self.barrier.wait_sum(active) else {
+                let Some(total) = self.barrier.wait_sum(active, &self.next_block) else {
                     break 'epochs;
                 };
                 if total == 0 {
                     break;
                 }
                 steps += 1;
-                self.apply(t as u8);
-                if self.barrier.wait_sum(0).is_none() {
+                while let Some(parts) = claim(&self.next_part, 1, self.parts) {
+                    for p in parts {
+                        self.apply(p, &mut todo);
+                    }
+                }
+                if self.barrier.wait_sum(0, &self.next_part).is_none() {
                     break 'epochs;
                 }
             }
@@ -794,57 +904,53 @@ impl Ctx<'_> {
         steps
     }
 }
+
 /// Train `syn0` (input vectors, the embeddings) and `syn1` (output vectors), both `rows × dim`, in place.
 pub fn run(plan: &Plan, syn0: &mut [f32], syn1: &mut [f32]) -> Result<Outcome> {
     let n_walks = plan.data.len_ids() / plan.walk_len.max(1);
     let blocks_n = plan.blocks.max(1);
     assert_eq!(plan.block_words.len(), blocks_n, "one word count per block");
-    let threads = plan.threads.clamp(1, blocks_n.min(255));
+    let threads = plan.threads.clamp(1, blocks_n);
     let cap = plan.walk_len * (plan.negative + 2);
     let ctx = Ctx {
         plan,
         syn0: Matrix::new(syn0, plan.dim),
         syn1: Matrix::new(syn1, plan.dim),
         slots: (0..blocks_n)
-            .map(|_| {
-                Slot(UnsafeCell::new(Work {
+            .map(|b| {
+                let block = Block::new(
+                    block_walks(b, blocks_n, n_walks),
+                    plan.block_words[b],
+                    plan.walk_len,
+                );
+                let work = Work {
                     ids: Vec::with_capacity(cap),
                     delta: Vec::with_capacity(cap * plan.dim),
-                    owner: Vec::with_capacity(cap),
+                    order: Vec::with_capacity(cap),
                     ..Work::default()
-                }))
+                };
+                Slot(UnsafeCell::new(Lane { block, work }))
             })
             .collect(),
         barrier: Barrier::new(threads),
-        threads,
+        parts: if threads == 1 {
+            1
+        } else {
+            APPLY_PARTS_PER_THREAD * threads
+        },
+        chunk: (blocks_n / (CLAIMS_PER_THREAD * threads)).clamp(1, MAX_CHUNK),
+        next_block: AtomicUsize::new(0),
+        next_part: AtomicUsize::new(0),
         failed: AtomicBool::new(false),
         error: Mutex::new(None),
     };
-    let mut blocks: Vec<Block> = (0..blocks_n)
-        .map(|b| {
-            Block::new(
-                block_walks(b, blocks_n, n_walks),
-                plan.block_words[b],
-                plan.walk_len,
-            )
-        })
-        .collect();
     let (steps, spawn_error) = std::thread::scope(|scope| {
-        let mut rest = &mut blocks[..];
-        let mut own = None;
         let mut spawn_error = None;
-        for t in 0..threads {
-            let (lo, hi) = (t * blocks_n / threads, (t + 1) * blocks_n / threads);
-            let (mine, r) = std::mem::take(&mut rest).split_at_mut(hi - lo);
-            rest = r;
-            if t == 0 {
-                own = Some(mine);
-                continue;
-            }
+        for t in 1..threads {
             let ctx = &ctx;
             let spawned = std::thread::Builder::new()
                 .name(format!("sword-train-{t}"))
-                .spawn_scoped(scope, move || ctx.worker(t, lo, mine));
+                .spawn_scoped(scope, move || ctx.worker());
             if let Err(e) = spawned {
                 // The threads already started stop at their first barrier.
                 ctx.barrier.poison();
@@ -853,7 +959,7 @@ pub fn run(plan: &Plan, syn0: &mut [f32], syn1: &mut [f32]) -> Result<Outcome> {
             }
         }
         let steps = match spawn_error {
-            None => ctx.worker(0, 0, own.unwrap_or_default()),
+            None => ctx.worker(),
             Some(_) => 0,
         };
         (steps, spawn_error)
@@ -871,7 +977,8 @@ pub fn run(plan: &Plan, syn0: &mut [f32], syn1: &mut [f32]) -> Result<Outcome> {
         steps,
         ..Outcome::default()
     };
-    for b in &blocks {
+    for slot in ctx.slots {
+        let b = slot.0.into_inner().block;
         out.kept += b.kept;
         out.pairs += b.pairs;
         out.batches += b.batches;
@@ -1001,16 +1108,20 @@ mod tests {
     }
 
     #[test]
-    fn barrier_sums_and_poisons() {
+    fn barrier_sums_resets_and_poisons() {
         let b = Barrier::new(3);
+        let counter = AtomicUsize::new(0);
         let sums: Vec<Option<usize>> = std::thread::scope(|s| {
             let hs: Vec<_> = (0..3)
                 .map(|i| {
-                    let b = &b;
+                    let (b, counter) = (&b, &counter);
                     s.spawn(move || {
-                        let a = b.wait_sum(i + 1).unwrap();
-                        let c = b.wait_sum(10 * (i + 1)).unwrap();
-                        let d = b.wait_sum(0).unwrap();
+                        // Every thread claims before the barrier; the barrier empties the counter.
+                        counter.fetch_add(5, Ordering::Relaxed);
+                        let a = b.wait_sum(i + 1, counter).unwrap();
+                        assert_eq!(counter.load(Ordering::Relaxed), 0);
+                        let c = b.wait_sum(10 * (i + 1), counter).unwrap();
+                        let d = b.wait_sum(0, counter).unwrap();
                         Some(a + c + d)
                     })
                 })
@@ -1020,7 +1131,15 @@ mod tests {
         assert_eq!(sums, vec![Some(66); 3]);
         let p = Barrier::new(2);
         p.poison();
-        assert_eq!(p.wait_sum(1), None);
+        assert_eq!(p.wait_sum(1, &counter), None);
+    }
+
+    #[test]
+    fn claims_cover_every_item_once() {
+        let counter = AtomicUsize::new(0);
+        let got: Vec<Range<usize>> = std::iter::from_fn(|| claim(&counter, 3, 10)).collect();
+        assert_eq!(got, vec![0..3, 3..6, 6..9, 9..10]);
+        assert_eq!(claim(&counter, 3, 10), None);
     }
 
     #[test]
