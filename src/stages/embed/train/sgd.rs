@@ -4,7 +4,7 @@
 //! default one per 32 nodes up to 64, never derived from `-j`). Block `b` of epoch `e` draws every random
 //! number — subsampling, window, noise — from its own ChaCha8 stream `(seed, 1 + e, b)`, in the order of its
 //! own walks, and its learning rate follows its own progress (`alpha → min_alpha` linearly over its words ×
-//! epochs).
+//! epochs). A block goes on into its next epoch as soon as its walks of this one are done.
 //!
 //! **Minibatches with shared noise** (pWord2Vec, Ji et al. 2016). One position `i` of a walk is one
 //! minibatch: its `B ≤ 2·window` context nodes (input rows, `syn0`) against `T = 1 + negative` output rows
@@ -16,22 +16,33 @@
 //! 60, and rows are what costs (two matrices far larger than the caches). Measured on the 100k graph: the
 //! same or better link prediction than gensim (BENCHMARKS.md "Training").
 //!
-//! **A walk per block per super-step.** Training runs in lockstep: in each super-step every block that still
-//! has work draws its next walk, and
+//! **A walk per block per super-step.** Training runs in lockstep: super-step `s` trains the `s`-th walk of
+//! every block that still has one, against the matrices as step `s − 1` left them (the *snapshot*):
 //! 1. *compute*: each block copies the distinct rows its walk touches (each once, whatever the number of
 //!    positions that use it) and trains the walk position by position on that working copy — position
-//!    `i + 1` sees what position `i` changed, exactly as one sequential trainer would — then leaves in its
-//!    slot the difference between its copy and the matrices. The matrices are read-only in this phase;
-//! 2. *apply*: every delta is added to its row, for each row in block order. Rows are divided among the
-//!    threads by a hash of the row id, so each row is written by exactly one thread and its additions happen
-//!    in the same order whichever thread does them.
+//!    `i + 1` sees what position `i` changed, exactly as one sequential trainer would. Then a row that no
+//!    other walk of the step touches (*own*; most rows: about 65–70 % on the synthetic Wikidata graphs) is
+//!    written back — the matrix row becomes the copy — and for a *shared* row the walk leaves the difference
+//!    between its copy and the snapshot;
+//! 2. *apply and draw*: every shared row gets its deltas added, in block order. Shared rows are divided
+//!    among the threads by a hash of the row id, so each is written by exactly one thread and its additions
+//!    happen in the same order whichever thread does them. In the same phase the blocks draw their walks of
+//!    step `s + 1` and mark the rows they will touch ([`Marks`]), which is how *compute* knows own rows from
+//!    shared ones.
 //!
 //! Each phase ends at a barrier (two per `blocks` walks: 640 words at 64 blocks and walks of 10). The result
 //! is that of one thread training the blocks' walks one after the other, each against the same snapshot,
-//! and then adding the deltas in block order — a definition that does not mention threads. `-j N` only
-//! decides which thread computes which block and applies which rows; every floating-point operation, its
-//! operands and its order are the same for every N (and for every SIMD build, see [`super::kernels`]). It is
-//! also free of data races, unlike Hogwild: no row is written while another thread may read it.
+//! then setting each own row to its walk's copy and adding the deltas of each shared row in block order — a
+//! definition that does not mention threads. `-j N` only decides which thread draws and computes which block
+//! and applies which rows; every floating-point operation, its operands and its order are the same for
+//! every N (and for every SIMD build, see [`super::kernels`]). It is also free of data races, unlike Hogwild:
+//! no row is written while another thread may read it (an own row is read and written by its walk's thread
+//! alone; a shared row is only read until *apply*).
+//!
+//! Writing own rows back at the end of their walk, instead of through *apply*, keeps most rows on the core
+//! that trained them: *apply* moves only the shared rows' deltas between cores (on 2 cores it took twice the
+//! CPU time it took on one when every row went through it). Claims of blocks shrink as a phase runs out
+//! (guided scheduling), so the threads reach the barrier together.
 //!
 //! The staleness this adds is that of Hogwild with `blocks` workers, each seeing the others' updates one
 //! walk late. A graph of a few dozen nodes cannot absorb 64 walks summed onto the same rows (it diverges), so
@@ -47,16 +58,13 @@ use rand::{Rng, SeedableRng};
 use std::cell::UnsafeCell;
 use std::marker::PhantomData;
 use std::ops::Range;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 /// Padding id in walks.
 pub const PAD: u32 = crate::stages::embed::walks::PAD;
 /// Walks a block reads from its source at a time.
 pub const WALK_BUF: usize = 256;
-/// Claims of blocks a thread makes per compute phase, about (smaller claims balance the threads better,
-/// larger ones leave more walks to prefetch ahead).
-const CLAIMS_PER_THREAD: usize = 8;
 /// Most blocks in one claim.
 const MAX_CHUNK: usize = 16;
 /// Apply partitions per thread (claimed one at a time, so a slow or preempted thread delays the phase by
@@ -157,7 +165,8 @@ pub struct Outcome {
 // The matrices
 
 /// A row-major `rows × dim` matrix shared by the workers under the phase discipline of the module docs:
-/// during *compute* rows are only read; during *apply* each row is written by the one thread that owns it
+/// during *compute* a shared row is only read, and an own row is read and written by the one thread that
+/// trains its walk; during *apply* each shared row is written by the one thread that claimed its partition
 /// and read by no other.
 pub struct Matrix<'a> {
     ptr: *mut f32,
@@ -187,7 +196,7 @@ impl<'a> Matrix<'a> {
     /// Row `i`.
     ///
     /// # Safety
-    /// No thread writes row `i` while the slice lives (compute phase).
+    /// No thread writes row `i` while the slice lives.
     #[inline(always)]
     unsafe fn row(&self, i: u32) -> &[f32] {
         assert!((i as usize) < self.rows, "row {i} out of bounds");
@@ -236,11 +245,31 @@ fn part(id: u32, parts: usize) -> usize {
     ((id.wrapping_mul(0x9E37_79B9) as u64 * parts as u64) >> 32) as usize
 }
 
-/// Claim the next `n` of `total` items from `counter` (none left: `None`).
+/// Claim the next items of `total` from `counter` (none left: `None`): one at a time below `single`, else a
+/// share of what is left — `1/(2·threads)` of it, between 1 and [`MAX_CHUNK`] — so the first claims are
+/// long (the walks of a claim are prefetched ahead) and the last ones short (the threads finish together).
 #[inline]
-fn claim(counter: &AtomicUsize, n: usize, total: usize) -> Option<Range<usize>> {
-    let at = counter.fetch_add(n, Ordering::Relaxed);
-    (at < total).then(|| at..(at + n).min(total))
+fn claim(
+    counter: &AtomicUsize,
+    total: usize,
+    threads: usize,
+    single: usize,
+) -> Option<Range<usize>> {
+    let mut at = counter.load(Ordering::Relaxed);
+    loop {
+        if at >= total {
+            return None;
+        }
+        let n = if at < single {
+            1
+        } else {
+            ((total - at) / (2 * threads)).clamp(1, MAX_CHUNK)
+        };
+        match counter.compare_exchange_weak(at, at + n, Ordering::Relaxed, Ordering::Relaxed) {
+            Ok(_) => return Some(at..at + n),
+            Err(now) => at = now,
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -323,7 +352,7 @@ impl Drop for PoisonOnUnwind<'_> {
 // ---------------------------------------------------------------------------------------------------------
 // Blocks and their work
 
-/// The walk a block drew for the current super-step, and after *compute* its deltas.
+/// A walk a block drew for one super-step, and after *compute* the deltas of its shared rows.
 #[derive(Default)]
 struct Work {
     /// The distinct rows the walk touches, each once in order of first use: `n0` rows of `syn0` (its nodes
@@ -341,14 +370,28 @@ struct Work {
     /// For each target, the times it counts: 1 for the centre, the number of draws for a noise node.
     tgt_w: Vec<f32>,
     lr: f32,
-    /// One row per id: during *compute* the walk's working copy, then its delta against the snapshot.
+    /// One row per id: during *compute* the walk's working copy, then for a shared row its delta against the
+    /// snapshot.
     delta: Vec<f32>,
-    /// The local rows ordered by apply partition, and where each partition's rows end in `order`.
+    /// Per id: whether another walk of the super-step touches the row too (see [`Marks`]).
+    shared: Vec<bool>,
+    /// The shared local rows ordered by apply partition, and where each partition's rows end in `order`.
     order: Vec<u32>,
     part_end: Vec<u32>,
 }
 
 impl Work {
+    /// Room for a walk of `rows` distinct rows of `dim` floats.
+    fn with_capacity(rows: usize, dim: usize) -> Work {
+        Work {
+            ids: Vec::with_capacity(rows),
+            delta: Vec::with_capacity(rows * dim),
+            shared: Vec::with_capacity(rows),
+            order: Vec::with_capacity(rows),
+            ..Work::default()
+        }
+    }
+
     fn clear(&mut self) {
         self.ids.clear();
         self.n0 = 0;
@@ -357,6 +400,7 @@ impl Work {
         self.tgt.clear();
         self.tgt_end.clear();
         self.tgt_w.clear();
+        self.shared.clear();
         self.order.clear();
         self.part_end.clear();
     }
@@ -373,22 +417,85 @@ impl Work {
     }
 }
 
-/// A block and the walk it drew for the current super-step.
-struct Lane {
-    block: Block,
-    work: Work,
+/// A block and the walks it drew for two consecutive super-steps (`work[s % 2]` holds step `s`'s), each in
+/// a cell of its own, shared under the phase discipline: in the *compute* phase of step `s` only the thread
+/// that claimed the block touches its block and `work[s % 2]`; in the *apply and draw* phase every thread
+/// may read `work[s % 2]`, none writes it, and the one thread that claimed the block's draw writes the
+/// block and `work[(s + 1) % 2]`.
+struct Slot {
+    block: UnsafeCell<Block>,
+    work: [UnsafeCell<Work>; 2],
 }
 
-/// A lane shared under the phase discipline: during *compute* only the thread that claimed it touches it;
-/// during *apply* every thread reads it and none writes.
-struct Slot(UnsafeCell<Lane>);
-
-// SAFETY: see the type's documentation; the claim counter gives each lane one thread per compute phase, and
-// the barriers order the phases.
+// SAFETY: see the type's documentation; the claim counter gives each block one thread per phase, and the
+// barriers order the phases.
 unsafe impl Sync for Slot {}
+
+/// Which rows the walks of a super-step touch, and whether more than one walk does: per row of each matrix,
+/// `gen << 1 | shared` of the last super-step whose walks touched it (`gen`: the step's number + 1, modulo
+/// 2³¹, see [`gen`]). Marked when the walks are drawn (the phase before the step's *compute*), read when a
+/// walk's rows are copied. A row no other walk of its step touches is written back by the thread that
+/// trained it, at the end of its walk; the others go through the ordered *apply*.
+///
+/// The tag of a row last touched exactly 2³¹·k steps earlier looks like the current step's, so its first
+/// walk finds it "already touched" and the row goes through *apply*: still a function of the walks (not
+/// of the threads), and *apply* is right for any row. The converse — a row two walks touch taken as one
+/// walk's — cannot happen: the second walk always finds the first one's tag.
+struct Marks {
+    tags: Vec<AtomicU32>,
+    rows: usize,
+}
+
+impl Marks {
+    fn new(rows: usize) -> Marks {
+        Marks {
+            tags: (0..2 * rows).map(|_| AtomicU32::new(0)).collect(),
+            rows,
+        }
+    }
+
+    #[inline(always)]
+    fn tag(&self, m: usize, id: u32) -> &AtomicU32 {
+        &self.tags[m * self.rows + id as usize]
+    }
+
+    /// Record that one walk of the step `gen` touches row `id` of matrix `m` (0: `syn0`, 1: `syn1`); a walk
+    /// marks each of its rows once.
+    #[inline(always)]
+    fn mark(&self, m: usize, id: u32, gen: u32) {
+        let t = self.tag(m, id);
+        // The first walk to arrive replaces an older step's tag. Every later one finds this step's and sets
+        // the shared bit after its own swap (which may have cleared it): the bit ends set iff two walks came.
+        if t.swap(gen << 1, Ordering::Relaxed) >> 1 == gen {
+            t.fetch_or(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Whether another walk of the step `gen` touches row `id` of matrix `m` (every mark of the step is
+    /// done: the barrier before *compute* orders them).
+    #[inline(always)]
+    fn shared(&self, m: usize, id: u32, gen: u32) -> bool {
+        self.tag(m, id).load(Ordering::Relaxed) != gen << 1
+    }
+
+    #[inline(always)]
+    fn prefetch(&self, m: usize, id: u32) {
+        if let Some(t) = self.tags.get(m * self.rows + id as usize) {
+            prefetch(t.as_ptr() as *const f32, 1);
+        }
+    }
+}
+
+/// The mark generation of super-step `step` (see [`Marks`]).
+#[inline]
+fn gen(step: u64) -> u32 {
+    ((step + 1) & 0x7FFF_FFFF) as u32
+}
 
 /// One block's position in its walks and its random stream.
 struct Block {
+    /// The block's number (its random stream's index).
+    index: usize,
     walks: Range<usize>,
     next: usize,
     buf: Vec<u32>,
@@ -497,21 +604,23 @@ struct Ctx<'a> {
     syn0: Matrix<'a>,
     syn1: Matrix<'a>,
     slots: Vec<Slot>,
+    marks: Marks,
     barrier: Barrier,
+    /// Worker threads.
+    threads: usize,
     /// Apply partitions: one for one thread, else a few per thread (any number gives the same result).
     parts: usize,
-    /// Blocks a thread claims at a time in the compute phase.
-    chunk: usize,
-    /// The next block to claim (compute phase) and the next partition (apply phase).
-    next_block: AtomicUsize,
-    next_part: AtomicUsize,
+    /// The next item to claim: a block in *compute*; an apply partition, then a block to draw, in *apply and
+    /// draw*. Emptied by each barrier.
+    next: AtomicUsize,
     failed: AtomicBool,
     error: Mutex<Option<Error>>,
 }
 
 impl Block {
-    fn new(walks: Range<usize>, words: u64, walk_len: usize) -> Block {
+    fn new(index: usize, walks: Range<usize>, words: u64, walk_len: usize) -> Block {
         Block {
+            index,
             next: walks.start,
             walks,
             buf: Vec::with_capacity(WALK_BUF * walk_len),
@@ -531,8 +640,8 @@ impl Block {
         }
     }
 
-    fn start_epoch(&mut self, plan: &Plan, index: usize, epoch: usize) {
-        self.rng = stream_rng(plan.seed, 1 + epoch as u64, index as u64);
+    fn start_epoch(&mut self, plan: &Plan, epoch: usize) {
+        self.rng = stream_rng(plan.seed, 1 + epoch as u64, self.index as u64);
         self.next = self.walks.start;
         self.buf_walks = 0;
         self.buf_first = self.walks.start;
@@ -550,14 +659,23 @@ impl Block {
         (a as f32).max(plan.min_alpha)
     }
 
-    /// Load the next walk with at least two kept nodes into `sentence`; false at the end of the block or on a
-    /// read error (stored in `ctx`). Returns the raw words consumed through `words`.
+    /// Load the next walk with at least two kept nodes into `sentence`, going on into the next epoch at the end
+    /// of the block's walks; false after the last epoch or on a read error (stored in `ctx`). Returns the raw
+    /// words consumed through `words`.
     fn load_walk(&mut self, ctx: &Ctx, words: &mut u64) -> bool {
         let plan = ctx.plan;
         let len = plan.walk_len;
+        if self.epoch.is_none() {
+            self.start_epoch(plan, 0);
+        }
         loop {
             if self.next >= self.walks.end {
-                return false;
+                let epoch = self.epoch.map_or(0, |e| e + 1);
+                if epoch >= plan.epochs {
+                    return false;
+                }
+                self.start_epoch(plan, epoch);
+                continue;
             }
             if self.next >= self.buf_first + self.buf_walks {
                 let n = WALK_BUF.min(self.walks.end - self.next);
@@ -600,9 +718,17 @@ impl Block {
         }
     }
 
-    /// Draw this block's next walk into `w`: its windows and noise, position by position, and the distinct
-    /// rows they touch; false when the block has no more work this epoch.
-    fn next_walk(&mut self, ctx: &Ctx, w: &mut Work, s: &mut Scratch, words: &mut u64) -> bool {
+    /// Draw this block's next walk into `w` for the super-step of mark generation `gen`: its windows and
+    /// noise, position by position, and the distinct rows they touch, marked in `ctx.marks`; false when the
+    /// block has no more work.
+    fn next_walk(
+        &mut self,
+        ctx: &Ctx,
+        w: &mut Work,
+        s: &mut Scratch,
+        words: &mut u64,
+        gen: u32,
+    ) -> bool {
         let plan = ctx.plan;
         w.clear();
         if !self.load_walk(ctx, words) {
@@ -658,39 +784,58 @@ impl Block {
         }
         w.ids.extend_from_slice(ids1);
         w.lr = self.lr;
+        for (r, &id) in w.ids.iter().enumerate() {
+            ctx.marks.mark((r >= w.n0) as usize, id, gen);
+        }
         true
     }
 }
 
 impl Ctx<'_> {
     /// # Safety
-    /// Compute phase, and the calling thread claimed block `i` in it.
+    /// The calling thread claimed block `i` in the current phase (its compute, or its draw).
     #[allow(clippy::mut_from_ref)]
-    unsafe fn lane_mut(&self, i: usize) -> &mut Lane {
-        // SAFETY: the caller's contract: no other reference to slot i exists.
-        unsafe { &mut *self.slots[i].0.get() }
+    unsafe fn block_mut(&self, i: usize) -> &mut Block {
+        // SAFETY: the caller's contract: no other reference to the block exists.
+        unsafe { &mut *self.slots[i].block.get() }
     }
 
     /// # Safety
-    /// Apply phase (no slot is written).
-    unsafe fn lane(&self, i: usize) -> &Lane {
+    /// The calling thread claimed block `i` in the compute phase of `step`, or its draw in the phase before.
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn work_mut(&self, i: usize, step: u64) -> &mut Work {
+        // SAFETY: the caller's contract: no other reference to this work exists.
+        unsafe { &mut *self.slots[i].work[(step & 1) as usize].get() }
+    }
+
+    /// # Safety
+    /// Nobody writes this work while the reference lives: the apply phase of `step`, or a block of the
+    /// compute phase of `step` that the calling thread claimed and is not training.
+    unsafe fn work(&self, i: usize, step: u64) -> &Work {
         // SAFETY: the caller's contract: no writer.
-        unsafe { &*self.slots[i].0.get() }
+        unsafe { &*self.slots[i].work[(step & 1) as usize].get() }
+    }
+
+    fn matrix(&self, m: usize) -> &Matrix<'_> {
+        if m == 0 {
+            &self.syn0
+        } else {
+            &self.syn1
+        }
     }
 
     fn prefetch(&self, w: &Work) {
-        let (a, b) = w.ids.split_at(w.n0);
-        for &id in a {
-            self.syn0.prefetch(id);
-        }
-        for &id in b {
-            self.syn1.prefetch(id);
+        for (r, &id) in w.ids.iter().enumerate() {
+            let m = (r >= w.n0) as usize;
+            self.matrix(m).prefetch(id);
+            self.marks.prefetch(m, id);
         }
     }
 
-    /// Train the walk `w` on a working copy of its rows, position by position (each position sees the
-    /// updates of the walk's earlier positions), and leave in `w.delta` what it changed in each row.
-    fn compute(&self, w: &mut Work, blk: &mut Block, s: &mut Scratch) {
+    /// Train the walk `w` of super-step `step` on a working copy of its rows, position by position (each
+    /// position sees the updates of the walk's earlier positions); then write back each row no other walk
+    /// of the step touches, and leave in `w.delta` what the walk changed in each shared row.
+    fn compute(&self, w: &mut Work, blk: &mut Block, s: &mut Scratch, step: u64) {
         let n = w.ids.len();
         if n == 0 {
             return;
@@ -698,11 +843,15 @@ impl Ctx<'_> {
         let plan = self.plan;
         let d = plan.dim;
         let n0 = w.n0;
+        let gen = gen(step);
         w.delta.clear();
+        w.shared.clear();
         for (r, &id) in w.ids.iter().enumerate() {
-            let m = if r < n0 { &self.syn0 } else { &self.syn1 };
-            // SAFETY: compute phase: nobody writes the matrices.
-            w.delta.extend_from_slice(unsafe { m.row(id) });
+            let m = (r >= n0) as usize;
+            // SAFETY: compute phase: this row is written by nobody else (a row of this walk alone is this
+            // thread's; a shared row is only read until *apply*).
+            w.delta.extend_from_slice(unsafe { self.matrix(m).row(id) });
+            w.shared.push(self.marks.shared(m, id, gen));
         }
         let len = w.sent.len();
         let mut t0 = 0;
@@ -756,55 +905,73 @@ impl Ctx<'_> {
             t0 = t1;
         }
         for (r, &id) in w.ids.iter().enumerate() {
-            let m = if r < n0 { &self.syn0 } else { &self.syn1 };
-            // SAFETY: compute phase: nobody writes the matrices.
-            let snap = unsafe { m.row(id) };
-            plan.kernel
-                .sub_assign(&mut w.delta[r * d..(r + 1) * d], snap);
+            let m = self.matrix((r >= n0) as usize);
+            let copy = &mut w.delta[r * d..(r + 1) * d];
+            if w.shared[r] {
+                // SAFETY: compute phase: a shared row is only read until *apply*.
+                plan.kernel.sub_assign(copy, unsafe { m.row(id) });
+            } else {
+                // SAFETY: no other walk of this super-step touches the row (the marks), so no other thread
+                // reads or writes it until the barrier; `row_ptr` checked the bounds and a row is `d` long.
+                unsafe { std::slice::from_raw_parts_mut(m.row_ptr(id), d) }.copy_from_slice(copy);
+            }
         }
-        // The rows in order of apply partition (counting sort; in order of first use within one).
+        // The shared rows in order of apply partition (counting sort; in order of first use within one).
         w.order.clear();
         w.part_end.clear();
         w.part_end.resize(self.parts, 0);
         if self.parts == 1 {
-            w.order.extend(0..n as u32);
-            w.part_end[0] = n as u32;
+            w.order
+                .extend((0..n as u32).filter(|&r| w.shared[r as usize]));
+            w.part_end[0] = w.order.len() as u32;
             return;
         }
         s.part.clear();
         s.part
-            .extend(w.ids.iter().map(|&id| part(id, self.parts) as u32));
+            .extend(w.ids.iter().zip(&w.shared).map(|(&id, &shared)| {
+                if shared {
+                    part(id, self.parts) as u32
+                } else {
+                    u32::MAX
+                }
+            }));
+        let mut total = 0;
         for &p in &s.part {
-            w.part_end[p as usize] += 1;
+            if p != u32::MAX {
+                w.part_end[p as usize] += 1;
+                total += 1;
+            }
         }
         let mut at = 0;
         for e in w.part_end.iter_mut() {
             at += *e;
             *e = at;
         }
-        w.order.resize(n, 0);
+        w.order.resize(total as usize, 0);
         for (r, &p) in s.part.iter().enumerate().rev() {
-            let e = &mut w.part_end[p as usize];
-            *e -= 1;
-            w.order[*e as usize] = r as u32;
+            if p != u32::MAX {
+                let e = &mut w.part_end[p as usize];
+                *e -= 1;
+                w.order[*e as usize] = r as u32;
+            }
         }
         // part_end now holds each partition's start; shift to ends.
         w.part_end.rotate_left(1);
-        w.part_end[self.parts - 1] = n as u32;
+        w.part_end[self.parts - 1] = total;
     }
 
-    /// Add the deltas of the rows of apply partition `p`, block by block in block order, prefetching the
-    /// row and the delta [`APPLY_AHEAD`] additions ahead (both were last touched in the compute phase,
-    /// often by another core).
-    fn apply(&self, p: usize, todo: &mut Vec<(*mut f32, *const f32)>) {
+    /// Add the deltas of super-step `step` to the shared rows of apply partition `p`, block by block in block
+    /// order, prefetching the row and the delta [`APPLY_AHEAD`] additions ahead (both were last touched in
+    /// the compute phase, often by another core).
+    fn apply(&self, p: usize, step: u64, todo: &mut Vec<(*mut f32, *const f32)>) {
         let d = self.plan.dim;
         todo.clear();
         for i in 0..self.slots.len() {
-            // SAFETY: apply phase: no slot is written.
-            let w = unsafe { &self.lane(i).work };
+            // SAFETY: apply phase of `step`: nobody writes this work.
+            let w = unsafe { self.work(i, step) };
             for &r in w.part_rows(p) {
                 let r = r as usize;
-                let (m, id) = (if r < w.n0 { &self.syn0 } else { &self.syn1 }, w.ids[r]);
+                let (m, id) = (self.matrix((r >= w.n0) as usize), w.ids[r]);
                 todo.push((m.row_ptr(id), w.delta[r * d..(r + 1) * d].as_ptr()));
             }
         }
@@ -814,8 +981,8 @@ impl Ctx<'_> {
                 prefetch(dl, d);
             }
             // SAFETY: apply phase; partition `p` is this thread's alone (claimed) and holds the row (`part` is
-            // a function of the id), so no other reference to it exists; the delta is a live row of a slot,
-            // which nobody writes in this phase. Both are `d` floats long.
+            // a function of the id), so no other reference to it exists; the delta is a live row of a work
+            // nobody writes in this phase. Both are `d` floats long.
             let (row, delta) = unsafe {
                 (
                     std::slice::from_raw_parts_mut(row, d),
@@ -826,43 +993,37 @@ impl Ctx<'_> {
         }
     }
 
-    /// Draw and train the walks of the blocks in `claimed` (a compute-phase claim), prefetching the rows of
-    /// the walk `prefetch` ahead; returns how many blocks had a walk.
-    fn compute_claimed(
-        &self,
-        claimed: Range<usize>,
-        epoch: usize,
-        s: &mut Scratch,
-        words: &mut u64,
-    ) -> usize {
-        let plan = self.plan;
-        let failed = self.failed.load(Ordering::Relaxed);
-        let mut active = 0;
+    /// Draw block `b`'s walk for super-step `step` (in the phase before that step's compute); returns whether
+    /// it had one.
+    fn draw(&self, b: usize, step: u64, s: &mut Scratch, words: &mut u64) -> bool {
+        // SAFETY: this thread claimed block b's draw; nobody else touches the block or this work now (the
+        // apply of the step before reads the other work).
+        let (block, work) = unsafe { (self.block_mut(b), self.work_mut(b, step)) };
+        if self.failed.load(Ordering::Relaxed) || !block.next_walk(self, work, s, words, gen(step))
+        {
+            work.clear();
+            return false;
+        }
+        true
+    }
+
+    /// Train the walks of super-step `step` of the blocks in `claimed` (a compute-phase claim), prefetching
+    /// the rows of the walk `prefetch` ahead.
+    fn compute_claimed(&self, claimed: Range<usize>, step: u64, s: &mut Scratch) {
+        let ahead = self.plan.prefetch;
+        for b in claimed.start..(claimed.start + ahead).min(claimed.end) {
+            // SAFETY: compute phase; this thread claimed block b and trains none yet.
+            self.prefetch(unsafe { self.work(b, step) });
+        }
         for b in claimed.clone() {
+            if ahead > 0 && b + ahead < claimed.end {
+                // SAFETY: as above: claimed, not being trained.
+                self.prefetch(unsafe { self.work(b + ahead, step) });
+            }
             // SAFETY: compute phase; this thread claimed block b.
-            let Lane { block, work } = unsafe { self.lane_mut(b) };
-            if block.epoch != Some(epoch) {
-                block.start_epoch(plan, b, epoch);
-            }
-            if !failed && block.next_walk(self, work, s, words) {
-                active += 1;
-                if b - claimed.start < plan.prefetch {
-                    self.prefetch(work);
-                }
-            } else {
-                work.clear();
-            }
+            let (block, work) = unsafe { (self.block_mut(b), self.work_mut(b, step)) };
+            self.compute(work, block, s, step);
         }
-        for b in claimed.clone() {
-            if plan.prefetch > 0 && b + plan.prefetch < claimed.end {
-                // SAFETY: as above (read only).
-                self.prefetch(unsafe { &self.lane_mut(b + plan.prefetch).work });
-            }
-            // SAFETY: as above.
-            let Lane { block, work } = unsafe { self.lane_mut(b) };
-            self.compute(work, block, s);
-        }
-        active
     }
 
     /// The loop of one worker thread; returns the number of super-steps.
@@ -873,35 +1034,48 @@ impl Ctx<'_> {
         let mut scratch = Scratch::new(plan);
         let mut todo = Vec::new();
         let mut words = 0u64;
-        let mut steps = 0u64;
-        'epochs: for epoch in 0..plan.epochs {
-            loop {
-                let mut active = 0;
-                while let Some(claimed) = claim(&self.next_block, self.chunk, blocks) {
-                    active += self.compute_claimed(claimed, epoch, &mut scratch, &mut words);
-                }
-                if words >= PROGRESS_EVERY {
-                    plan.progress.inc(std::mem::take(&mut words));
-                }
-                let Some(total) = self.barrier.wait_sum(active, &self.next_block) else {
-                    break 'epochs;
-                };
-                if total == 0 {
-                    break;
-                }
-                steps += 1;
-                while let Some(parts) = claim(&self.next_part, 1, self.parts) {
-                    for p in parts {
-                        self.apply(p, &mut todo);
+        // The first super-step's walks.
+        let mut active = 0;
+        while let Some(claimed) = claim(&self.next, blocks, self.threads, 0) {
+            for b in claimed {
+                active += self.draw(b, 0, &mut scratch, &mut words) as usize;
+            }
+        }
+        let Some(mut total) = self.barrier.wait_sum(active, &self.next) else {
+            return 0;
+        };
+        let mut step = 0u64;
+        while total > 0 {
+            while let Some(claimed) = claim(&self.next, blocks, self.threads, 0) {
+                self.compute_claimed(claimed, step, &mut scratch);
+            }
+            if self.barrier.wait_sum(0, &self.next).is_none() {
+                break;
+            }
+            // The shared rows' deltas of this step (one partition per claim), then the next step's walks.
+            let mut active = 0;
+            let items = self.parts + blocks;
+            while let Some(claimed) = claim(&self.next, items, self.threads, self.parts) {
+                for i in claimed {
+                    if i < self.parts {
+                        self.apply(i, step, &mut todo);
+                    } else {
+                        active +=
+                            self.draw(i - self.parts, step + 1, &mut scratch, &mut words) as usize;
                     }
                 }
-                if self.barrier.wait_sum(0, &self.next_part).is_none() {
-                    break 'epochs;
-                }
+            }
+            if words >= PROGRESS_EVERY {
+                plan.progress.inc(std::mem::take(&mut words));
+            }
+            step += 1;
+            match self.barrier.wait_sum(active, &self.next) {
+                Some(t) => total = t,
+                None => break,
             }
         }
         plan.progress.inc(words);
-        steps
+        step
     }
 }
 
@@ -912,35 +1086,33 @@ pub fn run(plan: &Plan, syn0: &mut [f32], syn1: &mut [f32]) -> Result<Outcome> {
     assert_eq!(plan.block_words.len(), blocks_n, "one word count per block");
     let threads = plan.threads.clamp(1, blocks_n);
     let cap = plan.walk_len * (plan.negative + 2);
+    let syn0 = Matrix::new(syn0, plan.dim);
+    let syn1 = Matrix::new(syn1, plan.dim);
+    assert_eq!(syn0.rows, syn1.rows, "both matrices have a row per node");
     let ctx = Ctx {
         plan,
-        syn0: Matrix::new(syn0, plan.dim),
-        syn1: Matrix::new(syn1, plan.dim),
+        marks: Marks::new(syn0.rows),
+        syn0,
+        syn1,
         slots: (0..blocks_n)
-            .map(|b| {
-                let block = Block::new(
+            .map(|b| Slot {
+                block: UnsafeCell::new(Block::new(
+                    b,
                     block_walks(b, blocks_n, n_walks),
                     plan.block_words[b],
                     plan.walk_len,
-                );
-                let work = Work {
-                    ids: Vec::with_capacity(cap),
-                    delta: Vec::with_capacity(cap * plan.dim),
-                    order: Vec::with_capacity(cap),
-                    ..Work::default()
-                };
-                Slot(UnsafeCell::new(Lane { block, work }))
+                )),
+                work: [0, 1].map(|_| UnsafeCell::new(Work::with_capacity(cap, plan.dim))),
             })
             .collect(),
         barrier: Barrier::new(threads),
+        threads,
         parts: if threads == 1 {
             1
         } else {
             APPLY_PARTS_PER_THREAD * threads
         },
-        chunk: (blocks_n / (CLAIMS_PER_THREAD * threads)).clamp(1, MAX_CHUNK),
-        next_block: AtomicUsize::new(0),
-        next_part: AtomicUsize::new(0),
+        next: AtomicUsize::new(0),
         failed: AtomicBool::new(false),
         error: Mutex::new(None),
     };
@@ -978,7 +1150,7 @@ pub fn run(plan: &Plan, syn0: &mut [f32], syn1: &mut [f32]) -> Result<Outcome> {
         ..Outcome::default()
     };
     for slot in ctx.slots {
-        let b = slot.0.into_inner().block;
+        let b = slot.block.into_inner();
         out.kept += b.kept;
         out.pairs += b.pairs;
         out.batches += b.batches;
@@ -1136,10 +1308,37 @@ mod tests {
 
     #[test]
     fn claims_cover_every_item_once() {
+        // 64 items, 2 threads: a quarter of what is left (64/4, 48/4, 36/4, 27/4, …, 9/4), at most 16, at
+        // least 1.
         let counter = AtomicUsize::new(0);
-        let got: Vec<Range<usize>> = std::iter::from_fn(|| claim(&counter, 3, 10)).collect();
-        assert_eq!(got, vec![0..3, 3..6, 6..9, 9..10]);
-        assert_eq!(claim(&counter, 3, 10), None);
+        let got: Vec<usize> = std::iter::from_fn(|| claim(&counter, 64, 2, 0))
+            .map(|r| r.len())
+            .collect();
+        assert_eq!(got, vec![16, 12, 9, 6, 5, 4, 3, 2, 1, 1, 1, 1, 1, 1, 1]);
+        assert_eq!(claim(&counter, 64, 2, 0), None);
+        // The first `single` one at a time; ranges follow each other.
+        let counter = AtomicUsize::new(0);
+        let got: Vec<Range<usize>> = std::iter::from_fn(|| claim(&counter, 12, 1, 3)).collect();
+        assert_eq!(
+            got,
+            vec![0..1, 1..2, 2..3, 3..7, 7..9, 9..10, 10..11, 11..12]
+        );
+        // From several threads at once: every item exactly once.
+        let counter = AtomicUsize::new(0);
+        let mut all: Vec<usize> = std::thread::scope(|s| {
+            let hs: Vec<_> = (0..4)
+                .map(|_| {
+                    s.spawn(|| {
+                        std::iter::from_fn(|| claim(&counter, 1000, 4, 10))
+                            .flatten()
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            hs.into_iter().flat_map(|h| h.join().unwrap()).collect()
+        });
+        all.sort_unstable();
+        assert_eq!(all, (0..1000).collect::<Vec<_>>());
     }
 
     #[test]
