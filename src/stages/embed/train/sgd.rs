@@ -21,7 +21,7 @@
 //! 1. *compute*: each block copies the distinct rows its walk touches (each once, whatever the number of
 //!    positions that use it) and trains the walk position by position on that working copy — position
 //!    `i + 1` sees what position `i` changed, exactly as one sequential trainer would. Then a row that no
-//!    other walk of the step touches (*own*; most rows: about 65–70 % on the synthetic Wikidata graphs) is
+//!    other walk of the step touches (*own*: about three quarters of them, 73–78 % on the graphs of BENCHMARKS.md) is
 //!    written back — the matrix row becomes the copy — and for a *shared* row the walk leaves the difference
 //!    between its copy and the snapshot;
 //! 2. *apply and draw*: every shared row gets its deltas added, in block order. Shared rows are divided
@@ -431,8 +431,9 @@ struct Slot {
 // barriers order the phases.
 unsafe impl Sync for Slot {}
 
-/// Which rows the walks of a super-step touch, and whether more than one walk does: per row of each matrix,
-/// `gen << 1 | shared` of the last super-step whose walks touched it (`gen`: the step's number + 1, modulo
+/// Which rows the walks of a super-step touch, and whether more than one walk does: per row of each matrix
+/// (the two tags of a node side by side, one cache line), `gen << 1 | shared` of the last super-step whose
+/// walks touched it (`gen`: the step's number + 1, modulo
 /// 2³¹, see [`gen`]). Marked when the walks are drawn (the phase before the step's *compute*), read when a
 /// walk's rows are copied. A row no other walk of its step touches is written back by the thread that
 /// trained it, at the end of its walk; the others go through the ordered *apply*.
@@ -443,20 +444,18 @@ unsafe impl Sync for Slot {}
 /// walk's — cannot happen: the second walk always finds the first one's tag.
 struct Marks {
     tags: Vec<AtomicU32>,
-    rows: usize,
 }
 
 impl Marks {
     fn new(rows: usize) -> Marks {
         Marks {
             tags: (0..2 * rows).map(|_| AtomicU32::new(0)).collect(),
-            rows,
         }
     }
 
     #[inline(always)]
     fn tag(&self, m: usize, id: u32) -> &AtomicU32 {
-        &self.tags[m * self.rows + id as usize]
+        &self.tags[2 * id as usize + m]
     }
 
     /// Record that one walk of the step `gen` touches row `id` of matrix `m` (0: `syn0`, 1: `syn1`); a walk
@@ -478,9 +477,10 @@ impl Marks {
         self.tag(m, id).load(Ordering::Relaxed) != gen << 1
     }
 
+    /// Ask for the tags of node `id` (both matrices).
     #[inline(always)]
-    fn prefetch(&self, m: usize, id: u32) {
-        if let Some(t) = self.tags.get(m * self.rows + id as usize) {
+    fn prefetch(&self, id: u32) {
+        if let Some(t) = self.tags.get(2 * id as usize) {
             prefetch(t.as_ptr() as *const f32, 1);
         }
     }
@@ -648,6 +648,17 @@ impl Block {
         self.sentence.clear();
         self.done = 0;
         self.epoch = Some(epoch);
+    }
+
+    /// The raw ids of the walk [`Block::load_walk`] reads next, when it is in the buffer (else none).
+    fn upcoming(&self, len: usize) -> &[u32] {
+        let buffered = self.buf_first..self.buf_first + self.buf_walks;
+        if self.epoch.is_some() && buffered.contains(&self.next) {
+            let at = (self.next - self.buf_first) * len;
+            &self.buf[at..at + len]
+        } else {
+            &[]
+        }
     }
 
     /// Learning rate at the current position: linear in this block's progress over all epochs.
@@ -826,9 +837,8 @@ impl Ctx<'_> {
 
     fn prefetch(&self, w: &Work) {
         for (r, &id) in w.ids.iter().enumerate() {
-            let m = (r >= w.n0) as usize;
-            self.matrix(m).prefetch(id);
-            self.marks.prefetch(m, id);
+            self.matrix((r >= w.n0) as usize).prefetch(id);
+            self.marks.prefetch(id);
         }
     }
 
@@ -993,8 +1003,30 @@ impl Ctx<'_> {
         }
     }
 
-    /// Draw block `b`'s walk for super-step `step` (in the phase before that step's compute); returns whether
-    /// it had one.
+    /// Draw the walks of super-step `step` of the blocks in `claimed` (in the phase before that step's
+    /// compute); returns how many had one. The subsampling thresholds and tags of each walk's nodes are
+    /// requested first, for all the claim's blocks (random reads into arrays of a few bytes per node).
+    fn draw_claimed(
+        &self,
+        claimed: Range<usize>,
+        step: u64,
+        s: &mut Scratch,
+        words: &mut u64,
+    ) -> usize {
+        let plan = self.plan;
+        for b in claimed.clone() {
+            // SAFETY: this thread claimed block b's draw (read only here).
+            for &id in unsafe { self.block_mut(b) }.upcoming(plan.walk_len) {
+                if let Some(k) = plan.keep.and_then(|keep| keep.get(id as usize)) {
+                    prefetch(k as *const u64 as *const f32, 1);
+                }
+                self.marks.prefetch(id);
+            }
+        }
+        claimed.map(|b| self.draw(b, step, s, words) as usize).sum()
+    }
+
+    /// Draw block `b`'s walk for super-step `step`; returns whether it had one.
     fn draw(&self, b: usize, step: u64, s: &mut Scratch, words: &mut u64) -> bool {
         // SAFETY: this thread claimed block b's draw; nobody else touches the block or this work now (the
         // apply of the step before reads the other work).
@@ -1037,9 +1069,7 @@ impl Ctx<'_> {
         // The first super-step's walks.
         let mut active = 0;
         while let Some(claimed) = claim(&self.next, blocks, self.threads, 0) {
-            for b in claimed {
-                active += self.draw(b, 0, &mut scratch, &mut words) as usize;
-            }
+            active += self.draw_claimed(claimed, 0, &mut scratch, &mut words);
         }
         let Some(mut total) = self.barrier.wait_sum(active, &self.next) else {
             return 0;
@@ -1056,13 +1086,12 @@ impl Ctx<'_> {
             let mut active = 0;
             let items = self.parts + blocks;
             while let Some(claimed) = claim(&self.next, items, self.threads, self.parts) {
-                for i in claimed {
-                    if i < self.parts {
-                        self.apply(i, step, &mut todo);
-                    } else {
-                        active +=
-                            self.draw(i - self.parts, step + 1, &mut scratch, &mut words) as usize;
-                    }
+                if claimed.start < self.parts {
+                    // Claims below `parts` are single partitions.
+                    self.apply(claimed.start, step, &mut todo);
+                } else {
+                    let blocks = claimed.start - self.parts..claimed.end - self.parts;
+                    active += self.draw_claimed(blocks, step + 1, &mut scratch, &mut words);
                 }
             }
             if words >= PROGRESS_EVERY {
