@@ -6,12 +6,13 @@
 use crate::core::error::{Error, Result};
 use crate::core::ids::{EntityId, Pid, Qid};
 use crate::core::records::{EntityRecord, PropertyRecord, Rank, Triple};
+use crate::dump::inorder::wait_one;
 use crate::stages::extract::cand::Cand;
 use crate::stages::extract::keep::Acc;
 use crate::stages::extract::spill::{self, Runs, SpillDir};
 use crate::store::tables::STREAM_BATCH;
 use rayon::slice::ParallelSliceMut;
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 
 /// The join's products.
@@ -147,8 +148,9 @@ pub fn join(
     }
 }
 
-/// Where the join's rows go, in order, in batches of at most [`STREAM_BATCH`] (the stage: Parquet writers;
-/// tests: vectors).
+/// Where the join's rows go, in order, in batches of any size (the stage: Parquet writers, which cut them into
+/// row groups themselves; tests: vectors). The three statement tables get their rows as candidates, which the
+/// writers turn into text columns directly.
 pub trait Out {
     fn entities(&mut self, rows: Vec<EntityRecord>) -> Result<()>;
     /// Every entity row was given (the stage finishes `entities.parquet` here, freeing its writer).
@@ -160,9 +162,9 @@ pub trait Out {
     fn properties_done(&mut self) -> Result<()> {
         Ok(())
     }
-    fn statements(&mut self, rows: Vec<Triple>) -> Result<()>;
-    fn triples(&mut self, rows: Vec<Triple>) -> Result<()>;
-    fn transitive(&mut self, rows: Vec<Triple>) -> Result<()>;
+    fn statements(&mut self, rows: Vec<Cand>) -> Result<()>;
+    fn triples(&mut self, rows: Vec<Cand>) -> Result<()>;
+    fn transitive(&mut self, rows: Vec<Cand>) -> Result<()>;
 }
 
 /// Rows gathered into batches of [`STREAM_BATCH`] before they go out (handed over owned, so that a writer on
@@ -195,6 +197,165 @@ impl<T> Batch<T> {
             out(std::mem::take(&mut self.rows))?;
         }
         Ok(())
+    }
+}
+
+/// A set of property numbers, for the lookups the join makes per statement: a bitmap (a dump's property
+/// numbers are small: P1 to ≈ P13000 in 2024), or a hash set for numbers past 2²⁴ (a crafted dump).
+struct PropSet {
+    bits: Vec<u64>,
+    big: HashSet<u64>,
+}
+
+impl PropSet {
+    const BITMAP_MAX: u64 = 1 << 24;
+
+    fn new(props: impl IntoIterator<Item = u64>) -> PropSet {
+        let mut s = PropSet {
+            bits: Vec::new(),
+            big: HashSet::new(),
+        };
+        for p in props {
+            if p < Self::BITMAP_MAX {
+                let w = (p / 64) as usize;
+                if s.bits.len() <= w {
+                    s.bits.resize(w.saturating_add(1), 0);
+                }
+                if let Some(word) = s.bits.get_mut(w) {
+                    *word |= 1 << (p % 64);
+                }
+            } else {
+                s.big.insert(p);
+            }
+        }
+        s
+    }
+
+    fn contains(&self, p: u64) -> bool {
+        if p < Self::BITMAP_MAX {
+            self.bits
+                .get((p / 64) as usize)
+                .is_some_and(|w| w & (1 << (p % 64)) != 0)
+        } else {
+            self.big.contains(&p)
+        }
+    }
+}
+
+/// What the statements of labelled subjects are checked against, shared by the workers that filter blocks.
+struct Filter<'a> {
+    transitive: PropSet,
+    /// Properties of the existence index ([`index_properties`]).
+    index: PropSet,
+    /// Labelled items and properties, sorted.
+    items: &'a [u64],
+    labelled_props: PropSet,
+}
+
+/// What one block of the merged statements gives each of the three tables.
+#[derive(Default)]
+struct Filtered {
+    statements: Vec<Cand>,
+    triples: Vec<Cand>,
+    transitive: Vec<Cand>,
+}
+
+/// Statements of candidates and seed statements merged, fed to the workers in blocks of at least this many,
+/// cut where the subject changes (so that the statements of one (S, P, O), which compete for its final triple,
+/// are in one block).
+const BLOCK: usize = 16 << 10;
+
+impl Filter<'_> {
+    /// Filter one block of the merged stream (`true`: a candidate, `false`: a seed statement of an unlabelled
+    /// subject), in order.
+    fn block(&self, block: &[(Cand, bool)]) -> Filtered {
+        let mut f = Filtered::default();
+        // The best statement of the current (S, P, O) for `triples`: ranks ascend within a key, so a higher rank
+        // replaces it and an equal one (a larger statement id) does not.
+        let mut best: Option<&Cand> = None;
+        for (c, is_cand) in block {
+            let p = u64::from(c.p);
+            let transitive = self.transitive.contains(p);
+            let indexed =
+                *is_cand && self.index.contains(p) && self.items.binary_search(&c.o).is_ok();
+            if transitive {
+                f.transitive.push(c.clone());
+            }
+            if !indexed {
+                continue;
+            }
+            f.statements.push(c.clone());
+            if c.rank == Rank::Deprecated || !self.labelled_props.contains(p) {
+                continue;
+            }
+            match best {
+                Some(last) if (last.s, last.p, last.o) == (c.s, c.p, c.o) => {
+                    if c.rank > last.rank {
+                        best = Some(c);
+                    }
+                }
+                _ => {
+                    if let Some(done) = best.replace(c) {
+                        f.triples.push(done.clone());
+                    }
+                }
+            }
+        }
+        if let Some(done) = best {
+            f.triples.push(done.clone());
+        }
+        f
+    }
+}
+
+/// The candidates and the seed statements, each a sorted stream without duplicates, merged into one stream in
+/// the order of their triples (a statement in both is a candidate), and cut into blocks.
+struct Merged<A: Iterator, B: Iterator> {
+    cs: std::iter::Peekable<A>,
+    ss: std::iter::Peekable<B>,
+}
+
+impl<A: Iterator<Item = Result<Cand>>, B: Iterator<Item = Result<Cand>>> Merged<A, B> {
+    fn next(&mut self) -> Result<Option<(Cand, bool)>> {
+        let order = match (self.cs.peek(), self.ss.peek()) {
+            (None, None) => return Ok(None),
+            (Some(Err(_)), _) | (Some(_), None) => std::cmp::Ordering::Less,
+            (_, Some(Err(_))) | (None, Some(_)) => std::cmp::Ordering::Greater,
+            (Some(Ok(c)), Some(Ok(s))) => Cand::cmp_as_triple(c, s),
+        };
+        let next = match order {
+            std::cmp::Ordering::Less => self.cs.next().map(|c| (c, true)),
+            std::cmp::Ordering::Greater => self.ss.next().map(|s| (s, false)),
+            std::cmp::Ordering::Equal => {
+                self.ss.next();
+                self.cs.next().map(|c| (c, true))
+            }
+        };
+        match next {
+            Some((Ok(c), is_cand)) => Ok(Some((c, is_cand))),
+            Some((Err(e), _)) => Err(e),
+            None => Ok(None),
+        }
+    }
+
+    /// The next block: at least [`BLOCK`] statements (fewer at the end), up to the end of a subject.
+    fn block(&mut self) -> Result<Vec<(Cand, bool)>> {
+        let mut b = Vec::with_capacity(BLOCK);
+        while let Some(x) = self.next()? {
+            let subject = x.0.s;
+            b.push(x);
+            if b.len() >= BLOCK {
+                let same = |i: Option<&Result<Cand>>| matches!(i, Some(Ok(c)) if c.s == subject);
+                while same(self.cs.peek()) || same(self.ss.peek()) {
+                    match self.next()? {
+                        Some(x) => b.push(x),
+                        None => break,
+                    }
+                }
+                break;
+            }
+        }
+        Ok(b)
     }
 }
 
@@ -268,22 +429,16 @@ impl State {
 
     /// Take what the accumulator gathered since the last call; spill when over the budget.
     pub fn drain(&mut self, acc: &mut Acc<'_>) -> Result<()> {
-        for e in acc.entities.drain(..) {
+        for e in &acc.entities {
             match e.id {
                 EntityId::Item(q) => self.items.push(q.0),
                 EntityId::Property(p) => self.props.push(p.0),
             }
-            self.entities.push(e);
         }
-        for p in acc.properties.drain(..) {
-            self.properties.push(p);
-        }
-        for c in acc.candidates.drain(..) {
-            self.candidates.push(c);
-        }
-        for c in acc.seed_other.drain(..) {
-            self.seed_other.push(c);
-        }
+        self.entities.append(&mut acc.entities);
+        self.properties.append(&mut acc.properties);
+        self.candidates.append(&mut acc.candidates);
+        self.seed_other.append(&mut acc.seed_other);
         self.check()
     }
 
@@ -420,83 +575,17 @@ impl State {
         );
         drop(inverses);
 
-        let mut cs = candidates.into_stream(&mut dir)?;
-        let mut ss = seed_other.into_stream(&mut dir)?;
-        let mut ca = cs.next().transpose()?;
-        let mut sa = ss.next().transpose()?;
-        let (mut st, mut tr, mut tt) = (Batch::new(), Batch::new(), Batch::new());
-        // The best statement of the current (S, P, O) for `triples`: ranks ascend within a key, so a higher
-        // rank replaces it and an equal one (a larger statement id) does not.
-        let mut best: Option<Triple> = None;
-        loop {
-            let (c, is_cand) = match (ca.take(), sa.take()) {
-                (None, None) => break,
-                (Some(c), None) => {
-                    ca = cs.next().transpose()?;
-                    (c, true)
-                }
-                (None, Some(s)) => {
-                    sa = ss.next().transpose()?;
-                    (s, false)
-                }
-                (Some(c), Some(s)) => match Cand::cmp_as_triple(&c, &s) {
-                    std::cmp::Ordering::Less => {
-                        sa = Some(s);
-                        ca = cs.next().transpose()?;
-                        (c, true)
-                    }
-                    std::cmp::Ordering::Greater => {
-                        ca = Some(c);
-                        sa = ss.next().transpose()?;
-                        (s, false)
-                    }
-                    std::cmp::Ordering::Equal => {
-                        ca = cs.next().transpose()?;
-                        sa = ss.next().transpose()?;
-                        (c, true)
-                    }
-                },
-            };
-            let p = Pid(u64::from(c.p));
-            let transitive = transitive_props.contains(&p);
-            let indexed = is_cand && index_props.contains(&p) && items.binary_search(&c.o).is_ok();
-            if !transitive && !indexed {
-                continue;
-            }
-            let t = c.to_triple();
-            if transitive {
-                tt.push(t.clone(), &mut |r| out.transitive(r))?;
-            }
-            if !indexed {
-                continue;
-            }
-            let final_row = t.rank != Rank::Deprecated && props.binary_search(&p.0).is_ok();
-            st.push(t.clone(), &mut |r| out.statements(r))?;
-            if !final_row {
-                continue;
-            }
-            match &mut best {
-                Some(last) if last.key() == t.key() => {
-                    if t.rank > last.rank {
-                        *last = t;
-                    }
-                }
-                _ => {
-                    if let Some(done) = best.replace(t) {
-                        tr.push(done, &mut |r| out.triples(r))?;
-                    }
-                }
-            }
-        }
-        if let Some(done) = best.take() {
-            tr.push(done, &mut |r| out.triples(r))?;
-        }
-        st.flush(&mut |r| out.statements(r))?;
-        tr.flush(&mut |r| out.triples(r))?;
-        tt.flush(&mut |r| out.transitive(r))?;
-        k.statements = st.n;
-        k.triples = tr.n;
-        k.transitive = tt.n;
+        let filter = Filter {
+            transitive: PropSet::new(transitive_props.iter().map(|p| p.0)),
+            index: PropSet::new(index_props.iter().map(|p| p.0)),
+            items: &items,
+            labelled_props: PropSet::new(props.iter().copied()),
+        };
+        let mut merged = Merged {
+            cs: candidates.into_stream(&mut dir)?.peekable(),
+            ss: seed_other.into_stream(&mut dir)?.peekable(),
+        };
+        filter_blocks(&mut merged, &filter, out, &mut k)?;
         k.transitive_outside_seed = transitive_props
             .iter()
             .filter(|p| !seed.contains(p))
@@ -513,6 +602,68 @@ impl State {
         Ok(k)
     }
 }
+/// Filter the merged statements block by block on the rayon pool ([`Filter::block`]), at most two blocks per
+/// thread in flight, and hand each block's rows to `out` in order, counting them into `k`.
+///
+/// Why: the merge is a few comparisons per statement, but the lookups behind each statement (labelled object,
+/// transitive or indexed property, the best rank of its triple) were the stage thread's work after the dump was
+/// read, a serial tail beside the idle workers.
+fn filter_blocks<A, B>(
+    merged: &mut Merged<A, B>,
+    filter: &Filter<'_>,
+    out: &mut dyn Out,
+    k: &mut JoinCounts,
+) -> Result<()>
+where
+    A: Iterator<Item = Result<Cand>>,
+    B: Iterator<Item = Result<Cand>>,
+{
+    let max_in_flight = rayon::current_num_threads().max(1).saturating_mul(2);
+    rayon::in_place_scope_fifo(|scope| -> Result<()> {
+        let (tx, rx) = std::sync::mpsc::channel::<(u64, std::thread::Result<Filtered>)>();
+        let (mut spawned, mut handed) = (0u64, 0u64);
+        let mut done: BTreeMap<u64, Filtered> = BTreeMap::new();
+        let mut exhausted = false;
+        loop {
+            while !exhausted && spawned.saturating_sub(handed) < max_in_flight as u64 {
+                let block = merged.block()?;
+                if block.is_empty() {
+                    exhausted = true;
+                    break;
+                }
+                let (tx, seq) = (tx.clone(), spawned);
+                spawned = spawned.saturating_add(1);
+                scope.spawn_fifo(move |_| {
+                    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        filter.block(&block)
+                    }));
+                    let _ = tx.send((seq, r));
+                });
+            }
+            if handed == spawned {
+                return Ok(());
+            }
+            let (seq, r) = wait_one(&rx);
+            done.insert(seq, r.unwrap_or_else(|p| std::panic::resume_unwind(p)));
+            while let Some(f) = done.remove(&handed) {
+                handed = handed.saturating_add(1);
+                k.statements = k.statements.saturating_add(f.statements.len() as u64);
+                k.triples = k.triples.saturating_add(f.triples.len() as u64);
+                k.transitive = k.transitive.saturating_add(f.transitive.len() as u64);
+                if !f.statements.is_empty() {
+                    out.statements(f.statements)?;
+                }
+                if !f.triples.is_empty() {
+                    out.triples(f.triples)?;
+                }
+                if !f.transitive.is_empty() {
+                    out.transitive(f.transitive)?;
+                }
+            }
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -651,19 +802,19 @@ mod state_tests {
             self.events.push('P');
             Ok(())
         }
-        fn statements(&mut self, rows: Vec<Triple>) -> Result<()> {
+        fn statements(&mut self, rows: Vec<Cand>) -> Result<()> {
             self.events.push('s');
-            self.statements.extend(rows);
+            self.statements.extend(rows.iter().map(Cand::to_triple));
             Ok(())
         }
-        fn triples(&mut self, rows: Vec<Triple>) -> Result<()> {
+        fn triples(&mut self, rows: Vec<Cand>) -> Result<()> {
             self.events.push('t');
-            self.triples.extend(rows);
+            self.triples.extend(rows.iter().map(Cand::to_triple));
             Ok(())
         }
-        fn transitive(&mut self, rows: Vec<Triple>) -> Result<()> {
+        fn transitive(&mut self, rows: Vec<Cand>) -> Result<()> {
             self.events.push('x');
-            self.transitive.extend(rows);
+            self.transitive.extend(rows.iter().map(Cand::to_triple));
             Ok(())
         }
     }

@@ -154,6 +154,26 @@ pub struct Part {
     pub(crate) overlong: Option<(u64, u64)>,
 }
 
+impl dump::Held for Part {
+    /// The records kept (counted as the join state counts them: `spill::Record::mem`) and the per-property
+    /// tallies; what a parsed chunk holds until its turn.
+    fn held(&self) -> usize {
+        use super::spill::Record;
+        fn sum<T: Record>(v: &[T]) -> usize {
+            v.iter().map(Record::mem).fold(0, usize::saturating_add)
+        }
+        [
+            sum(&self.entities),
+            sum(&self.properties),
+            sum(&self.candidates),
+            sum(&self.seed_other),
+            self.unlabelled_by_prop.capacity().saturating_mul(24),
+        ]
+        .into_iter()
+        .fold(0, usize::saturating_add)
+    }
+}
+
 /// Parse one line and add what it contributes to `part` (the per-line core: pure, no I/O).
 pub fn handle_line(
     rules: &Rules,

@@ -426,6 +426,15 @@ impl<T: Record> Runs<T> {
         self.held.push(r);
     }
 
+    /// Push every record of `v` (left empty), in order: what the stage thread does with each chunk's records,
+    /// so one move of the whole vector rather than a push per record.
+    pub fn append(&mut self, v: &mut Vec<T>) {
+        let mem = v.iter().map(Record::mem).fold(0, usize::saturating_add);
+        self.held_mem = self.held_mem.saturating_add(mem);
+        self.pushed = self.pushed.saturating_add(v.len() as u64);
+        self.held.append(v);
+    }
+
     /// Bytes the held records take (their slots in the vector included).
     pub fn mem(&self) -> usize {
         self.held_mem.saturating_add(
@@ -576,6 +585,11 @@ impl<T: Record> Merge<T> {
     }
 
     fn next_raw(&mut self) -> Result<Option<Head<T>>> {
+        // Nothing spilled: the held records alone, already sorted (no heap to go through; the stage thread
+        // feeds the join's workers from here).
+        if let [Source::Held(it)] = self.sources.as_mut_slice() {
+            return Ok(it.next().map(|rec| Head { rec, src: 0 }));
+        }
         if !self.started {
             self.started = true;
             for s in 0..self.sources.len() {
