@@ -8,8 +8,10 @@
 //! registers and add them to the rows before moving on, so the rows are read once and no temporary is
 //! written — the same operations in the same order as `lincomb` then `add_assign`, so the same bits.
 //! Each exists in three builds chosen at run time ([`Kernel::detect`]): AVX-512F, AVX2 + FMA, and a portable
-//! scalar build. They give **bit-identical results**, because every path performs the same IEEE operations in
-//! the same order:
+//! scalar build. The two vector builds are one code generic over the register width (`simd::Isa`: 8 or 16
+//! lanes of `f32`; each build names only its instructions), and the portable build is written apart, element
+//! by element, as the reference the tests compare every build with. They give **bit-identical results**,
+//! because every path performs the same IEEE operations in the same order:
 //!
 //! - **Fused multiply-add everywhere.** Every product-and-sum is one `fma(a, b, acc)` (one rounding). The
 //!   vector paths use the FMA instructions; the scalar path uses `f32::mul_add`, which is the correctly
@@ -45,6 +47,25 @@ pub enum Kernel {
 
 /// Lanes of a dot product on every path.
 pub const LANES: usize = 16;
+
+/// `$f` of the build `$k` on the arguments: `$scalar` for the portable build, else the vector build's entry
+/// point (a vector `Kernel` exists only where [`Kernel::available`] detected its CPU features; the methods
+/// check the shapes before they dispatch).
+macro_rules! dispatch {
+    ($k:expr, $f:ident($($a:expr),*), $scalar:expr) => {
+        match $k {
+            Kernel::Scalar => $scalar,
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: AVX2 and FMA detected (see above).
+            Kernel::Avx2 => unsafe { avx2::$f($($a),*) },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: AVX-512F detected.
+            Kernel::Avx512 => unsafe { avx512::$f($($a),*) },
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => $scalar,
+        }
+    };
+}
 
 impl Kernel {
     /// The fastest build this CPU runs.
@@ -109,17 +130,7 @@ impl Kernel {
             out.fill(0.0);
             return;
         }
-        match self {
-            Kernel::Scalar => scalar::gram(a, b, out),
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: a `Kernel::Avx2` exists only where `available` detected AVX2 and FMA; shapes checked.
-            Kernel::Avx2 => unsafe { avx2::gram(dim, a, b, out) },
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: as above, AVX-512F detected.
-            Kernel::Avx512 => unsafe { avx512::gram(dim, a, b, out) },
-            #[cfg(not(target_arch = "x86_64"))]
-            _ => scalar::gram(a, b, out),
-        }
+        dispatch!(self, gram(dim, a, b, out), scalar::gram(a, b, out))
     }
 
     /// `y[r] = Σₛ w[r·S + s] · x[s]` for the `R` rows of `y` and the `S` rows of `x` (`dim` wide).
@@ -140,77 +151,40 @@ impl Kernel {
         if dim == 0 {
             return;
         }
-        match self {
-            Kernel::Scalar => scalar::lincomb(dim, w, x, y),
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: AVX2 and FMA detected (see `gram`); shapes checked.
-            Kernel::Avx2 => unsafe { avx2::lincomb(dim, w, x, y) },
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: AVX-512F detected.
-            Kernel::Avx512 => unsafe { avx512::lincomb(dim, w, x, y) },
-            #[cfg(not(target_arch = "x86_64"))]
-            _ => scalar::lincomb(dim, w, x, y),
-        }
+        dispatch!(self, lincomb(dim, w, x, y), scalar::lincomb(dim, w, x, y))
     }
 
     /// `y[i] += x[i]`.
     pub fn add_assign(self, y: &mut [f32], x: &[f32]) {
         assert_eq!(y.len(), x.len(), "add_assign shapes");
-        match self {
-            Kernel::Scalar => scalar::add_assign(y, x),
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: AVX2 detected; equal lengths checked.
-            Kernel::Avx2 => unsafe { avx2::add_assign(y, x) },
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: AVX-512F detected.
-            Kernel::Avx512 => unsafe { avx512::add_assign(y, x) },
-            #[cfg(not(target_arch = "x86_64"))]
-            _ => scalar::add_assign(y, x),
-        }
+        dispatch!(self, add_assign(y, x), scalar::add_assign(y, x))
     }
 
     /// `y[i] -= x[i]`.
     pub fn sub_assign(self, y: &mut [f32], x: &[f32]) {
         assert_eq!(y.len(), x.len(), "sub_assign shapes");
-        match self {
-            Kernel::Scalar => scalar::sub_assign(y, x),
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: AVX2 detected; equal lengths checked.
-            Kernel::Avx2 => unsafe { avx2::sub_assign(y, x) },
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: AVX-512F detected.
-            Kernel::Avx512 => unsafe { avx512::sub_assign(y, x) },
-            #[cfg(not(target_arch = "x86_64"))]
-            _ => scalar::sub_assign(y, x),
-        }
+        dispatch!(self, sub_assign(y, x), scalar::sub_assign(y, x))
     }
 
     /// `out[i] = σ(x[i])`, bit for bit [`sigmoid`] on every build (the vector builds run [`exp`]'s
     /// operations on 8 or 4 `f64` lanes).
     pub fn sigmoid(self, x: &[f32], out: &mut [f32]) {
         assert_eq!(x.len(), out.len(), "sigmoid shapes");
-        match self {
-            Kernel::Scalar => scalar::sigmoid(x, out),
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: AVX2 and FMA detected (see `gram`); equal lengths checked.
-            Kernel::Avx2 => unsafe { avx2::sigmoid(x, out) },
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: AVX-512F detected.
-            Kernel::Avx512 => unsafe { avx512::sigmoid(x, out) },
-            #[cfg(not(target_arch = "x86_64"))]
-            _ => scalar::sigmoid(x, out),
-        }
+        dispatch!(self, sigmoid(x, out), scalar::sigmoid(x, out))
     }
 
-    /// The update of one minibatch, in place in the `dim`-wide matrix `m`: with `C[j]` = row `ci[j]`,
-    /// `O[k]` = row `ti[k]` and the `C × T` gradient `g` (`g[j·T + k]`, `T = ti.len()`), first
-    /// `ΔC[j] = Σₖ g[j·T + k]·O[k]` and `ΔO[k] = Σⱼ g[j·T + k]·C[j]`, both from the rows as they are on entry
-    /// (fma chains from +0.0 in ascending index, exactly [`Kernel::lincomb`]), then `row ci[j] += ΔC[j]` for
-    /// `j` in order and `row ti[k] += ΔO[k]` for `k` in order ([`Kernel::add_assign`]). `ci` may repeat a
-    /// row and so may `ti`, but no row may be in both (contexts and targets are rows of different matrices;
-    /// checked in debug builds). The same bits as `lincomb` into temporaries followed by `add_assign`, on
-    /// every build; the vector builds do it one register of columns at a time with the sums in registers,
-    /// so the rows are read once and no temporary is written.
+    /// The update of one minibatch, in place in the `dim`-wide matrix `m`, in the order of a sequential
+    /// trainer: with contexts `C[j]` = row `ci[j]`, targets `O[k]` = row `ti[k]` and the `C × T` gradient `g`
+    /// (`g[j·T + k]`, `T = ti.len()`), the pairs `(j, k)` are taken for `j` in order and `k` in order within
+    /// it: `ΔC[j] += g[j·T + k]·O[k]` with `O[k]` as the pairs before left it, then `O[k] += g[j·T + k]·C[j]`
+    /// with `C[j]` as it is on entry. At the end `row ci[j] += ΔC[j]` for `j` in order, and `row ti[k]` is
+    /// `O[k]`. Element by element: `ΔC[j]` is the fma chain from +0.0 in ascending `k`, and `O[k]` the fma
+    /// chain over ascending `j` in place. So a context reads the targets as the earlier contexts of the
+    /// minibatch moved them (word2vec's and gensim's order of pairs), while the gradient `g` itself comes
+    /// from the rows on entry. `ci` may repeat a row (each occurrence adds its own `ΔC`); the targets must be
+    /// distinct and no row may be both (checked in debug builds). The vector builds do it one register of
+    /// columns at a time with the targets and sums in registers, so the rows are read once; the same bits
+    /// on every build ([`scalar::update_cols`] is the definition).
     pub fn update(self, dim: usize, g: &[f32], m: &mut [f32], ci: &[u32], ti: &[u32]) {
         let rows = m.len().checked_div(dim).unwrap_or(0);
         assert!(
@@ -220,37 +194,18 @@ impl Kernel {
             "update shapes"
         );
         debug_assert!(
-            ci.iter().all(|r| !ti.contains(r)),
-            "update: a row is both context and target"
+            ci.iter().all(|r| !ti.contains(r))
+                && ti.iter().enumerate().all(|(k, r)| !ti[..k].contains(r)),
+            "update: a row is both context and target, or a target twice"
         );
         if dim == 0 || ci.is_empty() || ti.is_empty() {
             return;
         }
-        match self {
-            Kernel::Scalar => self.update_composed(dim, g, m, ci, ti),
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: AVX2 and FMA detected (see `gram`); shapes and row indices checked.
-            Kernel::Avx2 => unsafe { avx2::update(dim, g, m, ci, ti) },
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: AVX-512F detected; as above.
-            Kernel::Avx512 => unsafe { avx512::update(dim, g, m, ci, ti) },
-            #[cfg(not(target_arch = "x86_64"))]
-            _ => self.update_composed(dim, g, m, ci, ti),
-        }
-    }
-
-    /// [`Kernel::update`] by its definition, for any shape: `lincomb` into temporaries, then `add_assign`.
-    fn update_composed(self, dim: usize, g: &[f32], m: &mut [f32], ci: &[u32], ti: &[u32]) {
-        let (nc, nt) = (ci.len(), ti.len());
-        let gt: Vec<f32> = (0..nt * nc).map(|i| g[(i % nc) * nt + i / nc]).collect();
-        let mut dc = vec![0f32; nc * dim];
-        let mut dout = vec![0f32; nt * dim];
-        self.lincomb_rows(g, Rows::picked(dim, m, ti), &mut dc);
-        self.lincomb_rows(&gt, Rows::picked(dim, m, ci), &mut dout);
-        let deltas = dc.chunks_exact(dim).chain(dout.chunks_exact(dim));
-        for (&r, d) in ci.iter().chain(ti).zip(deltas) {
-            self.add_assign(&mut m[r as usize * dim..(r as usize + 1) * dim], d);
-        }
+        dispatch!(
+            self,
+            update(dim, g, m, ci, ti),
+            scalar::update_cols(dim, 0, g, m, ci, ti)
+        )
     }
 
     /// One dot product (the 1 × 1 case of [`Kernel::gram`]).
@@ -321,10 +276,11 @@ impl<'a> Rows<'a> {
     }
 }
 
-/// Most contexts (rows `ci`) the vector builds of [`Kernel::update`] take in one pass; more go through the
-/// definition (`lincomb` into temporaries, then `add_assign`, with the build's own kernels): the same bits.
+/// Most contexts (rows `ci`) whose sums [`Kernel::update`] keeps on the stack; more (a window above 16) take
+/// buffers on the heap: the same bits.
 pub const UPDATE_MAX_C: usize = 32;
-/// Most targets (rows `ti`) the vector builds of [`Kernel::update`] keep in registers (as above).
+/// Most targets (rows `ti`) the vector builds of [`Kernel::update`] keep in registers; more (above 7 noise
+/// nodes) are kept in memory: the same bits, a little slower.
 pub const UPDATE_MAX_T: usize = 8;
 
 /// The fixed reduction tree of 16 lanes: `l + (l+8)`, then `+4`, `+2`, `+1`.
@@ -341,7 +297,7 @@ fn reduce16(v: &[f32; LANES]) -> f32 {
 
 /// The portable build: 16 lanes in an array, `f32::mul_add` for every fused step.
 pub mod scalar {
-    use super::{reduce16, Rows, LANES};
+    use super::{reduce16, Rows, LANES, UPDATE_MAX_C, UPDATE_MAX_T};
 
     /// See [`super::Kernel::dot`].
     #[inline(always)]
@@ -401,36 +357,45 @@ pub mod scalar {
         }
     }
 
-    /// The columns `from..dim` of [`super::Kernel::update`], element by element (the vector builds' tail).
-    /// `NT` targets; at most [`super::UPDATE_MAX_C`] contexts.
-    #[inline(always)]
-    pub(super) fn update_tail<const NT: usize>(
-        dim: usize,
-        from: usize,
-        g: &[f32],
-        m: &mut [f32],
-        ci: &[u32],
-        ti: &[u32],
-    ) {
-        let mut dc = [0f32; super::UPDATE_MAX_C];
+    /// The columns `from..dim` of [`super::Kernel::update`], element by element: its definition (the
+    /// portable build runs it from column 0, the vector builds on their last `dim mod W` columns).
+    pub fn update_cols(dim: usize, from: usize, g: &[f32], m: &mut [f32], ci: &[u32], ti: &[u32]) {
+        if from >= dim {
+            return;
+        }
+        let (nc, nt) = (ci.len(), ti.len());
+        let (mut o_stack, mut dc_stack) = ([0f32; UPDATE_MAX_T], [0f32; UPDATE_MAX_C]);
+        let (mut o_heap, mut dc_heap) = (Vec::new(), Vec::new());
+        let o: &mut [f32] = if nt <= UPDATE_MAX_T {
+            &mut o_stack[..nt]
+        } else {
+            o_heap.resize(nt, 0.0);
+            &mut o_heap
+        };
+        let dc: &mut [f32] = if nc <= UPDATE_MAX_C {
+            &mut dc_stack[..nc]
+        } else {
+            dc_heap.resize(nc, 0.0);
+            &mut dc_heap
+        };
         for i in from..dim {
-            let o: [f32; NT] = std::array::from_fn(|k| m[ti[k] as usize * dim + i]);
-            let mut dout = [0f32; NT];
+            for (ok, &r) in o.iter_mut().zip(ti) {
+                *ok = m[r as usize * dim + i];
+            }
             for (j, &r) in ci.iter().enumerate() {
                 let c = m[r as usize * dim + i];
-                let gr = &g[j * NT..(j + 1) * NT];
                 let mut a = 0f32;
-                for k in 0..NT {
-                    a = gr[k].mul_add(o[k], a);
-                    dout[k] = gr[k].mul_add(c, dout[k]);
+                for (ok, &gk) in o.iter_mut().zip(&g[j * nt..(j + 1) * nt]) {
+                    a = gk.mul_add(*ok, a);
+                    *ok = gk.mul_add(c, *ok);
                 }
                 dc[j] = a;
             }
-            for (j, &r) in ci.iter().enumerate() {
-                m[r as usize * dim + i] += dc[j];
+            for (&d, &r) in dc.iter().zip(ci) {
+                m[r as usize * dim + i] += d;
             }
-            for (k, &r) in ti.iter().enumerate() {
-                m[r as usize * dim + i] += dout[k];
+            for (&ok, &r) in o.iter().zip(ti) {
+                m[r as usize * dim + i] = ok;
             }
         }
     }
@@ -443,605 +408,94 @@ pub mod scalar {
     }
 }
 
+/// The vector builds, written once for any register width: [`Isa`] names the handful of instructions the
+/// kernels use, [`avx2`] (8 lanes of `f32`) and [`avx512`] (16 lanes) implement it, and the kernels below are
+/// generic over it. Every kernel performs the operations of the scalar build in the same order whatever the
+/// width (see the module documentation), so both instances give its bits.
+///
+/// The generic functions are `#[inline(always)]` and are only called from the `#[target_feature]` entry
+/// points of each build ([`isa_entry_points`]), so each instance is compiled with its instructions enabled.
 #[cfg(target_arch = "x86_64")]
-mod avx2 {
-    use super::{Kernel, Rows, LANES};
-    use std::arch::x86_64::*;
+mod simd;
 
-    /// `v` = lanes 0..8 in `lo`, 8..16 in `hi`, reduced by the tree of [`super::reduce16`].
-    #[inline]
-    #[target_feature(enable = "avx2,fma")]
-    fn reduce(lo: __m256, hi: __m256) -> f32 {
-        let t8 = _mm256_add_ps(lo, hi);
-        let t4 = _mm_add_ps(_mm256_castps256_ps128(t8), _mm256_extractf128_ps::<1>(t8));
-        let t2 = _mm_add_ps(t4, _mm_movehl_ps(t4, t4));
-        let t1 = _mm_add_ss(t2, _mm_shuffle_ps::<1>(t2, t2));
-        _mm_cvtss_f32(t1)
-    }
+/// The `#[target_feature]` entry points of one vector build: each runs the generic kernel of [`simd`] for
+/// the build's [`simd::Isa`], so the generic code is compiled with the build's instructions.
+#[cfg(target_arch = "x86_64")]
+macro_rules! isa_entry_points {
+    ($features:literal, $isa:ty) => {
+        /// # Safety
+        /// The build's CPU features; shapes checked by [`super::Kernel::gram_rows`].
+        #[target_feature(enable = $features)]
+        pub unsafe fn gram(dim: usize, a: Rows, b: Rows, out: &mut [f32]) {
+            // SAFETY: the features are enabled here.
+            unsafe { super::simd::gram::<$isa>(dim, a, b, out) }
+        }
 
-    /// Dot products of one row `a` against `N` rows `b[k]`, 16 lanes each.
-    #[inline]
-    #[target_feature(enable = "avx2,fma")]
-    unsafe fn dots<const N: usize>(dim: usize, a: *const f32, b: [*const f32; N]) -> [f32; N] {
-        let full = dim / LANES * LANES;
-        let mut lo = [_mm256_setzero_ps(); N];
-        let mut hi = [_mm256_setzero_ps(); N];
-        let mut c = 0;
-        while c < full {
-            // SAFETY (all loads here): the caller passes rows of `dim` floats; c + 16 ≤ full ≤ dim.
-            let (x0, x1) = unsafe { (_mm256_loadu_ps(a.add(c)), _mm256_loadu_ps(a.add(c + 8))) };
-            for k in 0..N {
-                let (y0, y1) = unsafe {
-                    (
-                        _mm256_loadu_ps(b[k].add(c)),
-                        _mm256_loadu_ps(b[k].add(c + 8)),
-                    )
-                };
-                lo[k] = _mm256_fmadd_ps(x0, y0, lo[k]);
-                hi[k] = _mm256_fmadd_ps(x1, y1, hi[k]);
-            }
-            c += LANES;
-        }
-        let mut out = [0f32; N];
-        for k in 0..N {
-            let mut s = reduce(lo[k], hi[k]);
-            for i in full..dim {
-                // SAFETY: i < dim.
-                s = unsafe { (*a.add(i)).mul_add(*b[k].add(i), s) };
-            }
-            out[k] = s;
-        }
-        out
-    }
-
-    #[target_feature(enable = "avx2,fma")]
-    pub unsafe fn gram(dim: usize, a: Rows, b: Rows, out: &mut [f32]) {
-        let s = b.len();
-        let bp = |k: usize| b.row(k).as_ptr();
-        for r in 0..a.len() {
-            let ar = a.row(r);
-            let o = &mut out[r * s..(r + 1) * s];
-            let mut k = 0;
-            while k + 3 <= s {
-                // SAFETY: rows k..k+3 of b and row r of a hold `dim` floats each.
-                let d = unsafe { dots::<3>(dim, ar.as_ptr(), [bp(k), bp(k + 1), bp(k + 2)]) };
-                o[k..k + 3].copy_from_slice(&d);
-                k += 3;
-            }
-            while k < s {
-                // SAFETY: as above.
-                o[k] = unsafe { dots::<1>(dim, ar.as_ptr(), [bp(k)]) }[0];
-                k += 1;
-            }
-        }
-    }
-
-    #[target_feature(enable = "avx2,fma")]
-    pub unsafe fn lincomb(dim: usize, w: &[f32], x: Rows, y: &mut [f32]) {
-        let s = x.len();
-        let full8 = dim / 8 * 8;
-        for (r, yr) in y.chunks_exact_mut(dim).enumerate() {
-            let wr = &w[r * s..(r + 1) * s];
-            let yp = yr.as_mut_ptr();
-            let mut c = 0;
-            // Four registers (32 floats) at a time, then single registers, then scalar elements; every
-            // element is the same fma chain over s = 0..S whichever group it falls in.
-            while c + 32 <= full8 {
-                let mut acc = [_mm256_setzero_ps(); 4];
-                for (k, &wk) in wr.iter().enumerate() {
-                    let wv = _mm256_set1_ps(wk);
-                    let xp = x.row(k)[c..].as_ptr();
-                    for (q, a) in acc.iter_mut().enumerate() {
-                        // SAFETY: c + 32 ≤ dim within row k of x.
-                        *a = _mm256_fmadd_ps(wv, unsafe { _mm256_loadu_ps(xp.add(8 * q)) }, *a);
-                    }
-                }
-                for (q, a) in acc.iter().enumerate() {
-                    // SAFETY: c + 32 ≤ dim within row r of y.
-                    unsafe { _mm256_storeu_ps(yp.add(c + 8 * q), *a) };
-                }
-                c += 32;
-            }
-            while c < full8 {
-                let mut a = _mm256_setzero_ps();
-                for (k, &wk) in wr.iter().enumerate() {
-                    // SAFETY: c + 8 ≤ dim.
-                    let xv = unsafe { _mm256_loadu_ps(x.row(k)[c..].as_ptr()) };
-                    a = _mm256_fmadd_ps(_mm256_set1_ps(wk), xv, a);
-                }
-                // SAFETY: c + 8 ≤ dim.
-                unsafe { _mm256_storeu_ps(yp.add(c), a) };
-                c += 8;
-            }
-            for (i, yi) in yr.iter_mut().enumerate().skip(full8) {
-                let mut a = 0f32;
-                for (k, &wk) in wr.iter().enumerate() {
-                    a = wk.mul_add(x.row(k)[i], a);
-                }
-                *yi = a;
-            }
-        }
-    }
-
-    /// See [`super::Kernel::update`]: 8 columns at a time; the `NT` target rows of those columns and their
-    /// sums stay in registers, the contexts' sums wait in `dc` until every context row has been read.
-    ///
-    /// # Safety
-    /// AVX2 and FMA; every index of `ci` and `ti` is a row of `m` (`dim` wide); `ti.len() == NT`, `ci.len() ≤
-    /// UPDATE_MAX_C`, `g.len() == ci.len() · NT`.
-    #[target_feature(enable = "avx2,fma")]
-    unsafe fn update_nt<const NT: usize>(
-        dim: usize,
-        g: &[f32],
-        m: &mut [f32],
-        ci: &[u32],
-        ti: &[u32],
-    ) {
-        let full = dim / 8 * 8;
-        let base = m.as_mut_ptr();
-        let at = |r: u32, c: usize| r as usize * dim + c;
-        let mut dc = [_mm256_setzero_ps(); super::UPDATE_MAX_C];
-        let mut c = 0;
-        while c < full {
-            // SAFETY (every load and store below): the rows are rows of `m` (the caller's contract) and
-            // c + 8 ≤ dim; no reference into `m` is alive while `base` is used.
-            let mut o = [_mm256_setzero_ps(); NT];
-            for k in 0..NT {
-                o[k] = unsafe { _mm256_loadu_ps(base.add(at(ti[k], c))) };
-            }
-            let mut dout = [_mm256_setzero_ps(); NT];
-            for (j, &r) in ci.iter().enumerate() {
-                let cj = unsafe { _mm256_loadu_ps(base.add(at(r, c))) };
-                let gr = &g[j * NT..(j + 1) * NT];
-                let mut a = _mm256_setzero_ps();
-                for k in 0..NT {
-                    let gv = _mm256_set1_ps(gr[k]);
-                    a = _mm256_fmadd_ps(gv, o[k], a);
-                    dout[k] = _mm256_fmadd_ps(gv, cj, dout[k]);
-                }
-                dc[j] = a;
-            }
-            for (j, &r) in ci.iter().enumerate() {
-                let p = unsafe { base.add(at(r, c)) };
-                unsafe { _mm256_storeu_ps(p, _mm256_add_ps(_mm256_loadu_ps(p), dc[j])) };
-            }
-            for (k, &r) in ti.iter().enumerate() {
-                let p = unsafe { base.add(at(r, c)) };
-                unsafe { _mm256_storeu_ps(p, _mm256_add_ps(_mm256_loadu_ps(p), dout[k])) };
-            }
-            c += 8;
-        }
-        super::scalar::update_tail::<NT>(dim, full, g, m, ci, ti);
-    }
-
-    /// See [`super::Kernel::update`].
-    ///
-    /// # Safety
-    /// AVX2 and FMA; shapes and row indices checked by the caller.
-    #[target_feature(enable = "avx2,fma")]
-    pub unsafe fn update(dim: usize, g: &[f32], m: &mut [f32], ci: &[u32], ti: &[u32]) {
-        if ci.len() > super::UPDATE_MAX_C {
-            return Kernel::Avx2.update_composed(dim, g, m, ci, ti);
-        }
-        // SAFETY: the caller's contract, and ti.len() is the NT of each arm.
-        unsafe {
-            match ti.len() {
-                1 => update_nt::<1>(dim, g, m, ci, ti),
-                2 => update_nt::<2>(dim, g, m, ci, ti),
-                3 => update_nt::<3>(dim, g, m, ci, ti),
-                4 => update_nt::<4>(dim, g, m, ci, ti),
-                5 => update_nt::<5>(dim, g, m, ci, ti),
-                6 => update_nt::<6>(dim, g, m, ci, ti),
-                7 => update_nt::<7>(dim, g, m, ci, ti),
-                8 => update_nt::<8>(dim, g, m, ci, ti),
-                _ => Kernel::Avx2.update_composed(dim, g, m, ci, ti),
-            }
-        }
-    }
-
-    #[target_feature(enable = "avx2,fma")]
-    pub unsafe fn add_assign(y: &mut [f32], x: &[f32]) {
-        let n = y.len();
-        let full = n / 8 * 8;
-        let (yp, xp) = (y.as_mut_ptr(), x.as_ptr());
-        let mut c = 0;
-        while c < full {
-            // SAFETY: c + 8 ≤ n = len of both.
-            unsafe {
-                let v = _mm256_add_ps(_mm256_loadu_ps(yp.add(c)), _mm256_loadu_ps(xp.add(c)));
-                _mm256_storeu_ps(yp.add(c), v);
-            }
-            c += 8;
-        }
-        for i in full..n {
-            y[i] += x[i];
-        }
-    }
-
-    #[target_feature(enable = "avx2,fma")]
-    pub unsafe fn sub_assign(y: &mut [f32], x: &[f32]) {
-        let n = y.len();
-        let full = n / 8 * 8;
-        let (yp, xp) = (y.as_mut_ptr(), x.as_ptr());
-        let mut c = 0;
-        while c < full {
-            // SAFETY: c + 8 ≤ n = len of both.
-            unsafe {
-                let v = _mm256_sub_ps(_mm256_loadu_ps(yp.add(c)), _mm256_loadu_ps(xp.add(c)));
-                _mm256_storeu_ps(yp.add(c), v);
-            }
-            c += 8;
-        }
-        for i in full..n {
-            y[i] -= x[i];
-        }
-    }
-
-    /// See [`super::Kernel::sigmoid`]: [`super::exp_core`] on 4 `f64` lanes, then `1 / (1 + e)`.
-    #[target_feature(enable = "avx2,fma")]
-    pub unsafe fn sigmoid(x: &[f32], out: &mut [f32]) {
-        use super::{EXP_C, EXP_MAGIC, LN2_HI, LN2_LO};
-        let n = x.len();
-        let full = n / 4 * 4;
-        let sign = _mm256_set1_pd(-0.0);
-        let one = _mm256_set1_pd(1.0);
-        let magic = _mm256_set1_pd(EXP_MAGIC);
-        let mut c = 0;
-        while c < full {
-            // SAFETY: c + 4 ≤ n = len of both.
-            let xf = unsafe { _mm_loadu_ps(x.as_ptr().add(c)) };
-            let xd = _mm256_xor_pd(_mm256_cvtps_pd(xf), sign);
-            let v = _mm256_max_pd(xd, _mm256_set1_pd(-700.0));
-            let v = _mm256_min_pd(v, _mm256_set1_pd(700.0));
-            let t = _mm256_add_pd(
-                _mm256_mul_pd(v, _mm256_set1_pd(std::f64::consts::LOG2_E)),
-                magic,
-            );
-            let nn = _mm256_sub_pd(t, magic);
-            let r = _mm256_sub_pd(
-                _mm256_sub_pd(v, _mm256_mul_pd(nn, _mm256_set1_pd(LN2_HI))),
-                _mm256_mul_pd(nn, _mm256_set1_pd(LN2_LO)),
-            );
-            let mut p = _mm256_set1_pd(EXP_C[0]);
-            for &k in &EXP_C[1..] {
-                p = _mm256_add_pd(_mm256_mul_pd(p, r), _mm256_set1_pd(k));
-            }
-            p = _mm256_add_pd(_mm256_mul_pd(p, r), one);
-            let k = _mm256_sub_epi64(
-                _mm256_castpd_si256(t),
-                _mm256_set1_epi64x(EXP_MAGIC.to_bits() as i64),
-            );
-            let scale = _mm256_slli_epi64::<52>(_mm256_add_epi64(k, _mm256_set1_epi64x(1023)));
-            let e = _mm256_mul_pd(p, _mm256_castsi256_pd(scale));
-            let s = _mm256_cvtpd_ps(_mm256_div_pd(one, _mm256_add_pd(one, e)));
-            let nan = _mm_cmpunord_ps(xf, xf);
-            let s = _mm_blendv_ps(s, _mm_set1_ps(f32::NAN), nan);
+        /// # Safety
+        /// As [`gram`]; shapes checked by [`super::Kernel::lincomb_rows`].
+        #[target_feature(enable = $features)]
+        pub unsafe fn lincomb(dim: usize, w: &[f32], x: Rows, y: &mut [f32]) {
             // SAFETY: as above.
-            unsafe { _mm_storeu_ps(out.as_mut_ptr().add(c), s) };
-            c += 4;
+            unsafe { super::simd::lincomb::<$isa>(dim, w, x, y) }
         }
-        for i in full..n {
-            out[i] = super::sigmoid(x[i]);
+
+        /// # Safety
+        /// As [`gram`]; shapes and row indices checked by [`super::Kernel::update`].
+        #[target_feature(enable = $features)]
+        pub unsafe fn update(dim: usize, g: &[f32], m: &mut [f32], ci: &[u32], ti: &[u32]) {
+            // SAFETY: as above.
+            unsafe { super::simd::update::<$isa>(dim, g, m, ci, ti) }
         }
-    }
+
+        /// # Safety
+        /// As [`gram`].
+        #[target_feature(enable = $features)]
+        pub unsafe fn add_assign(y: &mut [f32], x: &[f32]) {
+            // SAFETY: as above.
+            unsafe { super::simd::add_assign::<$isa>(y, x) }
+        }
+
+        /// # Safety
+        /// As [`gram`].
+        #[target_feature(enable = $features)]
+        pub unsafe fn sub_assign(y: &mut [f32], x: &[f32]) {
+            // SAFETY: as above.
+            unsafe { super::simd::sub_assign::<$isa>(y, x) }
+        }
+
+        /// # Safety
+        /// As [`gram`].
+        #[target_feature(enable = $features)]
+        pub unsafe fn sigmoid(x: &[f32], out: &mut [f32]) {
+            // SAFETY: as above.
+            unsafe { super::simd::sigmoid::<$isa>(x, out) }
+        }
+    };
 }
 
+/// The one-instruction methods of an [`simd::Isa`] impl, one line each: `name(args) -> type = intrinsic call;`.
 #[cfg(target_arch = "x86_64")]
-mod avx512 {
-    use super::{Kernel, Rows, LANES};
-    use std::arch::x86_64::*;
-
-    /// The trees of [`super::reduce16`] of four registers side by side: the same additions of the same lanes
-    /// in the same order, four sums per instruction instead of one.
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    fn reduce4(a0: __m512, a1: __m512, a2: __m512, a3: __m512) -> [f32; 4] {
-        // l + (l + 8): quarters 0, 1 of each register plus its quarters 2, 3.
-        let s01 = _mm512_add_ps(
-            _mm512_shuffle_f32x4::<0x44>(a0, a1),
-            _mm512_shuffle_f32x4::<0xEE>(a0, a1),
-        );
-        let s23 = _mm512_add_ps(
-            _mm512_shuffle_f32x4::<0x44>(a2, a3),
-            _mm512_shuffle_f32x4::<0xEE>(a2, a3),
-        );
-        // + 4: the first half of each 8-lane sum plus its second half; quarter q now belongs to register q.
-        let u = _mm512_add_ps(
-            _mm512_shuffle_f32x4::<0x88>(s01, s23),
-            _mm512_shuffle_f32x4::<0xDD>(s01, s23),
-        );
-        // + 2, then + 1, within each quarter.
-        let w = _mm512_add_ps(u, _mm512_permute_ps::<0xEE>(u));
-        let z = _mm512_add_ps(w, _mm512_permute_ps::<0x55>(w));
-        let mut t = [0f32; LANES];
-        // SAFETY: `t` holds 16 floats.
-        unsafe { _mm512_storeu_ps(t.as_mut_ptr(), z) };
-        [t[0], t[4], t[8], t[12]]
-    }
-
-    /// `out[k] = a · b.row(k0 + k)` for `k < N ≤ 8`: `N` accumulators over the 16-lane columns, reduced four at
-    /// a time ([`reduce4`]), then each dot's tail in order.
-    ///
-    /// # Safety
-    /// AVX-512F; `a` points to `dim` floats; rows `k0..k0 + N` of `b` exist and are `dim` wide.
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    unsafe fn dots<const N: usize>(
-        dim: usize,
-        a: *const f32,
-        b: &Rows,
-        k0: usize,
-        out: &mut [f32],
-    ) {
-        let full = dim / LANES * LANES;
-        let mut bp = [a; N];
-        for (k, p) in bp.iter_mut().enumerate() {
-            *p = b.row(k0 + k).as_ptr();
-        }
-        let mut acc = [_mm512_setzero_ps(); 8];
-        let mut c = 0;
-        while c < full {
-            // SAFETY (all loads here): rows of `dim` floats; c + 16 ≤ full ≤ dim.
-            let x = unsafe { _mm512_loadu_ps(a.add(c)) };
-            for k in 0..N {
-                acc[k] = _mm512_fmadd_ps(x, unsafe { _mm512_loadu_ps(bp[k].add(c)) }, acc[k]);
+macro_rules! isa_ops {
+    ($($name:ident($($a:ident: $t:ty),*) -> $r:ty = $body:expr;)*) => {
+        $(
+            #[inline(always)]
+            unsafe fn $name($($a: $t),*) -> $r {
+                // SAFETY: the build's features (the trait's contract).
+                unsafe { $body }
             }
-            c += LANES;
-        }
-        let lo = reduce4(acc[0], acc[1], acc[2], acc[3]);
-        let hi = if N > 4 {
-            reduce4(acc[4], acc[5], acc[6], acc[7])
-        } else {
-            [0.0; 4]
-        };
-        for k in 0..N {
-            let mut s = if k < 4 { lo[k] } else { hi[k - 4] };
-            for i in full..dim {
-                // SAFETY: i < dim.
-                s = unsafe { (*a.add(i)).mul_add(*bp[k].add(i), s) };
-            }
-            out[k] = s;
-        }
-    }
-
-    #[target_feature(enable = "avx512f")]
-    pub unsafe fn gram(dim: usize, a: Rows, b: Rows, out: &mut [f32]) {
-        let s = b.len();
-        for r in 0..a.len() {
-            let ar = a.row(r).as_ptr();
-            let o = &mut out[r * s..(r + 1) * s];
-            let mut k = 0;
-            while k < s {
-                let n = (s - k).min(8);
-                let o = &mut o[k..k + n];
-                // SAFETY: row r of a and rows k..k + n of b hold `dim` floats each.
-                unsafe {
-                    match n {
-                        1 => dots::<1>(dim, ar, &b, k, o),
-                        2 => dots::<2>(dim, ar, &b, k, o),
-                        3 => dots::<3>(dim, ar, &b, k, o),
-                        4 => dots::<4>(dim, ar, &b, k, o),
-                        5 => dots::<5>(dim, ar, &b, k, o),
-                        6 => dots::<6>(dim, ar, &b, k, o),
-                        7 => dots::<7>(dim, ar, &b, k, o),
-                        _ => dots::<8>(dim, ar, &b, k, o),
-                    }
-                }
-                k += n;
-            }
-        }
-    }
-
-    #[target_feature(enable = "avx512f")]
-    pub unsafe fn lincomb(dim: usize, w: &[f32], x: Rows, y: &mut [f32]) {
-        let s = x.len();
-        let full = dim / LANES * LANES;
-        for (r, yr) in y.chunks_exact_mut(dim).enumerate() {
-            let wr = &w[r * s..(r + 1) * s];
-            let yp = yr.as_mut_ptr();
-            let mut c = 0;
-            while c + 64 <= full {
-                let mut acc = [_mm512_setzero_ps(); 4];
-                for (k, &wk) in wr.iter().enumerate() {
-                    let wv = _mm512_set1_ps(wk);
-                    let xp = x.row(k)[c..].as_ptr();
-                    for (q, a) in acc.iter_mut().enumerate() {
-                        // SAFETY: c + 64 ≤ dim within row k of x.
-                        *a = _mm512_fmadd_ps(wv, unsafe { _mm512_loadu_ps(xp.add(16 * q)) }, *a);
-                    }
-                }
-                for (q, a) in acc.iter().enumerate() {
-                    // SAFETY: c + 64 ≤ dim within row r of y.
-                    unsafe { _mm512_storeu_ps(yp.add(c + 16 * q), *a) };
-                }
-                c += 64;
-            }
-            while c < full {
-                let mut a = _mm512_setzero_ps();
-                for (k, &wk) in wr.iter().enumerate() {
-                    // SAFETY: c + 16 ≤ dim.
-                    let xv = unsafe { _mm512_loadu_ps(x.row(k)[c..].as_ptr()) };
-                    a = _mm512_fmadd_ps(_mm512_set1_ps(wk), xv, a);
-                }
-                // SAFETY: c + 16 ≤ dim.
-                unsafe { _mm512_storeu_ps(yp.add(c), a) };
-                c += LANES;
-            }
-            for (i, yi) in yr.iter_mut().enumerate().skip(full) {
-                let mut a = 0f32;
-                for (k, &wk) in wr.iter().enumerate() {
-                    a = wk.mul_add(x.row(k)[i], a);
-                }
-                *yi = a;
-            }
-        }
-    }
-
-    /// See [`super::Kernel::update`]: 16 columns at a time; the `NT` target rows of those columns and their
-    /// sums stay in registers, the contexts' sums wait in `dc` until every context row has been read.
-    ///
-    /// # Safety
-    /// AVX-512F; every index of `ci` and `ti` is a row of `m` (`dim` wide); `ti.len() == NT`, `ci.len() ≤
-    /// UPDATE_MAX_C`, `g.len() == ci.len() · NT`.
-    #[target_feature(enable = "avx512f")]
-    unsafe fn update_nt<const NT: usize>(
-        dim: usize,
-        g: &[f32],
-        m: &mut [f32],
-        ci: &[u32],
-        ti: &[u32],
-    ) {
-        let full = dim / LANES * LANES;
-        let base = m.as_mut_ptr();
-        let at = |r: u32, c: usize| r as usize * dim + c;
-        let mut dc = [_mm512_setzero_ps(); super::UPDATE_MAX_C];
-        let mut c = 0;
-        while c < full {
-            // SAFETY (every load and store below): the rows are rows of `m` (the caller's contract) and
-            // c + 16 ≤ dim; no reference into `m` is alive while `base` is used.
-            let mut o = [_mm512_setzero_ps(); NT];
-            for k in 0..NT {
-                o[k] = unsafe { _mm512_loadu_ps(base.add(at(ti[k], c))) };
-            }
-            let mut dout = [_mm512_setzero_ps(); NT];
-            for (j, &r) in ci.iter().enumerate() {
-                let cj = unsafe { _mm512_loadu_ps(base.add(at(r, c))) };
-                let gr = &g[j * NT..(j + 1) * NT];
-                let mut a = _mm512_setzero_ps();
-                for k in 0..NT {
-                    let gv = _mm512_set1_ps(gr[k]);
-                    a = _mm512_fmadd_ps(gv, o[k], a);
-                    dout[k] = _mm512_fmadd_ps(gv, cj, dout[k]);
-                }
-                dc[j] = a;
-            }
-            for (j, &r) in ci.iter().enumerate() {
-                let p = unsafe { base.add(at(r, c)) };
-                unsafe { _mm512_storeu_ps(p, _mm512_add_ps(_mm512_loadu_ps(p), dc[j])) };
-            }
-            for (k, &r) in ti.iter().enumerate() {
-                let p = unsafe { base.add(at(r, c)) };
-                unsafe { _mm512_storeu_ps(p, _mm512_add_ps(_mm512_loadu_ps(p), dout[k])) };
-            }
-            c += LANES;
-        }
-        super::scalar::update_tail::<NT>(dim, full, g, m, ci, ti);
-    }
-
-    /// See [`super::Kernel::update`].
-    ///
-    /// # Safety
-    /// AVX-512F; shapes and row indices checked by the caller.
-    #[target_feature(enable = "avx512f")]
-    pub unsafe fn update(dim: usize, g: &[f32], m: &mut [f32], ci: &[u32], ti: &[u32]) {
-        if ci.len() > super::UPDATE_MAX_C {
-            return Kernel::Avx512.update_composed(dim, g, m, ci, ti);
-        }
-        // SAFETY: the caller's contract, and ti.len() is the NT of each arm.
-        unsafe {
-            match ti.len() {
-                1 => update_nt::<1>(dim, g, m, ci, ti),
-                2 => update_nt::<2>(dim, g, m, ci, ti),
-                3 => update_nt::<3>(dim, g, m, ci, ti),
-                4 => update_nt::<4>(dim, g, m, ci, ti),
-                5 => update_nt::<5>(dim, g, m, ci, ti),
-                6 => update_nt::<6>(dim, g, m, ci, ti),
-                7 => update_nt::<7>(dim, g, m, ci, ti),
-                8 => update_nt::<8>(dim, g, m, ci, ti),
-                _ => Kernel::Avx512.update_composed(dim, g, m, ci, ti),
-            }
-        }
-    }
-
-    #[target_feature(enable = "avx512f")]
-    pub unsafe fn add_assign(y: &mut [f32], x: &[f32]) {
-        let n = y.len();
-        let full = n / LANES * LANES;
-        let (yp, xp) = (y.as_mut_ptr(), x.as_ptr());
-        let mut c = 0;
-        while c < full {
-            // SAFETY: c + 16 ≤ n = len of both.
-            unsafe {
-                let v = _mm512_add_ps(_mm512_loadu_ps(yp.add(c)), _mm512_loadu_ps(xp.add(c)));
-                _mm512_storeu_ps(yp.add(c), v);
-            }
-            c += LANES;
-        }
-        for i in full..n {
-            y[i] += x[i];
-        }
-    }
-
-    #[target_feature(enable = "avx512f")]
-    pub unsafe fn sub_assign(y: &mut [f32], x: &[f32]) {
-        let n = y.len();
-        let full = n / LANES * LANES;
-        let (yp, xp) = (y.as_mut_ptr(), x.as_ptr());
-        let mut c = 0;
-        while c < full {
-            // SAFETY: c + 16 ≤ n = len of both.
-            unsafe {
-                let v = _mm512_sub_ps(_mm512_loadu_ps(yp.add(c)), _mm512_loadu_ps(xp.add(c)));
-                _mm512_storeu_ps(yp.add(c), v);
-            }
-            c += LANES;
-        }
-        for i in full..n {
-            y[i] -= x[i];
-        }
-    }
-
-    /// See [`super::Kernel::sigmoid`]: [`super::exp_core`] on 8 `f64` lanes, then `1 / (1 + e)`.
-    #[target_feature(enable = "avx512f")]
-    pub unsafe fn sigmoid(x: &[f32], out: &mut [f32]) {
-        use super::{EXP_C, EXP_MAGIC, LN2_HI, LN2_LO};
-        let n = x.len();
-        let full = n / 8 * 8;
-        let sign = _mm512_set1_epi64(i64::MIN);
-        let one = _mm512_set1_pd(1.0);
-        let magic = _mm512_set1_pd(EXP_MAGIC);
-        let mut c = 0;
-        while c < full {
-            // SAFETY: c + 8 ≤ n = len of both.
-            let xf = unsafe { _mm256_loadu_ps(x.as_ptr().add(c)) };
-            let xd = _mm512_castsi512_pd(_mm512_xor_si512(
-                _mm512_castpd_si512(_mm512_cvtps_pd(xf)),
-                sign,
-            ));
-            let v = _mm512_max_pd(xd, _mm512_set1_pd(-700.0));
-            let v = _mm512_min_pd(v, _mm512_set1_pd(700.0));
-            let t = _mm512_add_pd(
-                _mm512_mul_pd(v, _mm512_set1_pd(std::f64::consts::LOG2_E)),
-                magic,
-            );
-            let nn = _mm512_sub_pd(t, magic);
-            let r = _mm512_sub_pd(
-                _mm512_sub_pd(v, _mm512_mul_pd(nn, _mm512_set1_pd(LN2_HI))),
-                _mm512_mul_pd(nn, _mm512_set1_pd(LN2_LO)),
-            );
-            let mut p = _mm512_set1_pd(EXP_C[0]);
-            for &k in &EXP_C[1..] {
-                p = _mm512_add_pd(_mm512_mul_pd(p, r), _mm512_set1_pd(k));
-            }
-            p = _mm512_add_pd(_mm512_mul_pd(p, r), one);
-            let k = _mm512_sub_epi64(
-                _mm512_castpd_si512(t),
-                _mm512_set1_epi64(EXP_MAGIC.to_bits() as i64),
-            );
-            let scale = _mm512_slli_epi64::<52>(_mm512_add_epi64(k, _mm512_set1_epi64(1023)));
-            let e = _mm512_mul_pd(p, _mm512_castsi512_pd(scale));
-            let s = _mm512_cvtpd_ps(_mm512_div_pd(one, _mm512_add_pd(one, e)));
-            let nan = _mm256_cmp_ps::<_CMP_UNORD_Q>(xf, xf);
-            let s = _mm256_blendv_ps(s, _mm256_set1_ps(f32::NAN), nan);
-            // SAFETY: as above.
-            unsafe { _mm256_storeu_ps(out.as_mut_ptr().add(c), s) };
-            c += 8;
-        }
-        for i in full..n {
-            out[i] = super::sigmoid(x[i]);
-        }
-    }
+        )*
+    };
 }
+
+/// AVX2 + FMA: 8 lanes of `f32`; a dot product's 16 lanes are two registers (`lo` = lanes 0..8, `hi` =
+/// 8..16), and its tree starts by adding them (the `l + l⊕8` step).
+#[cfg(target_arch = "x86_64")]
+mod avx2;
+
+/// AVX-512F: 16 lanes of `f32`, one register per dot product; `gram` runs eight dot products side by side and
+/// reduces four at a time in one register (`reduce16x4`).
+#[cfg(target_arch = "x86_64")]
+mod avx512;
 
 // ---------------------------------------------------------------------------------------------------------
 // σ from basic operations
@@ -1211,18 +665,22 @@ mod tests {
             }
         }
 
-        /// `update` gives on every build the bits of its definition on the scalar build (`lincomb` into
-        /// temporaries, then `add_assign`), with repeated context and target rows, every register width and
-        /// tail, and more targets than the vector builds keep in registers.
+        /// `update` gives on every build the bits of its definition (the scalar build), with repeated context
+        /// rows, every register width and tail, and more contexts and targets than the vector builds keep
+        /// in registers.
         #[test]
         fn update_gives_the_bits_of_its_definition(
-            (dim, m, ci, ti, g) in (prop_oneof![1usize..40, Just(128), Just(100)], 1usize..=12, 1usize..=10)
+            (dim, m, ci, ti, g) in (
+                prop_oneof![1usize..40, Just(128), Just(100)],
+                prop_oneof![1usize..=12, Just(UPDATE_MAX_C + 3)],
+                1usize..=11,
+            )
                 .prop_flat_map(|(dim, nc, nt)| {
                     (
                         Just(dim),
-                        values(16 * dim),
-                        proptest::collection::vec(0..8u32, nc),
-                        proptest::collection::vec(8..16u32, nt),
+                        values(48 * dim),
+                        proptest::collection::vec(0..16u32, nc),
+                        Just((16..16 + nt as u32).collect::<Vec<u32>>()).prop_shuffle(),
                         values(nc * nt),
                     )
                 }),
@@ -1233,6 +691,47 @@ mod tests {
                 let mut got = m.clone();
                 k.update(dim, &g, &mut got, &ci, &ti);
                 prop_assert_eq!(bits(&got), bits(&want), "update on {}", k.name());
+            }
+        }
+
+        /// `update` is the sequential trainer's order of pairs: against a plain f64 simulation (pairs one at
+        /// a time, each context reading the targets as the earlier pairs left them, the contexts added at
+        /// the end), within f32 rounding.
+        #[test]
+        fn update_follows_the_pairs_in_order(
+            (dim, m, ci, g) in (prop_oneof![1usize..40, Just(128)], 1usize..=10).prop_flat_map(|(dim, nc)| {
+                (
+                    Just(dim),
+                    proptest::collection::vec(-1.0f32..1.0, 14 * dim),
+                    proptest::collection::vec(0..8u32, nc),
+                    proptest::collection::vec(-0.5f32..0.5, nc * 6),
+                )
+            }),
+        ) {
+            let ti = [8u32, 9, 10, 11, 12, 13];
+            let mut want: Vec<f64> = m.iter().map(|&x| x as f64).collect();
+            let entry = want.clone();
+            let mut dc = vec![0f64; ci.len() * dim];
+            for (j, &c) in ci.iter().enumerate() {
+                for (k, &t) in ti.iter().enumerate() {
+                    let gk = g[j * 6 + k] as f64;
+                    for i in 0..dim {
+                        dc[j * dim + i] += gk * want[t as usize * dim + i];
+                        want[t as usize * dim + i] += gk * entry[c as usize * dim + i];
+                    }
+                }
+            }
+            for (j, &c) in ci.iter().enumerate() {
+                for i in 0..dim {
+                    want[c as usize * dim + i] += dc[j * dim + i];
+                }
+            }
+            for k in Kernel::available() {
+                let mut got = m.clone();
+                k.update(dim, &g, &mut got, &ci, &ti);
+                for (x, y) in got.iter().zip(&want) {
+                    prop_assert!((*x as f64 - y).abs() < 1e-5, "{}: {x} vs {y}", k.name());
+                }
             }
         }
 
@@ -1303,26 +802,35 @@ mod tests {
     #[test]
     fn update_by_hand() {
         // rows: 0 = C = (1, 2), 1 = O = (0.5, −1); contexts [0, 0], target [1], g = [0.25, 0.5].
-        // row 0 = C + 0.25·O + 0.5·O = (1.375, 1.25); row 1 = O + 0.25·C + 0.5·C = (1.25, 0.5).
+        // Pair 1: ΔC₁ = 0.25·O = (0.125, −0.25), O = O + 0.25·C = (0.75, −0.5). Pair 2 reads that O:
+        // ΔC₂ = 0.5·(0.75, −0.5) = (0.375, −0.25), O = (0.75, −0.5) + 0.5·C = (1.25, 0.5).
+        // row 0 = C + ΔC₁ + ΔC₂ = (1.5, 1.5); row 1 = (1.25, 0.5). (A minibatch reading O on entry for both
+        // pairs would give row 0 = (1.375, 1.25).)
         for k in Kernel::available() {
             let mut m = vec![1.0f32, 2.0, 0.5, -1.0];
             k.update(2, &[0.25, 0.5], &mut m, &[0, 0], &[1]);
-            assert_eq!(m, vec![1.375, 1.25, 1.25, 0.5], "{}", k.name());
+            assert_eq!(m, vec![1.5, 1.5, 1.25, 0.5], "{}", k.name());
         }
-        // More contexts than the vector builds take in one pass (UPDATE_MAX_C): the same bits everywhere.
-        let (dim, nc) = (20usize, UPDATE_MAX_C + 5);
-        let m: Vec<f32> = (0..(nc + 2) * dim)
-            .map(|i| ((i * 37 % 101) as f32 - 50.0) / 64.0)
-            .collect();
-        let ci: Vec<u32> = (0..nc as u32).collect();
-        let ti = [nc as u32, nc as u32 + 1];
-        let g: Vec<f32> = (0..nc * 2).map(|i| (i as f32 - 30.0) / 128.0).collect();
-        let mut want = m.clone();
-        Kernel::Scalar.update(dim, &g, &mut want, &ci, &ti);
-        for k in Kernel::available() {
-            let mut got = m.clone();
-            k.update(dim, &g, &mut got, &ci, &ti);
-            assert_eq!(bits(&got), bits(&want), "{}", k.name());
+        // More contexts and more targets than the vector builds keep in registers: the same bits everywhere.
+        for (nc, nt) in [
+            (UPDATE_MAX_C + 5, 2),
+            (3, UPDATE_MAX_T + 3),
+            (UPDATE_MAX_C + 1, UPDATE_MAX_T + 1),
+        ] {
+            let dim = 20usize;
+            let m: Vec<f32> = (0..(nc + nt) * dim)
+                .map(|i| ((i * 37 % 101) as f32 - 50.0) / 64.0)
+                .collect();
+            let ci: Vec<u32> = (0..nc as u32).collect();
+            let ti: Vec<u32> = (nc as u32..(nc + nt) as u32).collect();
+            let g: Vec<f32> = (0..nc * nt).map(|i| (i as f32 - 30.0) / 128.0).collect();
+            let mut want = m.clone();
+            Kernel::Scalar.update(dim, &g, &mut want, &ci, &ti);
+            for k in Kernel::available() {
+                let mut got = m.clone();
+                k.update(dim, &g, &mut got, &ci, &ti);
+                assert_eq!(bits(&got), bits(&want), "{} ({nc} × {nt})", k.name());
+            }
         }
     }
 

@@ -4,7 +4,7 @@
 //! default one per 32 nodes up to 64, never derived from `-j`). Block `b` of epoch `e` draws every random
 //! number — subsampling, window, noise — from its own ChaCha8 stream `(seed, 1 + e, b)`, in the order of its
 //! own walks, and its learning rate follows its own progress (`alpha → min_alpha` linearly over its words ×
-//! epochs).
+//! epochs). A block goes on into its next epoch as soon as its walks of this one are done.
 //!
 //! **Minibatches with shared noise** (pWord2Vec, Ji et al. 2016). One position `i` of a walk is one
 //! minibatch: its `B ≤ 2·window` context nodes (input rows, `syn0`) against `T = 1 + negative` output rows
@@ -16,22 +16,33 @@
 //! 60, and rows are what costs (two matrices far larger than the caches). Measured on the 100k graph: the
 //! same or better link prediction than gensim (BENCHMARKS.md "Training").
 //!
-//! **A walk per block per super-step.** Training runs in lockstep: in each super-step every block that still
-//! has work draws its next walk, and
+//! **A walk per block per super-step.** Training runs in lockstep: super-step `s` trains the `s`-th walk of
+//! every block that still has one, against the matrices as step `s − 1` left them (the *snapshot*):
 //! 1. *compute*: each block copies the distinct rows its walk touches (each once, whatever the number of
 //!    positions that use it) and trains the walk position by position on that working copy — position
-//!    `i + 1` sees what position `i` changed, exactly as one sequential trainer would — then leaves in its
-//!    slot the difference between its copy and the matrices. The matrices are read-only in this phase;
-//! 2. *apply*: every delta is added to its row, for each row in block order. Rows are divided among the
-//!    threads by a hash of the row id, so each row is written by exactly one thread and its additions happen
-//!    in the same order whichever thread does them.
+//!    `i + 1` sees what position `i` changed, exactly as one sequential trainer would. Then a row that no
+//!    other walk of the step touches (*own*: about three quarters of them, 73–78 % measured on the
+//!    benchmarks' walks) is written back — the matrix row becomes the copy — and for a *shared* row the walk
+//!    leaves the difference between its copy and the snapshot;
+//! 2. *apply and draw*: every shared row gets its deltas added, in block order. Shared rows are divided
+//!    among the threads by a hash of the row id, so each is written by exactly one thread and its additions
+//!    happen in the same order whichever thread does them. In the same phase the blocks draw their walks of
+//!    step `s + 1` and mark the rows they will touch ([`Marks`]), which is how *compute* knows own rows from
+//!    shared ones.
 //!
 //! Each phase ends at a barrier (two per `blocks` walks: 640 words at 64 blocks and walks of 10). The result
 //! is that of one thread training the blocks' walks one after the other, each against the same snapshot,
-//! and then adding the deltas in block order — a definition that does not mention threads. `-j N` only
-//! decides which thread computes which block and applies which rows; every floating-point operation, its
-//! operands and its order are the same for every N (and for every SIMD build, see [`super::kernels`]). It is
-//! also free of data races, unlike Hogwild: no row is written while another thread may read it.
+//! then setting each own row to its walk's copy and adding the deltas of each shared row in block order — a
+//! definition that does not mention threads. `-j N` only decides which thread draws and computes which block
+//! and applies which rows; every floating-point operation, its operands and its order are the same for
+//! every N (and for every SIMD build, see [`super::kernels`]). It is also free of data races, unlike Hogwild:
+//! no row is written while another thread may read it (an own row is read and written by its walk's thread
+//! alone; a shared row is only read until *apply*).
+//!
+//! Writing own rows back at the end of their walk, instead of through *apply*, keeps most rows on the core
+//! that trained them: *apply* moves only the shared rows' deltas between cores (on 2 cores it took twice the
+//! CPU time it took on one when every row went through it). Claims of blocks shrink as a phase runs out
+//! (guided scheduling), so the threads reach the barrier together.
 //!
 //! The staleness this adds is that of Hogwild with `blocks` workers, each seeing the others' updates one
 //! walk late. A graph of a few dozen nodes cannot absorb 64 walks summed onto the same rows (it diverges), so
@@ -45,15 +56,24 @@ use crate::core::progress::Progress;
 use rand::rngs::ChaCha8Rng;
 use rand::{Rng, SeedableRng};
 use std::cell::UnsafeCell;
-use std::marker::PhantomData;
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
+use sync::{claim, gen, part, prefetch, Barrier, Marks, Matrix, PoisonOnUnwind};
+
+mod sync;
 
 /// Padding id in walks.
 pub const PAD: u32 = crate::stages::embed::walks::PAD;
 /// Walks a block reads from its source at a time.
 pub const WALK_BUF: usize = 256;
+/// Most blocks in one claim.
+const MAX_CHUNK: usize = 16;
+/// Apply partitions per thread (claimed one at a time, so a slow or preempted thread delays the phase by
+/// one partition's work at most).
+const APPLY_PARTS_PER_THREAD: usize = 4;
+/// Additions the apply phase prefetches ahead.
+const APPLY_AHEAD: usize = 4;
 /// Words a thread counts before it reports them to the progress bar.
 const PROGRESS_EVERY: u64 = 100_000;
 /// The loss is evaluated on every `LOSS_EVERY`-th batch of a block.
@@ -144,164 +164,9 @@ pub struct Outcome {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// The matrices
-
-/// A row-major `rows × dim` matrix shared by the workers under the phase discipline of the module docs:
-/// during *compute* rows are only read; during *apply* each row is written by the one thread that owns it
-/// and read by no other.
-pub struct Matrix<'a> {
-    ptr: *mut f32,
-    rows: usize,
-    dim: usize,
-    _borrow: PhantomData<&'a mut [f32]>,
-}
-
-// SAFETY: access follows the phase discipline above (reads and writes of a row never overlap in time, and
-// the barriers between phases order them); the pointer stays valid for 'a.
-unsafe impl Sync for Matrix<'_> {}
-// SAFETY: as above.
-unsafe impl Send for Matrix<'_> {}
-
-impl<'a> Matrix<'a> {
-    /// Borrow `m` (length `rows × dim`).
-    pub fn new(m: &'a mut [f32], dim: usize) -> Matrix<'a> {
-        let rows = m.len().checked_div(dim).unwrap_or(0);
-        Matrix {
-            ptr: m.as_mut_ptr(),
-            rows,
-            dim,
-            _borrow: PhantomData,
-        }
-    }
-
-    /// Row `i`.
-    ///
-    /// # Safety
-    /// No thread writes row `i` while the slice lives (compute phase).
-    #[inline(always)]
-    unsafe fn row(&self, i: u32) -> &[f32] {
-        assert!((i as usize) < self.rows, "row {i} out of bounds");
-        // SAFETY: in bounds; no concurrent writer (the caller's contract).
-        unsafe { std::slice::from_raw_parts(self.ptr.add(i as usize * self.dim), self.dim) }
-    }
-
-    /// Row `i`, mutable.
-    ///
-    /// # Safety
-    /// The calling thread owns row `i` in the apply phase: no other reference to it exists while the slice
-    /// lives.
-    #[inline(always)]
-    #[allow(clippy::mut_from_ref)]
-    unsafe fn row_mut(&self, i: u32) -> &mut [f32] {
-        assert!((i as usize) < self.rows, "row {i} out of bounds");
-        // SAFETY: in bounds; exclusive by the caller's contract.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr.add(i as usize * self.dim), self.dim) }
-    }
-
-    #[inline(always)]
-    fn prefetch(&self, i: u32) {
-        if i as usize >= self.rows {
-            return;
-        }
-        #[cfg(target_arch = "x86_64")]
-        {
-            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            let base = self.ptr.wrapping_add(i as usize * self.dim) as *const i8;
-            let mut off = 0;
-            while off < self.dim * 4 {
-                // SAFETY: a prefetch never faults; the address is inside the matrix.
-                unsafe { _mm_prefetch::<_MM_HINT_T0>(base.wrapping_add(off)) };
-                off += 64;
-            }
-        }
-    }
-}
-
-/// The thread that applies the deltas of row `id`: a multiplicative hash, so hubs and id ranges spread.
-#[inline(always)]
-fn owner(id: u32, threads: usize) -> u8 {
-    ((id.wrapping_mul(0x9E37_79B9) as u64 * threads as u64) >> 32) as u8
-}
-
-// ---------------------------------------------------------------------------------------------------------
-// Barrier
-
-/// A spinning barrier that also sums one number over the threads, and that a failing thread can poison
-/// (the others then stop instead of waiting forever).
-struct Barrier {
-    n: usize,
-    /// Spins before a waiting thread yields its core: a few microseconds when every thread has a core of its
-    /// own, none when there are more threads than cores (the thread being waited for needs the core).
-    spin: u32,
-    count: AtomicUsize,
-    generation: AtomicUsize,
-    sums: [AtomicUsize; 2],
-    poisoned: AtomicBool,
-}
-
-impl Barrier {
-    fn new(n: usize) -> Barrier {
-        let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
-        Barrier {
-            n,
-            spin: if n <= cores { 200 } else { 0 },
-            count: AtomicUsize::new(0),
-            generation: AtomicUsize::new(0),
-            sums: [AtomicUsize::new(0), AtomicUsize::new(0)],
-            poisoned: AtomicBool::new(false),
-        }
-    }
-
-    /// Wait for all threads; returns the sum of their `x`, or `None` when poisoned.
-    fn wait_sum(&self, x: usize) -> Option<usize> {
-        let g = self.generation.load(Ordering::Acquire);
-        let sum = &self.sums[g & 1];
-        sum.fetch_add(x, Ordering::AcqRel);
-        if self.count.fetch_add(1, Ordering::AcqRel) + 1 == self.n {
-            // Every thread has read the sum of generation g − 1 (it did before arriving here): reuse its slot.
-            self.sums[(g + 1) & 1].store(0, Ordering::Relaxed);
-            self.count.store(0, Ordering::Relaxed);
-            self.generation.store(g + 1, Ordering::Release);
-        } else {
-            let mut spins = 0u32;
-            while self.generation.load(Ordering::Acquire) == g {
-                if self.poisoned.load(Ordering::Relaxed) {
-                    return None;
-                }
-                if spins < self.spin {
-                    std::hint::spin_loop();
-                    spins += 1;
-                } else {
-                    std::thread::yield_now();
-                }
-            }
-        }
-        if self.poisoned.load(Ordering::Relaxed) {
-            return None;
-        }
-        Some(sum.load(Ordering::Acquire))
-    }
-
-    fn poison(&self) {
-        self.poisoned.store(true, Ordering::Relaxed);
-    }
-}
-
-/// Poisons the barrier if its thread unwinds, so the other threads stop.
-struct PoisonOnUnwind<'a>(&'a Barrier);
-
-impl Drop for PoisonOnUnwind<'_> {
-    fn drop(&mut self) {
-        if std::thread::panicking() {
-            self.0.poison();
-        }
-    }
-}
-
-// ---------------------------------------------------------------------------------------------------------
 // Blocks and their work
 
-/// The walk a block drew for the current super-step, and after *compute* its deltas.
+/// A walk a block drew for one super-step, and after *compute* the deltas of its shared rows.
 #[derive(Default)]
 struct Work {
     /// The distinct rows the walk touches, each once in order of first use: `n0` rows of `syn0` (its nodes
@@ -316,14 +181,31 @@ struct Work {
     /// each position's targets end.
     tgt: Vec<u32>,
     tgt_end: Vec<u32>,
+    /// For each target, the times it counts: 1 for the centre, the number of draws for a noise node.
+    tgt_w: Vec<f32>,
     lr: f32,
-    /// One row per id: during *compute* the walk's working copy, then its delta against the snapshot.
+    /// One row per id: during *compute* the walk's working copy, then for a shared row its delta against the
+    /// snapshot.
     delta: Vec<f32>,
-    /// The thread that applies each delta.
-    owner: Vec<u8>,
+    /// Per id: whether another walk of the super-step touches the row too (see [`Marks`]).
+    shared: Vec<bool>,
+    /// The shared local rows ordered by apply partition, and where each partition's rows end in `order`.
+    order: Vec<u32>,
+    part_end: Vec<u32>,
 }
 
 impl Work {
+    /// Room for a walk of `rows` distinct rows of `dim` floats.
+    fn with_capacity(rows: usize, dim: usize) -> Work {
+        Work {
+            ids: Vec::with_capacity(rows),
+            delta: Vec::with_capacity(rows * dim),
+            shared: Vec::with_capacity(rows),
+            order: Vec::with_capacity(rows),
+            ..Work::default()
+        }
+    }
+
     fn clear(&mut self) {
         self.ids.clear();
         self.n0 = 0;
@@ -331,19 +213,42 @@ impl Work {
         self.win.clear();
         self.tgt.clear();
         self.tgt_end.clear();
-        self.owner.clear();
+        self.tgt_w.clear();
+        self.shared.clear();
+        self.order.clear();
+        self.part_end.clear();
+    }
+
+    /// The local rows of apply partition `p` (none before the walk is computed).
+    fn part_rows(&self, p: usize) -> &[u32] {
+        match self.part_end.get(p) {
+            Some(&end) => {
+                let start = if p == 0 { 0 } else { self.part_end[p - 1] };
+                &self.order[start as usize..end as usize]
+            }
+            None => &[],
+        }
     }
 }
 
-/// A block's work, shared under the phase discipline: during *compute* only the block's thread touches
-/// it; during *apply* every thread reads it and none writes.
-struct Slot(UnsafeCell<Work>);
+/// A block and the walks it drew for two consecutive super-steps (`work[s % 2]` holds step `s`'s), each in
+/// a cell of its own, shared under the phase discipline: in the *compute* phase of step `s` only the thread
+/// that claimed the block touches its block and `work[s % 2]`; in the *apply and draw* phase every thread
+/// may read `work[s % 2]`, none writes it, and the one thread that claimed the block's draw writes the
+/// block and `work[(s + 1) % 2]`.
+struct Slot {
+    block: UnsafeCell<Block>,
+    work: [UnsafeCell<Work>; 2],
+}
 
-// SAFETY: see the type's documentation; the barriers order the phases.
+// SAFETY: see the type's documentation; the claim counter gives each block one thread per phase, and the
+// barriers order the phases.
 unsafe impl Sync for Slot {}
 
 /// One block's position in its walks and its random stream.
 struct Block {
+    /// The block's number (its random stream's index).
+    index: usize,
     walks: Range<usize>,
     next: usize,
     buf: Vec<u32>,
@@ -353,7 +258,8 @@ struct Block {
     sentence: Vec<u32>,
     words: u64,
     done: u64,
-    epoch: usize,
+    /// The epoch the block is in (`None` before its first walk).
+    epoch: Option<usize>,
     lr: f32,
     kept: u64,
     pairs: u64,
@@ -421,7 +327,11 @@ struct Scratch {
     sg: Vec<f32>,
     g: Vec<f32>,
     ids1: Vec<u32>,
-    noise: Vec<u32>,
+    noise: Vec<(u32, f32)>,
+    /// The apply partition of each row of a walk.
+    part: Vec<u32>,
+    /// `lr` times each target's weight, for the position being trained.
+    lrw: Vec<f32>,
     index: RowIndex,
 }
 
@@ -435,6 +345,8 @@ impl Scratch {
             g: Vec::new(),
             ids1: Vec::new(),
             noise: Vec::new(),
+            part: Vec::new(),
+            lrw: Vec::new(),
             index: RowIndex::new(plan.walk_len * (plan.negative + 2)),
         }
     }
@@ -445,15 +357,23 @@ struct Ctx<'a> {
     syn0: Matrix<'a>,
     syn1: Matrix<'a>,
     slots: Vec<Slot>,
+    marks: Marks,
     barrier: Barrier,
+    /// Worker threads.
     threads: usize,
+    /// Apply partitions: one for one thread, else a few per thread (any number gives the same result).
+    parts: usize,
+    /// The next item to claim: a block in *compute*; an apply partition, then a block to draw, in *apply and
+    /// draw*. Emptied by each barrier.
+    next: AtomicUsize,
     failed: AtomicBool,
     error: Mutex<Option<Error>>,
 }
 
 impl Block {
-    fn new(walks: Range<usize>, words: u64, walk_len: usize) -> Block {
+    fn new(index: usize, walks: Range<usize>, words: u64, walk_len: usize) -> Block {
         Block {
+            index,
             next: walks.start,
             walks,
             buf: Vec::with_capacity(WALK_BUF * walk_len),
@@ -463,7 +383,7 @@ impl Block {
             sentence: Vec::with_capacity(walk_len),
             words,
             done: 0,
-            epoch: 0,
+            epoch: None,
             lr: 0.0,
             kept: 0,
             pairs: 0,
@@ -473,32 +393,53 @@ impl Block {
         }
     }
 
-    fn start_epoch(&mut self, plan: &Plan, index: usize, epoch: usize) {
-        self.rng = stream_rng(plan.seed, 1 + epoch as u64, index as u64);
+    fn start_epoch(&mut self, plan: &Plan, epoch: usize) {
+        self.rng = stream_rng(plan.seed, 1 + epoch as u64, self.index as u64);
         self.next = self.walks.start;
         self.buf_walks = 0;
         self.buf_first = self.walks.start;
         self.sentence.clear();
         self.done = 0;
-        self.epoch = epoch;
+        self.epoch = Some(epoch);
+    }
+
+    /// The raw ids of the walk [`Block::load_walk`] reads next, when it is in the buffer (else none).
+    fn upcoming(&self, len: usize) -> &[u32] {
+        let buffered = self.buf_first..self.buf_first + self.buf_walks;
+        if self.epoch.is_some() && buffered.contains(&self.next) {
+            let at = (self.next - self.buf_first) * len;
+            &self.buf[at..at + len]
+        } else {
+            &[]
+        }
     }
 
     /// Learning rate at the current position: linear in this block's progress over all epochs.
     fn learning_rate(&self, plan: &Plan) -> f32 {
         let total = (self.words * plan.epochs as u64).max(1) as f64;
-        let frac = ((self.epoch as u64 * self.words + self.done) as f64 / total).min(1.0);
+        let epoch = self.epoch.unwrap_or(0) as u64;
+        let frac = ((epoch * self.words + self.done) as f64 / total).min(1.0);
         let a = plan.alpha as f64 - (plan.alpha - plan.min_alpha) as f64 * frac;
         (a as f32).max(plan.min_alpha)
     }
 
-    /// Load the next walk with at least two kept nodes into `sentence`; false at the end of the block or on a
-    /// read error (stored in `ctx`). Returns the raw words consumed through `words`.
+    /// Load the next walk with at least two kept nodes into `sentence`, going on into the next epoch at the end
+    /// of the block's walks; false after the last epoch or on a read error (stored in `ctx`). Returns the raw
+    /// words consumed through `words`.
     fn load_walk(&mut self, ctx: &Ctx, words: &mut u64) -> bool {
         let plan = ctx.plan;
         let len = plan.walk_len;
+        if self.epoch.is_none() {
+            self.start_epoch(plan, 0);
+        }
         loop {
             if self.next >= self.walks.end {
-                return false;
+                let epoch = self.epoch.map_or(0, |e| e + 1);
+                if epoch >= plan.epochs {
+                    return false;
+                }
+                self.start_epoch(plan, epoch);
+                continue;
             }
             if self.next >= self.buf_first + self.buf_walks {
                 let n = WALK_BUF.min(self.walks.end - self.next);
@@ -541,9 +482,17 @@ impl Block {
         }
     }
 
-    /// Draw this block's next walk into `w`: its windows and noise, position by position, and the distinct
-    /// rows they touch; false when the block has no more work this epoch.
-    fn next_walk(&mut self, ctx: &Ctx, w: &mut Work, s: &mut Scratch, words: &mut u64) -> bool {
+    /// Draw this block's next walk into `w` for the super-step of mark generation `gen`: its windows and
+    /// noise, position by position, and the distinct rows they touch, marked in `ctx.marks`; false when the
+    /// block has no more work.
+    fn next_walk(
+        &mut self,
+        ctx: &Ctx,
+        w: &mut Work,
+        s: &mut Scratch,
+        words: &mut u64,
+        gen: u32,
+    ) -> bool {
         let plan = ctx.plan;
         w.clear();
         if !self.load_walk(ctx, words) {
@@ -577,54 +526,79 @@ impl Block {
                 w.tgt.push(r);
             };
             target(centre);
+            w.tgt_w.push(1.0);
             if i == 0 {
+                // The walk's noise nodes, each once with the number of times it was drawn.
                 s.noise.clear();
                 for _ in 0..plan.negative {
-                    s.noise.push(plan.alias.sample(self.rng.next_u64()));
+                    let n = plan.alias.sample(self.rng.next_u64());
+                    match s.noise.iter_mut().find(|(m, _)| *m == n) {
+                        Some((_, times)) => *times += 1.0,
+                        None => s.noise.push((n, 1.0)),
+                    }
                 }
             }
-            for &n in &s.noise {
+            for &(n, times) in &s.noise {
                 if n != centre {
                     target(n);
+                    w.tgt_w.push(times);
                 }
             }
             w.tgt_end.push(w.tgt.len() as u32);
         }
         w.ids.extend_from_slice(ids1);
         w.lr = self.lr;
+        for (r, &id) in w.ids.iter().enumerate() {
+            ctx.marks.mark((r >= w.n0) as usize, id, gen);
+        }
         true
     }
 }
 
 impl Ctx<'_> {
     /// # Safety
-    /// Compute phase, and `i` is a block of the calling thread.
+    /// The calling thread claimed block `i` in the current phase (its compute, or its draw).
     #[allow(clippy::mut_from_ref)]
-    unsafe fn slot_mut(&self, i: usize) -> &mut Work {
-        // SAFETY: the caller's contract: no other reference to slot i exists.
-        unsafe { &mut *self.slots[i].0.get() }
+    unsafe fn block_mut(&self, i: usize) -> &mut Block {
+        // SAFETY: the caller's contract: no other reference to the block exists.
+        unsafe { &mut *self.slots[i].block.get() }
     }
 
     /// # Safety
-    /// Apply phase (no slot is written), or `i` is a block of the calling thread.
-    unsafe fn slot(&self, i: usize) -> &Work {
+    /// The calling thread claimed block `i` in the compute phase of `step`, or its draw in the phase before.
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn work_mut(&self, i: usize, step: u64) -> &mut Work {
+        // SAFETY: the caller's contract: no other reference to this work exists.
+        unsafe { &mut *self.slots[i].work[(step & 1) as usize].get() }
+    }
+
+    /// # Safety
+    /// Nobody writes this work while the reference lives: the apply phase of `step`, or a block of the
+    /// compute phase of `step` that the calling thread claimed and is not training.
+    unsafe fn work(&self, i: usize, step: u64) -> &Work {
         // SAFETY: the caller's contract: no writer.
-        unsafe { &*self.slots[i].0.get() }
+        unsafe { &*self.slots[i].work[(step & 1) as usize].get() }
+    }
+
+    fn matrix(&self, m: usize) -> &Matrix<'_> {
+        if m == 0 {
+            &self.syn0
+        } else {
+            &self.syn1
+        }
     }
 
     fn prefetch(&self, w: &Work) {
-        let (a, b) = w.ids.split_at(w.n0);
-        for &id in a {
-            self.syn0.prefetch(id);
-        }
-        for &id in b {
-            self.syn1.prefetch(id);
+        for (r, &id) in w.ids.iter().enumerate() {
+            self.matrix((r >= w.n0) as usize).prefetch(id);
+            self.marks.prefetch(id);
         }
     }
 
-    /// Train the walk `w` on a working copy of its rows, position by position (each position sees the
-    /// updates of the walk's earlier positions), and leave in `w.delta` what it changed in each row.
-    fn compute(&self, w: &mut Work, blk: &mut Block, s: &mut Scratch) {
+    /// Train the walk `w` of super-step `step` on a working copy of its rows, position by position (each
+    /// position sees the updates of the walk's earlier positions); then write back each row no other walk
+    /// of the step touches, and leave in `w.delta` what the walk changed in each shared row.
+    fn compute(&self, w: &mut Work, blk: &mut Block, s: &mut Scratch, step: u64) {
         let n = w.ids.len();
         if n == 0 {
             return;
@@ -632,11 +606,15 @@ impl Ctx<'_> {
         let plan = self.plan;
         let d = plan.dim;
         let n0 = w.n0;
-        w.delta.resize(n * d, 0.0);
+        let gen = gen(step);
+        w.delta.clear();
+        w.shared.clear();
         for (r, &id) in w.ids.iter().enumerate() {
-            let m = if r < n0 { &self.syn0 } else { &self.syn1 };
-            // SAFETY: compute phase: nobody writes the matrices.
-            w.delta[r * d..(r + 1) * d].copy_from_slice(unsafe { m.row(id) });
+            let m = (r >= n0) as usize;
+            // SAFETY: compute phase: this row is written by nobody else (a row of this walk alone is this
+            // thread's; a shared row is only read until *apply*).
+            w.delta.extend_from_slice(unsafe { self.matrix(m).row(id) });
+            w.shared.push(self.marks.shared(m, id, gen));
         }
         let len = w.sent.len();
         let mut t0 = 0;
@@ -664,20 +642,22 @@ impl Ctx<'_> {
                     }
                 }
             }
-            // g = (label − σ)·lr, label 1 in the centre's column (k = 0) and 0 in the noise columns.
-            let lr = w.lr;
-            for (g, &sg) in s.g.iter_mut().zip(&s.sg) {
-                *g = (0.0 - sg) * lr;
-            }
-            for j in 0..nc {
-                s.g[j * nt] = (1.0 - s.sg[j * nt]) * lr;
+            // g = (label − σ)·lr·times, label 1 in the centre's column (k = 0) and 0 in the noise columns.
+            let tw = &w.tgt_w[t0..t1];
+            s.lrw.clear();
+            s.lrw.extend(tw.iter().map(|&times| w.lr * times));
+            for (gr, sr) in s.g.chunks_exact_mut(nt).zip(s.sg.chunks_exact(nt)) {
+                gr[0] = (1.0 - sr[0]) * s.lrw[0];
+                for k in 1..nt {
+                    gr[k] = (0.0 - sr[k]) * s.lrw[k];
+                }
             }
             if blk.batches.is_multiple_of(LOSS_EVERY) {
                 let mut loss = 0f64;
                 for row in s.sg.chunks_exact(nt) {
                     for (k, &sg) in row.iter().enumerate() {
                         let p = if k == 0 { sg } else { 1.0 - sg };
-                        loss -= (p.max(1e-7) as f64).ln();
+                        loss -= tw[k] as f64 * (p.max(1e-7) as f64).ln();
                     }
                 }
                 blk.loss += loss;
@@ -688,148 +668,243 @@ impl Ctx<'_> {
             t0 = t1;
         }
         for (r, &id) in w.ids.iter().enumerate() {
-            let m = if r < n0 { &self.syn0 } else { &self.syn1 };
-            // SAFETY: compute phase: nobody writes the matrices.
-            let snap = unsafe { m.row(id) };
-            plan.kernel
-                .sub_assign(&mut w.delta[r * d..(r + 1) * d], snap);
-        }
-        w.owner.clear();
-        w.owner
-            .extend(w.ids.iter().map(|&id| owner(id, self.threads)));
-    }
-
-    /// Add every delta this thread owns, slot by slot in block order.
-    fn apply(&self, t: u8) {
-        let d = self.plan.dim;
-        for i in 0..self.slots.len() {
-            // SAFETY: apply phase: no slot is written.
-            let w = unsafe { self.slot(i) };
-            for (r, (&id, &o)) in w.ids.iter().zip(&w.owner).enumerate() {
-                if o != t {
-                    continue;
-                }
-                let m = if r < w.n0 { &self.syn0 } else { &self.syn1 };
-                // SAFETY: apply phase; this thread is the only owner of row `id` (`owner` is a function of the
-                // id), and no slice of the matrix outlives this statement.
-                let row = unsafe { m.row_mut(id) };
-                self.plan
-                    .kernel
-                    .add_assign(row, &w.delta[r * d..(r + 1) * d]);
+            let m = self.matrix((r >= n0) as usize);
+            let copy = &mut w.delta[r * d..(r + 1) * d];
+            if w.shared[r] {
+                // SAFETY: compute phase: a shared row is only read until *apply*.
+                plan.kernel.sub_assign(copy, unsafe { m.row(id) });
+            } else {
+                // SAFETY: no other walk of this super-step touches the row (the marks), so no other thread
+                // reads or writes it until the barrier; `row_ptr` checked the bounds and a row is `d` long.
+                unsafe { std::slice::from_raw_parts_mut(m.row_ptr(id), d) }.copy_from_slice(copy);
             }
         }
+        // The shared rows in order of apply partition (counting sort; in order of first use within one).
+        w.order.clear();
+        w.part_end.clear();
+        w.part_end.resize(self.parts, 0);
+        if self.parts == 1 {
+            w.order
+                .extend((0..n as u32).filter(|&r| w.shared[r as usize]));
+            w.part_end[0] = w.order.len() as u32;
+            return;
+        }
+        s.part.clear();
+        s.part
+            .extend(w.ids.iter().zip(&w.shared).map(|(&id, &shared)| {
+                if shared {
+                    part(id, self.parts) as u32
+                } else {
+                    u32::MAX
+                }
+            }));
+        let mut total = 0;
+        for &p in &s.part {
+            if p != u32::MAX {
+                w.part_end[p as usize] += 1;
+                total += 1;
+            }
+        }
+        let mut at = 0;
+        for e in w.part_end.iter_mut() {
+            at += *e;
+            *e = at;
+        }
+        w.order.resize(total as usize, 0);
+        for (r, &p) in s.part.iter().enumerate().rev() {
+            if p != u32::MAX {
+                let e = &mut w.part_end[p as usize];
+                *e -= 1;
+                w.order[*e as usize] = r as u32;
+            }
+        }
+        // part_end now holds each partition's start; shift to ends.
+        w.part_end.rotate_left(1);
+        w.part_end[self.parts - 1] = total;
     }
 
-    /// The loop of thread `t`, which owns `blocks` (starting at block index `first`); returns the number
-    /// of super-steps.
-    fn worker(&self, t: usize, first: usize, blocks: &mut [Block]) -> u64 {
+    /// Add the deltas of super-step `step` to the shared rows of apply partition `p`, block by block in block
+    /// order, prefetching the row and the delta [`APPLY_AHEAD`] additions ahead (both were last touched in
+    /// the compute phase, often by another core).
+    fn apply(&self, p: usize, step: u64, todo: &mut Vec<(*mut f32, *const f32)>) {
+        let d = self.plan.dim;
+        todo.clear();
+        for i in 0..self.slots.len() {
+            // SAFETY: apply phase of `step`: nobody writes this work.
+            let w = unsafe { self.work(i, step) };
+            for &r in w.part_rows(p) {
+                let r = r as usize;
+                let (m, id) = (self.matrix((r >= w.n0) as usize), w.ids[r]);
+                todo.push((m.row_ptr(id), w.delta[r * d..(r + 1) * d].as_ptr()));
+            }
+        }
+        for (k, &(row, delta)) in todo.iter().enumerate() {
+            if let Some(&(r, dl)) = todo.get(k + APPLY_AHEAD) {
+                prefetch(r, d);
+                prefetch(dl, d);
+            }
+            // SAFETY: apply phase; partition `p` is this thread's alone (claimed) and holds the row (`part` is
+            // a function of the id), so no other reference to it exists; the delta is a live row of a work
+            // nobody writes in this phase. Both are `d` floats long.
+            let (row, delta) = unsafe {
+                (
+                    std::slice::from_raw_parts_mut(row, d),
+                    std::slice::from_raw_parts(delta, d),
+                )
+            };
+            self.plan.kernel.add_assign(row, delta);
+        }
+    }
+
+    /// Draw the walks of super-step `step` of the blocks in `claimed` (in the phase before that step's
+    /// compute); returns how many had one. The subsampling thresholds and tags of each walk's nodes are
+    /// requested first, for all the claim's blocks (random reads into arrays of a few bytes per node).
+    fn draw_claimed(
+        &self,
+        claimed: Range<usize>,
+        step: u64,
+        s: &mut Scratch,
+        words: &mut u64,
+    ) -> usize {
+        let plan = self.plan;
+        for b in claimed.clone() {
+            // SAFETY: this thread claimed block b's draw (read only here).
+            for &id in unsafe { self.block_mut(b) }.upcoming(plan.walk_len) {
+                if let Some(k) = plan.keep.and_then(|keep| keep.get(id as usize)) {
+                    prefetch(k as *const u64 as *const f32, 1);
+                }
+                self.marks.prefetch(id);
+            }
+        }
+        claimed.map(|b| self.draw(b, step, s, words) as usize).sum()
+    }
+
+    /// Draw block `b`'s walk for super-step `step`; returns whether it had one.
+    fn draw(&self, b: usize, step: u64, s: &mut Scratch, words: &mut u64) -> bool {
+        // SAFETY: this thread claimed block b's draw; nobody else touches the block or this work now (the
+        // apply of the step before reads the other work).
+        let (block, work) = unsafe { (self.block_mut(b), self.work_mut(b, step)) };
+        if self.failed.load(Ordering::Relaxed) || !block.next_walk(self, work, s, words, gen(step))
+        {
+            work.clear();
+            return false;
+        }
+        true
+    }
+
+    /// Train the walks of super-step `step` of the blocks in `claimed` (a compute-phase claim), prefetching
+    /// the rows of the walk `prefetch` ahead.
+    fn compute_claimed(&self, claimed: Range<usize>, step: u64, s: &mut Scratch) {
+        let ahead = self.plan.prefetch;
+        for b in claimed.start..(claimed.start + ahead).min(claimed.end) {
+            // SAFETY: compute phase; this thread claimed block b and trains none yet.
+            self.prefetch(unsafe { self.work(b, step) });
+        }
+        for b in claimed.clone() {
+            if ahead > 0 && b + ahead < claimed.end {
+                // SAFETY: as above: claimed, not being trained.
+                self.prefetch(unsafe { self.work(b + ahead, step) });
+            }
+            // SAFETY: compute phase; this thread claimed block b.
+            let (block, work) = unsafe { (self.block_mut(b), self.work_mut(b, step)) };
+            self.compute(work, block, s, step);
+        }
+    }
+
+    /// The loop of one worker thread; returns the number of super-steps.
+    fn worker(&self) -> u64 {
         let _guard = PoisonOnUnwind(&self.barrier);
         let plan = self.plan;
+        let blocks = self.slots.len();
         let mut scratch = Scratch::new(plan);
+        let mut todo = Vec::new();
         let mut words = 0u64;
-        let mut steps = 0u64;
-        'epochs: for epoch in 0..plan.epochs {
-            for (k, blk) in blocks.iter_mut().enumerate() {
-                blk.start_epoch(plan, first + k, epoch);
+        // The first super-step's walks.
+        let mut active = 0;
+        while let Some(claimed) = claim(&self.next, blocks, self.threads, 0) {
+            active += self.draw_claimed(claimed, 0, &mut scratch, &mut words);
+        }
+        let Some(mut total) = self.barrier.wait_sum(active, &self.next) else {
+            return 0;
+        };
+        let mut step = 0u64;
+        while total > 0 {
+            while let Some(claimed) = claim(&self.next, blocks, self.threads, 0) {
+                self.compute_claimed(claimed, step, &mut scratch);
             }
-            loop {
-                // Draw: every block of this thread draws its next walk (ids only).
-                let mut active = 0;
-                let failed = self.failed.load(Ordering::Relaxed);
-                for (k, blk) in blocks.iter_mut().enumerate() {
-                    // SAFETY: compute phase; slot first + k belongs to this thread.
-                    let w = unsafe { self.slot_mut(first + k) };
-                    if !failed && blk.next_walk(self, w, &mut scratch, &mut words) {
-                        active += 1;
-                    } else {
-                        w.clear();
-                    }
+            if self.barrier.wait_sum(0, &self.next).is_none() {
+                break;
+            }
+            // The shared rows' deltas of this step (one partition per claim), then the next step's walks.
+            let mut active = 0;
+            let items = self.parts + blocks;
+            while let Some(claimed) = claim(&self.next, items, self.threads, self.parts) {
+                if claimed.start < self.parts {
+                    // Claims below `parts` are single partitions.
+                    self.apply(claimed.start, step, &mut todo);
+                } else {
+                    let blocks = claimed.start - self.parts..claimed.end - self.parts;
+                    active += self.draw_claimed(blocks, step + 1, &mut scratch, &mut words);
                 }
-                // Compute, prefetching the rows of the walks `prefetch` ahead.
-                for k in 0..plan.prefetch.min(blocks.len()) {
-                    // SAFETY: compute phase, own slot, read only.
-                    self.prefetch(unsafe { self.slot(first + k) });
-                }
-                let mine = blocks.len();
-                for (k, blk) in blocks.iter_mut().enumerate() {
-                    if plan.prefetch > 0 && k + plan.prefetch < mine {
-                        // SAFETY: as above.
-                        self.prefetch(unsafe { self.slot(first + k + plan.prefetch) });
-                    }
-                    // SAFETY: compute phase, own slot.
-                    self.compute(unsafe { self.slot_mut(first + k) }, blk, &mut scratch);
-                }
-                if words >= PROGRESS_EVERY {
-                    plan.progress.inc(std::mem::take(&mut words));
-                }
-                let Some(total) = self.barrier.wait_sum(active) else {
-                    break 'epochs;
-                };
-                if total == 0 {
-                    break;
-                }
-                steps += 1;
-                self.apply(t as u8);
-                if self.barrier.wait_sum(0).is_none() {
-                    break 'epochs;
-                }
+            }
+            if words >= PROGRESS_EVERY {
+                plan.progress.inc(std::mem::take(&mut words));
+            }
+            step += 1;
+            match self.barrier.wait_sum(active, &self.next) {
+                Some(t) => total = t,
+                None => break,
             }
         }
         plan.progress.inc(words);
-        steps
+        step
     }
 }
+
 /// Train `syn0` (input vectors, the embeddings) and `syn1` (output vectors), both `rows × dim`, in place.
 pub fn run(plan: &Plan, syn0: &mut [f32], syn1: &mut [f32]) -> Result<Outcome> {
     let n_walks = plan.data.len_ids() / plan.walk_len.max(1);
     let blocks_n = plan.blocks.max(1);
     assert_eq!(plan.block_words.len(), blocks_n, "one word count per block");
-    let threads = plan.threads.clamp(1, blocks_n.min(255));
+    let threads = plan.threads.clamp(1, blocks_n);
     let cap = plan.walk_len * (plan.negative + 2);
+    let syn0 = Matrix::new(syn0, plan.dim);
+    let syn1 = Matrix::new(syn1, plan.dim);
+    assert_eq!(syn0.rows, syn1.rows, "both matrices have a row per node");
     let ctx = Ctx {
         plan,
-        syn0: Matrix::new(syn0, plan.dim),
-        syn1: Matrix::new(syn1, plan.dim),
+        marks: Marks::new(syn0.rows),
+        syn0,
+        syn1,
         slots: (0..blocks_n)
-            .map(|_| {
-                Slot(UnsafeCell::new(Work {
-                    ids: Vec::with_capacity(cap),
-                    delta: Vec::with_capacity(cap * plan.dim),
-                    owner: Vec::with_capacity(cap),
-                    ..Work::default()
-                }))
+            .map(|b| Slot {
+                block: UnsafeCell::new(Block::new(
+                    b,
+                    block_walks(b, blocks_n, n_walks),
+                    plan.block_words[b],
+                    plan.walk_len,
+                )),
+                work: [0, 1].map(|_| UnsafeCell::new(Work::with_capacity(cap, plan.dim))),
             })
             .collect(),
         barrier: Barrier::new(threads),
         threads,
+        parts: if threads == 1 {
+            1
+        } else {
+            APPLY_PARTS_PER_THREAD * threads
+        },
+        next: AtomicUsize::new(0),
         failed: AtomicBool::new(false),
         error: Mutex::new(None),
     };
-    let mut blocks: Vec<Block> = (0..blocks_n)
-        .map(|b| {
-            Block::new(
-                block_walks(b, blocks_n, n_walks),
-                plan.block_words[b],
-                plan.walk_len,
-            )
-        })
-        .collect();
     let (steps, spawn_error) = std::thread::scope(|scope| {
-        let mut rest = &mut blocks[..];
-        let mut own = None;
         let mut spawn_error = None;
-        for t in 0..threads {
-            let (lo, hi) = (t * blocks_n / threads, (t + 1) * blocks_n / threads);
-            let (mine, r) = std::mem::take(&mut rest).split_at_mut(hi - lo);
-            rest = r;
-            if t == 0 {
-                own = Some(mine);
-                continue;
-            }
+        for t in 1..threads {
             let ctx = &ctx;
             let spawned = std::thread::Builder::new()
                 .name(format!("sword-train-{t}"))
-                .spawn_scoped(scope, move || ctx.worker(t, lo, mine));
+                .spawn_scoped(scope, move || ctx.worker());
             if let Err(e) = spawned {
                 // The threads already started stop at their first barrier.
                 ctx.barrier.poison();
@@ -838,7 +913,7 @@ pub fn run(plan: &Plan, syn0: &mut [f32], syn1: &mut [f32]) -> Result<Outcome> {
             }
         }
         let steps = match spawn_error {
-            None => ctx.worker(0, 0, own.unwrap_or_default()),
+            None => ctx.worker(),
             Some(_) => 0,
         };
         (steps, spawn_error)
@@ -856,7 +931,8 @@ pub fn run(plan: &Plan, syn0: &mut [f32], syn1: &mut [f32]) -> Result<Outcome> {
         steps,
         ..Outcome::default()
     };
-    for b in &blocks {
+    for slot in ctx.slots {
+        let b = slot.block.into_inner();
         out.kept += b.kept;
         out.pairs += b.pairs;
         out.batches += b.batches;
@@ -983,29 +1059,6 @@ mod tests {
         // each block: o0 = (0.5, 1.0); Δc1 = 0.25·o0(old) = 0.
         assert_eq!(syn1, vec![0.5, 1.0, 0.0, 0.0]);
         assert_eq!(syn0, vec![0.0, 0.0, 1.0, 2.0]);
-    }
-
-    #[test]
-    fn barrier_sums_and_poisons() {
-        let b = Barrier::new(3);
-        let sums: Vec<Option<usize>> = std::thread::scope(|s| {
-            let hs: Vec<_> = (0..3)
-                .map(|i| {
-                    let b = &b;
-                    s.spawn(move || {
-                        let a = b.wait_sum(i + 1).unwrap();
-                        let c = b.wait_sum(10 * (i + 1)).unwrap();
-                        let d = b.wait_sum(0).unwrap();
-                        Some(a + c + d)
-                    })
-                })
-                .collect();
-            hs.into_iter().map(|h| h.join().unwrap()).collect()
-        });
-        assert_eq!(sums, vec![Some(66); 3]);
-        let p = Barrier::new(2);
-        p.poison();
-        assert_eq!(p.wait_sum(1), None);
     }
 
     #[test]
