@@ -12,6 +12,7 @@
 //! written to a temporary name and all are renamed into place together at the end, so a failure (bad input,
 //! full disk) leaves the folder as it was.
 
+mod draw;
 pub mod figures;
 pub mod input;
 pub mod measures;
