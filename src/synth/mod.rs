@@ -42,6 +42,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+mod falsity;
 mod json;
 mod lines;
 mod model;
@@ -57,6 +58,7 @@ use schema::*;
 use truth::*;
 use world::*;
 
+pub use falsity::{CSnak, Constraint, Falsity, FalsityTruth, Tier};
 pub use lines::bench_lines;
 pub use truth::{Closure, Counts, PropertyTruth, Truth};
 pub use writer::{generate, generate_as, generate_counts_as, write_file, write_file_counts};
@@ -269,6 +271,7 @@ pub fn truth_json(t: &Truth) -> serde_json::Value {
         "statements": t.statements.iter().map(|(s, p, o)| {
             [s.to_string(), p.to_string(), o.to_string()]
         }).collect::<Vec<_>>(),
+        "falsity": falsity::truth_json(&t.falsity),
     })
 }
 

@@ -32,7 +32,9 @@ use std::time::Instant;
 
 pub mod cand;
 pub mod config;
+pub mod constraints;
 pub mod counts;
+pub mod falsity;
 pub mod join;
 pub mod keep;
 pub mod shard;
@@ -446,6 +448,14 @@ fn run_with(
     c.insert("transitive".into(), j.transitive);
     c.insert("transitive_statements_missed".into(), j.transitive_missed);
     c.insert("duplicate_entities".into(), j.duplicate_entities);
+    for (key, n) in [
+        ("falsity_constraint_rows", j.constraints),
+        ("falsity_values_rows", j.values),
+        ("falsity_types_rows", j.types),
+        ("falsity_distinct_rows", j.distinct),
+    ] {
+        c.insert(key.into(), n);
+    }
     c.insert("json_bytes".into(), stats.json_bytes);
     for (t, n) in &counts.other_types {
         c.insert(format!("entities_other_{t}"), *n);
@@ -489,6 +499,12 @@ fn run_with(
             .and_then(|s| s.get(..10))
             .map(str::to_string)
     });
+    // What the constraint reader counted, as `scripts/falsity-oracle --summary` names it, without the P279
+    // cycles (distort counts them on the graph it reads).
+    let mut summary = serde_json::to_value(falsity::summary_of(&m.counts)).unwrap_or_default();
+    if let Some(o) = summary.as_object_mut() {
+        o.remove("p279_cycles");
+    }
     m.extra = serde_json::json!({
         "input_path": dump.to_string_lossy(),
         "format": stats.format.map(|f| f.as_str()),
@@ -509,6 +525,12 @@ fn run_with(
         // `skipped`: the counts of `config::COUNTS_OF_ALL_STATEMENTS` were not made.
         "unlabelled_statements": if skipped { "skipped" } else { "read" },
         "transitive_outside_seed": outside,
+        // What the constraint reader counted, as `scripts/falsity-oracle --summary` names it (distort counts
+        // the P279 cycles); with --skip-unlabelled-statements, "another item has o" saw labelled items only.
+        "falsity": {
+            "summary": summary,
+            "distinct_subjects": if skipped { "labelled items only" } else { "every item" },
+        },
     });
     amend(m)
 }

@@ -33,10 +33,11 @@ pub const FAN_IN: usize = 16;
 pub const READ_BUF: usize = 64 << 10;
 /// Write buffer of a run being written, in bytes.
 pub const WRITE_BUF: usize = 256 << 10;
-/// What the merge's buffers take at most: two kinds (candidates and seed statements) of [`FAN_IN`] runs each,
-/// plus one run being written by an intermediate merge.
-pub const MERGE_RESERVE: u64 = (2 * FAN_IN * READ_BUF + WRITE_BUF) as u64;
-/// The smallest `--memory-limit` accepted: the merge's buffers plus as much again for the records.
+/// What the merge's buffers take at most: three kinds (candidates, seed statements and the labelled items'
+/// snaks without a value, merged together) of [`FAN_IN`] runs each, plus one run being written by an
+/// intermediate merge: 3.25 MiB.
+pub const MERGE_RESERVE: u64 = (3 * FAN_IN * READ_BUF + WRITE_BUF) as u64;
+/// The smallest `--memory-limit` accepted: the merge's buffers and 0.75 MiB for the records.
 pub const MIN_LIMIT: u64 = 4 << 20;
 /// Prefix of a spill folder's name (`.extract-spill.<random>.sword.tmp.<pid>` in the run directory).
 pub const DIR_PREFIX: &str = "extract-spill";

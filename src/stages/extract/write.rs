@@ -1,12 +1,18 @@
-//! The extract stage's artifacts being written: the five Parquet files, each encoded on the rayon pool
+//! The extract stage's artifacts being written: the nine Parquet files, each encoded on the rayon pool
 //! ([`tables::ParSink`]) from the rows the join streams, to temporary files renamed together at the end.
 
 use super::cand::Cand;
 use super::join::Out;
 use super::spill::Record;
 use crate::core::error::{Error, Result};
+use crate::core::falsity::{Constraint, DistinctValue, SubjectValues, TypeStatement};
 use crate::core::records::{EntityRecord, PropertyRecord};
-use crate::store::layout::{ENTITIES, PROPERTIES, STATEMENTS, TRANSITIVE, TRIPLES};
+use crate::store::layout::{
+    CONSTRAINTS, DISTINCT, ENTITIES, PROPERTIES, STATEMENTS, TRANSITIVE, TRIPLES, TYPES, VALUES,
+};
+use crate::store::tables::falsity::{
+    ConstraintColumns, DistinctColumns, TypesColumns, ValuesColumns,
+};
 use crate::store::tables::{self, Columns, EntityColumns, ParSink, PropertyColumns};
 use crate::store::AtomicFile;
 use std::path::Path;
@@ -60,14 +66,14 @@ impl<C: Columns> Table<C> {
     }
 }
 
-/// The five artifacts being written (temporary files, not yet renamed: see [`store::commit_all`]), fed by
-/// the join.
+/// The nine artifacts being written (temporary files, not yet renamed: see [`store::commit_all`]), fed by
+/// the join: the five of the triples and the four of the falsity tier (`extract::falsity`).
 ///
 /// Each artifact is encoded on the rayon pool ([`tables::ParSink`]: the columns of every row group on any
 /// worker, the row groups appended in order), with the bytes of the one-thread writer: once the dump is read,
 /// the join and the encoding are the whole stage, and on one thread (or one writer thread per artifact) they
 /// were the serial tail that bounded the speed-up on many cores (BENCHMARKS.md "Scaling"). The rows in flight
-/// are bounded by one budget shared by the five files. `entities` and `properties` are closed as soon as the
+/// are bounded by one budget shared by the nine files. `entities` and `properties` are closed as soon as the
 /// join has streamed them ([`Out::entities_done`], [`Out::properties_done`]), before the statements are
 /// merged; after a join that spilled (`wait_on_close`: a tight memory limit) they are finished then, so that
 /// the encoders of the three statement tables are the only ones holding row groups while those stream;
@@ -79,6 +85,10 @@ pub(super) struct ParquetOut {
     triples: Table<CandColumns>,
     statements: Table<CandColumns>,
     transitive: Table<CandColumns>,
+    constraints: Table<ConstraintColumns>,
+    values: Table<ValuesColumns>,
+    types: Table<TypesColumns>,
+    distinct: Table<DistinctColumns>,
 }
 
 impl ParquetOut {
@@ -125,6 +135,10 @@ impl ParquetOut {
             triples: sink(out, TRIPLES.file, CandColumns, complete, budget)?,
             statements: sink(out, STATEMENTS.file, CandColumns, complete, budget)?,
             transitive: sink(out, TRANSITIVE.file, CandColumns, complete, budget)?,
+            constraints: sink(out, CONSTRAINTS.file, ConstraintColumns, complete, budget)?,
+            values: sink(out, VALUES.file, ValuesColumns, complete, budget)?,
+            types: sink(out, TYPES.file, TypesColumns, complete, budget)?,
+            distinct: sink(out, DISTINCT.file, DistinctColumns, complete, budget)?,
         })
     }
 
@@ -136,6 +150,10 @@ impl ParquetOut {
             self.triples.into_file()?,
             self.statements.into_file()?,
             self.transitive.into_file()?,
+            self.constraints.into_file()?,
+            self.values.into_file()?,
+            self.types.into_file()?,
+            self.distinct.into_file()?,
         ])
     }
 }
@@ -161,6 +179,18 @@ impl Out for ParquetOut {
     }
     fn transitive(&mut self, rows: Vec<Cand>) -> Result<()> {
         self.transitive.send(rows)
+    }
+    fn constraints(&mut self, rows: Vec<Constraint>) -> Result<()> {
+        self.constraints.send(rows)
+    }
+    fn values(&mut self, rows: Vec<SubjectValues>) -> Result<()> {
+        self.values.send(rows)
+    }
+    fn types(&mut self, rows: Vec<TypeStatement>) -> Result<()> {
+        self.types.send(rows)
+    }
+    fn distinct(&mut self, rows: Vec<DistinctValue>) -> Result<()> {
+        self.distinct.send(rows)
     }
 }
 

@@ -5,6 +5,7 @@
 //! fixed row-group size so that the same rows give the same bytes.
 
 pub mod distortions;
+pub mod falsity;
 pub mod parallel;
 pub mod sword;
 pub mod texts;
@@ -579,7 +580,12 @@ fn entity_mem(e: &EntityRecord) -> usize {
         + strings
 }
 
-fn typed_column<'a, A: 'static>(batch: &'a RecordBatch, name: &str, path: &Path) -> Result<&'a A> {
+/// Column `name` of `batch` as an array of type `A` (an error naming the file when missing or of another type).
+pub(crate) fn typed_column<'a, A: 'static>(
+    batch: &'a RecordBatch,
+    name: &str,
+    path: &Path,
+) -> Result<&'a A> {
     batch
         .column_by_name(name)
         .and_then(|c| c.as_any().downcast_ref::<A>())
