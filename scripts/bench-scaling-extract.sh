@@ -16,8 +16,8 @@
 # speed-up at 16, 32 and 64 threads and the full dump's wall scaled from this one by its JSON bytes
 # (FULL_JSON_BYTES): an extrapolation, and marked so.
 #
-# The functions above `main` are meant to be sourced by the scaling script of the other stages
-# (scripts/bench-scaling.sh, which runs `decode` and `extract` through the same `extract_case`).
+# The functions above `main` (`extract_case`, `extract_report`) can be sourced by a scaling script of several
+# stages, so that decode and extract are run and reported one way.
 #
 # Environment:
 #   SWORD      binary (default: `cargo build --release --locked`, then target/release/sword)

@@ -75,7 +75,7 @@ pub fn writer_props_marked(complete: bool) -> WriterProperties {
 /// [`writer_props_marked`], and no dictionary for the label columns of `schema` (`label_<lang>`): labels are
 /// nearly unique per column (a dictionary of them costs a hash per value, repeats almost nothing and made the
 /// files larger: 2.67 → 2.45 MB of `entities.parquet` on the 200 k-entity generated dump, and 22 % less of the
-/// writer's CPU; BENCHMARKS.md "Extract tail").
+/// writer's CPU; "Extract tail" in the benchmarks log, docs/benchmarks-log).
 pub fn writer_props_for(schema: &Schema, complete: bool) -> WriterProperties {
     let mut b = writer_props_marked(complete).into_builder();
     for f in schema.fields() {

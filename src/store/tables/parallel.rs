@@ -91,14 +91,7 @@ impl Budget {
                 *used = used.saturating_add(n);
                 return;
             }
-            if rayon::current_thread_index().is_some() {
-                drop(used);
-                if rayon::yield_now() != Some(rayon::Yield::Executed) {
-                    std::thread::sleep(Duration::from_micros(200));
-                }
-            } else {
-                let _ = self.freed.wait_timeout(used, Duration::from_millis(50));
-            }
+            wait_a_little(used, &self.freed);
         }
     }
 
@@ -159,6 +152,21 @@ struct Shared<C: Columns, W: Write + Send> {
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// One step of a wait for what `changed` signals, `guard` held: on a rayon worker the lock is let go and another
+/// task of the pool runs meanwhile (the tasks that would end the wait may be queued behind this one), or the
+/// thread sleeps 200 µs when there is none; elsewhere the thread waits on `changed` (50 ms at most, so that a
+/// change made without the lock is seen soon all the same).
+fn wait_a_little<T>(guard: MutexGuard<'_, T>, changed: &Condvar) {
+    if rayon::current_thread_index().is_some() {
+        drop(guard);
+        if rayon::yield_now() != Some(rayon::Yield::Executed) {
+            std::thread::sleep(Duration::from_micros(200));
+        }
+    } else {
+        let _ = changed.wait_timeout(guard, Duration::from_millis(50));
+    }
 }
 
 impl<C: Columns, W: Write + Send + 'static> Shared<C, W> {
@@ -524,14 +532,7 @@ impl<C: Columns, W: Write + Send + 'static> ParSink<C, W> {
             if done(&p, sh.active.load(Ordering::Acquire)) {
                 return;
             }
-            if rayon::current_thread_index().is_some() {
-                drop(f);
-                if rayon::yield_now() != Some(rayon::Yield::Executed) {
-                    std::thread::sleep(Duration::from_micros(200));
-                }
-            } else {
-                let _ = sh.changed.wait_timeout(f, Duration::from_millis(50));
-            }
+            wait_a_little(f, &sh.changed);
         }
     }
 
