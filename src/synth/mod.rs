@@ -43,6 +43,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 mod json;
+mod later;
 mod lines;
 mod model;
 mod schema;
@@ -57,6 +58,10 @@ use schema::*;
 use truth::*;
 use world::*;
 
+pub use later::{
+    generate_later, generate_later_as, later_truth_json, read_benchmark, write_later_file, Edit,
+    EditKind, Expected, LaterConfig, LaterTruth, OldStatement,
+};
 pub use lines::bench_lines;
 pub use truth::{Closure, Counts, PropertyTruth, Truth};
 pub use writer::{generate, generate_as, generate_counts_as, write_file, write_file_counts};
@@ -184,6 +189,18 @@ pub struct Args {
     /// Also write the oracle (what extract should find under the default rule) as JSON to this file.
     #[arg(long)]
     truth: Option<PathBuf>,
+    /// Write a later version of the dump instead: the same world with edits aimed at the statements of this
+    /// benchmark (a run directory holding `sword.parquet`, or the file), built from the dump these settings
+    /// make. `--truth` then also lists the edits and the status each statement should get
+    /// (docs/versions.md).
+    #[arg(long, value_name = "OLD_RUN")]
+    later_of: Option<PathBuf>,
+    /// With `--later-of`: edits of each kind (default 3).
+    #[arg(long, requires = "later_of")]
+    edits: Option<usize>,
+    /// With `--later-of`: seed of the choice of edits (default 1).
+    #[arg(long, requires = "later_of")]
+    edit_seed: Option<u64>,
 }
 
 /// Entry point from the binary.
@@ -199,6 +216,9 @@ pub fn cli(args: Args) -> Result<()> {
         cfg.member_lines = m;
     }
     let start = std::time::Instant::now();
+    if let Some(old) = &args.later_of {
+        return later_cli(&cfg, old, &args);
+    }
     // The whole oracle only when it is asked for (its sets grow with the dump); otherwise its sizes.
     let stdout = args.out.as_os_str() == "-";
     let (truth, counts) = match (&args.truth, stdout) {
@@ -243,6 +263,44 @@ pub fn cli(args: Args) -> Result<()> {
     ));
     if let (Some(tp), Some(truth)) = (&args.truth, &truth) {
         let doc = truth_json(truth);
+        writer::ensure_parent(tp)?;
+        crate::artifact::write_atomic(tp, |w| {
+            serde_json::to_writer_pretty(&mut *w, &doc)?;
+            w.write_all(b"\n")
+        })?;
+    }
+    Ok(())
+}
+
+/// `sword synth --later-of OLD_RUN`: the later version of the dump `cfg` makes.
+fn later_cli(cfg: &Config, old: &Path, args: &Args) -> Result<()> {
+    let start = std::time::Instant::now();
+    let mut lc = LaterConfig::default();
+    if let Some(n) = args.edits {
+        lc.per_kind = n;
+    }
+    if let Some(s) = args.edit_seed {
+        lc.seed = s;
+    }
+    let bench = read_benchmark(old)?;
+    let full = args.truth.is_some();
+    let (truth, _) = if args.out.as_os_str() == "-" {
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, std::io::stdout().lock());
+        let got = generate_later_as(cfg, &lc, &bench, &mut w, Format::Json, &args.out, full)?;
+        w.flush().at(&args.out)?;
+        got
+    } else {
+        write_later_file(cfg, &lc, &bench, &args.out, full)?
+    };
+    progress::log(format!(
+        "synth: wrote the later version {} for the {} statements of {} in {:.1} s",
+        args.out.display(),
+        bench.len(),
+        old.display(),
+        start.elapsed().as_secs_f64()
+    ));
+    if let (Some(tp), Some(truth)) = (&args.truth, &truth) {
+        let doc = later_truth_json(truth);
         writer::ensure_parent(tp)?;
         crate::artifact::write_atomic(tp, |w| {
             serde_json::to_writer_pretty(&mut *w, &doc)?;

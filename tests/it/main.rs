@@ -21,3 +21,4 @@ mod safety;
 mod spill;
 mod synth;
 mod synth_world;
+mod versions;
