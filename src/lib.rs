@@ -30,6 +30,7 @@ pub mod model;
 pub mod pipeline;
 pub mod progress;
 pub mod report;
+pub mod revalidate;
 pub mod synth;
 pub mod tables;
 pub mod train;

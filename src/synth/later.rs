@@ -16,6 +16,8 @@
 //! changed and written again (key order and escapes then differ, which the extract stage does not mind).
 
 use super::*;
+use crate::distort::Strategy;
+use crate::revalidate::{OldBenchmark, OldStatement};
 use std::collections::{HashMap, HashSet};
 
 /// Settings of a later version.
@@ -37,59 +39,14 @@ impl Default for LaterConfig {
     }
 }
 
-/// A statement of the old benchmark (a row of its `sword.parquet`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct OldStatement {
-    pub statement_id: String,
-    /// `ORG`, `SS`, `OS`, `PSS` or `POS`.
-    pub strategy: String,
-    pub subject: Qid,
-    pub property: Pid,
-    pub object: Qid,
-}
-
-impl OldStatement {
-    fn is_original(&self) -> bool {
-        self.strategy == "ORG"
-    }
-    /// The entity a variant put in place of the original's (None for ORG).
-    fn replacement(&self) -> Option<Qid> {
-        match self.strategy.as_str() {
-            "SS" | "PSS" => Some(self.subject),
-            "OS" | "POS" => Some(self.object),
-            _ => None,
-        }
-    }
-}
-
-/// Read the statements of a benchmark: `sword.parquet` itself, or the run directory that holds it.
+/// The statements of a benchmark: `sword.parquet` itself, or the run directory that holds it.
 pub fn read_benchmark(path: &Path) -> Result<Vec<OldStatement>> {
     let file = if path.is_dir() {
         path.join("sword.parquet")
     } else {
         path.to_path_buf()
     };
-    let f = std::fs::File::open(&file).at(&file)?;
-    let mut out = Vec::new();
-    for b in crate::tables::read_batches(f, &file)? {
-        let col = |n: &str| crate::tables::string_column(&b, n, &file);
-        let (id, strategy) = (col("statement_id")?, col("strategy")?);
-        let (s, p, o) = (col("subject")?, col("property")?, col("object")?);
-        for i in 0..b.num_rows() {
-            let bad = |what: &str, v: &str| Error::Corrupt {
-                path: file.clone(),
-                what: format!("row {i}: {what} `{v}` is not a Wikidata id"),
-            };
-            out.push(OldStatement {
-                statement_id: id.value(i).to_string(),
-                strategy: strategy.value(i).to_string(),
-                subject: Qid::parse(s.value(i)).ok_or_else(|| bad("subject", s.value(i)))?,
-                property: Pid::parse(p.value(i)).ok_or_else(|| bad("property", p.value(i)))?,
-                object: Qid::parse(o.value(i)).ok_or_else(|| bad("object", o.value(i)))?,
-            });
-        }
-    }
-    Ok(out)
+    Ok(OldBenchmark::read(&file)?.rows)
 }
 
 /// The kinds of edit, in the order they are planned, with the status each gives the statement it aims at.
@@ -338,7 +295,7 @@ fn plan(m: &Model, bench: &[OldStatement], lc: &LaterConfig) -> Result<Plan> {
         let order = shuffled(bench, lc.seed, kind);
         let edited = |st: &OldStatement| -> Qid {
             match kind {
-                EditKind::Delete => st.replacement().unwrap_or(st.subject),
+                EditKind::Delete => st.replacement_entity.unwrap_or(st.subject),
                 EditKind::AddSymmetric | EditKind::AddInverse | EditKind::Rename => st.object,
                 _ => st.subject,
             }
@@ -349,17 +306,19 @@ fn plan(m: &Model, bench: &[OldStatement], lc: &LaterConfig) -> Result<Plan> {
                 let st = &bench[i];
                 let p = m.prop(st.property);
                 match kind {
-                    EditKind::Delete => st.replacement().is_some(),
-                    EditKind::RemoveStatement | EditKind::Deprecate => st.is_original(),
-                    EditKind::AddDirect => !st.is_original(),
+                    EditKind::Delete => st.replacement_entity.is_some(),
+                    EditKind::RemoveStatement | EditKind::Deprecate => st.strategy == Strategy::ORG,
+                    EditKind::AddDirect => st.strategy != Strategy::ORG,
                     EditKind::AddSymmetric => {
-                        !st.is_original()
+                        st.strategy != Strategy::ORG
                             && p.is_some_and(|p| p.symmetric_p31 || p.symmetric_constraint)
                     }
                     EditKind::AddInverse => {
-                        !st.is_original() && p.is_some_and(|p| !p.inverse.is_empty())
+                        st.strategy != Strategy::ORG && p.is_some_and(|p| !p.inverse.is_empty())
                     }
-                    EditKind::AddTransitive => !st.is_original() && p.is_some_and(|p| p.transitive),
+                    EditKind::AddTransitive => {
+                        st.strategy != Strategy::ORG && p.is_some_and(|p| p.transitive)
+                    }
                     _ => true,
                 }
             })
@@ -776,7 +735,7 @@ fn expected_statuses(
                 "entity_missing"
             } else if ids.iter().any(|e| !later.labelled.contains(e)) {
                 "label_missing"
-            } else if st.is_original() {
+            } else if st.strategy == Strategy::ORG {
                 if later.triples.contains_key(&(s, p, o)) {
                     if ids.iter().any(|e| plan.renamed.contains(e)) {
                         "label_changed"
@@ -788,7 +747,9 @@ fn expected_statuses(
                 }
             } else if let Some(why) = closure.why(s, p, o) {
                 guard = match why {
-                    "stated" if matches!(st.strategy.as_str(), "OS" | "POS") => "subject_has_value",
+                    "stated" if matches!(st.strategy, Strategy::OS | Strategy::POS) => {
+                        "subject_has_value"
+                    }
                     "stated" => "exists",
                     other => other,
                 }
@@ -801,7 +762,7 @@ fn expected_statuses(
             };
             Expected {
                 statement_id: st.statement_id.clone(),
-                strategy: st.strategy.clone(),
+                strategy: st.strategy.as_str().to_string(),
                 status: status.to_string(),
                 guard,
             }

@@ -60,7 +60,7 @@ use world::*;
 
 pub use later::{
     generate_later, generate_later_as, later_truth_json, read_benchmark, write_later_file, Edit,
-    EditKind, Expected, LaterConfig, LaterTruth, OldStatement,
+    EditKind, Expected, LaterConfig, LaterTruth,
 };
 pub use lines::bench_lines;
 pub use truth::{Closure, Counts, PropertyTruth, Truth};

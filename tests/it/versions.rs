@@ -79,7 +79,11 @@ pub fn statements_tsv(old: &Path, dest: &Path) {
     for st in synth::read_benchmark(old).unwrap() {
         text.push_str(&format!(
             "{}\t{}\t{}\t{}\t{}\n",
-            st.statement_id, st.strategy, st.subject, st.property, st.object
+            st.statement_id,
+            st.strategy.as_str(),
+            st.subject,
+            st.property,
+            st.object
         ));
     }
     std::fs::write(dest, text).unwrap();
