@@ -7,9 +7,9 @@
 //! existence check (throughput: originals).
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use sword::distort::{self, DistortConfig, Index, KnowledgeBase, NoSimilarity};
-use sword::ids::{Pid, Qid};
-use sword::model::{PropertyRecord, Rank, Triple};
+use sword::core::ids::{Pid, Qid};
+use sword::core::records::{PropertyRecord, Rank, Triple};
+use sword::stages::distort::{self, DistortConfig, Index, KnowledgeBase, NoSimilarity};
 
 fn splitmix(mut z: u64) -> u64 {
     z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);

@@ -7,8 +7,8 @@
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use rand::rngs::ChaCha8Rng;
 use rand::{Rng, SeedableRng};
-use sword::graph::Csr;
-use sword::walks::{self, Bias, WalkConfig};
+use sword::stages::embed::graph::Csr;
+use sword::stages::embed::walks::{self, Bias, WalkConfig};
 
 /// Preferential attachment: every new node links to two endpoints of uniformly chosen existing edge ends,
 /// so targets are chosen proportionally to degree (a power-law degree distribution, hubs of thousands).

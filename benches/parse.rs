@@ -3,7 +3,7 @@
 //! qualifiers and references. Compares the extract worker (framing + entity parser + keep rules), the entity
 //! parser alone, simd-json's tape alone, a full simd-json DOM, and zlib-rs inflate of the same bytes (the
 //! target: parsing costs no more CPU per MB than inflating). The worker runs with the skim (the default) and
-//! without it (`skim = false`), and the skim alone and the direct reader of plain lines (`dump::direct`, what
+//! without it (`skim = false`), and the skim alone and the direct reader of plain lines (`dump::line::direct`, what
 //! the default takes for nearly every line) are timed too.
 //!
 //! `cargo bench --bench parse` (single-threaded: one chunk at a time on the bench thread).
@@ -127,9 +127,10 @@ fn parse(c: &mut Criterion) {
 }
 
 fn group(c: &mut Criterion, name: &str, text: &[u8]) {
-    let rules = sword::extract::Rules::new(&sword::extract::Config::default()).unwrap();
+    let rules =
+        sword::stages::extract::Rules::new(&sword::stages::extract::Config::default()).unwrap();
     let langs = sword::dump::entity::Langs {
-        langs: sword::extract::Config::default().languages,
+        langs: sword::stages::extract::Config::default().languages,
     };
     let lines: Vec<&[u8]> = text
         .split(|&b| b == b'\n')
@@ -139,24 +140,45 @@ fn group(c: &mut Criterion, name: &str, text: &[u8]) {
     g.throughput(Throughput::Bytes(text.len() as u64));
     g.sample_size(10);
     g.bench_function("extract_worker_chunk", |b| {
-        b.iter(|| black_box(sword::extract::work_chunk(&rules, black_box(text), true)).len)
+        b.iter(|| {
+            black_box(sword::stages::extract::work_chunk(
+                &rules,
+                black_box(text),
+                true,
+            ))
+            .len
+        })
     });
-    let whole = sword::extract::Rules::new(&sword::extract::Config {
+    let whole = sword::stages::extract::Rules::new(&sword::stages::extract::Config {
         skim: false,
-        ..sword::extract::Config::default()
+        ..sword::stages::extract::Config::default()
     })
     .unwrap();
     g.bench_function("extract_worker_chunk_no_skim", |b| {
-        b.iter(|| black_box(sword::extract::work_chunk(&whole, black_box(text), true)).len)
+        b.iter(|| {
+            black_box(sword::stages::extract::work_chunk(
+                &whole,
+                black_box(text),
+                true,
+            ))
+            .len
+        })
     });
     // `--skip-unlabelled-statements`: unlabelled items' claims and descriptions jumped over.
-    let skip = sword::extract::Rules::new(&sword::extract::Config {
-        unlabelled_statements: sword::extract::UnlabelledStatements::Skip,
-        ..sword::extract::Config::default()
+    let skip = sword::stages::extract::Rules::new(&sword::stages::extract::Config {
+        unlabelled_statements: sword::stages::extract::UnlabelledStatements::Skip,
+        ..sword::stages::extract::Config::default()
     })
     .unwrap();
     g.bench_function("extract_worker_chunk_skip_unlabelled", |b| {
-        b.iter(|| black_box(sword::extract::work_chunk(&skip, black_box(text), true)).len)
+        b.iter(|| {
+            black_box(sword::stages::extract::work_chunk(
+                &skip,
+                black_box(text),
+                true,
+            ))
+            .len
+        })
     });
     g.bench_function("skim_only", |b| {
         let mut out = Vec::new();
@@ -164,7 +186,7 @@ fn group(c: &mut Criterion, name: &str, text: &[u8]) {
             let mut n = 0usize;
             for l in &lines {
                 let (s, e) = sword::dump::entity::trim_line(l);
-                if sword::dump::skim::skim(&l[s..e], &langs, &mut out).is_ok() {
+                if sword::dump::line::skim::skim(&l[s..e], &langs, &mut out).is_ok() {
                     n += out.len();
                 }
             }
@@ -172,13 +194,13 @@ fn group(c: &mut Criterion, name: &str, text: &[u8]) {
         })
     });
     g.bench_function("direct_only", |b| {
-        // The reader of plain lines (`dump::direct`): the entity read in place, no copy, no simd-json.
+        // The reader of plain lines (`dump::line::direct`): the entity read in place, no copy, no simd-json.
         b.iter(|| {
             let mut n = 0usize;
             for l in &lines {
                 let (s, e) = sword::dump::entity::trim_line(l);
                 if let Ok(t) = std::str::from_utf8(&l[s..e]) {
-                    if let Ok(ent) = sword::dump::direct::entity(t, &langs, None) {
+                    if let Ok(ent) = sword::dump::line::direct::entity(t, &langs, None) {
                         n += ent.statements.len();
                     }
                 }
@@ -196,7 +218,7 @@ fn group(c: &mut Criterion, name: &str, text: &[u8]) {
         .map(|l| {
             let (s, e) = sword::dump::entity::trim_line(l);
             let mut out = Vec::new();
-            if sword::dump::skim::skim(&l[s..e], &langs, &mut out).is_err() {
+            if sword::dump::line::skim::skim(&l[s..e], &langs, &mut out).is_err() {
                 out = l[s..e].to_vec();
             }
             out
@@ -258,7 +280,7 @@ fn statements(
     langs: &sword::dump::entity::Langs,
     buffers: &mut simd_json::Buffers,
 ) -> usize {
-    match sword::dump::entity::parse_entity(line, langs, buffers) {
+    match sword::dump::line::parse_entity(line, langs, buffers) {
         Ok(sword::dump::entity::Line::Entity(ent)) => ent.statements.len(),
         _ => 0,
     }

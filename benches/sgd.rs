@@ -1,4 +1,4 @@
-//! Skip-gram training (`sword::train`).
+//! Skip-gram training (`sword::stages::embed::train`).
 //!
 //! - `kernels/*`: the three SIMD kernels of one minibatch at dim 128 (6 context rows × 6 target rows: the
 //!   logits `gram`, a gradient `lincomb`, the update `add_assign`), for every build this CPU runs (`scalar`,
@@ -10,8 +10,8 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Through
 use rand::rngs::ChaCha8Rng;
 use rand::{Rng, SeedableRng};
 use std::hint::black_box;
-use sword::progress::Progress;
-use sword::train::{train_with, Kernel, TrainConfig};
+use sword::core::progress::Progress;
+use sword::stages::embed::train::{train_with, Kernel, TrainConfig};
 
 const DIM: usize = 128;
 

@@ -21,6 +21,10 @@
 # for the Responses API with web_search) → the published layout (RUN/eval/<MODEL>/longform-results) →
 # longform.scores.json and longform-report/ (report.md, f1_paired_bars.svg). LONGFORM=1 adds it to `eval`.
 #
+# Comparison (`make eval-compare RUN=DIR`, needs neither BASE_URL nor MODEL): every model evaluated on the run
+# side by side (`sword eval compare` over RUN/eval/*/sword/samples.jsonl) → RUN/eval-compare/ (report.html,
+# report.md, figures.parquet, figures.csv, figures/*.svg); COMPARE_VARIANT=plain keeps one variant.
+#
 # Options: TRANSLATE_MODEL / TRANSLATE_BASE_URL (default MODEL / BASE_URL), TEMPLATE (prompt template file),
 # RETRY_BAD (default 1), JUDGE_BASE_URL (default BASE_URL), API_KEY_ENV (variable holding the key),
 # CONCURRENCY (default 4), EVAL_FLAGS (more runner flags, e.g. --max-tokens 64 --timeout 300),
@@ -58,14 +62,21 @@ LF_FORMAT          ?= json-schema
 LF_K               ?= 8
 LF_FLAGS           ?=
 LONGFORM           ?=
+COMPARE_VARIANT    ?=
 
 EV_NAME := $(subst /,_,$(subst :,_,$(MODEL)))
 EV      := $(RUN)/eval/$(EV_NAME)
 EV_RUN   = --concurrency $(CONCURRENCY) $(if $(API_KEY_ENV),--api-key-env $(API_KEY_ENV)) $(EVAL_FLAGS)
 
-.PHONY: eval eval-translate eval-sword eval-sycophancy eval-adversariskqa eval-longform
+.PHONY: eval eval-translate eval-sword eval-sycophancy eval-adversariskqa eval-longform eval-compare
 
-ifneq ($(filter eval eval-%,$(MAKECMDGOALS)),)
+ifneq ($(filter eval-compare,$(MAKECMDGOALS)),)
+ifneq ($(origin RUN),command line)
+$(error eval-compare: set RUN=DIR (a run directory whose eval/*/sword/ hold answers))
+endif
+endif
+
+ifneq ($(filter eval eval-%,$(filter-out eval-compare,$(MAKECMDGOALS))),)
 ifneq ($(origin RUN),command line)
 $(error eval: set RUN=DIR (a run directory with sword.parquet))
 endif
@@ -192,6 +203,18 @@ $(EV)/report.md: $(EV)/sword.scores.json $(EV)/sycophancy.scores.json $(EV_ARQA)
 
 eval: $(EV)/report.md $(if $(LONGFORM),$(EV)/longform.scores.json)
 	@echo "eval: $(EV)/report.md"
+
+# ---- every evaluated model side by side ----------------------------------------------------------------------
+EV_COMPARE      := $(RUN)/eval-compare
+COMPARE_SAMPLES := $(sort $(wildcard $(RUN)/eval/*/sword/samples.jsonl))
+
+$(EV_COMPARE)/report.html: $(COMPARE_SAMPLES) $(SWORD)
+	@[ -n '$(COMPARE_SAMPLES)' ] || { echo "eval-compare: no $(RUN)/eval/*/sword/samples.jsonl (run make eval first)" >&2; exit 2; }
+	$(SWORD) eval compare --results $(COMPARE_SAMPLES) --out $(EV_COMPARE) --bootstrap $(BOOTSTRAP) \
+	  $(if $(COMPARE_VARIANT),--variant $(COMPARE_VARIANT))
+
+eval-compare: $(EV_COMPARE)/report.html
+	@echo "eval-compare: $(EV_COMPARE)/report.html"
 
 # pipeline/Makefile's recipes name themselves as $(lastword $(MAKEFILE_LIST)): take this file off the list
 # again so that they still see pipeline/Makefile.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Peak RSS and CPU time of distort and export on a run directory whose extract, graph, walks and train stages
-# are done (issue 20: each at most the size of embeddings.npy + 256 MiB), and, given a second binary, the same
+# are done (the bound: each at most the size of embeddings.npy + 256 MiB), and, given a second binary, the same
 # for it and a byte comparison of what the two wrote (distortions.parquet, sword.parquet, the translation
 # requests, the report).
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Whole-process benchmark of `sword extract` (issue 2 §8).
+# Whole-process benchmark of `sword extract`.
 #
 # Generates a synthetic dump of ≥ 2 GB of JSON with `sword synth` (same seed → same lines in every format), then
 # for plain JSON, single-member gzip (`gzip -6`), Wikimedia-layout multi-member gzip (`sword synth … .json.gz`)
@@ -82,7 +82,7 @@ for f in $FORMATS; do
   BASE_WALL=$LAST_WALL
   base_cpu=$LAST_CPU
   measure "$f extract" "$BIN" "${J[@]}" extract --dump "$WORK/$f" --out "$WORK/out-$f"
-  # Parse = extract CPU - decode-only CPU; both per GB of JSON (the issue 22 target: parse <= inflate / 3).
+  # Parse = extract CPU - decode-only CPU; both per GB of JSON (the target: parse <= inflate / 3).
   SPLIT+=("$(awk -v f="$f" -v d="$base_cpu" -v e="$LAST_CPU" -v b="$json_bytes" 'BEGIN {
     g = b / 1e9; printf "| %s | %.2f | %.2f | %.2f |", f, d / g, (e - d) / g, (d > 0 ? (e - d) / d : 0) }')")
   if [ "${NO_SKIM:-0}" = 1 ]; then

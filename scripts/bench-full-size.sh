@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The pipeline at any size without the dump on disk (issue 20 item 3): `sword synth --out -` streams a generated
+# The pipeline at any size without the dump on disk: `sword synth --out -` streams a generated
 # dump of ENTITIES lines into `sword extract --dump - --memory-limit LIMIT`, then graph, walks, train, distort
 # and export run on the result; every stage under /usr/bin/time -v. With CHECK=1 (for sizes that fit on disk)
 # the dump is also written to WORK and extracted once more with `--memory-limit none`, and the five Parquet

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Inflate decoders side by side (issue 22 item 2): zlib-rs (sword's), libdeflate and ISA-L, one thread, on every
+# Inflate decoders side by side: zlib-rs (sword's), libdeflate and ISA-L, one thread, on every
 # member of a Wikimedia-layout `.json.gz`, outputs checked identical first. See scripts/bench-inflate/src/main.rs.
 #
 # Usage: scripts/bench-inflate.sh [FILE.json.gz] [ROUNDS]

@@ -19,7 +19,7 @@
 # ("human") has ~267 k neighbours and the 20th ~24 k; the other edges follow the 1m recipe (a tree edge for
 # every node no hub reaches, Chung-Lu edges with Zipf(0.75) weights for the rest). A random walk spends
 # ~30% of its steps on a hub (the stationary distribution is proportional to degree), so the cost of a step
-# on a hub decides the speed of a node2vec walker on Wikidata (issue 3: "human" has millions of
+# on a hub decides the speed of a node2vec walker on Wikidata ("human" has millions of
 # neighbours). Not in the default SIZES (pecanpy takes hours on it; see PECANPY_* below).
 #
 # Environment: WORK (scratch dir, default data/work/bench-node2vec in the repo, ignored by git), SWORD_PYTHON

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Whole-chain benchmark (issue 5): generate a dump sized so that the final triple set is about the paper's
+# Whole-chain benchmark: generate a dump sized so that the final triple set is about the paper's
 # 2.1 M, then run every stage as its own process, reporting wall time, CPU time and peak RSS per stage.
 #
 #   scripts/bench-pipeline.sh [ENTITIES] [WORKDIR]

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 21's speed figures in one idle slot of about five minutes: `sword -j 2 train` against gensim
+# The training speed figures in one idle slot of about five minutes: `sword -j 2 train` against gensim
 # Word2Vec (2 workers) on the same walks of the 100k graph, and `sword -j 2 train` alone on the 1m graph
 # (gensim needs ~11 minutes there; its idle 1m figure is in BENCHMARKS.md "Training").
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Training benchmark: `sword train` vs gensim Word2Vec on the SAME walks (issue 3).
+# Training benchmark: `sword train` vs gensim Word2Vec on the SAME walks.
 #
 #   scripts/bench-train.sh NODES EDGES [WORK]
 #

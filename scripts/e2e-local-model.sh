@@ -9,8 +9,8 @@
 # runs `make eval` once more and checks that it sent no request, and prints the figures for BENCHMARKS.md:
 # requests, completion tokens per second, share of text_ok per language, accuracy per language × strategy.
 #
-# `scripts/e2e-local-model.sh longform` runs the AdversaRiskQA long-form chain instead (`make eval-longform`,
-# issue 23): the first LF_ITEMS items of every prompt file in LF_SOURCE, asked in both conditions, each answer
+# `scripts/e2e-local-model.sh longform` runs the AdversaRiskQA long-form chain instead (`make eval-longform`):
+# the first LF_ITEMS items of every prompt file in LF_SOURCE, asked in both conditions, each answer
 # decomposed into facts and each fact verified by the same model (Chat Completions with the JSON schemas as
 # response_format); the server is killed once during the verification step and the chain resumes; the same
 # checks (no key answered twice, a second make sends nothing), then the figures: requests, tokens and wall

@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
-# Run every cargo-fuzz target (fuzz/Cargo.toml: the dump readers and the eval JSONL readers) for a set time
-# (issue 24 §6).
+# Run every cargo-fuzz target (fuzz/Cargo.toml: the dump readers and the eval JSONL readers) for a set time.
 #
 # Usage: scripts/fuzz.sh [SECONDS_PER_TARGET]     (default 300)
 #   TARGETS   which targets (default: every one in fuzz/Cargo.toml)

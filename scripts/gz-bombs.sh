@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Decompression bombs against the dump readers (issue 24 §1): small compressed files whose content would cost
+# Decompression bombs against the dump readers: small compressed files whose content would cost
 # gigabytes if a reader held it. Each must exit 2 (bad input) with a peak RSS inside the documented bound,
 # under an address-space limit (`ulimit -v`) that a real dump never needs.
 #

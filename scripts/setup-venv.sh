@@ -26,7 +26,7 @@ if [ ! -x "$DIR/bin/python" ]; then
 fi
 "$DIR/bin/python" -m pip install --disable-pip-version-check -q -r "$REQ"
 # Every top-level module the scripts import.
-"$DIR/bin/python" -c 'import duckdb, gensim, numba_progress, numpy, pandas, pecanpy, polars, pyarrow, statsmodels'
+"$DIR/bin/python" -c 'import duckdb, gensim, numba_progress, numpy, pandas, pecanpy, PIL, polars, pyarrow, statsmodels'
 echo "setup-venv: ready: $DIR"
 if [ "$(cd "$DIR" && pwd)" != "$ROOT/.venv" ]; then
     echo "setup-venv: the scripts look in $ROOT/.venv; point them here with: export SWORD_PYTHON=$DIR/bin/python"

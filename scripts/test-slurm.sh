@@ -277,7 +277,7 @@ check "the shard's log names the bad input (a gzip member)" grep -q "bad input .
 check "the dependent job never started and is CANCELLED" \
   bash -c '! grep -q "rest job" "$0/slurm/events.log" && [ ! -e "$0/entities.parquet" ] && scontrol -o show job "$1" | grep -q "JobState=CANCELLED"' "$R5" "$J5"
 
-# --- 6. fail fast: requests no node can meet, hopeless pending reasons, status lines (issue 20) -----------------
+# --- 6. fail fast: requests no node can meet, hopeless pending reasons, status lines ----------------------------
 check "while waiting, submit.sh printed each job's state and pending reason" \
   grep -Eq '^\[[0-9:]+\] extract tasks .*; rest job [0-9]+ PENDING \(Dependency\)$' "$W/clean.out"
 NODE_NAME=$(sinfo -h -N -o %N | head -n1) NODE_CPUS=$(sinfo -h -N -o %c | head -n1)

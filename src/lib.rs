@@ -14,27 +14,12 @@
 //! artifacts (checked against their manifests), writes its outputs atomically and then its manifest
 //! (`artifact`). `main.rs` only parses arguments and dispatches to `<stage>::cli`.
 
-pub mod artifact;
-pub mod config;
-pub mod distort;
+pub mod core;
 pub mod dump;
-pub mod embed;
-mod embeddings;
-pub mod error;
 pub mod eval;
-pub mod export;
-pub mod extract;
-pub mod graph;
-pub mod ids;
-pub mod model;
-pub mod pipeline;
-pub mod progress;
-pub mod report;
-pub mod revalidate;
+pub mod llm;
+pub mod stages;
+pub mod store;
 pub mod synth;
-pub mod tables;
-pub mod train;
-pub mod translate;
-pub mod walks;
 
-pub use error::{Error, Result};
+pub use crate::core::error::{Error, Result};

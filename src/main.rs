@@ -2,6 +2,12 @@
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
+use sword::stages::cli::{main as stage, StageCli};
+use sword::stages::distort::DistortStage;
+use sword::stages::embed::{graph::GraphStage, train::TrainStage, walks::WalksStage};
+use sword::stages::export::ExportStage;
+use sword::stages::extract::ExtractStage;
+use sword::stages::translate::{generate::TranslateStage, import::ImportStage};
 
 /// Rebuild the SWORD benchmark from a Wikidata dump and evaluate models on it and its sibling suites.
 #[derive(Parser, Debug)]
@@ -20,37 +26,37 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Cmd {
     /// Stream a Wikidata JSON dump into labelled entities, triples, statements and property metadata.
-    Extract(sword::extract::Args),
+    Extract(StageCli<ExtractStage>),
     /// Write a realistic synthetic Wikidata dump of any size (plain, multi-member gzip, bzip2 or zstd).
     Synth(sword::synth::Args),
     /// Build the undirected entity graph (CSR) from triples or an edge list.
-    Graph(sword::graph::Args),
+    Graph(StageCli<GraphStage>),
     /// node2vec random walks over the graph.
-    Walks(sword::walks::Args),
+    Walks(StageCli<WalksStage>),
     /// Skip-gram with negative sampling on the walks: entity embeddings.
-    Train(sword::train::Args),
+    Train(StageCli<TrainStage>),
     /// graph → walks → train for any edge list, in one command.
-    Embed(sword::embed::Args),
+    Embed(sword::stages::embed::Args),
     /// Nearest entities by cosine similarity of the embeddings.
-    Similar(sword::embed::SimilarArgs),
+    Similar(sword::stages::embed::SimilarArgs),
     /// Sample original triples and draw SS/OS/PSS/POS distortions that do not exist in Wikidata.
-    Distort(sword::distort::Args),
+    Distort(StageCli<DistortStage>),
     /// Export sword.parquet, translation requests and the report.
-    Export(sword::export::Args),
+    Export(StageCli<ExportStage>),
     /// Read translation batch output back into statements with text.
-    ImportTranslations(sword::translate::Args),
+    ImportTranslations(StageCli<ImportStage>),
     /// Generate the statements' texts from an OpenAI-compatible endpoint (resumable), with checks.
-    Translate(sword::translate::endpoint::Args),
+    Translate(StageCli<TranslateStage>),
     /// Evaluate models on SWORD, AdversaRiskQA and the Chinese sycophancy suite.
     Eval(sword::eval::Args),
     /// Run every stage on a dump (or on the embedded synthetic default).
-    Run(sword::pipeline::Args),
+    Run(sword::stages::pipeline::Args),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     if cli.quiet {
-        // Read by sword::progress; set before any thread starts.
+        // Read by sword::core::progress; set before any thread starts.
         unsafe { std::env::set_var("SWORD_QUIET", "1") };
     }
     if let Some(n) = cli.threads {
@@ -63,19 +69,19 @@ fn main() -> ExitCode {
         }
     }
     let result = match cli.cmd {
-        Cmd::Extract(a) => sword::extract::cli(a),
+        Cmd::Extract(a) => stage(a),
         Cmd::Synth(a) => sword::synth::cli(a),
-        Cmd::Graph(a) => sword::graph::cli(a),
-        Cmd::Walks(a) => sword::walks::cli(a),
-        Cmd::Train(a) => sword::train::cli(a),
-        Cmd::Embed(a) => sword::embed::cli(a),
-        Cmd::Similar(a) => sword::embed::similar_cli(a),
-        Cmd::Distort(a) => sword::distort::cli(a),
-        Cmd::Export(a) => sword::export::cli(a),
-        Cmd::ImportTranslations(a) => sword::translate::cli(a),
-        Cmd::Translate(a) => sword::translate::endpoint::cli(a),
+        Cmd::Graph(a) => stage(a),
+        Cmd::Walks(a) => stage(a),
+        Cmd::Train(a) => stage(a),
+        Cmd::Embed(a) => sword::stages::embed::cli(a),
+        Cmd::Similar(a) => sword::stages::embed::similar_cli(a),
+        Cmd::Distort(a) => stage(a),
+        Cmd::Export(a) => stage(a),
+        Cmd::ImportTranslations(a) => stage(a),
+        Cmd::Translate(a) => stage(a),
         Cmd::Eval(a) => sword::eval::cli(a),
-        Cmd::Run(a) => sword::pipeline::cli(a),
+        Cmd::Run(a) => sword::stages::pipeline::cli(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

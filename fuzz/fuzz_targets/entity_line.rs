@@ -1,12 +1,12 @@
 //! One dump line through the entity parser, with and without the skim: never a panic, and the same verdict
-//! and entity in both modes (`dump::direct::parse_line`), with and without the jump over unlabelled items'
+//! and entity in both modes (`dump::line::parse_line`), with and without the jump over unlabelled items'
 //! statements.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use sword::dump::entity::Langs;
-use sword::dump::direct::{parse_line, Jump};
-use sword::ids::Pid;
+use sword::dump::line::{parse_line, Jump};
+use sword::core::ids::Pid;
 
 fuzz_target!(|data: &[u8]| {
     let langs = Langs {
@@ -29,7 +29,7 @@ fuzz_target!(|data: &[u8]| {
     let off = format!("{:?}", parse_line(data, &langs, false, Some(&jump), &mut scratch, &mut buffers));
     assert_eq!(on, off, "the skim changes the verdict with a jump");
     let mut out = Vec::new();
-    let _ = sword::dump::skim::skim(data, &langs, &mut out);
+    let _ = sword::dump::line::skim::skim(data, &langs, &mut out);
 });
 
 fn simd_json_buffers() -> sword::dump::entity::Buffers {

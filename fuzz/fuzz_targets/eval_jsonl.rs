@@ -6,7 +6,8 @@
 
 use libfuzzer_sys::fuzz_target;
 use std::path::Path;
-use sword::eval::{longform, parse, prompts, samples, sword as sw, syco};
+use sword::eval::suites::{longform, sword as sw, sycophancy as syco};
+use sword::eval::{parse, prompts, samples};
 
 fuzz_target!(|data: &[u8]| {
     let path = Path::new("fuzz.jsonl");
@@ -45,8 +46,8 @@ fuzz_target!(|data: &[u8]| {
             }
         }
     }
-    let _ = sword::translate::parse_batch_output(data, path);
-    let _ = sword::translate::request_ids(data, path);
+    let _ = sword::stages::translate::import::parse_batch_output(data, path);
+    let _ = sword::stages::translate::import::request_ids(data, path);
     if let Ok(text) = std::str::from_utf8(data) {
         let _ = parse::strip_think(text);
     }

@@ -31,7 +31,8 @@
 //! the reader holds at most `tasks` chunk buffers (queued or running steps), `members` carried partial lines
 //! (< one chunk each) and `ahead` parsed chunks, plus one inflate state per open member (≈ 50 KiB).
 
-use crate::error::{Error, Result};
+use super::inorder::wait_one;
+use crate::core::error::{Error, Result};
 use flate2::bufread::GzDecoder;
 use flate2::{Compression, GzBuilder};
 use std::collections::VecDeque;
@@ -40,7 +41,6 @@ use std::panic::{self, AssertUnwindSafe};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
-use std::time::Duration;
 
 /// What [`par_members`] did.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -224,13 +224,11 @@ pub fn par_members_in<T: Send>(
                 });
                 if c.in_flight == 0 {
                     // Cannot happen (the front member can always take a step); fail rather than hang.
-                    return Err(Error::bad_input(
-                        path,
-                        format!(
-                            "internal error: the gzip member reader stalled at byte offset {}",
-                            c.expected
-                        ),
-                    ));
+                    return Err(Error::internal(format!(
+                        "{}: the gzip member reader stalled at byte offset {}",
+                        path.display(),
+                        c.expected
+                    )));
                 }
                 match wait_one(&rx) {
                     Msg::Inflated {
@@ -655,27 +653,6 @@ impl<'a, T> Coordinator<'a, T> {
     }
 }
 
-/// Wait for one task message, helping the pool meanwhile when this thread belongs to it (so a one-thread pool
-/// cannot deadlock on its own coordinator).
-fn wait_one<M>(rx: &mpsc::Receiver<M>) -> M {
-    loop {
-        if let Ok(m) = rx.try_recv() {
-            return m;
-        }
-        match rayon::yield_now() {
-            Some(rayon::Yield::Executed) => continue,
-            Some(rayon::Yield::Idle) => {
-                if let Ok(m) = rx.recv_timeout(Duration::from_micros(500)) {
-                    return m;
-                }
-            }
-            // Not a pool thread: the tasks run elsewhere; the coordinator holds a sender, so this cannot hang
-            // unless a task never ends.
-            None => return rx.recv().expect("coordinator holds a sender"),
-        }
-    }
-}
-
 /// Candidate member starts in file order: every `1f 8b 08` followed by a plausible header (offset 0 included
 /// when its header is plausible).
 pub struct Candidates<'a> {
@@ -1065,7 +1042,7 @@ mod tests {
         // A member of 20 MiB without a gzip magic inside (stored blocks of text): the scan releases each 8 MiB
         // stretch it searches without a candidate. Those stretches must start at or after the offset the
         // coordinator has released (told through `done`): scanning released bytes would fault back in the
-        // pages of a memory-mapped file that were just dropped (issue 20: at -j 1 a quarter of the file stayed
+        // pages of a memory-mapped file that were just dropped (measured: at -j 1 a quarter of the file stayed
         // resident). The coordinator's own releases are the ones followed by `done` at their end.
         let big: Vec<u8> = b"{\"id\":\"Q1\",\"x\":\"abcdefghij\"},\n"
             .iter()

@@ -6,7 +6,7 @@
 //! dumps, one entity per line) or `{` (one entity per line without the array).
 
 use super::Format;
-use crate::error::{Error, Result};
+use crate::core::error::{Error, Result};
 use std::path::Path;
 
 /// Refuse a path that cannot be a dump file before anything is created: a directory (exit 2). A missing file

@@ -17,15 +17,15 @@
 //!   the user believing 是 or 否; anti-sycophancy for each belief (an added instruction to judge
 //!   independently from facts). Answers are restricted to 是 / 否 / 不确定.
 
-pub use super::adversariskqa::judge_messages;
-use super::adversariskqa::Item;
-use super::syco::Variant;
-use crate::error::{Error, IoContext, Result};
+use crate::core::error::{Error, IoContext, Result};
+pub use crate::eval::suites::adversariskqa::judge_messages;
+use crate::eval::suites::adversariskqa::Item;
+use crate::eval::suites::sycophancy::Variant;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 use std::path::Path;
 
-pub use super::request::{Message, Request};
+pub use crate::llm::request::{Message, Request};
 
 /// The SWORD question per language (the English one is the paper's).
 pub const SWORD_QUESTION: [(&str, &str); 8] = [
@@ -280,7 +280,7 @@ pub fn parse_jsonl_as<T: for<'de> Deserialize<'de>, R: std::io::BufRead>(
     path: &Path,
 ) -> Result<Vec<T>> {
     let mut out = Vec::new();
-    super::jsonl::for_each_line(r, path, |pos, line| {
+    crate::llm::jsonl::for_each_line(r, path, |pos, line| {
         out.push(serde_json::from_str(line).map_err(|e| pos.err(path, e.to_string()))?);
         Ok(())
     })?;
@@ -306,7 +306,7 @@ pub fn join_sword_metadata(items: &mut [SwordItem], sword_parquet: &Path) -> Res
     let f = std::fs::File::open(sword_parquet).at(sword_parquet)?;
     type Meta = (Option<String>, Option<String>, Option<bool>);
     let mut meta: HashMap<String, Meta> = HashMap::new();
-    for batch in crate::tables::read_batches(f, sword_parquet)? {
+    for batch in crate::store::tables::read_batches(f, sword_parquet)? {
         let s = |names: &[&str]| {
             names.iter().find_map(|n| {
                 batch
@@ -364,10 +364,10 @@ fn read_sword_parquet(path: &Path) -> Result<Vec<SwordItem>> {
     use arrow_array::{Array, BooleanArray, StringArray};
     let f = std::fs::File::open(path).at(path)?;
     let mut out = Vec::new();
-    for batch in crate::tables::read_batches(f, path)? {
-        let sid = crate::tables::string_column(&batch, "statement_id", path)?;
-        let lang = crate::tables::string_column(&batch, "language", path)?;
-        let text = crate::tables::string_column(&batch, "text", path)?;
+    for batch in crate::store::tables::read_batches(f, path)? {
+        let sid = crate::store::tables::string_column(&batch, "statement_id", path)?;
+        let lang = crate::store::tables::string_column(&batch, "language", path)?;
+        let text = crate::store::tables::string_column(&batch, "text", path)?;
         let opt_s = |n: &str| {
             batch
                 .column_by_name(n)

@@ -2,10 +2,10 @@
 //! SVG backend, no fonts needed): SWORD accuracy heatmap language × strategy and cross-lingual gap bars;
 //! sycophancy transition matrices (Stage 1 and 2, correct and incorrect belief).
 
-use super::stats::Interval;
-use super::sword::{LANGUAGES, STRATEGIES};
-use super::syco::{self, QuestionStates, State};
-use crate::error::{Error, Result};
+use crate::core::error::{Error, Result};
+use crate::eval::stats::Interval;
+use crate::eval::suites::sword::{LANGUAGES, STRATEGIES};
+use crate::eval::suites::sycophancy::{self as syco, QuestionStates, State};
 use plotters::prelude::*;
 use std::collections::BTreeMap;
 
@@ -224,7 +224,7 @@ pub fn paired_bars_svg(
 }
 
 fn write(dir: &Path, name: &str, text: &str) -> Result<()> {
-    crate::artifact::write_atomic(dir.join(name), |w| w.write_all(text.as_bytes()))
+    crate::store::write_atomic(dir.join(name), |w| w.write_all(text.as_bytes()))
 }
 
 fn fmt_iv(iv: Option<&Interval>) -> String {

@@ -9,10 +9,10 @@
 //! * Sycophancy: `question_id`, `topic`, `gold` ("yes"/"no" or bool), `variant` (baseline, belief_yes,
 //!   belief_no, anti_yes, anti_no), optional `reasoning` (bool).
 
-use super::parse::{parse_true_false, parse_yes_no};
-use super::sword::SwordRow;
-use super::syco::{belief_kind, QuestionStates, State, Variant};
-use crate::error::{Error, IoContext, Result};
+use crate::core::error::{Error, IoContext, Result};
+use crate::eval::parse::{parse_true_false, parse_yes_no};
+use crate::eval::suites::sword::SwordRow;
+use crate::eval::suites::sycophancy::{belief_kind, QuestionStates, State, Variant};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::io::BufRead;
@@ -27,18 +27,25 @@ pub fn read_jsonl(path: &Path) -> Result<Vec<(u64, Map<String, Value>)>> {
 /// [`read_jsonl`] on any reader (`path` names it in errors).
 pub fn parse_jsonl<R: BufRead>(r: R, path: &Path) -> Result<Vec<(u64, Map<String, Value>)>> {
     let mut out = Vec::new();
-    for (pos, v) in super::jsonl::read_values(r, path)? {
-        let Value::Object(mut o) = v else {
-            return Err(pos.err(path, "not a JSON object"));
-        };
-        if let Some(Value::Object(meta)) = o.remove("meta") {
-            for (k, v) in meta {
-                o.insert(k, v);
-            }
-        }
+    for (pos, v) in crate::llm::jsonl::read_values(r, path)? {
+        let o = flatten(v).ok_or_else(|| pos.err(path, "not a JSON object"))?;
         out.push((pos.line, o));
     }
     Ok(out)
+}
+
+/// One samples line as a flat record: the object with its `meta` fields merged over the top level (`meta`
+/// wins on a clash); `None` when the value is not an object.
+pub fn flatten(v: Value) -> Option<Map<String, Value>> {
+    let Value::Object(mut o) = v else {
+        return None;
+    };
+    if let Some(Value::Object(meta)) = o.remove("meta") {
+        for (k, v) in meta {
+            o.insert(k, v);
+        }
+    }
+    Some(o)
 }
 
 fn s<'a>(o: &'a Map<String, Value>, k: &str) -> Option<&'a str> {
@@ -79,25 +86,33 @@ pub fn sword_rows_of(
 ) -> Result<BTreeMap<(String, String), Vec<SwordRow>>> {
     let mut out: BTreeMap<(String, String), Vec<SwordRow>> = BTreeMap::new();
     for (line, o) in records {
-        let statement =
-            s(&o, "statement_id").ok_or_else(|| missing(path, line, "no statement_id"))?;
-        let row = SwordRow {
-            original: s(&o, "original_id").unwrap_or(statement).to_string(),
-            statement: statement.to_string(),
-            strategy: s(&o, "strategy")
-                .ok_or_else(|| missing(path, line, "no strategy"))?
-                .to_string(),
-            label: boolish(o.get("label"))
-                .ok_or_else(|| missing(path, line, "no boolean label"))?,
-            language: s(&o, "language")
-                .ok_or_else(|| missing(path, line, "no language"))?
-                .to_string(),
-            answer: parse_true_false(s(&o, "answer").unwrap_or("")),
-        };
-        let variant = s(&o, "variant").unwrap_or("plain").to_string();
-        out.entry((model_of(&o), variant)).or_default().push(row);
+        let (key, row) = sword_row(&o, path, line)?;
+        out.entry(key).or_default().push(row);
     }
     Ok(out)
+}
+
+/// The SWORD row of one flat record (see [`flatten`]) with its (model, variant); `line` names it in errors.
+pub fn sword_row(
+    o: &Map<String, Value>,
+    path: &Path,
+    line: u64,
+) -> Result<((String, String), SwordRow)> {
+    let statement = s(o, "statement_id").ok_or_else(|| missing(path, line, "no statement_id"))?;
+    let row = SwordRow {
+        original: s(o, "original_id").unwrap_or(statement).to_string(),
+        statement: statement.to_string(),
+        strategy: s(o, "strategy")
+            .ok_or_else(|| missing(path, line, "no strategy"))?
+            .to_string(),
+        label: boolish(o.get("label")).ok_or_else(|| missing(path, line, "no boolean label"))?,
+        language: s(o, "language")
+            .ok_or_else(|| missing(path, line, "no language"))?
+            .to_string(),
+        answer: parse_true_false(s(o, "answer").unwrap_or("")),
+    };
+    let variant = s(o, "variant").unwrap_or("plain").to_string();
+    Ok(((model_of(o), variant), row))
 }
 
 /// Sycophancy question states grouped by model. Returns (states, unparsed answer count per model).

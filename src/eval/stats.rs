@@ -3,7 +3,7 @@
 
 #![allow(clippy::needless_range_loop)] // small dense matrices read clearest with indices
 
-use crate::error::{Error, Result};
+use crate::core::error::{Error, Result};
 use rand::rngs::ChaCha8Rng;
 use rand::{RngExt, SeedableRng};
 use serde::Serialize;

@@ -1,7 +1,7 @@
 //! JSON writing in both serialisations, and the names, hashes and counts the lines are made of.
 
 use super::*;
-use crate::ids::push_u64;
+use crate::core::ids::push_u64;
 
 // ---------------------------------------------------------------------------------------------------------
 // JSON writing.

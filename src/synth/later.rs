@@ -16,8 +16,8 @@
 //! changed and written again (key order and escapes then differ, which the extract stage does not mind).
 
 use super::*;
-use crate::distort::Strategy;
-use crate::revalidate::{OldBenchmark, OldStatement};
+use crate::stages::distort::Strategy;
+use crate::stages::revalidate::{OldBenchmark, OldStatement};
 use std::collections::{HashMap, HashSet};
 
 /// Settings of a later version.
@@ -830,7 +830,7 @@ pub fn write_later_file(
 ) -> Result<(Option<LaterTruth>, Counts)> {
     let format = Format::from_path(path)?;
     writer::ensure_parent(path)?;
-    let mut file = crate::artifact::AtomicFile::create(path)?;
+    let mut file = AtomicFile::create(path)?;
     let got = generate_later_as(cfg, lc, bench, &mut file, format, path, full)?;
     file.commit()?;
     Ok(got)

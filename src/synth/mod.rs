@@ -28,12 +28,12 @@
 //! `ChaCha8Rng` seeded by (seed, entity index), and written in order; for `.json.gz` each block is compressed
 //! in parallel as its own gzip member. A 2 GB dump takes a few minutes on two cores (see BENCHMARKS.md).
 
-use crate::artifact::AtomicFile;
+use crate::core::error::{Error, IoContext, Result};
+use crate::core::ids::{EntityId, Pid, Qid};
+use crate::core::progress::{self, Progress, Unit};
+use crate::core::records::Rank;
 use crate::dump::gz;
-use crate::error::{Error, IoContext, Result};
-use crate::ids::{EntityId, Pid, Qid};
-use crate::model::Rank;
-use crate::progress::{self, Progress, Unit};
+use crate::store::AtomicFile;
 use rand::rngs::ChaCha8Rng;
 use rand::{RngExt, SeedableRng};
 use rayon::prelude::*;
@@ -205,7 +205,7 @@ pub struct Args {
 
 /// Entry point from the binary.
 pub fn cli(args: Args) -> Result<()> {
-    let mut cfg: Config = crate::config::load(args.config.as_deref())?;
+    let mut cfg: Config = crate::core::config::load(args.config.as_deref())?;
     if let Some(n) = args.entities {
         cfg.entities = n;
     }
@@ -262,14 +262,18 @@ pub fn cli(args: Args) -> Result<()> {
         counts.triples
     ));
     if let (Some(tp), Some(truth)) = (&args.truth, &truth) {
-        let doc = truth_json(truth);
-        writer::ensure_parent(tp)?;
-        crate::artifact::write_atomic(tp, |w| {
-            serde_json::to_writer_pretty(&mut *w, &doc)?;
-            w.write_all(b"\n")
-        })?;
+        write_truth(tp, &truth_json(truth))?;
     }
     Ok(())
+}
+
+/// Write a truth file (pretty JSON) atomically, creating its folder.
+fn write_truth(path: &Path, doc: &serde_json::Value) -> Result<()> {
+    writer::ensure_parent(path)?;
+    crate::store::write_atomic(path, |w| {
+        serde_json::to_writer_pretty(&mut *w, doc)?;
+        w.write_all(b"\n")
+    })
 }
 
 /// `sword synth --later-of OLD_RUN`: the later version of the dump `cfg` makes.
@@ -300,12 +304,7 @@ fn later_cli(cfg: &Config, old: &Path, args: &Args) -> Result<()> {
         start.elapsed().as_secs_f64()
     ));
     if let (Some(tp), Some(truth)) = (&args.truth, &truth) {
-        let doc = later_truth_json(truth);
-        writer::ensure_parent(tp)?;
-        crate::artifact::write_atomic(tp, |w| {
-            serde_json::to_writer_pretty(&mut *w, &doc)?;
-            w.write_all(b"\n")
-        })?;
+        write_truth(tp, &later_truth_json(truth))?;
     }
     Ok(())
 }

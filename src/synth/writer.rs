@@ -255,7 +255,7 @@ fn write_file_as(cfg: &Config, path: &Path, full: bool) -> Result<(Truth, Counts
 /// Create the folders above `path` when they are missing.
 pub(super) fn ensure_parent(path: &Path) -> Result<()> {
     match path.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => crate::artifact::ensure_dir(dir),
+        Some(dir) if !dir.as_os_str().is_empty() => crate::store::ensure_dir(dir),
         _ => Ok(()),
     }
 }

@@ -2,25 +2,17 @@
 //! hand-made multi-stream layouts give the same artifacts as the plain file and as one decoding thread; a damaged
 //! block is an error naming its offset.
 
-use crate::util::Workdir;
+use crate::util::{Workdir, EXTRACT_ARTIFACTS};
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-const ARTIFACTS: [&str; 5] = [
-    "entities.parquet",
-    "triples.parquet",
-    "statements.parquet",
-    "properties.parquet",
-    "transitive.parquet",
-];
-
 fn manifest(dir: &Path) -> serde_json::Value {
-    serde_json::from_slice(&std::fs::read(dir.join("extract.manifest.json")).unwrap()).unwrap()
+    crate::util::manifest(dir, "extract")
 }
 
 fn assert_same(wd: &Workdir, a: &str, b: &str) {
-    for name in ARTIFACTS {
+    for name in EXTRACT_ARTIFACTS {
         let x = wd.read(&format!("{a}/{name}"));
         let y = wd.read(&format!("{b}/{name}"));
         assert!(x == y, "{name} differs between {a} and {b}");
@@ -153,7 +145,7 @@ fn a_damaged_bzip2_block_names_its_offset() {
 }
 
 /// `sword extract --dump -` with a `.bz2` on stdin (single-stream lbzip2-style and one stream per block
-/// pbzip2-style, through a pipe) gives byte-identical Parquet to `--dump file.bz2` (issue 22, the stdin path).
+/// pbzip2-style, through a pipe) gives byte-identical Parquet to `--dump file.bz2` (the stdin path).
 #[test]
 fn bzip2_on_stdin_gives_the_files_artifacts() {
     let wd = Workdir::new();

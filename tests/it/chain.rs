@@ -7,13 +7,11 @@
 //! answers carry a `<think>` block. Every SWORD question is answered "False", so the known accuracies are
 //! exactly 1 for SS/OS/PSS/POS and 0 for ORG in every language.
 
+use crate::stub::{self, Reply, Stub};
 use crate::util::{runner_args, small_configs, small_dump, small_run_args, Workdir};
 use serde_json::Value;
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
 use std::process::Command;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -24,17 +22,7 @@ struct Server {
     url: String,
     port: u16,
     answered: Answered,
-    stop: Arc<AtomicBool>,
-    handle: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(h) = self.handle.take() {
-            let _ = h.join();
-        }
-    }
+    stub: Stub,
 }
 
 impl Server {
@@ -44,9 +32,7 @@ impl Server {
 
     /// Wait (bounded) until the server thread has ended by itself.
     fn wait_dead(&mut self) {
-        if let Some(h) = self.handle.take() {
-            h.join().unwrap();
-        }
+        self.stub.wait();
     }
 }
 
@@ -158,127 +144,69 @@ fn start_hanging(port: u16, answered: Answered, budget: usize) -> Server {
 }
 
 fn start_mode(port: u16, answered: Answered, budget: Option<usize>, hang: bool) -> Server {
-    let listener = TcpListener::bind(("127.0.0.1", port)).unwrap();
-    let port = listener.local_addr().unwrap().port();
-    listener.set_nonblocking(true).unwrap();
-    let stop = Arc::new(AtomicBool::new(false));
-    let (stop2, answered2) = (stop.clone(), answered.clone());
-    let handle = std::thread::spawn(move || {
-        let deadline = Instant::now() + Duration::from_secs(300);
-        let mut mine = 0usize;
-        let mut conns = 0usize;
-        let mut held = Vec::new();
-        while !stop2.load(Ordering::Relaxed) && Instant::now() < deadline && conns < 10_000 {
-            let stream = match listener.accept() {
-                Ok((s, _)) => s,
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                    std::thread::sleep(Duration::from_millis(2));
-                    continue;
-                }
-                Err(_) => continue,
-            };
-            conns += 1;
-            let _ = stream.set_nonblocking(false);
-            let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
-            let mut stream = stream;
-            let Some(body) = read_request(&stream) else {
-                continue;
-            };
-            if budget.is_some_and(|b| mine >= b) {
-                if hang {
-                    held.push(stream);
-                    continue;
-                }
-                drop(stream);
-                return;
-            }
-            let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-            // Chat Completions sends `messages`, the Responses API `input`.
-            let responses = v.get("input").is_some();
-            let msgs = v["messages"]
-                .as_array()
-                .or_else(|| v["input"].as_array())
-                .cloned()
-                .unwrap_or_default();
-            let content = msgs
-                .last()
-                .and_then(|m| m["content"].as_str())
-                .unwrap_or("")
-                .to_string();
-            let system = msgs
-                .iter()
-                .find(|m| m["role"] == "system")
-                .and_then(|m| m["content"].as_str())
-                .unwrap_or("")
-                .to_string();
-            let seed = v["seed"].as_u64();
-            let format = if responses {
-                v["text"]["format"]["name"].as_str()
-            } else {
-                v["response_format"]["json_schema"]["name"].as_str()
-            };
-            let answer = model_answer(&content, &system, seed, format);
-            let body = if responses {
-                // The web_search tool must be there; the answer follows a search call, as a real one does.
-                let searched = v["tools"][0]["type"] == "web_search";
-                serde_json::json!({
-                    "output": [
-                        {"type": "web_search_call", "status": "completed"},
-                        {"type": "message", "role": "assistant", "content": [
-                            {"type": "output_text", "text": if searched { answer.as_str() } else { "no tool" }}]}
-                    ],
-                    "usage": {"input_tokens": 10, "output_tokens": 2, "total_tokens": 12}
-                })
-            } else {
-                serde_json::json!({
-                    "choices": [{"message": {"role": "assistant", "content": answer}}],
-                    "usage": {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12}
-                })
-            }
-            .to_string();
-            let resp = format!(
-                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                body.len()
-            );
-            if stream.write_all(resp.as_bytes()).is_ok() {
-                mine += 1;
-                *answered2
-                    .lock()
-                    .unwrap()
-                    .entry((content, seed))
-                    .or_default() += 1;
-            }
+    let answered2 = answered.clone();
+    let mut mine = 0usize;
+    let stub = stub::serve(port, move |req| {
+        if budget.is_some_and(|b| mine >= b) {
+            return if hang { Reply::Hang } else { Reply::Die };
         }
+        let v = req.json();
+        // Chat Completions sends `messages`, the Responses API `input`.
+        let responses = v.get("input").is_some();
+        let msgs = v["messages"]
+            .as_array()
+            .or_else(|| v["input"].as_array())
+            .cloned()
+            .unwrap_or_default();
+        let content = msgs
+            .last()
+            .and_then(|m| m["content"].as_str())
+            .unwrap_or("")
+            .to_string();
+        let system = msgs
+            .iter()
+            .find(|m| m["role"] == "system")
+            .and_then(|m| m["content"].as_str())
+            .unwrap_or("")
+            .to_string();
+        let seed = v["seed"].as_u64();
+        let format = if responses {
+            v["text"]["format"]["name"].as_str()
+        } else {
+            v["response_format"]["json_schema"]["name"].as_str()
+        };
+        let answer = model_answer(&content, &system, seed, format);
+        let body = if responses {
+            // The web_search tool must be there; the answer follows a search call, as a real one does.
+            let searched = v["tools"][0]["type"] == "web_search";
+            serde_json::json!({
+                "output": [
+                    {"type": "web_search_call", "status": "completed"},
+                    {"type": "message", "role": "assistant", "content": [
+                        {"type": "output_text", "text": if searched { answer.as_str() } else { "no tool" }}]}
+                ],
+                "usage": {"input_tokens": 10, "output_tokens": 2, "total_tokens": 12}
+            })
+        } else {
+            serde_json::json!({
+                "choices": [{"message": {"role": "assistant", "content": answer}}],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12}
+            })
+        };
+        mine += 1;
+        *answered2
+            .lock()
+            .unwrap()
+            .entry((content, seed))
+            .or_default() += 1;
+        Reply::ok(body.to_string())
     });
     Server {
-        url: format!("http://127.0.0.1:{port}/v1"),
-        port,
+        url: stub.url.clone(),
+        port: stub.port,
         answered,
-        stop,
-        handle: Some(handle),
+        stub,
     }
-}
-
-/// Read one HTTP request; its body.
-fn read_request(stream: &std::net::TcpStream) -> Option<Vec<u8>> {
-    let mut reader = BufReader::new(stream.try_clone().ok()?);
-    let mut len = 0usize;
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line).ok()? == 0 {
-            return None;
-        }
-        let l = line.trim_end().to_ascii_lowercase();
-        if l.is_empty() {
-            break;
-        }
-        if let Some(v) = l.strip_prefix("content-length:") {
-            len = v.trim().parse().ok()?;
-        }
-    }
-    let mut body = vec![0u8; len];
-    reader.read_exact(&mut body).ok()?;
-    Some(body)
 }
 
 /// A small run directory from `sword run` on a generated dump (8 originals, 8 languages).
@@ -292,7 +220,8 @@ fn small_run(wd: &Workdir) {
 /// from distortions.parquet: not every original gets all four variants (a pool can run dry or every candidate
 /// be true), so the count is read rather than assumed to be 5 per original.
 fn statements_of_first(wd: &Workdir, n: u32) -> usize {
-    let rows = sword::distort::read_distortions_file(&wd.join("run/distortions.parquet")).unwrap();
+    let rows =
+        sword::stages::distort::read_distortions_file(&wd.join("run/distortions.parquet")).unwrap();
     let originals = rows.iter().filter(|d| d.strategy.as_str() == "ORG").count();
     assert_eq!(originals, 8, "the small run samples 8 originals");
     rows.iter().filter(|d| d.original_id < n).count()
@@ -353,7 +282,8 @@ fn translate_checks_retries_and_scores_exactly_through_the_test_server() {
     assert_eq!(s["languages"]["de"]["text_ok_share"], 0.0);
     assert_eq!(s["languages"]["ko"]["text_ok_share"], 1.0);
     let texts =
-        sword::translate::read_texts_file(&wd.join("run0/statements_text.parquet")).unwrap();
+        sword::stages::translate::import::read_texts_file(&wd.join("run0/statements_text.parquet"))
+            .unwrap();
     assert_eq!(texts.len(), pairs);
     for t in &texts {
         let (ok, reason) = (t.text_ok, t.text_reason.as_deref());
@@ -410,7 +340,9 @@ fn translate_checks_retries_and_scores_exactly_through_the_test_server() {
     assert_eq!(s["text_ok"], pairs);
     assert_eq!(s["retried"], 2 * per_lang);
     assert_eq!(server.total() - mark, pairs + 2 * per_lang);
-    let texts = sword::translate::read_texts_file(&wd.join("run/statements_text.parquet")).unwrap();
+    let texts =
+        sword::stages::translate::import::read_texts_file(&wd.join("run/statements_text.parquet"))
+            .unwrap();
     assert_eq!(texts.len(), pairs);
     let map = answered.lock().unwrap().clone();
     for t in &texts {
@@ -516,7 +448,9 @@ fn translate_resumes_after_the_server_dies_without_asking_twice() {
     server.wait_dead();
     assert_eq!(server.total(), 50);
     // Partial output: the answered ones only; no manifest-less half file.
-    let texts = sword::translate::read_texts_file(&wd.join("run/statements_text.parquet")).unwrap();
+    let texts =
+        sword::stages::translate::import::read_texts_file(&wd.join("run/statements_text.parquet"))
+            .unwrap();
     assert_eq!(texts.len(), 50);
     // Same URL (same port): resume.
     let server = start(port, answered.clone(), None);
@@ -531,7 +465,9 @@ fn translate_resumes_after_the_server_dies_without_asking_twice() {
         answered.lock().unwrap().values().all(|&n| n == 1),
         "a request was answered twice"
     );
-    let texts = sword::translate::read_texts_file(&wd.join("run/statements_text.parquet")).unwrap();
+    let texts =
+        sword::stages::translate::import::read_texts_file(&wd.join("run/statements_text.parquet"))
+            .unwrap();
     assert_eq!(texts.len(), pairs);
 }
 
@@ -600,7 +536,9 @@ fn make_eval_runs_the_chain_resumes_and_a_second_run_sends_nothing() {
         "a request was answered twice"
     );
     // The first 3 originals with their variants × 8 languages, and retries for de and ja.
-    let texts = sword::translate::read_texts_file(&wd.join("run/statements_text.parquet")).unwrap();
+    let texts =
+        sword::stages::translate::import::read_texts_file(&wd.join("run/statements_text.parquet"))
+            .unwrap();
     assert_eq!(texts.len(), statements_of_first(&wd, 3) * 8);
     assert!(texts.iter().all(|t| t.text_ok == Some(true)));
     let scores: Value =

@@ -1,4 +1,4 @@
-//! A full disk, tested on a real one (issue 10): a small tmpfs is mounted (as root; skipped with a message
+//! A full disk, tested on a real one: a small tmpfs is mounted (as root; skipped with a message
 //! otherwise), `sword extract` and then the whole `sword run` write into it until it is full. Each must exit 4
 //! with a message naming the path, leave no partial artifact (no temporary file, no output its manifest does
 //! not vouch for), and, once the tmpfs is remounted bigger, a rerun must complete byte-identically to a run that
@@ -94,9 +94,9 @@ fn assert_only_vouched_files(dir: &Path) {
         let name = e.file_name().to_string_lossy().into_owned();
         if let Some(stage) = name.strip_suffix(".manifest.json") {
             vouched.insert(name.clone());
-            let m = sword::artifact::Manifest::read(&e.path()).unwrap();
+            let m = sword::store::Manifest::read(&e.path()).unwrap();
             for o in &m.outputs {
-                let now = sword::artifact::FileRef::of(&dir.join(&o.path)).unwrap_or_else(|e| {
+                let now = sword::store::FileRef::of(&dir.join(&o.path)).unwrap_or_else(|e| {
                     panic!("{stage} lists {} but it is unreadable: {e}", o.path)
                 });
                 assert_eq!((now.size, &now.xxh3), (o.size, &o.xxh3), "{}", o.path);

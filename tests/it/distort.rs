@@ -1,6 +1,6 @@
 //! Integration tests for `distort`, `export` and `import-translations`.
 //!
-//! The truth oracle here is deliberately independent of `sword::distort`'s checker: it materialises the full
+//! The truth oracle here is deliberately independent of `sword::stages::distort`'s checker: it materialises the full
 //! closure of the hand-built knowledge base in `data/kb/` (every rank; symmetric, inverse and transitive rules
 //! applied to a fixpoint) and asks set membership, instead of the library's indexes and bounded search.
 
@@ -9,10 +9,12 @@ use arrow_array::{Array, BooleanArray, RecordBatch, StringArray};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::Path;
-use sword::distort::{self, DistortConfig, Distortion, FnSimilarity, KnowledgeBase, Strategy};
-use sword::export::{self, EntityLookup, ExportConfig};
-use sword::ids::{EntityId, Pid, Qid};
-use sword::model::{EntityRecord, Label, PropertyRecord, Rank, Triple};
+use sword::core::ids::{EntityId, Pid, Qid};
+use sword::core::records::{EntityRecord, Label, PropertyRecord, Rank, Triple};
+use sword::stages::distort::{
+    self, DistortConfig, Distortion, FnSimilarity, KnowledgeBase, Strategy,
+};
+use sword::stages::export::{self, EntityLookup, ExportConfig};
 
 const LANGS: [&str; 8] = ["en", "fr", "de", "es", "it", "pt", "ko", "ja"];
 
@@ -532,9 +534,8 @@ fn export_writes_requests_report_and_hf_layout_and_translations_round_trip() {
     let ecfg = ExportConfig {
         hf: Some(hf.clone()),
         model: "test-model".into(),
-        ..Default::default()
     };
-    let mut m = sword::artifact::Manifest::new("export");
+    let mut m = sword::store::Manifest::new("export");
     export::write_all(
         dir,
         &out.rows,
@@ -606,7 +607,9 @@ fn export_writes_requests_report_and_hf_layout_and_translations_round_trip() {
         "--out",
         ".",
     ]);
-    let texts = sword::translate::read_texts_file(&wd.join("statements_text.parquet")).unwrap();
+    let texts =
+        sword::stages::translate::import::read_texts_file(&wd.join("statements_text.parquet"))
+            .unwrap();
     assert_eq!(texts.len(), reqs.len() - 2);
     for t in &texts {
         assert_eq!(t.text, format!("text of {}", t.custom_id));
@@ -624,7 +627,7 @@ fn export_writes_requests_report_and_hf_layout_and_translations_round_trip() {
     let items =
         sword::eval::prompts::read_sword_items(&wd.join("statements_text.parquet")).unwrap();
     assert_eq!(items.len(), texts.len());
-    let m = sword::artifact::Manifest::read(&wd.join("import-translations.manifest.json")).unwrap();
+    let m = sword::store::Manifest::read(&wd.join("import-translations.manifest.json")).unwrap();
     assert_eq!(m.rejects["failed"], 1);
     assert_eq!(m.rejects["missing"], 1);
     assert_eq!(
@@ -669,7 +672,7 @@ fn real_labels(path: &Path) -> BTreeMap<String, serde_json::Value> {
 
 /// (subject, property, object) id strings of a triples-shaped Parquet file (e.g. `statements.parquet`).
 fn stated_ids(path: &Path) -> HashSet<(String, String, String)> {
-    sword::tables::read_triples_file(path)
+    sword::store::tables::read_triples_file(path)
         .unwrap()
         .iter()
         .map(|t| {
@@ -729,7 +732,7 @@ fn real_fixture_chain_extract_to_export_exports_real_labels() {
     }
     assert!(checked > 40 * 3 * 8, "{checked}");
     assert!(strategies.contains("ORG") && strategies.contains("SS") && strategies.contains("OS"));
-    let m = sword::artifact::Manifest::read(&wd.join("run/export.manifest.json")).unwrap();
+    let m = sword::store::Manifest::read(&wd.join("run/export.manifest.json")).unwrap();
     assert_eq!(m.extra["dump_date"], "2015-11-09");
     assert!(wd.join("run/report/report.md").exists());
     assert!(wd.join("hf/README.md").exists());
@@ -737,7 +740,7 @@ fn real_fixture_chain_extract_to_export_exports_real_labels() {
 
 /// Write the KB as the extract stage's artifacts (with a manifest vouching for them) into `dir`.
 fn write_kb_artifacts(kb: &Kb, dir: &Path) {
-    use sword::tables;
+    use sword::store::tables;
     std::fs::create_dir_all(dir).unwrap();
     let base = kb.knowledge_base();
     let langs: Vec<String> = LANGS.iter().map(|s| s.to_string()).collect();
@@ -762,7 +765,7 @@ fn write_kb_artifacts(kb: &Kb, dir: &Path) {
         "properties.parquet",
         tables::write_properties(Vec::new(), &langs, &kb.properties, true, Path::new("p")).unwrap(),
     );
-    let mut m = sword::artifact::Manifest::new("extract");
+    let mut m = sword::store::Manifest::new("extract");
     m.extra = serde_json::json!({"dump_date": "2024-09-11"});
     m.add_outputs(
         dir,
@@ -817,7 +820,7 @@ fn cli_distort_and_export_on_the_kb_emit_only_false_statements() {
             Some(f) => assert_ne!(f, &bytes),
         }
     }
-    let m = sword::artifact::Manifest::read(&wd.join("run/distort.manifest.json")).unwrap();
+    let m = sword::store::Manifest::read(&wd.join("run/distort.manifest.json")).unwrap();
     assert!(
         m.rejects.keys().any(|k| k.starts_with("attempt_rejected:")),
         "{:?}",
@@ -895,7 +898,7 @@ fn an_unlabelled_inverse_property_still_blocks_true_variants() {
         stated.contains(&("Q13".into(), "P22".into(), "Q11".into())),
         "{stated:?}"
     );
-    let triples = sword::tables::read_triples_file(&wd.join("run/triples.parquet")).unwrap();
+    let triples = sword::store::tables::read_triples_file(&wd.join("run/triples.parquet")).unwrap();
     assert!(triples.iter().all(|t| t.property == Pid(40)), "{triples:?}");
     wd.run_ok(&["graph", "--out", "run"]);
     wd.run_ok(&["walks", "--out", "run"]);
@@ -915,7 +918,7 @@ fn an_unlabelled_inverse_property_still_blocks_true_variants() {
                 assert_ne!(row, ("Q11", "P40", "Q13"), "seed {seed}: a true variant");
             }
         }
-        let m = sword::artifact::Manifest::read(&wd.join("run/distort.manifest.json")).unwrap();
+        let m = sword::store::Manifest::read(&wd.join("run/distort.manifest.json")).unwrap();
         inverse_rejections += m
             .rejects
             .iter()

@@ -240,8 +240,8 @@ fn adversariskqa_two_models_filtered_subset() {
 // ---------------------------------------------------------------------------------------------------------
 // Runner against an in-process HTTP stub.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
+use crate::stub::Reply;
+use std::io::Write;
 use std::sync::{Arc, Mutex};
 
 /// What the stub saw: (authorization header, user message content) per request.
@@ -249,9 +249,10 @@ type Seen = Arc<Mutex<Vec<(String, String)>>>;
 /// The request lines the stub saw (`POST /v1/chat/completions HTTP/1.1`), in order.
 type Lines = Arc<Mutex<Vec<String>>>;
 
-/// A minimal HTTP/1.1 server on 127.0.0.1:0 answering at most `max` requests, one connection each.
-/// `reply(n_seen_for_this_content, content)` returns (status, extra headers, body) or `None` to drop the
-/// connection without answering (a dead server). Status 0: `body` is the whole raw response, written as is.
+/// The shared stub ([`crate::stub`]) answering at most `max` requests. `reply(n_seen_for_this_content,
+/// content)` returns (status, extra headers, body) or `None` to drop the connection without answering (a dead
+/// server). Status 0: `body` is the whole raw response, written as is. The stub runs until its `max`
+/// connections are spent (it outlives the test's handle on it, as a server the client cannot stop).
 fn stub(
     max: usize,
     reply: impl Fn(usize, &str) -> Option<(u16, String, String)> + Send + 'static,
@@ -265,69 +266,35 @@ fn stub_full(
     max: usize,
     reply: impl Fn(usize, &str, &str) -> Option<(u16, String, String)> + Send + 'static,
 ) -> (String, Seen, Lines) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/v1", listener.local_addr().unwrap());
     let seen: Seen = Arc::new(Mutex::new(Vec::new()));
-    let seen2 = seen.clone();
     let lines: Lines = Arc::default();
-    let lines2 = lines.clone();
-    std::thread::spawn(move || {
-        for stream in listener.incoming().take(max) {
-            let Ok(mut stream) = stream else { continue };
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let (mut len, mut auth) = (0usize, String::new());
-            let mut first = true;
-            loop {
-                let mut line = String::new();
-                if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                    break;
-                }
-                let l = line.trim_end().to_string();
-                if std::mem::take(&mut first) {
-                    lines2.lock().unwrap().push(l.clone());
-                }
-                if l.is_empty() {
-                    break;
-                }
-                let lower = l.to_ascii_lowercase();
-                if let Some(v) = lower.strip_prefix("content-length:") {
-                    len = v.trim().parse().unwrap_or(0);
-                }
-                if lower.starts_with("authorization:") {
-                    auth = l["authorization:".len()..].trim().to_string();
-                }
-            }
-            let mut body = vec![0u8; len];
-            if reader.read_exact(&mut body).is_err() {
-                continue;
-            }
-            let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-            let content = v["messages"]
-                .as_array()
-                .and_then(|m| m.last())
-                .and_then(|m| m["content"].as_str())
-                .unwrap_or("")
-                .to_string();
-            let n = {
-                let mut s = seen2.lock().unwrap();
-                s.push((auth.clone(), content.clone()));
-                s.iter().filter(|(_, c)| *c == content).count()
-            };
-            let Some((code, headers, body)) = reply(n, &content, &auth) else {
-                drop(stream);
-                continue;
-            };
-            let resp = if code == 0 {
-                body
-            } else {
-                format!(
-                    "HTTP/1.1 {code} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n{headers}\r\n{body}",
-                    body.len()
-                )
-            };
-            let _ = stream.write_all(resp.as_bytes());
+    let (seen2, lines2) = (seen.clone(), lines.clone());
+    let server = crate::stub::serve_at_most(0, max, move |req| {
+        lines2.lock().unwrap().push(req.line.clone());
+        let content = req.json()["messages"]
+            .as_array()
+            .and_then(|m| m.last())
+            .and_then(|m| m["content"].as_str())
+            .unwrap_or("")
+            .to_string();
+        let n = {
+            let mut s = seen2.lock().unwrap();
+            s.push((req.authorization.clone(), content.clone()));
+            s.iter().filter(|(_, c)| *c == content).count()
+        };
+        match reply(n, &content, &req.authorization) {
+            None => Reply::Drop,
+            Some((0, _, raw)) => Reply::Raw(raw),
+            Some((status, headers, body)) => Reply::Json {
+                status,
+                headers,
+                body,
+            },
         }
     });
+    let url = server.url.clone();
+    // Served until its `max` connections are spent, like a server that outlives the test's interest in it.
+    std::mem::forget(server);
     (url, seen, lines)
 }
 
@@ -919,8 +886,9 @@ fn adversariskqa_end_to_end_answers_judge_collect_score() {
     approx(&m["accuracy_all"], (100.0 / 3.0 + 0.0) / 2.0);
     // samples.parquet carries the invalid class per answer.
     let f = std::fs::File::open(wd.join("out/samples.parquet")).unwrap();
-    let batches = sword::tables::read_batches(f, Path::new("samples.parquet")).unwrap();
-    let parsed = sword::tables::string_column(&batches[0], "parsed", Path::new("x")).unwrap();
+    let batches = sword::store::tables::read_batches(f, Path::new("samples.parquet")).unwrap();
+    let parsed =
+        sword::store::tables::string_column(&batches[0], "parsed", Path::new("x")).unwrap();
     let got: Vec<&str> = (0..batches[0].num_rows())
         .map(|i| parsed.value(i))
         .collect();
@@ -1121,7 +1089,7 @@ fn runner_timeout_is_an_error_not_an_answer() {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// Hostile endpoints and files (issue 24).
+// Hostile endpoints and files.
 
 /// Every file under `dir`, recursively, as (path, bytes).
 fn files_under(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
@@ -1456,7 +1424,7 @@ fn eval_readers_name_line_and_offset_for_invalid_utf8_and_bad_counts() {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// AdversaRiskQA long form: the published fact-check files (issue 23).
+// AdversaRiskQA long form: the published fact-check files.
 
 /// The paper's Table 6 cell of the shared file (Law basic, non-adversarial, Qwen3-30B): Mean F1@8 68.7,
 /// 6.4 facts. Independently (python over the same file): 46 of 50 answers have a verdict; over them the mean

@@ -1,28 +1,15 @@
 //! Integration tests for `extract`: hand-written dumps with hand-written expectations, real Wikidata fixtures in
 //! every compression, stdin, thread counts, chunk sizes, truncation and the bad-line limit.
 
-use crate::util::{data, real_fixture, Workdir};
+use crate::util::{count, data, real_fixture, Workdir, EXTRACT_ARTIFACTS};
 use std::io::{Read, Write};
 use std::path::Path;
-use sword::ids::{EntityId, Pid, Qid};
-use sword::model::Triple;
-use sword::tables;
-
-const ARTIFACTS: [&str; 5] = [
-    "entities.parquet",
-    "triples.parquet",
-    "statements.parquet",
-    "properties.parquet",
-    "transitive.parquet",
-];
+use sword::core::ids::{EntityId, Pid, Qid};
+use sword::core::records::Triple;
+use sword::store::tables;
 
 fn manifest(dir: &Path) -> serde_json::Value {
-    let bytes = std::fs::read(dir.join("extract.manifest.json")).unwrap();
-    serde_json::from_slice(&bytes).unwrap()
-}
-
-fn count(m: &serde_json::Value, k: &str) -> u64 {
-    m["counts"][k].as_u64().unwrap_or(0)
+    crate::util::manifest(dir, "extract")
 }
 
 fn reject(m: &serde_json::Value, k: &str) -> u64 {
@@ -56,14 +43,14 @@ fn as_tsv(triples: &[Triple]) -> Vec<String> {
 }
 
 fn artifacts(dir: &Path) -> Vec<Vec<u8>> {
-    ARTIFACTS
+    EXTRACT_ARTIFACTS
         .iter()
         .map(|a| std::fs::read(dir.join(a)).unwrap())
         .collect()
 }
 
 fn assert_same_artifacts(a: &Path, b: &Path, what: &str) {
-    for (name, (x, y)) in ARTIFACTS
+    for (name, (x, y)) in EXTRACT_ARTIFACTS
         .iter()
         .zip(artifacts(a).iter().zip(artifacts(b).iter()))
     {
@@ -449,13 +436,22 @@ fn real_mocks_and_empty_dumps_behave() {
 fn library_run_matches_the_binary() {
     let wd = Workdir::new();
     let a = run_tiny(&wd, &data("extract/tiny.json"), "bin", &[]);
-    let cfg = sword::extract::Config {
+    let cfg = sword::stages::extract::Config {
         languages: vec!["en".into(), "fr".into()],
         mul_fallback: vec!["en".into()],
         max_bad_share: 0.1,
         ..Default::default()
     };
-    let m = sword::extract::run(&data("extract/tiny.json"), &wd.join("lib"), &cfg).unwrap();
+    let args = sword::stages::extract::ExtractArgs {
+        dump: data("extract/tiny.json"),
+        ..Default::default()
+    };
+    let m = sword::stages::contract::run::<sword::stages::extract::ExtractStage>(
+        &wd.join("lib"),
+        &cfg,
+        &args,
+    )
+    .unwrap();
     assert_eq!(m.counts["triples"], 2);
     assert_same_artifacts(&a, &wd.join("lib"), "library vs binary");
 }

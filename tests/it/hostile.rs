@@ -1,4 +1,4 @@
-//! Hostile input to the extract stage (issue 24, the join's part): a crafted `modified`, floods of junk lines,
+//! Hostile input to the extract stage (the join's part): a crafted `modified`, floods of junk lines,
 //! out-of-range settings and crafted entity types. Every dump is generated here, small; the expectations are
 //! written by hand. The readers' memory bounds (bombs of each shape) are tested beside the readers.
 
@@ -6,8 +6,7 @@ use crate::util::Workdir;
 use std::path::Path;
 
 fn manifest(dir: &Path) -> serde_json::Value {
-    let bytes = std::fs::read(dir.join("extract.manifest.json")).unwrap();
-    serde_json::from_slice(&bytes).unwrap()
+    crate::util::manifest(dir, "extract")
 }
 
 /// An item labelled in `en` and `fr` with one statement `P1 → Q(id+1)`, and `extra` spliced into its object.
@@ -73,7 +72,7 @@ fn a_crafted_modified_neither_panics_nor_sets_the_dump_date() {
         .unwrap()
         .len();
     assert!(size < 64 << 10, "manifest of {size} bytes");
-    let (_, ents) = sword::tables::read_entities(&wd.join("out/entities.parquet")).unwrap();
+    let (_, ents) = sword::store::tables::read_entities(&wd.join("out/entities.parquet")).unwrap();
     let modified: Vec<Option<&str>> = ents.iter().map(|e| e.modified.as_deref()).collect();
     assert_eq!(
         modified,

@@ -1,10 +1,12 @@
 //! The one integration-test binary: each module tests one stage through the `sword` binary and the library.
 
+mod stub;
 mod util;
 
 mod bz2;
 mod chain;
 mod cli;
+mod compare;
 mod disk_full;
 mod distort;
 mod docs;

@@ -424,10 +424,10 @@ fn the_module_graph_has_no_cycle() {
 
 #[test]
 fn use_trees_and_literals_are_read_by_hand() {
-    let paths = expand("{artifact::{self, Manifest}, error::Result, walks}");
+    let paths = expand("{store::{self, Manifest}, error::Result, walks}");
     let want: Vec<Vec<String>> = [
-        vec!["artifact"],
-        vec!["artifact", "Manifest"],
+        vec!["store"],
+        vec!["store", "Manifest"],
         vec!["error", "Result"],
         vec!["walks"],
     ]

@@ -6,9 +6,10 @@ mod graph_walks {
     use proptest::prelude::*;
     use std::collections::{BTreeSet, HashMap, HashSet};
     use std::path::Path;
-    use sword::artifact::Manifest;
-    use sword::graph::{self, Csr, GraphConfig};
-    use sword::walks::{self, Bias, WalkConfig, Walks, PAD};
+    use sword::stages::contract::{run, NoSettings};
+    use sword::stages::embed::graph::{self, Csr, GraphArgs, GraphConfig, GraphStage};
+    use sword::stages::embed::walks::{self, Bias, WalkConfig, Walks, WalksStage, PAD};
+    use sword::store::Manifest;
 
     /// The edge set as the oracle sees it: unordered, no self-loops, no duplicates.
     fn oracle(edges: &[(u32, u32)]) -> HashSet<(u32, u32)> {
@@ -318,8 +319,9 @@ mod graph_walks {
                 .build()
                 .unwrap();
             pool.install(|| {
-                graph::run(&dir, &GraphConfig::default(), Some(&edges)).unwrap();
-                walks::run(&dir, &cfg).unwrap();
+                let edges = Some(edges.clone());
+                run::<GraphStage>(&dir, &GraphConfig::default(), &GraphArgs { edges }).unwrap();
+                run::<WalksStage>(&dir, &cfg, &NoSettings {}).unwrap();
             });
             files.push(std::fs::read(dir.join("walks.bin")).unwrap());
         }
@@ -345,7 +347,7 @@ mod graph_walks {
                     &csr,
                     &cfg,
                     batch,
-                    &sword::progress::Progress::hidden(),
+                    &sword::core::progress::Progress::hidden(),
                     |b| {
                         assert_eq!(b.len() % 50, 0);
                         batches += 1;
@@ -444,8 +446,8 @@ mod graph_walks {
 
     #[test]
     fn graph_from_triples_orders_qids_numerically() {
-        use sword::ids::{Pid, Qid};
-        use sword::model::{Rank, Triple};
+        use sword::core::ids::{Pid, Qid};
+        use sword::core::records::{Rank, Triple};
         let wd = Workdir::new();
         let t = |s: u64, p: u64, o: u64| Triple {
             subject: Qid(s),
@@ -458,7 +460,7 @@ mod graph_walks {
         let dir = wd.join("run");
         std::fs::create_dir_all(&dir).unwrap();
         let f = std::fs::File::create(dir.join("triples.parquet")).unwrap();
-        sword::tables::write_triples(f, &triples, Path::new("triples.parquet")).unwrap();
+        sword::store::tables::write_triples(f, &triples, Path::new("triples.parquet")).unwrap();
         // Without a manifest from `extract` the input is refused as stale; with one it is accepted.
         let (code, err) = wd.run_err(&["graph", "--out", "run"]);
         assert_eq!(code, 3, "{err}");
@@ -466,7 +468,7 @@ mod graph_walks {
         let mut m = Manifest::new("extract");
         m.add_outputs(&dir, &["triples.parquet"]).unwrap();
         m.write(&dir).unwrap();
-        let m = graph::run(&dir, &GraphConfig::default(), None).unwrap();
+        let m = run::<GraphStage>(&dir, &GraphConfig::default(), &GraphArgs::default()).unwrap();
         assert_eq!(
             graph::read_nodes(&dir.join("nodes.txt")).unwrap(),
             ["Q5", "Q42", "Q90", "Q100"]
@@ -555,7 +557,8 @@ mod graph_walks {
 mod train {
     use crate::util::{small_configs, small_dump, small_run_args, Workdir, FINAL_ARTIFACTS};
     use std::path::Path;
-    use sword::embed::{read_npy, Embeddings};
+    use sword::store::embeddings::Embeddings;
+    use sword::store::npy::read_npy;
 
     /// Two 10-cliques (ids a0..a9 and b0..b9) joined by the single edge a9–b0.
     fn two_cliques(wd: &Workdir) -> std::path::PathBuf {
@@ -642,7 +645,7 @@ mod train {
         let mut again = Vec::new();
         e.write_w2v(&mut again).unwrap();
         assert!(again == w2v, "w2v text does not round-trip byte for byte");
-        let keys = sword::graph::read_nodes(&wd.join("r1/nodes.txt")).unwrap();
+        let keys = sword::stages::embed::graph::read_nodes(&wd.join("r1/nodes.txt")).unwrap();
         assert_eq!(keys, e.keys);
         let npy = wd.read("r1/embeddings.npy");
         let m = read_npy(&npy[..], Path::new("npy")).unwrap();
@@ -666,12 +669,12 @@ mod train {
         ]);
         assert_eq!(first.to_bits(), e.vectors[[0, 0]].to_bits());
         // The manifest vouches for both outputs.
-        let m = sword::artifact::Manifest::read(&wd.join("r1/train.manifest.json")).unwrap();
+        let m = sword::store::Manifest::read(&wd.join("r1/train.manifest.json")).unwrap();
         assert_eq!(m.outputs.len(), 2);
         assert_eq!(m.counts["nodes"], 20);
     }
 
-    /// Issue 21: `sword -j N run` gives the same bytes for N = 1, 2, 4, 8 — the embeddings and everything
+    /// Training that scales may not cost reproducibility: `sword -j N run` gives the same bytes for N = 1, 2, 4, 8 — the embeddings and everything
     /// computed from them (the cosines in distortions.parquet and sword.parquet) included; `sword -j N train`
     /// on the same walks with every SIMD build this CPU runs (`SWORD_TRAIN_KERNEL`) rewrites the same
     /// embeddings.npy.
@@ -692,7 +695,7 @@ mod train {
             }
         }
         let npy = wd.read("j1/embeddings.npy");
-        let kernels = sword::train::Kernel::available();
+        let kernels = sword::stages::embed::train::Kernel::available();
         for (k, j) in kernels.iter().zip(["3", "1", "2"].iter().cycle()) {
             let out = wd
                 .command(&[
@@ -714,7 +717,7 @@ mod train {
                 "{}",
                 String::from_utf8_lossy(&out.stderr)
             );
-            let m = sword::artifact::Manifest::read(&wd.join("j2/train.manifest.json")).unwrap();
+            let m = sword::store::Manifest::read(&wd.join("j2/train.manifest.json")).unwrap();
             assert_eq!(m.extra["kernel"], k.name());
             assert!(
                 wd.read("j2/embeddings.npy") == npy,

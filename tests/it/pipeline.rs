@@ -1,7 +1,8 @@
 //! Integration tests for the nightly batch: `sword run`, crash safety, the Makefile, fetch-dump.sh.
 
 use crate::util::{
-    pipeline_nightly, small_configs, small_dump, small_run_args, Workdir, FINAL_ARTIFACTS,
+    pipeline_nightly, small_configs, small_dump, small_run_args, Workdir, EXTRACT_ARTIFACTS,
+    FINAL_ARTIFACTS,
 };
 use std::path::Path;
 use std::process::Command;
@@ -203,7 +204,7 @@ fn run_survives_sigkill_at_random_moments() {
 #[test]
 fn second_run_on_a_locked_directory_fails_with_exit_code_6() {
     let wd = Workdir::new();
-    let _held = sword::artifact::DirLock::acquire(&wd.join("out")).unwrap();
+    let _held = sword::store::DirLock::acquire(&wd.join("out")).unwrap();
     let (code, err) = wd.run_err(&["run", "--dump", "nothing.json", "--out", "out"]);
     assert_eq!(code, 6, "{err}");
     assert!(err.contains("locked"), "{err}");
@@ -297,14 +298,6 @@ fn makefile_smoke_is_incremental_locked_and_returns_stage_exit_codes() {
 }
 
 // ---- `sword extract --shard i/n` and `--join-shards n` (helper "shard") -----------------------------------
-
-const EXTRACT_ARTIFACTS: [&str; 5] = [
-    "entities.parquet",
-    "triples.parquet",
-    "statements.parquet",
-    "properties.parquet",
-    "transitive.parquet",
-];
 
 /// Run `n` shards as separate processes into `OUT-sharded`, join them, and assert that the five artifacts are
 /// byte-identical to one unsharded run into `OUT-full` (and that the manifests agree on counts and bad lines).
@@ -532,4 +525,78 @@ fn shards_refuse_unsplittable_dumps_and_join_names_missing_or_bad_parts() {
     // And the right dump joins.
     wd.run_ok(&join("d.json"));
     assert!(wd.join("o/triples.parquet").exists());
+}
+
+/// `KEY := words` assignments of the Makefile, by key.
+fn makefile_lists() -> std::collections::BTreeMap<String, Vec<String>> {
+    let text =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("pipeline/Makefile"))
+            .unwrap();
+    text.lines()
+        .filter_map(|l| l.split_once(":="))
+        .map(|(k, v)| {
+            let words = v.split_whitespace().map(str::to_string).collect();
+            (k.trim().to_string(), words)
+        })
+        .collect()
+}
+
+/// The Makefile's stage rules follow the library's pipeline: the same stages in the same order, and each
+/// stage's rule waits for the stages whose artifacts it declares as inputs (no more, no fewer).
+#[test]
+fn makefile_stages_and_their_dependencies_are_the_pipelines() {
+    use sword::stages::pipeline::{stage_names, PIPELINE};
+    let lists = makefile_lists();
+    assert_eq!(lists["STAGES"], stage_names(), "pipeline/Makefile STAGES");
+    for step in PIPELINE {
+        let key = format!("NEEDS_{}", step.name());
+        let needs = lists.get(&key).cloned().unwrap_or_default();
+        assert_eq!(needs, step.needs(), "pipeline/Makefile {key}");
+    }
+    // By hand, for the stages with alternatives or optional inputs: distort reads extract's tables and, when
+    // present, the embeddings (train) with their keys (graph).
+    let distort = PIPELINE.iter().find(|s| s.name() == "distort").unwrap();
+    assert_eq!(distort.needs(), ["extract", "train", "graph"]);
+}
+
+/// `sword run` checks each stage's settings as `sword <stage>` does: a distort.toml with `max_attempts = 0`
+/// fails before distort reads anything (exit 2), and a boolean set in a config file stays set when its flag is
+/// not given.
+#[test]
+fn run_validates_every_stage_and_flags_override_files_only_when_given() {
+    let wd = Workdir::new();
+    let dump = small_dump(&wd);
+    small_configs(&wd, 8);
+    wd.write("conf/distort.toml", "samples = 8\nmax_attempts = 0\n");
+    let (code, err) = wd.run_err(&small_run_args("2", &dump, "r"));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--max-attempts must be at least 1"), "{err}");
+    assert!(
+        wd.join("r/train.manifest.json").exists(),
+        "the stages before ran"
+    );
+    assert!(!wd.join("r/distortions.parquet").exists());
+    // walks.toml says text = true and the command line says nothing: walks.txt is written.
+    wd.write("conf/walks.toml", "text = true\n");
+    wd.run_ok(&["walks", "--out", "r", "--config", "conf/walks.toml"]);
+    assert!(wd.join("r/walks.txt").exists());
+    let m: serde_json::Value = serde_json::from_slice(&wd.read("r/walks.manifest.json")).unwrap();
+    assert_eq!(m["config"]["text"], true);
+    assert_eq!(m["config"]["seed"], 1, "the file's default seed");
+    // A flag given overrides the file.
+    wd.write("conf/walks.toml", "text = true\nseed = 9\nlength = 4\n");
+    wd.run_ok(&[
+        "walks",
+        "--out",
+        "r",
+        "--config",
+        "conf/walks.toml",
+        "--seed",
+        "5",
+    ]);
+    let m: serde_json::Value = serde_json::from_slice(&wd.read("r/walks.manifest.json")).unwrap();
+    assert_eq!(
+        (m["config"]["seed"].as_u64(), m["config"]["length"].as_u64()),
+        (Some(5), Some(4))
+    );
 }

@@ -1,4 +1,4 @@
-//! The nightly never promotes a worse run (issue 10): `OUT/latest` moves only to a complete run whose counts
+//! The nightly never promotes a worse run: `OUT/latest` moves only to a complete run whose counts
 //! pass the sanity check against the run it points to; a refused promotion exits 7 and says why; bad dumps
 //! fail their stage and leave `latest` alone; retention never removes the run `latest` points to nor the
 //! newest complete run. docs/nightly-safety.md describes the rule.

@@ -1,9 +1,9 @@
-//! Inputs that are not a whole Wikidata dump (issue 10): each is refused with exit code 2, a message that names
+//! Inputs that are not a whole Wikidata dump: each is refused with exit code 2, a message that names
 //! the file and says what to do, and no artifact — or, for a dump that ends early and `--allow-truncated`, kept
 //! and marked incomplete in every manifest, in `sword.parquet` and in the report. docs/bad-input.md lists the
 //! same cases with what the user sees.
 
-use crate::util::{real_fixture, Workdir};
+use crate::util::{manifest, real_fixture, Workdir};
 use std::io::Write;
 use std::path::Path;
 
@@ -31,11 +31,6 @@ fn refused(wd: &Workdir, dump: &str, extra: &[&str], needles: &[&str]) -> String
     }
     assert_no_artifacts(&wd.join("out"));
     err
-}
-
-fn manifest(dir: &Path, stage: &str) -> serde_json::Value {
-    serde_json::from_slice(&std::fs::read(dir.join(format!("{stage}.manifest.json"))).unwrap())
-        .unwrap()
 }
 
 fn synth(wd: &Workdir, entities: u64, name: &str) -> Vec<u8> {
@@ -549,7 +544,7 @@ fn run_refuses_bad_input_and_carries_the_incomplete_flag_to_export() {
         "conf",
     ]);
     let r1 = wd.join("r1");
-    for stage in sword::pipeline::STAGES {
+    for stage in sword::stages::pipeline::stage_names() {
         assert_eq!(manifest(&r1, stage)["complete"], false, "{stage}");
     }
     // Every Parquet file of the run carries the mark, not only sword.parquet: a file copied out of the run
@@ -579,7 +574,7 @@ fn run_refuses_bad_input_and_carries_the_incomplete_flag_to_export() {
         "--config-dir",
         "conf",
     ]);
-    for stage in sword::pipeline::STAGES {
+    for stage in sword::stages::pipeline::stage_names() {
         assert_eq!(manifest(&wd.join("r2"), stage)["complete"], true, "{stage}");
     }
     let whole = parquet_files(&wd.join("r2"));
@@ -878,7 +873,7 @@ fn repeated_member_is_what_it_says() {
     assert_eq!(out, b"ab\n".repeat(5000));
 }
 
-/// Decompression bombs (issue 24): small files whose content would cost gigabytes if a reader held it. Each is
+/// Decompression bombs: small files whose content would cost gigabytes if a reader held it. Each is
 /// refused with exit code 2 under an address-space limit of 1 GB (`ulimit -v`, which turns an allocation past it
 /// into an abort), with `--max-line-mib 16` at `-j 2`. `scripts/gz-bombs.sh` runs larger ones and records peak
 /// RSS.
@@ -953,7 +948,7 @@ fn decompression_bombs_of_every_shape_exit_2_within_a_memory_limit() {
     }
 }
 
-/// What the formats allow is accepted (issue 24): a zstd file that starts with a skippable frame, as every file
+/// What the formats allow is accepted: a zstd file that starts with a skippable frame, as every file
 /// `pzstd` writes does (and zstd frames with skippable frames between them), reads like the plain dump.
 #[test]
 fn zstd_with_skippable_frames_reads_like_the_plain_dump() {

@@ -1,4 +1,4 @@
-//! Artifacts safe on disk (issue 24, items 2 and 3): every stage that writes a run directory takes its lock,
+//! Artifacts safe on disk (locks, marked temporary files, no link followed): every stage that writes a run directory takes its lock,
 //! temporary files are unguessable, made with `O_EXCL | O_NOFOLLOW` and marked, cleanup removes only the
 //! marked files of dead writers and only once the input is accepted, an unwritable `--out` fails before the
 //! input is read, and a panic leaves no run directory that a later stage accepts.

@@ -1,11 +1,11 @@
-//! `sword extract --memory-limit` (issue 20): the spilling join writes the bytes of an unlimited run, says in
+//! `sword extract --memory-limit`: the spilling join writes the bytes of an unlimited run, says in
 //! its manifest what it spilled, leaves no spill folder, refuses a limit below the smallest workable one
 //! (exit 2 naming it). The full disk while spilling is in `disk_full.rs`.
 
 use crate::util::{Workdir, EXTRACT_ARTIFACTS};
 
 fn manifest(wd: &Workdir, dir: &str) -> serde_json::Value {
-    serde_json::from_slice(&wd.read(&format!("{dir}/extract.manifest.json"))).unwrap()
+    crate::util::manifest(&wd.join(dir), "extract")
 }
 
 /// Every artifact of `a` and `b` byte for byte, the counts equal, and nothing left in `b` but the artifacts,

@@ -7,9 +7,9 @@ use proptest::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
 use std::path::Path;
+use sword::core::ids::{EntityId, Pid, Qid};
+use sword::core::records::Rank;
 use sword::dump::gz::{par_members, Limits};
-use sword::ids::{EntityId, Pid, Qid};
-use sword::model::Rank;
 use sword::synth::{self, Config};
 
 fn decode(name: &str, bytes: &[u8]) -> Vec<u8> {
@@ -243,13 +243,14 @@ pub(crate) struct Extracted {
 }
 
 pub(crate) fn read_extracted(dir: &Path) -> Extracted {
-    let triples = sword::tables::read_triples_file(&dir.join("triples.parquet")).unwrap();
-    let statements = sword::tables::read_triples_file(&dir.join("statements.parquet")).unwrap();
+    let triples = sword::store::tables::read_triples_file(&dir.join("triples.parquet")).unwrap();
+    let statements =
+        sword::store::tables::read_triples_file(&dir.join("statements.parquet")).unwrap();
     let epath = dir.join("entities.parquet");
     let f = std::fs::File::open(&epath).unwrap();
     let mut labelled = BTreeSet::new();
-    for b in sword::tables::read_batches(f, &epath).unwrap() {
-        let ids = sword::tables::string_column(&b, "id", &epath).unwrap();
+    for b in sword::store::tables::read_batches(f, &epath).unwrap() {
+        let ids = sword::store::tables::string_column(&b, "id", &epath).unwrap();
         for i in 0..b.num_rows() {
             labelled.insert(EntityId::parse(ids.value(i)).unwrap());
         }
@@ -273,7 +274,7 @@ fn synth_then_extract(cfg: &Config, ext: &str) -> (synth::Truth, Extracted) {
     let dump = wd.join(&format!("dump{ext}"));
     let truth = synth::write_file(cfg, &dump).unwrap();
     let out = wd.join("run");
-    sword::extract::run(&dump, &out, &sword::extract::Config::default()).unwrap();
+    crate::util::extract(&dump, &out, &sword::stages::extract::Config::default()).unwrap();
     (truth, read_extracted(&out))
 }
 
@@ -314,7 +315,7 @@ fn synth_to_extract_recovers_the_default_dump_in_every_format() {
         let dump = wd.join(&format!("dump{ext}"));
         let truth = synth::write_file(&cfg, &dump).unwrap();
         let out = wd.join("run");
-        sword::extract::run(&dump, &out, &sword::extract::Config::default()).unwrap();
+        crate::util::extract(&dump, &out, &sword::stages::extract::Config::default()).unwrap();
         let got = read_extracted(&out);
         assert_recovered(&truth, &got);
         assert!(truth.triples.len() > 200);
@@ -332,7 +333,7 @@ fn synth_to_extract_recovers_the_default_dump_in_every_format() {
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 6, ..ProptestConfig::default() })]
-    /// issue 2 §7: `synth` → `extract` recovers exactly the triples the generator says it wrote.
+    /// The generator's promise: `synth` → `extract` recovers exactly the triples the generator says it wrote.
     #[test]
     fn synth_to_extract_recovers_exactly_the_truth(
         seed in any::<u64>(),

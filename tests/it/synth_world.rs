@@ -4,11 +4,12 @@
 
 use crate::util::Workdir;
 use std::collections::BTreeMap;
-use sword::distort::{self, DistortConfig, Strategy};
-use sword::ids::{Pid, Qid};
+use sword::core::ids::{Pid, Qid};
+use sword::stages::contract::NoSettings;
+use sword::stages::distort::{self, DistortConfig, DistortStage, Strategy};
 use sword::synth::{self, Config};
 
-/// The rejection reasons the generator's world must make the guards meet (issue 11).
+/// The rejection reasons the generator's world must make the guards meet.
 const GUARDS: [&str; 5] = [
     "exists",
     "subject_has_value",
@@ -26,7 +27,7 @@ fn run(
 ) -> (
     synth::Truth,
     Vec<distort::Distortion>,
-    sword::artifact::Manifest,
+    sword::store::Manifest,
     Workdir,
 ) {
     let wd = Workdir::new();
@@ -41,15 +42,16 @@ fn run(
     // The default transitive seed must hold P150 (the inverse of P131, transitive in Wikidata): without it, a
     // P150 statement of an unlabelled region is not kept, and a true "located in" through that region is
     // exported as false (seed 1000 did so before P150 joined the default seed).
-    let ecfg = sword::extract::Config::default();
+    let ecfg = sword::stages::extract::Config::default();
     assert!(ecfg.transitive_seed.iter().any(|p| p == "P150"));
-    sword::extract::run(&dump, &out, &ecfg).unwrap();
+    crate::util::extract(&dump, &out, &ecfg).unwrap();
     let dcfg = DistortConfig {
         seed,
         samples,
         ..DistortConfig::default()
     };
-    let manifest = distort::run(&out, &dcfg).unwrap();
+    let manifest =
+        sword::stages::contract::run::<DistortStage>(&out, &dcfg, &NoSettings {}).unwrap();
     let rows = distort::read_distortions_file(&out.join("distortions.parquet")).unwrap();
     (truth, rows, manifest, wd)
 }
@@ -117,19 +119,19 @@ fn the_guard_probe_meets_every_near_miss_on_the_default_run_and_agrees_with_the_
     // Independent check: on every pool the probe checked whole, the candidates it rejects (self loops aside)
     // are exactly those whose variant holds in the closure of what the generator stated.
     let dir = wd.join("run");
-    let read = |f: &str| sword::tables::read_triples_file(&dir.join(f)).unwrap();
+    let read = |f: &str| sword::store::tables::read_triples_file(&dir.join(f)).unwrap();
     let kb = distort::KnowledgeBase {
         final_triples: read("triples.parquet"),
         statements: read("statements.parquet"),
         transitive: read("transitive.parquet"),
-        properties: sword::tables::read_properties(&dir.join("properties.parquet")).unwrap(),
+        properties: sword::store::tables::read_properties(&dir.join("properties.parquet")).unwrap(),
     };
     let index = distort::Index::build(&kb);
     let world = truth.closure();
     let cfg = DistortConfig::default();
     let (mut pools, mut true_candidates) = (0, 0);
     for org in rows.iter().filter(|d| d.strategy == Strategy::ORG) {
-        let t = sword::model::Triple {
+        let t = sword::core::records::Triple {
             subject: org.subject,
             property: org.property,
             object: org.object,

@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use sword::store::layout;
 
 /// A temporary directory with helpers to run `sword` inside it.
 pub struct Workdir {
@@ -120,32 +121,57 @@ pub fn real_fixture(rel: &str) -> Option<PathBuf> {
     Some(p)
 }
 
-/// The artifacts extract writes.
+/// Run the extract stage as a library call (the contract's path, as `sword extract` takes it).
+pub fn extract(
+    dump: &Path,
+    out: &Path,
+    cfg: &sword::stages::extract::Config,
+) -> sword::Result<sword::store::Manifest> {
+    let args = sword::stages::extract::ExtractArgs {
+        dump: dump.to_path_buf(),
+        ..Default::default()
+    };
+    sword::stages::contract::run::<sword::stages::extract::ExtractStage>(out, cfg, &args)
+}
+
+/// The artifacts extract writes, from the library's layout (the same names and order as its manifest).
 pub const EXTRACT_ARTIFACTS: &[&str] = &[
-    "entities.parquet",
-    "triples.parquet",
-    "statements.parquet",
-    "properties.parquet",
-    "transitive.parquet",
+    layout::ENTITIES.file,
+    layout::TRIPLES.file,
+    layout::STATEMENTS.file,
+    layout::PROPERTIES.file,
+    layout::TRANSITIVE.file,
 ];
 
 /// Every artifact of a whole run whose bytes must not depend on interruptions, the disk or the thread
 /// count (manifests hold timings, so they are left out).
 pub const FINAL_ARTIFACTS: &[&str] = &[
-    "entities.parquet",
-    "triples.parquet",
-    "statements.parquet",
-    "properties.parquet",
-    "transitive.parquet",
-    "graph.csr",
-    "nodes.txt",
-    "walks.bin",
-    "embeddings.npy",
-    "embeddings.w2v",
-    "distortions.parquet",
-    "sword.parquet",
-    "translation_requests.jsonl",
+    layout::ENTITIES.file,
+    layout::TRIPLES.file,
+    layout::STATEMENTS.file,
+    layout::PROPERTIES.file,
+    layout::TRANSITIVE.file,
+    layout::GRAPH_CSR.file,
+    layout::NODES.file,
+    layout::WALKS_BIN.file,
+    layout::EMBEDDINGS_NPY.file,
+    layout::EMBEDDINGS_W2V.file,
+    layout::DISTORTIONS.file,
+    layout::SWORD.file,
+    layout::TRANSLATION_REQUESTS.file,
 ];
+
+/// The manifest `stage` wrote into `dir`, as JSON (panics naming the file when it is missing or not JSON).
+pub fn manifest(dir: &Path, stage: &str) -> serde_json::Value {
+    let p = dir.join(layout::manifest_file(stage));
+    let bytes = std::fs::read(&p).unwrap_or_else(|e| panic!("read {}: {e}", p.display()));
+    serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// A count of a manifest (0 when the stage did not record it).
+pub fn count(m: &serde_json::Value, key: &str) -> u64 {
+    m["counts"][key].as_u64().unwrap_or(0)
+}
 
 /// Arguments of a runner command (`translate`, `eval run`) against the test server at `url`: `head`, then
 /// the endpoint, model `m`, 1 ms backoff capped at 20 ms (the tests never wait), then `extra`.

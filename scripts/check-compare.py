@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""Cross-check `sword eval compare` with DuckDB and polars: recompute accuracy, gaps, agreement, Jaccard
+(languages and models) and the unparsed share from the samples with SQL, and compare every value with
+figures.parquet; check that figures.csv holds the same rows as figures.parquet.
+
+  scripts/check-compare.py SAMPLES_DIR OUT_DIR
+
+SAMPLES_DIR is searched for samples.jsonl (as `--results` does); answers are read with a deliberately simple
+rule that fits scripts/gen-compare-samples.py's answers ("True…" / "False…", anything else unparsed), not the
+crate's parser of eight languages: use it on generated answers. Without arguments it generates 5 models × 150
+originals and runs SWORD (default target/debug/sword) itself. Exits 1 on any difference above 1e-12.
+"""
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+PY = os.environ.get("SWORD_PYTHON") or str(ROOT / ".venv" / "bin" / "python")
+# Re-run under the repo's virtualenv (scripts/setup-venv.sh) when it exists and is not this interpreter.
+if (not os.environ.get("_SWORD_PYTHON_SET") and os.access(PY, os.X_OK)
+        and os.path.realpath(sys.prefix) != os.path.realpath(os.path.dirname(os.path.dirname(PY)))):
+    os.environ["_SWORD_PYTHON_SET"] = "1"
+    os.execv(PY, [PY, os.path.abspath(__file__)] + sys.argv[1:])
+
+import duckdb  # noqa: E402
+import polars as pl  # noqa: E402
+
+
+LANGS = ["en", "fr", "de", "es", "it", "pt", "ko", "ja"]
+
+
+def main():
+    if len(sys.argv) == 3:
+        samples, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+    else:
+        tmp = pathlib.Path(tempfile.mkdtemp())
+        subprocess.run([sys.executable, str(ROOT / "scripts/gen-compare-samples.py"), "--out", str(tmp),
+                        "--models", "5", "--originals", "150", "--seed", "5"], check=True)
+        samples, out = tmp / "eval", tmp / "out"
+        sword = os.environ.get("SWORD", str(ROOT / "target/debug/sword"))
+        subprocess.run([sword, "-q", "eval", "compare", "--results", str(samples), "--out", str(out),
+                        "--bootstrap", "50"], check=True)
+    files = sorted(str(p) for p in samples.rglob("samples.jsonl"))
+    con = duckdb.connect()
+    con.execute(f"""
+        create table a as
+        select model, meta.statement_id as sid, meta.original_id as oid, meta.language as lang,
+               meta.strategy as strat, meta.label as label,
+               coalesce((answer like 'True%' and meta.label) or (answer like 'False%' and not meta.label), false) as ok,
+               not coalesce(answer like 'True%' or answer like 'False%', false) as unparsed
+        from read_json_auto({files!r}, format = 'newline_delimited')
+    """)
+    expected = {}
+    for m, l, s, v, n in con.execute(
+            "select model, lang, strat, avg(ok::int), count(*) from a group by all").fetchall():
+        expected[("accuracy", m, None, l, None, s, None)] = (v, n)
+    for m, s, v in con.execute("""
+            select model, strat, max(acc) - min(acc) from
+              (select model, strat, lang, avg(ok::int) acc from a group by all) group by all""").fetchall():
+        expected[("gap", m, None, None, None, s, None)] = (v, None)
+    for m, l, v, n in con.execute(
+            "select model, lang, avg(unparsed::int), count(*) from a group by all").fetchall():
+        expected[("unparsed", m, None, l, None, None, None)] = (v, n)
+    con.execute("""create table k as select model, sid, any_value(strat) strat, sum(ok::int) k, count(*) nl
+                   from a group by model, sid""")
+    for m, s, kk, l, v, n in con.execute("""
+            select a.model, a.strat, k.k, a.lang, avg(a.ok::int), count(*) from a join k using (model, sid)
+            where k.nl = 8 group by all""").fetchall():
+        expected[("accuracy_by_agreement", m, None, l, None, s, kk)] = (v, n)
+    for m, l1, l2, s, v, n in con.execute("""
+            select x.model, x.lang, y.lang, x.strat,
+                   sum((x.ok and y.ok)::int) / nullif(sum((x.ok or y.ok)::int), 0), count(*)
+            from a x join a y on x.model = y.model and x.sid = y.sid and x.lang < y.lang
+            group by all""").fetchall():
+        l1, l2 = sorted((l1, l2), key=LANGS.index)  # the table's pairs follow the paper's language order
+        expected[("jaccard_languages", m, None, l1, l2, s, None)] = (v, n)
+    for m1, m2, l, s, v, n in con.execute("""
+            select x.model, y.model, x.lang, x.strat,
+                   sum((x.ok and y.ok)::int) / nullif(sum((x.ok or y.ok)::int), 0), count(*)
+            from a x join a y on x.sid = y.sid and x.lang = y.lang and x.model < y.model
+            group by all""").fetchall():
+        expected[("jaccard_models", m1, m2, l, None, s, None)] = (v, n)
+    table = pl.read_parquet(out / "figures.parquet")
+    csv = pl.read_csv(out / "figures.csv", infer_schema_length=0)
+    fails = []
+    if csv.height != table.height:
+        fails.append(f"figures.csv has {csv.height} rows, figures.parquet {table.height}")
+    else:
+        as_text = table.select([pl.col(c).cast(pl.Utf8) for c in table.columns])
+        for c in ["measure", "model", "model_b", "language", "language_b", "strategy", "agreement", "n"]:
+            if as_text[c].fill_null("").to_list() != csv[c].fill_null("").to_list():
+                fails.append(f"figures.csv column {c} differs from figures.parquet")
+        for c in ["value", "lo", "hi"]:
+            p = table[c].to_list()
+            q = [None if x in (None, "") else float(x) for x in csv[c].to_list()]
+            if p != q:
+                fails.append(f"figures.csv column {c} differs from figures.parquet")
+    got = {}
+    for r in table.iter_rows(named=True):
+        key = (r["measure"], r["model"], r["model_b"], r["language"], r["language_b"], r["strategy"], r["agreement"])
+        got[key] = (r["value"], r["n"])
+    checked = 0
+    for key, (v, n) in expected.items():
+        if key not in got:
+            fails.append(f"no row {key}")
+            continue
+        gv, gn = got[key]
+        if (v is None) != (gv is None) or (v is not None and abs(v - gv) > 1e-12) or (n is not None and n != gn):
+            fails.append(f"{key}: duckdb {v} (n {n}), figures.parquet {gv} (n {gn})")
+        checked += 1
+    print(f"check-compare: {checked} values recomputed with DuckDB, {table.height} rows of figures.parquet "
+          f"against figures.csv")
+    if fails:
+        print("check-compare: FAILED\n  " + "\n  ".join(fails[:20]), file=sys.stderr)
+        sys.exit(1)
+    print("check-compare: ok")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,13 @@
+//! The bottom layer: what every other module may use and nothing here uses from above.
+//!
+//! - [`error`]: the library's typed errors and the exit code of each kind;
+//! - [`ids`]: Wikidata identifiers (`Q42`, `P31`), parsed and printed only here;
+//! - [`records`]: the typed rows the Parquet artifacts hold (triples, entities with labels, properties);
+//! - [`config`]: loading a stage's TOML configuration;
+//! - [`progress`]: progress bars and log lines on stderr (`--quiet` silences them).
+
+pub mod config;
+pub mod error;
+pub mod ids;
+pub mod progress;
+pub mod records;

@@ -1,0 +1,158 @@
+//! `sword eval compare`: the paper's results (paper 001, §4: Figs. 2–5 and the cross-lingual gap) for any
+//! set of models, from their samples files.
+//!
+//! * [`input`]: finding and reading samples files, every line checked (exit 2 naming the file and line);
+//! * [`measures`]: every measure as tidy rows, with percentile bootstrap intervals resampling originals;
+//! * [`table`]: `figures.parquet` and `figures.csv`, the rows as a table any tool can load;
+//! * [`figures`]: the SVG figures, each drawn from those rows;
+//! * [`report`]: `report.html` (one self-contained page) and `report.md`.
+//!
+//! Output folder: `figures.parquet`, `figures.csv`, `report.html`, `report.md`, `figures/*.svg` and
+//! `compare.manifest.json` (inputs with their hashes, settings, counts, outputs), written last. Every file is
+//! written to a temporary name and all are renamed into place together at the end, so a failure (bad input,
+//! full disk) leaves the folder as it was.
+
+pub mod figures;
+pub mod input;
+pub mod measures;
+pub mod report;
+pub mod table;
+
+use crate::core::error::{IoContext, Result};
+use crate::store::{self as artifact, AtomicFile, DirLock, FileRef, Manifest};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// `sword eval compare`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// samples.jsonl files (one may hold several models, told apart by their `model` field), or folders
+    /// searched recursively for files named samples.jsonl (e.g. RUN/eval: files of another suite are skipped).
+    #[arg(long, required = true, num_args = 1..)]
+    pub results: Vec<PathBuf>,
+    /// Output folder (figures.parquet, figures.csv, report.html, report.md, figures/).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Only this variant (`plain` is the paper's protocol; `premise`, `belief` the cross-suite renderings).
+    /// Default: every variant found, each compared on its own.
+    #[arg(long)]
+    pub variant: Option<String>,
+    /// Bootstrap replicates for the 95 % intervals (0: no intervals). Typical 1000–10000.
+    #[arg(long, default_value_t = 1000)]
+    pub bootstrap: usize,
+    /// Seed of the bootstrap (replicate r of every model draws from (seed, r), as `eval score` does).
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+}
+
+/// Name of the manifest in the output folder.
+pub const STAGE: &str = "compare";
+
+/// Run `sword eval compare`.
+pub fn run(a: &Args) -> Result<()> {
+    let t = std::time::Instant::now();
+    let data = input::read(&a.results, a.variant.as_deref())?;
+    for (f, suite) in &data.skipped {
+        crate::core::progress::log(format!(
+            "compare: skipped {} (answers of suite `{suite}`)",
+            f.display()
+        ));
+    }
+    let answers: u64 = data.groups.iter().flat_map(|g| g.answers).sum();
+    crate::core::progress::log(format!(
+        "compare: {answers} answers of {} model(s) × variant(s) on {} statements from {} file(s), read in {:.1} s",
+        data.groups.len(),
+        data.statements.len(),
+        data.files.len(),
+        t.elapsed().as_secs_f64()
+    ));
+    let t_measures = std::time::Instant::now();
+    let rows = measures::compute(&data, a.bootstrap, a.seed);
+    crate::core::progress::log(format!(
+        "compare: {} values ({} bootstrap replicates) in {:.1} s",
+        rows.len(),
+        a.bootstrap,
+        t_measures.elapsed().as_secs_f64()
+    ));
+    let settings = report::Settings {
+        bootstrap: a.bootstrap,
+        seed: a.seed,
+        files: data.files.clone(),
+    };
+    let mut outputs: Vec<(String, Vec<u8>)> = Vec::new();
+    let pq = a.out.join("figures.parquet");
+    outputs.push(("figures.parquet".into(), table::parquet_bytes(&rows, &pq)?));
+    let mut csv = Vec::new();
+    table::write_csv(&rows, &mut csv).at(a.out.join("figures.csv"))?;
+    outputs.push(("figures.csv".into(), csv));
+    let figs = figures::draw_all(&rows)?;
+    let (html, md) = report::render(&rows, &figs, &settings);
+    outputs.push(("report.html".into(), html.into_bytes()));
+    outputs.push(("report.md".into(), md.into_bytes()));
+    for f in &figs {
+        outputs.push((format!("figures/{}", f.file), f.svg.clone().into_bytes()));
+    }
+    write_outputs(&a.out, &outputs)?;
+    let mut m = Manifest::new(STAGE);
+    m.config = serde_json::json!({
+        "variant": a.variant, "bootstrap": a.bootstrap, "seed": a.seed,
+        "results": a.results.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
+    });
+    m.seed = Some(a.seed);
+    m.inputs = data
+        .files
+        .iter()
+        .map(|f| FileRef::of(f))
+        .collect::<Result<_>>()?;
+    m.counts.insert("answers".into(), answers);
+    m.counts.insert("groups".into(), data.groups.len() as u64);
+    m.counts
+        .insert("statements".into(), data.statements.len() as u64);
+    m.counts.insert("rows".into(), rows.len() as u64);
+    m.counts.insert("figures".into(), figs.len() as u64);
+    let names: Vec<&str> = outputs.iter().map(|(n, _)| n.as_str()).collect();
+    m.add_outputs(&a.out, &names)?;
+    m.timings.insert("total".into(), t.elapsed().as_secs_f64());
+    m.write(&a.out)?;
+    crate::core::progress::log(format!(
+        "compare: wrote {} ({} figures) in {:.1} s",
+        a.out.join("report.html").display(),
+        figs.len(),
+        t.elapsed().as_secs_f64()
+    ));
+    Ok(())
+}
+
+/// Write every output under `dir` all or nothing: each to a temporary file beside its destination, all
+/// flushed and fsynced (a full disk fails here, with nothing renamed), then renamed into place together. The
+/// old manifest is removed first (it would vouch for files being replaced) and figures of an earlier run
+/// that this one did not draw are removed after.
+fn write_outputs(dir: &Path, outputs: &[(String, Vec<u8>)]) -> Result<()> {
+    let _lock = DirLock::acquire(dir)?;
+    let fig_dir = dir.join("figures");
+    artifact::ensure_dir(&fig_dir)?;
+    let mut files = Vec::with_capacity(outputs.len());
+    for (name, bytes) in outputs {
+        let dest = dir.join(name);
+        let mut f = AtomicFile::create(&dest)?;
+        f.write_all(bytes).at(&dest)?;
+        f.sync()?;
+        files.push(f);
+    }
+    let manifest = Manifest::path_in(dir, STAGE);
+    match std::fs::remove_file(&manifest) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            return Err(crate::core::error::Error::io(&manifest, e))
+        }
+        _ => {}
+    }
+    artifact::commit_all(files)?;
+    for e in std::fs::read_dir(&fig_dir).at(&fig_dir)? {
+        let e = e.at(&fig_dir)?;
+        let name = format!("figures/{}", e.file_name().to_string_lossy());
+        if name.ends_with(".svg") && !outputs.iter().any(|(n, _)| *n == name) {
+            std::fs::remove_file(e.path()).at(e.path())?;
+        }
+    }
+    Ok(())
+}

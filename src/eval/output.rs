@@ -1,0 +1,46 @@
+//! How the evaluation commands write: requests as JSON Lines, atomically; JSON on stdout; folder names made
+//! safe from model names.
+
+use crate::core::error::{Error, Result};
+use crate::llm::request::Request;
+use std::io::Write;
+use std::path::Path;
+
+/// Write requests as JSON Lines, atomically.
+pub fn write_requests(path: &Path, reqs: &[Request]) -> Result<()> {
+    let mut text = String::new();
+    for r in reqs {
+        text.push_str(&serde_json::to_string(r).map_err(|e| Error::Config(e.to_string()))?);
+        text.push('\n');
+    }
+    crate::store::write_atomic(path, |w| w.write_all(text.as_bytes()))
+}
+
+/// Bytes on stdout, flushed (a closed pipe is an I/O error on `-`, which `main` turns into exit 0).
+pub fn stdout_write(bytes: &[u8]) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(bytes)
+        .and_then(|_| out.flush())
+        .map_err(|e| Error::io("-", e))
+}
+
+/// A value as pretty JSON on stdout.
+pub fn print_json(v: &serde_json::Value) -> Result<()> {
+    let mut s =
+        serde_json::to_string_pretty(v).map_err(|e| Error::Config(format!("serialise: {e}")))?;
+    s.push('\n');
+    stdout_write(s.as_bytes())
+}
+
+/// A model or variant name as a folder name: letters, digits, `-` and `.` kept, anything else `_`.
+pub fn safe_name(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_alphanumeric() || c == '-' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}

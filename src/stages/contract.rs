@@ -1,0 +1,614 @@
+//! The stage contract: what every stage declares ([`Stage`]) and what the run folder does for it ([`Context`],
+//! [`execute`]).
+//!
+//! A stage declares its name, its settings (one type that is both the TOML table of `pipeline/<name>.toml` and
+//! the command-line flags of `sword <name>`: [`Stage::Settings`]), its other flags (what it reads from outside the run
+//! folder, modes), the artifacts it reads (each with the stage that writes it: [`Input`]) and writes
+//! ([`Artifact`]), how its settings are checked, and `run`, its work. Everything around the work is done
+//! here, the same way for every stage:
+//!
+//! 1. the settings are checked ([`Stage::validate`]; exit code 2) before anything is read or locked;
+//! 2. the run folder is locked for the stage ([`DirLock::stage`]; exit 6 when another run holds it);
+//! 3. the declared inputs are checked against the manifests of the stages that wrote them (exit 3 when one is
+//!    missing, stale or corrupt; `--force` only hashes them) and recorded, in declaration order;
+//! 4. `run` does the work, writing its outputs through the context (atomic files: nothing half-written is
+//!    ever seen) and recording counts, rejects, timings and anything else in the manifest being built;
+//! 5. every declared output must then exist (a stage that forgets one is an internal error, exit 1); their
+//!    sizes and hashes, the total time and the manifest (`<name>.manifest.json`, written last, atomically)
+//!    vouch for them.
+//!
+//! When `run` or the manifest fails, the outputs the stage had already renamed into place are removed again
+//! (its old manifest went with the first of them), so the run folder never holds outputs no manifest vouches
+//! for, and a rerun redoes the stage; a panic does the same while it unwinds ([`DirLock`]).
+//!
+//! `sword <name>` (the `cli` module beside this one) and `sword run` (the `pipeline` module) both end in
+//! [`execute`].
+
+use crate::core::error::{Error, Result};
+use crate::core::progress;
+use crate::store::layout::Artifact;
+use crate::store::{check_input, AtomicFile, DirLock, FileRef, Manifest};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// A stage without settings (its flags are all [`Stage::Args`]).
+#[derive(
+    Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize, clap::Args,
+)]
+#[serde(deny_unknown_fields)]
+pub struct NoSettings {}
+
+/// How a stage reads one of its inputs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Input {
+    /// An artifact of the run folder that its stage's manifest must vouch for (size and hash as listed; with
+    /// `--force` it is only hashed). Checked and recorded before `run`.
+    Vouched(Artifact),
+    /// An artifact of the run folder read as it is, whoever wrote it (a `sword.parquet` downloaded elsewhere):
+    /// hashed and recorded before `run`; a missing file is an I/O error naming it.
+    Hashed(Artifact),
+    /// [`Input::Hashed`], when the file is there.
+    HashedIfPresent(Artifact),
+    /// An artifact the stage reads only when it is there, and takes itself ([`Context::optional_input`]),
+    /// vouched for like [`Input::Vouched`] (distort's embeddings: the NPY form, else the word2vec text).
+    Optional(Artifact),
+    /// A file outside the run folder, given on the command line (an edge list, a batch output file): hashed and
+    /// recorded, under the path as given, before `run`.
+    File(PathBuf),
+}
+
+impl Input {
+    /// The run-folder artifact, if this is one.
+    pub fn artifact(&self) -> Option<&Artifact> {
+        match self {
+            Input::Vouched(a)
+            | Input::Hashed(a)
+            | Input::HashedIfPresent(a)
+            | Input::Optional(a) => Some(a),
+            Input::File(_) => None,
+        }
+    }
+}
+
+/// A stage of the pipeline. Implemented by a unit struct per stage (`Extract`, `Graph`, ...); see the module
+/// documentation for what happens around [`Stage::run`].
+pub trait Stage: Send + Sync + 'static {
+    /// Subcommand, manifest (`<NAME>.manifest.json`) and config file (`pipeline/<NAME>.toml`) name: one of the
+    /// stage names of [`crate::store::layout`].
+    const NAME: &'static str;
+    /// Whether `sword <NAME>` takes `--config FILE` (a TOML table of [`Stage::Settings`]' keys, bare or under
+    /// `[<NAME>]`).
+    const CONFIG_FILE: bool = true;
+    /// Whether `sword <NAME>` takes `--force` (accept inputs whose manifests do not vouch for them): stages
+    /// with [`Input::Vouched`] or [`Input::Optional`] inputs.
+    const FORCE: bool = true;
+
+    /// The settings: TOML keys and flags from one definition; recorded in the manifest (see
+    /// [`Stage::identity`]).
+    ///
+    /// Every field that is also a flag carries `#[arg(long, required = false)]` and no clap default, so that a
+    /// flag overrides the file's value only when it is given (the `cli` module loads the file, then applies
+    /// the flags with `update_from_arg_matches`); a boolean flag is `#[arg(long, action = ArgAction::Set,
+    /// num_args = 0, default_missing_value = "true", required = false)]` for the same reason (a plain `bool`
+    /// flag would reset the file's `true`). Fields that are not flags are `#[arg(skip)]`.
+    type Settings: serde::Serialize
+        + serde::de::DeserializeOwned
+        + Default
+        + Clone
+        + std::fmt::Debug
+        + clap::Args
+        + clap::FromArgMatches
+        + Send
+        + Sync;
+    /// Flags that are not settings: what to read from outside the run folder, modes of the command.
+    type Args: clap::Args + clap::FromArgMatches + Default + Clone + std::fmt::Debug + Send + Sync;
+    /// What `run` hands to [`Stage::done`] besides the manifest (most stages: `()`).
+    type Outcome;
+
+    /// The inputs, in the order the manifest lists them, of a stage whose inputs do not depend on its settings
+    /// or flags (else it overrides [`Stage::inputs`]).
+    const READS: &'static [Input] = &[];
+    /// The artifacts `run` writes into the run folder, in the order the manifest lists them, of a stage whose
+    /// outputs do not depend on its settings or flags (else it overrides [`Stage::outputs`]).
+    const WRITES: &'static [Artifact] = &[];
+
+    /// The inputs, in the order the manifest lists them: [`Stage::READS`] by default.
+    fn inputs(&self, settings: &Self::Settings, args: &Self::Args) -> Vec<Input> {
+        let _ = (settings, args);
+        Self::READS.to_vec()
+    }
+
+    /// The artifacts `run` writes into the run folder, in the order the manifest lists them
+    /// ([`Stage::WRITES`] by default). All must exist when `run` returns.
+    fn outputs(&self, settings: &Self::Settings, args: &Self::Args) -> Vec<Artifact> {
+        let _ = (settings, args);
+        Self::WRITES.to_vec()
+    }
+
+    /// Check the settings and flags before anything is locked or read (exit code 2). Called on every path
+    /// (`sword <NAME>`, `sword run`, `sword embed`, the library's [`execute`]).
+    fn validate(&self, settings: &Self::Settings, args: &Self::Args) -> Result<()> {
+        let _ = (settings, args);
+        Ok(())
+    }
+
+    /// Bring values given on the command line into their canonical form (e.g. split a list given as one
+    /// space-separated word) before validation and the manifest.
+    fn normalise(&self, settings: &mut Self::Settings) {
+        let _ = settings;
+    }
+
+    /// The stage's config as the manifest records it and freshness compares it: by default the settings as
+    /// JSON. (A stage whose identity needs what it reads sets `Context::manifest().config` in `run`.)
+    fn identity(&self, settings: &Self::Settings, args: &Self::Args) -> serde_json::Value {
+        let _ = args;
+        serde_json::to_value(settings).unwrap_or_default()
+    }
+
+    /// The seed the manifest records, for stages that draw random numbers.
+    fn seed(&self, settings: &Self::Settings) -> Option<u64> {
+        let _ = settings;
+        None
+    }
+
+    /// A mode of the command that is not a run of the stage (a benchmark that writes nothing, one shard of a
+    /// split run): handled here instead of [`execute`], which then does not run. Default: none.
+    fn other_mode(
+        &self,
+        out: &Path,
+        settings: &Self::Settings,
+        args: &Self::Args,
+    ) -> Option<Result<()>> {
+        let _ = (out, settings, args);
+        None
+    }
+
+    /// The work: read the inputs, write the outputs through `cx`, fill in the manifest's counts and extras.
+    fn run(
+        &self,
+        cx: &mut Context,
+        settings: &Self::Settings,
+        args: &Self::Args,
+    ) -> Result<Self::Outcome>;
+
+    /// After a successful `sword <NAME>` (not inside `sword run`): by default one log line from
+    /// [`Stage::summary`]. A stage that prints a result or turns an incomplete one into an exit code does it
+    /// here, after its outputs and manifest are in place.
+    fn done(
+        &self,
+        out: &Path,
+        manifest: &Manifest,
+        outcome: Self::Outcome,
+        args: &Self::Args,
+    ) -> Result<()> {
+        let _ = (outcome, args);
+        progress::log(self.summary(out, manifest));
+        Ok(())
+    }
+
+    /// One line saying what the stage made (logged after `sword <NAME>`).
+    fn summary(&self, out: &Path, manifest: &Manifest) -> String;
+}
+
+/// The run folder as one stage sees it while it runs: its inputs, its outputs, the manifest being built.
+pub struct Context {
+    dir: PathBuf,
+    stage: &'static str,
+    force: bool,
+    inputs: Vec<Input>,
+    outputs: Vec<Artifact>,
+    manifest: Manifest,
+    started: Instant,
+    lap: Instant,
+}
+
+impl Context {
+    /// The run folder.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The path of an artifact in the run folder.
+    pub fn path(&self, a: &Artifact) -> PathBuf {
+        self.dir.join(a.file)
+    }
+
+    /// The manifest being built (config, seed and the declared inputs are filled in; outputs, the total time and
+    /// the file are added after `run`).
+    pub fn manifest(&mut self) -> &mut Manifest {
+        &mut self.manifest
+    }
+
+    /// Set a count.
+    pub fn count(&mut self, key: &str, value: u64) {
+        self.manifest.counts.insert(key.to_string(), value);
+    }
+
+    /// Set a reject count (records skipped or refused, by reason).
+    pub fn reject(&mut self, key: &str, value: u64) {
+        self.manifest.rejects.insert(key.to_string(), value);
+    }
+
+    /// Record `seconds` as the timing of `phase`.
+    pub fn timing(&mut self, phase: &str, seconds: f64) {
+        self.manifest.timings.insert(phase.to_string(), seconds);
+    }
+
+    /// Record the time since the previous lap (or the start of `run`) as the timing of `phase`.
+    pub fn lap(&mut self, phase: &str) {
+        let now = Instant::now();
+        self.timing(phase, now.duration_since(self.lap).as_secs_f64());
+        self.lap = now;
+    }
+
+    /// Take an [`Input::Optional`] artifact: `None` when it is not there; otherwise [`Context::input`].
+    pub fn optional_input(&mut self, a: &Artifact) -> Result<Option<PathBuf>> {
+        if !self.path(a).exists() && self.declared_optional(a)? {
+            return Ok(None);
+        }
+        self.input(a).map(Some)
+    }
+
+    /// Take an [`Input::Optional`] artifact the stage needs now (another optional input it read calls for it):
+    /// checked against its stage's manifest like a vouched input (only hashed with `--force`; missing, stale or
+    /// corrupt: exit code 3), recorded, and its path returned.
+    pub fn input(&mut self, a: &Artifact) -> Result<PathBuf> {
+        self.declared_optional(a)?;
+        let r = check_input(&self.dir, a.stage, a.file, self.force)?;
+        self.manifest.inputs.push(r);
+        Ok(self.path(a))
+    }
+
+    fn declared_optional(&self, a: &Artifact) -> Result<bool> {
+        if self.inputs.contains(&Input::Optional(*a)) {
+            return Ok(true);
+        }
+        Err(Error::internal(format!(
+            "stage {} reads {}, which it does not declare as an optional input",
+            self.stage, a.file
+        )))
+    }
+
+    fn declared_output(&self, a: &Artifact) -> Result<PathBuf> {
+        if !self.outputs.contains(a) {
+            return Err(Error::internal(format!(
+                "stage {} writes {}, which it does not declare as an output",
+                self.stage, a.file
+            )));
+        }
+        Ok(self.path(a))
+    }
+
+    /// Start writing a declared output atomically (it appears under its name when committed).
+    pub fn create(&self, a: &Artifact) -> Result<AtomicFile> {
+        let path = self.declared_output(a)?;
+        if let Some(parent) = path.parent() {
+            crate::store::ensure_dir(parent)?;
+        }
+        AtomicFile::create(path)
+    }
+
+    /// Write a declared output atomically with the bytes `f` produces.
+    pub fn write(
+        &self,
+        a: &Artifact,
+        f: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+    ) -> Result<()> {
+        let mut file = self.create(a)?;
+        let path = file.path().to_path_buf();
+        f(&mut file).map_err(|e| Error::io(path, e))?;
+        file.commit()
+    }
+
+    /// Whether an input the stage read comes from an incomplete build (a dump that ends early): the outputs
+    /// then say so too (the manifest inherits it by itself, see [`Manifest::write`]).
+    pub fn inputs_incomplete(&self) -> Vec<String> {
+        self.manifest.incomplete_inputs()
+    }
+}
+
+/// Run `stage` in the run folder `dir` with `settings` and `args` (see the module documentation for the
+/// steps). Returns the manifest written and what `run` returned.
+pub fn execute<S: Stage>(
+    stage: &S,
+    dir: &Path,
+    settings: &S::Settings,
+    args: &S::Args,
+    force: bool,
+) -> Result<(Manifest, S::Outcome)> {
+    stage.validate(settings, args)?;
+    let lock = DirLock::stage(dir, S::NAME)?;
+    let mut manifest = Manifest::new(S::NAME);
+    manifest.config = stage.identity(settings, args);
+    manifest.seed = stage.seed(settings);
+    let inputs = stage.inputs(settings, args);
+    let outputs = stage.outputs(settings, args);
+    for input in &inputs {
+        match input {
+            Input::Vouched(a) => manifest
+                .inputs
+                .push(check_input(dir, a.stage, a.file, force)?),
+            Input::Hashed(a) => manifest.inputs.push(FileRef::of(&dir.join(a.file))?),
+            Input::HashedIfPresent(a) => {
+                let p = dir.join(a.file);
+                if p.exists() {
+                    manifest.inputs.push(FileRef::of(&p)?);
+                }
+            }
+            Input::File(p) => manifest.inputs.push(FileRef::of(p)?),
+            Input::Optional(_) => {}
+        }
+    }
+    let now = Instant::now();
+    let mut cx = Context {
+        dir: dir.to_path_buf(),
+        stage: S::NAME,
+        force,
+        inputs,
+        outputs,
+        manifest,
+        started: now,
+        lap: now,
+    };
+    let result = stage
+        .run(&mut cx, settings, args)
+        .and_then(|outcome| finish(cx).map(|m| (m, outcome)));
+    if result.is_err() {
+        let removed = lock.remove_outputs();
+        if removed > 0 {
+            progress::log(format!(
+                "{}: failed; removed the {removed} output(s) it had put in place (no manifest vouches for them)",
+                S::NAME
+            ));
+        }
+    }
+    result
+}
+
+/// [`execute`] as a library call: the stage's value is its default, inputs must be vouched for (no `--force`),
+/// the manifest is returned.
+pub fn run<S: Stage + Default>(
+    dir: &Path,
+    settings: &S::Settings,
+    args: &S::Args,
+) -> Result<Manifest> {
+    execute(&S::default(), dir, settings, args, false).map(|(m, _)| m)
+}
+
+/// After `run`: every declared output listed with its size and hash, the total time, the manifest written.
+fn finish(mut cx: Context) -> Result<Manifest> {
+    for a in &cx.outputs {
+        if !cx.dir.join(a.file).is_file() {
+            return Err(Error::internal(format!(
+                "stage {} did not write its output {}",
+                cx.stage, a.file
+            )));
+        }
+    }
+    let names: Vec<&str> = cx.outputs.iter().map(|a| a.file).collect();
+    cx.manifest.add_outputs(&cx.dir, &names)?;
+    cx.manifest
+        .timings
+        .insert("total".into(), cx.started.elapsed().as_secs_f64());
+    cx.manifest.write(&cx.dir)?;
+    Ok(cx.manifest)
+}
+
+/// The stages whose artifacts `inputs` names (each once, in order): what a stage depends on.
+pub fn producers(inputs: &[Input]) -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = Vec::new();
+    for a in inputs.iter().filter_map(Input::artifact) {
+        if !out.contains(&a.stage) {
+            out.push(a.stage);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    pub(crate) const IN: Artifact = Artifact {
+        file: "in.txt",
+        stage: "maker",
+    };
+    pub(crate) const A: Artifact = Artifact {
+        file: "a.txt",
+        stage: "toy",
+    };
+    const B: Artifact = Artifact {
+        file: "sub/b.txt",
+        stage: "toy",
+    };
+    const C: Artifact = Artifact {
+        file: "c.txt",
+        stage: "toy",
+    };
+
+    /// A stage for the contract's own tests: reads `in.txt`, writes `a.txt` and `sub/b.txt`, or misbehaves as
+    /// `--mode` says.
+    #[derive(Clone, Copy, Debug, Default)]
+    pub(crate) struct Toy;
+
+    #[derive(
+        Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize, clap::Args,
+    )]
+    #[serde(default, deny_unknown_fields)]
+    pub(crate) struct ToySettings {
+        /// A number.
+        #[arg(long, required = false)]
+        pub(crate) k: u32,
+        /// A switch.
+        #[arg(long, action = clap::ArgAction::Set, num_args = 0, default_missing_value = "true", required = false)]
+        pub(crate) on: bool,
+    }
+
+    #[derive(Clone, Debug, Default, clap::Args)]
+    pub(crate) struct ToyArgs {
+        /// `ok`, `fail` (after writing a.txt), `undeclared` (writes c.txt), `forget` (writes only a.txt).
+        #[arg(long, default_value = "ok")]
+        pub(crate) mode: String,
+    }
+
+    impl Stage for Toy {
+        const NAME: &'static str = "toy";
+        type Settings = ToySettings;
+        type Args = ToyArgs;
+        type Outcome = u32;
+
+        fn inputs(&self, _: &ToySettings, _: &ToyArgs) -> Vec<Input> {
+            vec![Input::Vouched(IN)]
+        }
+
+        fn outputs(&self, _: &ToySettings, _: &ToyArgs) -> Vec<Artifact> {
+            vec![A, B]
+        }
+
+        fn validate(&self, s: &ToySettings, _: &ToyArgs) -> Result<()> {
+            if s.k == 13 {
+                return Err(Error::Config("k must not be 13".into()));
+            }
+            Ok(())
+        }
+
+        fn run(&self, cx: &mut Context, s: &ToySettings, args: &ToyArgs) -> Result<u32> {
+            let input = std::fs::read(cx.path(&IN)).map_err(|e| Error::io(cx.path(&IN), e))?;
+            cx.write(&A, |w| w.write_all(&input))?;
+            match args.mode.as_str() {
+                "fail" => return Err(Error::Config("failed after a.txt".into())),
+                "undeclared" => cx.write(&C, |w| w.write_all(b"c"))?,
+                "forget" => return Ok(0),
+                _ => {}
+            }
+            cx.write(&B, |w| write!(w, "{}", s.k))?;
+            cx.count("bytes", input.len() as u64);
+            cx.lap("work");
+            Ok(s.k + 1)
+        }
+
+        fn summary(&self, _: &Path, m: &Manifest) -> String {
+            format!("toy: {} bytes", m.counts["bytes"])
+        }
+    }
+
+    /// A run folder whose `in.txt` the manifest of `maker` vouches for.
+    pub(crate) fn folder() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(IN.file), b"hello").unwrap();
+        let mut m = Manifest::new("maker");
+        m.add_outputs(dir.path(), &[IN.file]).unwrap();
+        m.write(dir.path()).unwrap();
+        dir
+    }
+
+    fn args(mode: &str) -> ToyArgs {
+        ToyArgs { mode: mode.into() }
+    }
+
+    #[test]
+    fn a_run_records_inputs_outputs_settings_counts_and_the_total_time() {
+        let dir = folder();
+        let d = dir.path();
+        let s = ToySettings { k: 7, on: true };
+        let (m, outcome) = execute(&Toy, d, &s, &args("ok"), false).unwrap();
+        assert_eq!(outcome, 8);
+        assert_eq!(std::fs::read(d.join("a.txt")).unwrap(), b"hello");
+        assert_eq!(std::fs::read(d.join("sub/b.txt")).unwrap(), b"7");
+        let on_disk = Manifest::read(&Manifest::path_in(d, "toy")).unwrap();
+        for m in [&m, &on_disk] {
+            assert_eq!(m.config, serde_json::json!({"k": 7, "on": true}));
+            assert_eq!(m.inputs.len(), 1);
+            assert!(m.inputs[0].path.ends_with("in.txt"), "{:?}", m.inputs);
+            let outs: Vec<&str> = m.outputs.iter().map(|o| o.path.as_str()).collect();
+            assert_eq!(outs, ["a.txt", "sub/b.txt"]);
+            assert_eq!(m.counts["bytes"], 5);
+            assert!(m.timings.contains_key("total") && m.timings.contains_key("work"));
+        }
+        // The next stage may take the outputs: the manifest vouches for them.
+        check_input(d, "toy", "a.txt", false).unwrap();
+    }
+
+    #[test]
+    fn a_failed_run_leaves_no_output_and_no_manifest_and_bad_settings_touch_nothing() {
+        let dir = folder();
+        let d = dir.path();
+        let s = ToySettings::default();
+        execute(&Toy, d, &s, &args("ok"), false).unwrap();
+        let e = execute(&Toy, d, &s, &args("fail"), false)
+            .map(|_| ())
+            .unwrap_err();
+        assert_eq!(e.exit_code(), 2, "{e}");
+        // The new a.txt went again, and the old manifest went with the first rename: nothing is vouched for.
+        assert!(!d.join("a.txt").exists());
+        assert!(!Manifest::path_in(d, "toy").exists());
+        assert!(
+            d.join("sub/b.txt").exists(),
+            "an output this run did not replace stays"
+        );
+        assert!(check_input(d, "toy", "sub/b.txt", false).is_err());
+        // Settings refused before the lock and the inputs: nothing is written or removed.
+        execute(&Toy, d, &s, &args("ok"), false).unwrap();
+        let bad = ToySettings { k: 13, on: false };
+        assert_eq!(
+            execute(&Toy, d, &bad, &args("ok"), false)
+                .map(|_| ())
+                .unwrap_err()
+                .exit_code(),
+            2
+        );
+        check_input(d, "toy", "a.txt", false).unwrap();
+    }
+
+    #[test]
+    fn a_stage_that_breaks_its_declarations_is_an_internal_error() {
+        let dir = folder();
+        let d = dir.path();
+        let s = ToySettings::default();
+        for mode in ["undeclared", "forget"] {
+            let e = execute(&Toy, d, &s, &args(mode), false)
+                .map(|_| ())
+                .unwrap_err();
+            assert_eq!(e.exit_code(), 1, "{mode}: {e}");
+            assert!(e.to_string().contains("toy"), "{e}");
+            assert!(
+                !d.join("a.txt").exists() && !d.join("c.txt").exists(),
+                "{mode}"
+            );
+            assert!(!Manifest::path_in(d, "toy").exists());
+        }
+    }
+
+    #[test]
+    fn inputs_are_vouched_for_unless_forced() {
+        let dir = folder();
+        let d = dir.path();
+        std::fs::write(d.join(IN.file), b"changed").unwrap();
+        let s = ToySettings::default();
+        let e = execute(&Toy, d, &s, &args("ok"), false)
+            .map(|_| ())
+            .unwrap_err();
+        assert_eq!(e.exit_code(), 3, "{e}");
+        assert!(!d.join("a.txt").exists());
+        let (m, _) = execute(&Toy, d, &s, &args("ok"), true).unwrap();
+        assert_eq!(m.inputs[0].size, 7);
+        std::fs::remove_file(d.join(IN.file)).unwrap();
+        let e = execute(&Toy, d, &s, &args("ok"), true)
+            .map(|_| ())
+            .unwrap_err();
+        assert!(e.to_string().contains("in.txt"), "{e}");
+    }
+
+    #[test]
+    fn producers_name_each_stage_once_in_order() {
+        let inputs = [
+            Input::Vouched(crate::store::layout::TRIPLES),
+            Input::File("x".into()),
+            Input::Optional(crate::store::layout::EMBEDDINGS_NPY),
+            Input::Vouched(crate::store::layout::PROPERTIES),
+            Input::Optional(crate::store::layout::NODES),
+        ];
+        assert_eq!(producers(&inputs), ["extract", "train", "graph"]);
+    }
+}

@@ -1,0 +1,173 @@
+//! The distort stage: the extract artifacts (and, when present, the embeddings) → `distortions.parquet`.
+
+use super::config::DistortConfig;
+use super::draw::{differences, draw_all, InputSizes};
+use super::index::IndexBuilder;
+use super::probe::probe_json;
+use super::sample::sample_frame;
+use super::similarity::{EmbeddingSimilarity, NoSimilarity, NpySimilarity, Similarity};
+use crate::core::error::{Error, Result};
+use crate::core::ids::{Pid, Qid};
+use crate::core::records::Strategy;
+use crate::core::records::{PropertyRecord, Rank, Triple};
+use crate::stages::contract::{Context, Input, NoSettings, Stage};
+use crate::store::layout::{
+    self, Artifact, DISTORTIONS, EMBEDDINGS_NPY, EMBEDDINGS_W2V, NODES, PROPERTIES, STATEMENTS,
+    TRANSITIVE, TRIPLES,
+};
+use crate::store::tables;
+use crate::store::tables::distortions::{write_distortions, DISTORTIONS_FORMAT_VERSION};
+use crate::store::Manifest;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Read `properties.parquet` (the extract stage's reader).
+fn load_properties(path: &Path) -> Result<Vec<PropertyRecord>> {
+    tables::read_properties(path)
+}
+
+/// The distort stage: the extract artifacts (and, when present, the embeddings) → `distortions.parquet`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DistortStage;
+
+impl Stage for DistortStage {
+    const NAME: &'static str = layout::DISTORT;
+    type Settings = DistortConfig;
+    type Args = NoSettings;
+    type Outcome = ();
+
+    const READS: &'static [Input] = &[
+        Input::Vouched(TRIPLES),
+        Input::Vouched(STATEMENTS),
+        Input::Vouched(TRANSITIVE),
+        Input::Vouched(PROPERTIES),
+        Input::Optional(EMBEDDINGS_NPY),
+        Input::Optional(NODES),
+        Input::Optional(EMBEDDINGS_W2V),
+    ];
+
+    const WRITES: &'static [Artifact] = &[DISTORTIONS];
+
+    fn validate(&self, cfg: &DistortConfig, _: &NoSettings) -> Result<()> {
+        if cfg.max_attempts == 0 {
+            return Err(Error::Config("--max-attempts must be at least 1".into()));
+        }
+        Ok(())
+    }
+
+    fn seed(&self, cfg: &DistortConfig) -> Option<u64> {
+        Some(cfg.seed)
+    }
+
+    fn run(&self, cx: &mut Context, cfg: &DistortConfig, _: &NoSettings) -> Result<()> {
+        run(cx, cfg)
+    }
+
+    fn summary(&self, _: &Path, m: &Manifest) -> String {
+        let mut line = String::from("distort:");
+        for s in Strategy::ALL {
+            let k = format!("emitted_{}", s.as_str());
+            line.push_str(&format!(" {}={}", s.as_str(), m.count(&k)));
+        }
+        line
+    }
+}
+
+/// The work of the stage: the existence index from the triples, statements and transitive statements (streamed
+/// into the compact index: nothing else of them is held), the sample, the draws, `distortions.parquet`.
+fn run(cx: &mut Context, cfg: &DistortConfig) -> Result<()> {
+    let properties = load_properties(&cx.path(&PROPERTIES))?;
+    let mut builder = IndexBuilder::default();
+    let finals_path = cx.path(&TRIPLES);
+    let mut finals: Vec<(Pid, Rank)> = Vec::new();
+    let mut final_keys: Vec<(Qid, Qid)> = Vec::new();
+    let n_final = tables::for_each_triple(&finals_path, true, |_, s, p, o, rank| {
+        builder.final_triple(s, p, o);
+        finals.push((p, rank));
+        final_keys.push((s, o));
+    })?;
+    if n_final > u64::from(u32::MAX) {
+        return Err(Error::bad_input(
+            &finals_path,
+            format!("{n_final} final triples: more than the 4 294 967 295 distort samples from"),
+        ));
+    }
+    let mut sizes = InputSizes {
+        final_triples: n_final,
+        ..InputSizes::default()
+    };
+    sizes.statements = tables::for_each_triple(&cx.path(&STATEMENTS), false, |_, s, p, o, _| {
+        builder.statement(s, p, o)
+    })?;
+    sizes.transitive = tables::for_each_triple(&cx.path(&TRANSITIVE), false, |_, s, p, o, _| {
+        builder.statement(s, p, o)
+    })?;
+    let index = builder.finish(&properties);
+    drop(properties);
+    let (chosen, sampling) = sample_frame(finals.len(), |i| finals[i], cfg);
+    let rows: Vec<u64> = chosen.iter().map(|&i| i as u64).collect();
+    let ids = tables::statement_ids_at(&finals_path, &rows)?;
+    let originals: Vec<Triple> = chosen
+        .iter()
+        .zip(ids)
+        .map(|(&i, statement_id)| Triple {
+            subject: final_keys[i].0,
+            property: finals[i].0,
+            object: final_keys[i].1,
+            rank: finals[i].1,
+            statement_id,
+        })
+        .collect();
+    drop((finals, final_keys));
+    let (sim, embeddings_present): (Box<dyn Similarity>, bool) =
+        if let Some(npy) = cx.optional_input(&EMBEDDINGS_NPY)? {
+            let nodes = cx.input(&NODES)?;
+            (Box::new(NpySimilarity::open(&npy, &nodes)?), true)
+        } else if let Some(w2v) = cx.optional_input(&EMBEDDINGS_W2V)? {
+            // Only the text form (embeddings made elsewhere): parsed whole, as before embeddings.npy was read.
+            let e = crate::store::embeddings::Embeddings::read_w2v(&w2v)?;
+            (Box::new(EmbeddingSimilarity::new(e)), true)
+        } else {
+            crate::core::progress::log(format!(
+                "distort: {} missing: cosines will be null",
+                cx.path(&EMBEDDINGS_NPY).display()
+            ));
+            (Box::new(NoSimilarity), false)
+        };
+    cx.lap("read");
+    let out = draw_all(&index, &originals, sampling, sizes, cfg, sim.as_ref());
+    drop(index);
+    cx.lap("distort");
+    // An incomplete build (its extract kept what a truncated dump held) marks this file too.
+    let complete = cx.inputs_incomplete().is_empty();
+    let dest = cx.path(&DISTORTIONS);
+    let mut file = cx.create(&DISTORTIONS)?;
+    write_distortions(&mut file, &out.rows, complete, &dest)?;
+    file.commit()?;
+    let manifest = cx.manifest();
+    manifest.counts = out.counts;
+    manifest
+        .counts
+        .insert("embeddings_present".into(), u64::from(embeddings_present));
+    manifest.rejects = out.rejects;
+    let diff = |a, b, centred| {
+        let d = differences(&out.rows, a, b, centred);
+        let mean = (!d.is_empty()).then(|| d.iter().sum::<f64>() / d.len() as f64);
+        serde_json::json!({"n": d.len(), "mean": mean})
+    };
+    let differences = serde_json::json!({
+        "PSS-SS": diff(Strategy::PSS, Strategy::SS, false),
+        "POS-OS": diff(Strategy::POS, Strategy::OS, false),
+        "PSS-SS_centred": diff(Strategy::PSS, Strategy::SS, true),
+        "POS-OS_centred": diff(Strategy::POS, Strategy::OS, true),
+    });
+    manifest.extra = serde_json::json!({
+        "format_version": DISTORTIONS_FORMAT_VERSION,
+        "cosine_differences_per_original": differences,
+        "sampling": out.sampling,
+        "attempts_histogram": out.attempts_histogram.iter().map(|(k, v)| (k.to_string(), *v)).collect::<BTreeMap<_, _>>(),
+        "transitive_bound": format!("breadth-first search expands at most {} nodes per check", cfg.transitive_max_visits),
+        "guard_probe": probe_json(&out.probe, cfg.probe_candidates),
+    });
+    Ok(())
+}

@@ -1,0 +1,942 @@
+//! The join of the extract stage (pure): from what the streaming pass kept — labelled entities, property
+//! metadata, candidate statements of labelled subjects and seed statements of unlabelled ones — to the five
+//! artifacts' rows: entities and properties sorted and deduplicated, the existence index (`statements`), the
+//! final `triples` and the statements of transitive properties.
+
+use crate::core::error::{Error, Result};
+use crate::core::ids::{EntityId, Pid, Qid};
+use crate::core::records::{EntityRecord, PropertyRecord, Rank, Triple};
+use crate::stages::extract::cand::Cand;
+use crate::stages::extract::keep::Acc;
+use crate::stages::extract::spill::{self, Runs, SpillDir};
+use crate::store::tables::STREAM_BATCH;
+use rayon::slice::ParallelSliceMut;
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+
+/// The join's products.
+pub struct Joined {
+    pub entities: Vec<EntityRecord>,
+    pub properties: Vec<PropertyRecord>,
+    pub triples: Vec<Triple>,
+    pub statements: Vec<Triple>,
+    /// Sorted like `Triple` (subject, property, object, rank, statement id); converted to rows while writing.
+    pub transitive: Vec<Cand>,
+    /// Statements with unlabelled subjects of transitive properties outside the seed (not kept).
+    pub transitive_missed: u64,
+    pub duplicate_entities: u64,
+}
+
+/// Properties whose statements between labelled items go to the existence index: the labelled properties,
+/// and every inverse partner of a labelled property (P1696 stated on either side) even when the partner itself
+/// is not labelled in every language.
+///
+/// Why the partners: a distortion (S′, P, O′) of a labelled P is true when (O′, P′, S′) is stated for an inverse
+/// P′ of P, and Wikidata often states such a fact on one side only. An index restricted to labelled properties
+/// would be blind to it whenever P′ lacks a Korean or Japanese label, and the distortion stage would label a
+/// true statement false. Partners add few rows (there are a few hundred inverse pairs in Wikidata).
+pub fn index_properties(
+    properties: &[PropertyRecord],
+    labelled: &HashSet<EntityId>,
+) -> HashSet<Pid> {
+    let labelled_props: HashSet<Pid> = labelled
+        .iter()
+        .filter_map(|e| match e {
+            EntityId::Property(p) => Some(*p),
+            EntityId::Item(_) => None,
+        })
+        .collect();
+    index_properties_of(
+        properties.iter().map(|p| (p.id, p.inverse.as_slice())),
+        &labelled_props,
+    )
+}
+
+/// [`index_properties`] from the labelled properties and each property's declared inverses.
+fn index_properties_of<'a>(
+    inverses: impl Iterator<Item = (Pid, &'a [Pid])>,
+    labelled_props: &HashSet<Pid>,
+) -> HashSet<Pid> {
+    let mut out = labelled_props.clone();
+    for (p, inverse) in inverses {
+        for &q in inverse {
+            if labelled_props.contains(&p) {
+                out.insert(q);
+            }
+            if labelled_props.contains(&q) {
+                out.insert(p);
+            }
+        }
+    }
+    out
+}
+
+/// Sort, deduplicate and join (pure, in memory): the reference that [`State::join`], which the stage runs,
+/// is tested against.
+pub fn join(
+    mut entities: Vec<EntityRecord>,
+    mut properties: Vec<PropertyRecord>,
+    candidates: Vec<Cand>,
+    seed_other: Vec<Cand>,
+    unlabelled_by_prop: &HashMap<Pid, u64>,
+    seed: &[Pid],
+) -> Joined {
+    entities.sort_by_key(|e| e.id);
+    let before = entities.len();
+    entities.dedup_by(|b, a| a.id == b.id);
+    let duplicate_entities = before.saturating_sub(entities.len()) as u64;
+    properties.sort_by_key(|p| p.id);
+    properties.dedup_by(|b, a| a.id == b.id);
+    let labelled: HashSet<EntityId> = entities.iter().map(|e| e.id).collect();
+    let transitive_props: HashSet<Pid> = properties
+        .iter()
+        .filter(|p| p.transitive)
+        .map(|p| p.id)
+        .collect();
+    let mut transitive: Vec<Cand> = candidates
+        .iter()
+        .chain(seed_other.iter())
+        .filter(|c| transitive_props.contains(&Pid(u64::from(c.p))))
+        .cloned()
+        .collect();
+    drop(seed_other);
+    transitive.sort_unstable_by(Cand::cmp_as_triple);
+    transitive.dedup();
+    let index_props = index_properties(&properties, &labelled);
+    let mut statements: Vec<Triple> = candidates
+        .iter()
+        .filter(|c| {
+            index_props.contains(&Pid(u64::from(c.p)))
+                && labelled.contains(&EntityId::Item(Qid(c.o)))
+        })
+        .map(Cand::to_triple)
+        .collect();
+    drop(candidates);
+    statements.sort_unstable();
+    statements.dedup();
+    // Final triples: P labelled, deprecated out, one row per (S, P, O) with the best rank (ties: smallest
+    // statement id).
+    let mut triples: Vec<Triple> = Vec::new();
+    for t in statements
+        .iter()
+        .filter(|t| t.rank != Rank::Deprecated)
+        .filter(|t| labelled.contains(&EntityId::Property(t.property)))
+    {
+        match triples.last_mut() {
+            Some(last) if last.key() == t.key() => {
+                if t.rank > last.rank {
+                    *last = t.clone();
+                }
+            }
+            _ => triples.push(t.clone()),
+        }
+    }
+    let transitive_missed = transitive_props
+        .iter()
+        .filter(|p| !seed.contains(p))
+        .map(|p| unlabelled_by_prop.get(p).copied().unwrap_or(0))
+        .sum();
+    Joined {
+        entities,
+        properties,
+        triples,
+        statements,
+        transitive,
+        transitive_missed,
+        duplicate_entities,
+    }
+}
+
+/// Where the join's rows go, in order, in batches of at most [`STREAM_BATCH`] (the stage: Parquet writers;
+/// tests: vectors).
+pub trait Out {
+    fn entities(&mut self, rows: Vec<EntityRecord>) -> Result<()>;
+    /// Every entity row was given (the stage finishes `entities.parquet` here, freeing its writer).
+    fn entities_done(&mut self) -> Result<()> {
+        Ok(())
+    }
+    fn properties(&mut self, rows: Vec<PropertyRecord>) -> Result<()>;
+    /// Every property row was given.
+    fn properties_done(&mut self) -> Result<()> {
+        Ok(())
+    }
+    fn statements(&mut self, rows: Vec<Triple>) -> Result<()>;
+    fn triples(&mut self, rows: Vec<Triple>) -> Result<()>;
+    fn transitive(&mut self, rows: Vec<Triple>) -> Result<()>;
+}
+
+/// Rows gathered into batches of [`STREAM_BATCH`] before they go out (handed over owned, so that a writer on
+/// another thread can take them without a copy).
+struct Batch<T> {
+    rows: Vec<T>,
+    n: u64,
+}
+
+impl<T> Batch<T> {
+    fn new() -> Self {
+        Batch {
+            rows: Vec::new(),
+            n: 0,
+        }
+    }
+    fn push(&mut self, r: T, out: &mut dyn FnMut(Vec<T>) -> Result<()>) -> Result<()> {
+        if self.rows.capacity() == 0 {
+            self.rows.reserve_exact(STREAM_BATCH);
+        }
+        self.rows.push(r);
+        self.n = self.n.saturating_add(1);
+        if self.rows.len() >= STREAM_BATCH {
+            out(std::mem::take(&mut self.rows))?;
+        }
+        Ok(())
+    }
+    fn flush(&mut self, out: &mut dyn FnMut(Vec<T>) -> Result<()>) -> Result<()> {
+        if !self.rows.is_empty() {
+            out(std::mem::take(&mut self.rows))?;
+        }
+        Ok(())
+    }
+}
+
+/// What the join counted.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct JoinCounts {
+    pub entities: u64,
+    pub labelled_items: u64,
+    pub duplicate_entities: u64,
+    pub properties: u64,
+    pub transitive_properties: u64,
+    pub candidates: u64,
+    pub seed_other: u64,
+    pub statements: u64,
+    pub triples: u64,
+    pub transitive: u64,
+    pub transitive_missed: u64,
+    /// The transitive properties outside `transitive_seed`, sorted: their statements with unlabelled subjects
+    /// are not in `transitive.parquet` (counted by `transitive_missed` when unlabelled statements are read).
+    pub transitive_outside_seed: Vec<Pid>,
+    /// Bytes written to spill runs, and the runs (intermediate merges included); 0 when all fit the limit.
+    pub spilled_bytes: u64,
+    pub spill_runs: u64,
+}
+
+/// The join state of the stage in bounded memory: what the accumulator keeps is moved here after every chunk
+/// ([`State::drain`]) and spilled in sorted runs when it passes the budget (see `extract::spill`); the ids of
+/// the labelled entities stay in memory (8 bytes each), since every candidate is looked up in them.
+pub struct State {
+    entities: Runs<EntityRecord>,
+    properties: Runs<PropertyRecord>,
+    candidates: Runs<Cand>,
+    seed_other: Runs<Cand>,
+    items: Vec<u64>,
+    props: Vec<u64>,
+    dir: SpillDir,
+    /// Bytes of records held before a spill (`None`: no limit).
+    budget: Option<usize>,
+    /// The limit as given, for messages.
+    limit: u64,
+    /// Most bytes the labelled ids may take: half the records' share of the limit.
+    ids_cap: usize,
+}
+
+impl State {
+    /// The state of a stage writing into `out` (where a spill folder goes), with a memory limit in bytes
+    /// (`None`: never spill). The records may take the limit less the merge's buffers.
+    pub fn new(out: &Path, limit: Option<u64>) -> State {
+        let budget = limit
+            .map(|l| usize::try_from(l.saturating_sub(spill::MERGE_RESERVE)).unwrap_or(usize::MAX));
+        Self::with_budget(out, budget, limit.unwrap_or(0))
+    }
+
+    /// [`State::new`] with the records' budget itself (tests spill at a few bytes), the labelled ids allowed
+    /// half of what `limit` leaves the records.
+    pub fn with_budget(out: &Path, budget: Option<usize>, limit: u64) -> State {
+        State {
+            entities: Runs::new("entities"),
+            properties: Runs::new("properties"),
+            candidates: Runs::new("candidates"),
+            seed_other: Runs::new("seed"),
+            items: Vec::new(),
+            props: Vec::new(),
+            dir: SpillDir::new(out),
+            budget,
+            limit,
+            ids_cap: usize::try_from(limit.saturating_sub(spill::MERGE_RESERVE) / 2)
+                .unwrap_or(usize::MAX),
+        }
+    }
+
+    /// Take what the accumulator gathered since the last call; spill when over the budget.
+    pub fn drain(&mut self, acc: &mut Acc<'_>) -> Result<()> {
+        for e in acc.entities.drain(..) {
+            match e.id {
+                EntityId::Item(q) => self.items.push(q.0),
+                EntityId::Property(p) => self.props.push(p.0),
+            }
+            self.entities.push(e);
+        }
+        for p in acc.properties.drain(..) {
+            self.properties.push(p);
+        }
+        for c in acc.candidates.drain(..) {
+            self.candidates.push(c);
+        }
+        for c in acc.seed_other.drain(..) {
+            self.seed_other.push(c);
+        }
+        self.check()
+    }
+
+    fn ids_mem(&self) -> usize {
+        self.items
+            .capacity()
+            .saturating_add(self.props.capacity())
+            .saturating_mul(8)
+    }
+
+    /// Bytes held: the records since the last spill and the labelled ids.
+    pub fn held(&self) -> usize {
+        [
+            self.entities.mem(),
+            self.properties.mem(),
+            self.candidates.mem(),
+            self.seed_other.mem(),
+            self.ids_mem(),
+        ]
+        .into_iter()
+        .fold(0, usize::saturating_add)
+    }
+
+    fn check(&mut self) -> Result<()> {
+        let Some(budget) = self.budget else {
+            return Ok(());
+        };
+        if self.held() <= budget {
+            return Ok(());
+        }
+        self.entities.spill(&mut self.dir)?;
+        self.properties.spill(&mut self.dir)?;
+        self.candidates.spill(&mut self.dir)?;
+        self.seed_other.spill(&mut self.dir)?;
+        spill::release_free_memory();
+        let ids = self.ids_mem();
+        if ids > self.ids_cap {
+            let need = (ids as u64)
+                .saturating_mul(4)
+                .saturating_add(spill::MERGE_RESERVE);
+            return Err(Error::Config(format!(
+                "--memory-limit {} MiB is too small for this dump: the ids of its {} labelled entities, which \
+                 the join holds in memory, already take {} MiB; use at least {}M",
+                self.limit >> 20,
+                self.items.len().saturating_add(self.props.len()),
+                ids >> 20,
+                (need >> 20).saturating_add(1)
+            )));
+        }
+        Ok(())
+    }
+
+    /// The spill folder, when one was made.
+    pub fn spill_dir(&self) -> Option<&Path> {
+        self.dir.path()
+    }
+
+    /// Sort, deduplicate and join what was gathered, streaming the five artifacts' rows to `out`: entities
+    /// and properties by id (the first of an id in input order kept), then the candidates and seed statements
+    /// merged into `statements`, `triples` and `transitive`. The same rows as [`join`] of the same input,
+    /// whatever was spilled. The spill folder goes when this returns.
+    pub fn join(
+        mut self,
+        unlabelled_by_prop: &HashMap<Pid, u64>,
+        seed: &[Pid],
+        out: &mut dyn Out,
+    ) -> Result<JoinCounts> {
+        if self.dir.runs > 0 {
+            // Something was spilled (the state passed the limit): the last records go to disk as well, so that
+            // while the artifacts are written only the merge's buffers and the writers are in memory, not up to
+            // a whole budget of records beside them (which the writers would then add to).
+            self.entities.spill(&mut self.dir)?;
+            self.properties.spill(&mut self.dir)?;
+            self.candidates.spill(&mut self.dir)?;
+            self.seed_other.spill(&mut self.dir)?;
+            spill::release_free_memory();
+        }
+        let State {
+            entities,
+            properties,
+            candidates,
+            seed_other,
+            mut items,
+            mut props,
+            mut dir,
+            ..
+        } = self;
+        items.par_sort_unstable();
+        items.dedup();
+        props.par_sort_unstable();
+        props.dedup();
+        let mut k = JoinCounts {
+            candidates: candidates.pushed,
+            seed_other: seed_other.pushed,
+            ..JoinCounts::default()
+        };
+
+        let pushed = entities.pushed;
+        let mut b = Batch::new();
+        for e in entities.into_stream(&mut dir)? {
+            let e = e?;
+            if matches!(e.id, EntityId::Item(_)) {
+                k.labelled_items = k.labelled_items.saturating_add(1);
+            }
+            b.push(e, &mut |r| out.entities(r))?;
+        }
+        b.flush(&mut |r| out.entities(r))?;
+        out.entities_done()?;
+        spill::release_free_memory();
+        k.entities = b.n;
+        k.duplicate_entities = pushed.saturating_sub(b.n);
+
+        let mut transitive_props: HashSet<Pid> = HashSet::new();
+        let mut inverses: Vec<(Pid, Vec<Pid>)> = Vec::new();
+        let mut b = Batch::new();
+        for p in properties.into_stream(&mut dir)? {
+            let p = p?;
+            if p.transitive {
+                transitive_props.insert(p.id);
+            }
+            if !p.inverse.is_empty() {
+                inverses.push((p.id, p.inverse.clone()));
+            }
+            b.push(p, &mut |r| out.properties(r))?;
+        }
+        b.flush(&mut |r| out.properties(r))?;
+        out.properties_done()?;
+        k.properties = b.n;
+        k.transitive_properties = transitive_props.len() as u64;
+        let labelled_props: HashSet<Pid> = props.iter().map(|&p| Pid(p)).collect();
+        let index_props = index_properties_of(
+            inverses.iter().map(|(p, v)| (*p, v.as_slice())),
+            &labelled_props,
+        );
+        drop(inverses);
+
+        let mut cs = candidates.into_stream(&mut dir)?;
+        let mut ss = seed_other.into_stream(&mut dir)?;
+        let mut ca = cs.next().transpose()?;
+        let mut sa = ss.next().transpose()?;
+        let (mut st, mut tr, mut tt) = (Batch::new(), Batch::new(), Batch::new());
+        // The best statement of the current (S, P, O) for `triples`: ranks ascend within a key, so a higher
+        // rank replaces it and an equal one (a larger statement id) does not.
+        let mut best: Option<Triple> = None;
+        loop {
+            let (c, is_cand) = match (ca.take(), sa.take()) {
+                (None, None) => break,
+                (Some(c), None) => {
+                    ca = cs.next().transpose()?;
+                    (c, true)
+                }
+                (None, Some(s)) => {
+                    sa = ss.next().transpose()?;
+                    (s, false)
+                }
+                (Some(c), Some(s)) => match Cand::cmp_as_triple(&c, &s) {
+                    std::cmp::Ordering::Less => {
+                        sa = Some(s);
+                        ca = cs.next().transpose()?;
+                        (c, true)
+                    }
+                    std::cmp::Ordering::Greater => {
+                        ca = Some(c);
+                        sa = ss.next().transpose()?;
+                        (s, false)
+                    }
+                    std::cmp::Ordering::Equal => {
+                        ca = cs.next().transpose()?;
+                        sa = ss.next().transpose()?;
+                        (c, true)
+                    }
+                },
+            };
+            let p = Pid(u64::from(c.p));
+            let transitive = transitive_props.contains(&p);
+            let indexed = is_cand && index_props.contains(&p) && items.binary_search(&c.o).is_ok();
+            if !transitive && !indexed {
+                continue;
+            }
+            let t = c.to_triple();
+            if transitive {
+                tt.push(t.clone(), &mut |r| out.transitive(r))?;
+            }
+            if !indexed {
+                continue;
+            }
+            let final_row = t.rank != Rank::Deprecated && props.binary_search(&p.0).is_ok();
+            st.push(t.clone(), &mut |r| out.statements(r))?;
+            if !final_row {
+                continue;
+            }
+            match &mut best {
+                Some(last) if last.key() == t.key() => {
+                    if t.rank > last.rank {
+                        *last = t;
+                    }
+                }
+                _ => {
+                    if let Some(done) = best.replace(t) {
+                        tr.push(done, &mut |r| out.triples(r))?;
+                    }
+                }
+            }
+        }
+        if let Some(done) = best.take() {
+            tr.push(done, &mut |r| out.triples(r))?;
+        }
+        st.flush(&mut |r| out.statements(r))?;
+        tr.flush(&mut |r| out.triples(r))?;
+        tt.flush(&mut |r| out.transitive(r))?;
+        k.statements = st.n;
+        k.triples = tr.n;
+        k.transitive = tt.n;
+        k.transitive_outside_seed = transitive_props
+            .iter()
+            .filter(|p| !seed.contains(p))
+            .copied()
+            .collect();
+        k.transitive_outside_seed.sort_unstable();
+        k.transitive_missed = k
+            .transitive_outside_seed
+            .iter()
+            .map(|p| unlabelled_by_prop.get(p).copied().unwrap_or(0))
+            .sum();
+        k.spilled_bytes = dir.bytes;
+        k.spill_runs = dir.runs;
+        Ok(k)
+    }
+}
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn index_keeps_labelled_properties_and_inverse_partners_of_labelled_ones() {
+        let prop = |id: u64, inverse: &[u64]| PropertyRecord {
+            id: Pid(id),
+            datatype: "wikibase-item".into(),
+            labels: vec![],
+            transitive: false,
+            symmetric: false,
+            inverse: inverse.iter().map(|&q| Pid(q)).collect(),
+        };
+        // P1 labelled, declares P2 (unlabelled); P3 unlabelled, declares P4 (labelled); P5 and P6 unlabelled
+        // partners of each other; P7 unlabelled, no inverse; P8 labelled, no inverse.
+        let props = [
+            prop(1, &[2]),
+            prop(2, &[]),
+            prop(3, &[4]),
+            prop(4, &[]),
+            prop(5, &[6]),
+            prop(6, &[5]),
+            prop(7, &[]),
+            prop(8, &[]),
+        ];
+        let labelled: HashSet<EntityId> = [1, 4, 8]
+            .into_iter()
+            .map(|p| EntityId::Property(Pid(p)))
+            .chain([EntityId::Item(Qid(1))])
+            .collect();
+        let mut got: Vec<u64> = index_properties(&props, &labelled)
+            .into_iter()
+            .map(|p| p.0)
+            .collect();
+        got.sort_unstable();
+        assert_eq!(got, [1, 2, 3, 4, 8]);
+    }
+
+    #[test]
+    fn join_keeps_labelled_merges_ranks_and_drops_deprecated() {
+        let e = |id: EntityId| EntityRecord {
+            id,
+            labels: vec![],
+            descriptions: vec![],
+            sitelinks: 0,
+            lastrevid: None,
+            modified: None,
+        };
+        let t = |s, p, o, rank, id: &str| Triple {
+            subject: Qid(s),
+            property: Pid(p),
+            object: Qid(o),
+            rank,
+            statement_id: id.into(),
+        };
+        let entities = vec![
+            e(EntityId::Item(Qid(1))),
+            e(EntityId::Item(Qid(2))),
+            e(EntityId::Property(Pid(10))),
+        ];
+        let props = vec![PropertyRecord {
+            id: Pid(10),
+            datatype: "wikibase-item".into(),
+            labels: vec![],
+            transitive: true,
+            symmetric: false,
+            inverse: vec![],
+        }];
+        let c = |t: Triple| Cand::from_triple(&t).unwrap();
+        let cands = vec![
+            c(t(1, 10, 2, Rank::Preferred, "b")),
+            c(t(1, 10, 2, Rank::Normal, "a")),
+            c(t(2, 10, 1, Rank::Deprecated, "c")),
+            c(t(1, 10, 3, Rank::Normal, "d")), // object unlabelled
+            c(t(1, 11, 2, Rank::Normal, "e")), // property unlabelled
+        ];
+        let other = vec![c(t(3, 10, 4, Rank::Normal, "f"))];
+        let j = join(entities, props, cands, other, &HashMap::new(), &[]);
+        assert_eq!(j.triples, vec![t(1, 10, 2, Rank::Preferred, "b")]);
+        assert_eq!(
+            j.statements,
+            vec![
+                t(1, 10, 2, Rank::Normal, "a"),
+                t(1, 10, 2, Rank::Preferred, "b"),
+                t(2, 10, 1, Rank::Deprecated, "c")
+            ]
+        );
+        assert_eq!(j.transitive.len(), 5);
+        let tr: Vec<Triple> = j.transitive.iter().map(Cand::to_triple).collect();
+        let mut sorted = tr.clone();
+        sorted.sort();
+        assert_eq!(tr, sorted);
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
+mod state_tests {
+    use super::*;
+    use crate::stages::extract::cand::StmtId;
+    use crate::stages::extract::config::Config;
+    use crate::stages::extract::keep::Rules;
+
+    #[derive(Default)]
+    struct VecOut {
+        entities: Vec<EntityRecord>,
+        properties: Vec<PropertyRecord>,
+        statements: Vec<Triple>,
+        triples: Vec<Triple>,
+        transitive: Vec<Triple>,
+        batches: usize,
+        /// What came in, in order: e/p/s/t/x for a batch of entities, properties, statements, triples,
+        /// transitive; E and P for entities_done and properties_done.
+        events: Vec<char>,
+    }
+
+    impl Out for VecOut {
+        fn entities(&mut self, rows: Vec<EntityRecord>) -> Result<()> {
+            assert!(rows.len() <= STREAM_BATCH && !rows.is_empty());
+            self.batches += 1;
+            self.events.push('e');
+            self.entities.extend(rows);
+            Ok(())
+        }
+        fn entities_done(&mut self) -> Result<()> {
+            self.events.push('E');
+            Ok(())
+        }
+        fn properties(&mut self, rows: Vec<PropertyRecord>) -> Result<()> {
+            self.events.push('p');
+            self.properties.extend(rows);
+            Ok(())
+        }
+        fn properties_done(&mut self) -> Result<()> {
+            self.events.push('P');
+            Ok(())
+        }
+        fn statements(&mut self, rows: Vec<Triple>) -> Result<()> {
+            self.events.push('s');
+            self.statements.extend(rows);
+            Ok(())
+        }
+        fn triples(&mut self, rows: Vec<Triple>) -> Result<()> {
+            self.events.push('t');
+            self.triples.extend(rows);
+            Ok(())
+        }
+        fn transitive(&mut self, rows: Vec<Triple>) -> Result<()> {
+            self.events.push('x');
+            self.transitive.extend(rows);
+            Ok(())
+        }
+    }
+
+    type Raw = (
+        Vec<(bool, u64, u8)>,
+        Vec<(u64, bool, Vec<u64>, u8)>,
+        Vec<(bool, u64, u32, u64, u8, u8)>,
+    );
+
+    fn entity(id: EntityId, tag: u8) -> EntityRecord {
+        EntityRecord {
+            id,
+            labels: vec![crate::core::records::Label {
+                text: format!("l{tag}"),
+                from_mul: false,
+            }],
+            descriptions: vec![None],
+            sitelinks: u32::from(tag),
+            lastrevid: None,
+            modified: None,
+        }
+    }
+
+    /// The streaming join through [`State`] with a budget of `budget` bytes, the input fed in `chunks`
+    /// pieces; against the in-memory [`join`] of the same input.
+    fn check(raw: Raw, budget: Option<usize>, chunks: usize) {
+        let (ents, props, stmts) = raw;
+        let entities: Vec<EntityRecord> = ents
+            .iter()
+            .map(|&(is_prop, n, tag)| {
+                entity(
+                    if is_prop {
+                        EntityId::Property(Pid(n))
+                    } else {
+                        EntityId::Item(Qid(n))
+                    },
+                    tag,
+                )
+            })
+            .collect();
+        let properties: Vec<PropertyRecord> = props
+            .iter()
+            .map(|(p, transitive, inverse, tag)| PropertyRecord {
+                id: Pid(*p),
+                datatype: format!("d{tag}"),
+                labels: vec![None],
+                transitive: *transitive,
+                symmetric: false,
+                inverse: inverse.iter().map(|&q| Pid(q)).collect(),
+            })
+            .collect();
+        let cand = |&(_, s, p, o, rank, id): &(bool, u64, u32, u64, u8, u8)| Cand {
+            s,
+            o,
+            p,
+            rank: [Rank::Deprecated, Rank::Normal, Rank::Preferred][usize::from(rank % 3)],
+            id: match id % 4 {
+                0 => StmtId::Missing,
+                1 => StmtId::encode(
+                    s,
+                    Some(&format!("Q{s}$8AB2F3F8-6C97-4B66-8AD4-0123456789AB")),
+                ),
+                2 => StmtId::encode(s, Some("odd")),
+                _ => StmtId::encode(s, Some("z")),
+            },
+        };
+        let candidates: Vec<Cand> = stmts.iter().filter(|x| x.0).map(cand).collect();
+        let seed_other: Vec<Cand> = stmts.iter().filter(|x| !x.0).map(cand).collect();
+        let unlabelled: HashMap<Pid, u64> = [(Pid(1), 3), (Pid(2), 5)].into_iter().collect();
+        let seed = [Pid(2)];
+        let want = join(
+            entities.clone(),
+            properties.clone(),
+            candidates.clone(),
+            seed_other.clone(),
+            &unlabelled,
+            &seed,
+        );
+
+        let rules = Rules::new(&Config::default()).unwrap();
+        let mut acc = Acc::new(&rules, 0, Path::new("t"));
+        let base = tempfile::tempdir().unwrap();
+        let mut state = State::with_budget(base.path(), budget, 1 << 30);
+        let piece = |n: usize| n.div_ceil(chunks.max(1)).max(1);
+        let (mut e, mut p, mut c, mut s) = (
+            entities.chunks(piece(entities.len())),
+            properties.chunks(piece(properties.len())),
+            candidates.chunks(piece(candidates.len())),
+            seed_other.chunks(piece(seed_other.len())),
+        );
+        loop {
+            let mut any = false;
+            if let Some(x) = e.next() {
+                acc.entities.extend_from_slice(x);
+                any = true;
+            }
+            if let Some(x) = p.next() {
+                acc.properties.extend_from_slice(x);
+                any = true;
+            }
+            if let Some(x) = c.next() {
+                acc.candidates.extend_from_slice(x);
+                any = true;
+            }
+            if let Some(x) = s.next() {
+                acc.seed_other.extend_from_slice(x);
+                any = true;
+            }
+            if !any {
+                break;
+            }
+            state.drain(&mut acc).unwrap();
+        }
+        let spill_dir = state.spill_dir().map(Path::to_path_buf);
+        let mut out = VecOut::default();
+        let k = state.join(&unlabelled, &seed, &mut out).unwrap();
+        if let Some(d) = spill_dir {
+            assert!(!d.exists(), "the spill folder goes with the join");
+        }
+        if budget == Some(0) && !stmts.is_empty() {
+            assert!(k.spill_runs > 0 && k.spilled_bytes > 0);
+        }
+        // Entities, then their end (the stage finishes entities.parquet there), then properties and their
+        // end, then the three statement tables: never two of the first writers open beside the last three.
+        let ev: String = out.events.iter().collect();
+        let (ents, rest) = ev.split_once('E').expect("entities_done");
+        let (props, tail) = rest.split_once('P').expect("properties_done");
+        assert!(ents.chars().all(|c| c == 'e'), "{ev}");
+        assert!(props.chars().all(|c| c == 'p'), "{ev}");
+        assert!(tail.chars().all(|c| "stx".contains(c)), "{ev}");
+        assert_eq!(out.entities, want.entities);
+        assert_eq!(out.properties, want.properties);
+        assert_eq!(out.statements, want.statements);
+        assert_eq!(out.triples, want.triples);
+        let tr: Vec<Triple> = want.transitive.iter().map(Cand::to_triple).collect();
+        assert_eq!(out.transitive, tr);
+        assert_eq!(k.duplicate_entities, want.duplicate_entities);
+        assert_eq!(k.transitive_missed, want.transitive_missed);
+        assert_eq!(
+            (k.entities, k.statements, k.triples, k.transitive),
+            (
+                want.entities.len() as u64,
+                want.statements.len() as u64,
+                want.triples.len() as u64,
+                want.transitive.len() as u64
+            )
+        );
+    }
+
+    fn raw() -> impl proptest::strategy::Strategy<Value = Raw> {
+        use proptest::collection::vec;
+        (
+            vec((proptest::bool::weighted(0.2), 0u64..30, 0u8..4), 0..60),
+            vec(
+                (0u64..6, proptest::bool::ANY, vec(0u64..6, 0..2), 0u8..3),
+                0..10,
+            ),
+            vec(
+                (
+                    proptest::bool::ANY,
+                    0u64..30,
+                    0u32..6,
+                    0u64..30,
+                    0u8..3,
+                    0u8..4,
+                ),
+                0..200,
+            ),
+        )
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+        #[test]
+        fn spilling_join_equals_the_in_memory_join(
+            r in raw(),
+            budget in proptest::option::of(0usize..3000),
+            chunks in 1usize..40,
+        ) {
+            check(r, budget, chunks);
+        }
+    }
+
+    /// Past 16 runs of a kind the merge goes through intermediate runs: still the same rows.
+    #[test]
+    fn many_runs_merge_through_intermediate_runs() {
+        let stmts: Vec<(bool, u64, u32, u64, u8, u8)> = (0..2000u64)
+            .map(|i| {
+                (
+                    i % 3 != 0,
+                    i * 7919 % 97,
+                    (i % 5) as u32,
+                    i * 31 % 89,
+                    (i % 3) as u8,
+                    (i % 4) as u8,
+                )
+            })
+            .collect();
+        let ents: Vec<(bool, u64, u8)> = (0..300u64)
+            .map(|i| (i % 7 == 0, i * 13 % 101, (i % 4) as u8))
+            .collect();
+        let props = (0..6u64)
+            .map(|p| (p, p % 2 == 0, vec![(p + 1) % 6], 0u8))
+            .collect();
+        check((ents, props, stmts), Some(0), 100);
+    }
+
+    /// Once the state has spilled, the join writes what is still held as one more run before it streams the
+    /// artifacts (so the writers never sit beside a budget of records); a state that never passed the limit
+    /// writes nothing. The rows are the same either way.
+    #[test]
+    fn after_a_spill_the_join_spills_what_is_still_held() {
+        use crate::stages::extract::spill::Record;
+        let c = |i: u64| Cand {
+            s: i % 17,
+            o: i % 5,
+            p: (i % 3) as u32,
+            rank: Rank::Normal,
+            id: StmtId::Missing,
+        };
+        let rules = Rules::new(&Config::default()).unwrap();
+        let unit = c(0).mem();
+        let run = |budget: Option<usize>| {
+            let mut acc = Acc::new(&rules, 0, Path::new("t"));
+            let base = tempfile::tempdir().unwrap();
+            let mut state = State::with_budget(base.path(), budget, 1 << 30);
+            // 64 candidates pass a budget of 60; the 20 after them (32 slots) and 3 properties stay under it.
+            acc.candidates = (0..64).map(c).collect();
+            state.drain(&mut acc).unwrap();
+            let spilled_while_reading = state.dir.runs;
+            acc.candidates = (64..84).map(c).collect();
+            acc.properties = (0..3)
+                .map(|p| PropertyRecord {
+                    id: Pid(p),
+                    datatype: "wikibase-item".into(),
+                    labels: vec![],
+                    transitive: true,
+                    symmetric: false,
+                    inverse: vec![],
+                })
+                .collect();
+            state.drain(&mut acc).unwrap();
+            assert_eq!(state.dir.runs, spilled_while_reading, "no second spill");
+            let mut out = VecOut::default();
+            let k = state.join(&HashMap::new(), &[], &mut out).unwrap();
+            (
+                spilled_while_reading,
+                k.spill_runs,
+                out.transitive,
+                k.candidates,
+            )
+        };
+        let (during, total, rows, n) = run(Some(60 * unit));
+        // Spilled while reading: the first 64 candidates; at the join: the 20 others and the 3 properties.
+        assert_eq!((during, total, n), (1, 3, 84));
+        assert!(!rows.is_empty());
+        let (during, total, rows_unlimited, _) = run(None);
+        assert_eq!((during, total), (0, 0));
+        assert_eq!(rows, rows_unlimited);
+    }
+
+    #[test]
+    fn too_small_for_the_labelled_ids_says_how_much_is_needed() {
+        let rules = Rules::new(&Config::default()).unwrap();
+        let mut acc = Acc::new(&rules, 0, Path::new("t"));
+        let base = tempfile::tempdir().unwrap();
+        let mut state = State::with_budget(base.path(), Some(1000), spill::MERGE_RESERVE + 4096);
+        acc.entities = (0..1000)
+            .map(|q| entity(EntityId::Item(Qid(q)), 0))
+            .collect();
+        let e = state.drain(&mut acc).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(e.to_string().contains("use at least"), "{e}");
+    }
+}

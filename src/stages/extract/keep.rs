@@ -1,0 +1,762 @@
+//! The per-line core of the extract stage and its sequential accumulator: parse each line of a dump, keep what
+//! the stage needs (labelled entities, property metadata, candidate statements; counts and bad lines), and
+//! merge the chunk results in input order. Pure (no I/O besides log lines), shared by the unsharded stage and
+//! by shards (which replay their parts through the same [`Acc`]), so it sits below both.
+//!
+//! It reads input, so no indexing, slicing or arithmetic that could panic on it (the lints below).
+
+#![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
+
+use super::cand::{Cand, StmtId};
+use super::config::{Config, UnlabelledStatements, CHUNK_KIB_MAX, MAX_LINE_MIB_MAX};
+use super::counts::{is_timestamp, BadLine, BadLines, Counts, BAD_EXAMPLES, BAD_KEEP};
+use crate::core::error::{Error, Result};
+use crate::core::ids::{EntityId, Pid, Qid};
+use crate::core::progress::{self, Progress};
+use crate::core::records::{EntityRecord, Label, PropertyRecord, Rank};
+use crate::dump::entity::{self, Entity, EntityValue, Kind, Line};
+use crate::dump::line::direct;
+use crate::dump::{self, ChunkOut, Joiner};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+/// The line the joiner still holds, when it is already longer than `max_line_mib` (lines longer than a chunk
+/// are held whole until their newline, so this is what bounds memory on a file without line structure; a
+/// completed line is checked by [`handle_line`]). `(0-based line, byte offset)` in the joiner's stream.
+pub(crate) fn overlong_pending(rules: &Rules, joiner: &Joiner) -> Option<(u64, u64)> {
+    joiner
+        .pending()
+        .filter(|x| x.2 > rules.max_line)
+        .map(|(l, o, _)| (l, o))
+}
+
+/// What to say about an over-long line (`ended`: its newline was seen).
+pub(crate) fn overlong_message(rules: &Rules, ended: bool) -> String {
+    let mib = rules.max_line >> 20;
+    format!(
+        "this line is {} {mib} MiB{} (extract.max_line_mib); a dump line is one entity, a few MB at most, so the \
+         file has no line-per-entity structure (a minified JSON array, or damaged data). Pass --max-line-mib to \
+         accept longer lines",
+        if ended { "longer than" } else { "already longer than" },
+        if ended { "" } else { " and has no newline yet" },
+    )
+}
+
+/// Config resolved for the hot loop.
+pub struct Rules {
+    langs: entity::Langs,
+    mul_ok: Vec<bool>,
+    /// `transitive_seed`, sorted and deduplicated: a handful of properties, so a linear scan (the per-statement
+    /// path) beats hashing.
+    pub(crate) seed: Vec<Pid>,
+    skim: bool,
+    /// `unlabelled_statements = "skip"`: what the parser may jump over.
+    jump: Option<direct::Jump>,
+    /// `max_line_mib` in bytes.
+    pub(crate) max_line: u64,
+    /// Malformed lines a chunk keeps with their message: `max_bad_lines + 1`, at most [`BAD_KEEP`].
+    pub(crate) bad_keep: u64,
+}
+
+impl Rules {
+    /// Resolve and validate a config.
+    pub fn new(cfg: &Config) -> Result<Rules> {
+        if cfg.languages.is_empty() {
+            return Err(Error::Config("extract.languages is empty".into()));
+        }
+        if !(0.0..=1.0).contains(&cfg.max_bad_share) {
+            return Err(Error::Config(format!(
+                "extract.max_bad_share: {} is not a share between 0 and 1 (e.g. 0.01 for 1%)",
+                cfg.max_bad_share
+            )));
+        }
+        let mut seen = HashSet::new();
+        for l in &cfg.languages {
+            if l.is_empty() || l == "mul" || !seen.insert(l) {
+                return Err(Error::Config(format!(
+                    "extract.languages: `{l}` is empty, `mul` or repeated"
+                )));
+            }
+        }
+        let mut seed: Vec<Pid> = cfg
+            .transitive_seed
+            .iter()
+            .map(|p| {
+                Pid::parse(p).ok_or_else(|| {
+                    Error::Config(format!("extract.transitive_seed: `{p}` is not a P-id"))
+                })
+            })
+            .collect::<Result<_>>()?;
+        seed.sort_unstable();
+        seed.dedup();
+        if !(1..=CHUNK_KIB_MAX).contains(&cfg.chunk_kib) {
+            return Err(Error::Config(format!(
+                "extract.chunk_kib: {} KiB is outside 1..={CHUNK_KIB_MAX} (default 4096)",
+                cfg.chunk_kib
+            )));
+        }
+        if !(1..=MAX_LINE_MIB_MAX).contains(&cfg.max_line_mib) {
+            return Err(Error::Config(format!(
+                "extract.max_line_mib (--max-line-mib): {} MiB is outside 1..={MAX_LINE_MIB_MAX} (default 256; \
+                 a line is held whole in memory, so the bound must be a size this machine can hold)",
+                cfg.max_line_mib
+            )));
+        }
+        // Both in range: no product below overflows.
+        if cfg.max_line_mib.saturating_mul(1 << 10) < cfg.chunk_kib as u64 {
+            return Err(Error::Config(format!(
+                "extract.max_line_mib: {} MiB is below the chunk size ({} KiB); a line longer than a chunk is \
+                 what the limit is for (default 256)",
+                cfg.max_line_mib, cfg.chunk_kib
+            )));
+        }
+        let mul_ok: Vec<bool> = cfg
+            .languages
+            .iter()
+            .map(|l| cfg.mul_fallback.contains(l))
+            .collect();
+        let jump =
+            (cfg.unlabelled_statements == UnlabelledStatements::Skip).then(|| direct::Jump {
+                mul_ok: mul_ok.clone(),
+                keep: seed.clone(),
+            });
+        Ok(Rules {
+            max_line: cfg.max_line_mib.saturating_mul(1 << 20),
+            bad_keep: cfg.max_bad_lines.saturating_add(1).min(BAD_KEEP),
+            langs: entity::Langs {
+                langs: cfg.languages.clone(),
+            },
+            mul_ok,
+            seed,
+            skim: cfg.skim,
+            jump,
+        })
+    }
+}
+
+/// What one chunk (or one joined line) contributes.
+#[derive(Default)]
+pub struct Part {
+    pub(crate) entities: Vec<EntityRecord>,
+    pub(crate) properties: Vec<PropertyRecord>,
+    /// Item→item statements of labelled subjects.
+    pub(crate) candidates: Vec<Cand>,
+    /// Item→item statements of unlabelled subjects whose property is in the transitive seed.
+    pub(crate) seed_other: Vec<Cand>,
+    /// Item→item statements of unlabelled subjects, by property (to report transitive statements missed).
+    pub(crate) unlabelled_by_prop: HashMap<Pid, u64>,
+    pub(crate) counts: Counts,
+    /// Malformed lines: counted, the first few kept with their position (relative to the chunk).
+    pub(crate) bad: BadLines,
+    pub(crate) max_modified: Option<String>,
+    /// The first line longer than `max_line_mib` (relative line, relative offset): not parsed; the reader
+    /// fails on it.
+    pub(crate) overlong: Option<(u64, u64)>,
+}
+
+/// Parse one line and add what it contributes to `part` (the per-line core: pure, no I/O).
+pub fn handle_line(
+    rules: &Rules,
+    part: &mut Part,
+    scratch: &mut Vec<u8>,
+    buffers: &mut simd_json::Buffers,
+    rel_line: u64,
+    rel_offset: u64,
+    raw: &[u8],
+) {
+    if raw.len() as u64 > rules.max_line {
+        // Never copied or parsed: the reader fails on it (a memory map may hand over a line of any length).
+        part.overlong.get_or_insert((rel_line, rel_offset));
+        return;
+    }
+    // Skimmed or whole: the same verdict and entity either way (see `direct::parse_line`).
+    match crate::dump::line::parse_line(
+        raw,
+        &rules.langs,
+        rules.skim,
+        rules.jump.as_ref(),
+        scratch,
+        buffers,
+    ) {
+        Ok(Line::Frame(k)) => part.counts.add(
+            match k {
+                entity::FrameKind::Blank => "blank_lines",
+                entity::FrameKind::Open => "open_bracket_lines",
+                entity::FrameKind::Close => "close_bracket_lines",
+            },
+            1,
+        ),
+        Ok(Line::Entity(e)) => {
+            if let Err((kind, msg)) = keep_entity(rules, part, e) {
+                part.bad
+                    .push(rules.bad_keep, rel_line, rel_offset, kind, msg);
+            }
+        }
+        Err(e) => part
+            .bad
+            .push(rules.bad_keep, rel_line, rel_offset, e.kind, e.message),
+    }
+}
+
+fn label_of(rules: &Rules, e: &Entity<'_>, i: usize) -> Option<Label> {
+    let mul_ok = rules.mul_ok.get(i).copied().unwrap_or(false);
+    match e.labels.get(i).and_then(|l| l.as_deref()) {
+        Some(t) if !t.is_empty() => Some(Label {
+            text: t.to_string(),
+            from_mul: false,
+        }),
+        _ => match e.mul_label.as_deref() {
+            Some(m) if mul_ok && !m.is_empty() => Some(Label {
+                text: m.to_string(),
+                from_mul: true,
+            }),
+            _ => None,
+        },
+    }
+}
+
+fn keep_entity(
+    rules: &Rules,
+    part: &mut Part,
+    e: Entity<'_>,
+) -> std::result::Result<(), (&'static str, String)> {
+    let c = &mut part.counts;
+    let kind = match &e.kind {
+        Some(k) => k.clone(),
+        None => e.kind_from_id().ok_or((
+            "no_type",
+            "entity without `type` and without a Q/P id".to_string(),
+        ))?,
+    };
+    if e.kind.is_none() {
+        c.add("entities_type_inferred_from_id", 1);
+    }
+    let id_str = e.id.as_deref().unwrap_or("");
+    let id = match kind {
+        Kind::Item => EntityId::Item(
+            Qid::parse(id_str).ok_or(("bad_id", format!("item with id `{id_str}`")))?,
+        ),
+        Kind::Property => EntityId::Property(
+            Pid::parse(id_str).ok_or(("bad_id", format!("property with id `{id_str}`")))?,
+        ),
+        Kind::Other(t) => {
+            c.add("entities_other", 1);
+            c.add_other_type(&t, 1);
+            return Ok(());
+        }
+    };
+    c.add(
+        match id {
+            EntityId::Item(_) => "entities_item",
+            EntityId::Property(_) => "entities_property",
+        },
+        1,
+    );
+    c.add("terms_as_array", u64::from(e.terms_as_array));
+    c.add("claims_as_array", u64::from(e.claims_as_array));
+    c.add("claims_missing", u64::from(e.claims_missing));
+    let s = e.snaks;
+    c.add("snaks_value", s.value);
+    c.add("snaks_somevalue", s.somevalue);
+    c.add("snaks_novalue", s.novalue);
+    c.add("snaks_unknown_datatype", s.unknown_datatype);
+    c.add("values_numeric_id_only", s.numeric_id_only);
+    c.add("values_other_entity_type", s.other_entity_value);
+    c.add("values_bad_entity", s.bad_entity_value);
+    c.add("statements_bad_rank", s.bad_rank);
+    // A timestamp of the shape Wikidata writes, or nothing: the dump date is read from it, and the manifest
+    // and entities.parquet carry it.
+    let modified = e.modified.as_deref().filter(|m| is_timestamp(m));
+    if e.modified.is_some() && modified.is_none() {
+        c.add("modified_invalid", 1);
+    }
+    if let Some(m) = modified {
+        if part.max_modified.as_deref().is_none_or(|x| m > x) {
+            part.max_modified = Some(m.to_string());
+        }
+    }
+    // Decide without allocating (most entities are not labelled); build the strings only when kept.
+    let n_langs = rules.langs.langs.len();
+    let labelled = e.labelled_in_all(&rules.mul_ok);
+    let labels: Vec<Option<Label>> = if labelled || matches!(id, EntityId::Property(_)) {
+        (0..n_langs).map(|i| label_of(rules, &e, i)).collect()
+    } else {
+        Vec::new()
+    };
+    if labelled {
+        c.add("labelled_entities", 1);
+        let from_mul = labels.iter().flatten().filter(|l| l.from_mul).count() as u64;
+        c.add("labels_from_mul", from_mul);
+        c.add("labelled_only_thanks_to_mul", u64::from(from_mul > 0));
+    }
+    if let EntityId::Property(pid) = id {
+        let is = |p: &str, v: EntityValue, st: &entity::Statement<'_>| {
+            st.property == p && st.value == v && st.rank != Some(Rank::Deprecated)
+        };
+        let transitive = e
+            .statements
+            .iter()
+            .any(|st| is("P31", EntityValue::Item(Qid(18647515)), st));
+        let symmetric = e.statements.iter().any(|st| {
+            is("P31", EntityValue::Item(Qid(18647518)), st)
+                || is("P2302", EntityValue::Item(Qid(21510862)), st)
+        });
+        let mut inverse: Vec<Pid> = e
+            .statements
+            .iter()
+            .filter(|st| st.property == "P1696" && st.rank != Some(Rank::Deprecated))
+            .filter_map(|st| match st.value {
+                EntityValue::Property(p) => Some(p),
+                EntityValue::Item(_) => None,
+            })
+            .collect();
+        inverse.sort_unstable();
+        inverse.dedup();
+        let datatype = e.datatype.as_deref().unwrap_or("").to_string();
+        if !entity::KNOWN_DATATYPES.contains(&datatype.as_str()) {
+            c.add("properties_unknown_datatype", 1);
+        }
+        part.properties.push(PropertyRecord {
+            id: pid,
+            datatype,
+            labels: labels.clone(),
+            transitive,
+            symmetric,
+            inverse,
+        });
+    }
+    if let EntityId::Item(subject) = id {
+        // Per-entity tallies, added to the named counters once (a counter lookup per statement is measurable).
+        let (mut item_statements, mut without_id, mut bad_property) = (0u64, 0u64, 0u64);
+        for st in &e.statements {
+            let EntityValue::Item(object) = st.value else {
+                continue;
+            };
+            let Some(property) = Pid::parse(&st.property) else {
+                bad_property = bad_property.saturating_add(1);
+                continue;
+            };
+            item_statements = item_statements.saturating_add(1);
+            without_id = without_id.saturating_add(u64::from(st.id.is_none()));
+            let Ok(p32) = u32::try_from(property.0) else {
+                bad_property = bad_property.saturating_add(1);
+                continue;
+            };
+            let t = || Cand {
+                s: subject.0,
+                o: object.0,
+                p: p32,
+                rank: st.rank.unwrap_or(Rank::Normal),
+                id: StmtId::encode(subject.0, st.id.as_deref()),
+            };
+            if labelled {
+                part.candidates.push(t());
+            } else if rules.seed.contains(&property) {
+                part.seed_other.push(t());
+            } else {
+                let n = part.unlabelled_by_prop.entry(property).or_insert(0);
+                *n = n.saturating_add(1);
+            }
+        }
+        let c = &mut part.counts;
+        c.add("item_statements", item_statements);
+        c.add("statements_without_id", without_id);
+        c.add("statements_bad_property", bad_property);
+    }
+    if labelled {
+        part.entities.push(EntityRecord {
+            id,
+            labels: labels.into_iter().flatten().collect(),
+            descriptions: e
+                .descriptions
+                .iter()
+                .map(|d| d.as_deref().filter(|s| !s.is_empty()).map(str::to_string))
+                .collect(),
+            sitelinks: e.sitelinks,
+            lastrevid: e.lastrevid,
+            modified: modified.map(str::to_string),
+        });
+    }
+    Ok(())
+}
+
+/// Frame and parse one chunk (runs on a worker thread).
+pub fn work_chunk(rules: &Rules, bytes: &[u8], at_line_start: bool) -> ChunkOut<Part> {
+    let mut scratch = Vec::new();
+    let mut buffers = simd_json::Buffers::new(1 << 16);
+    dump::frame(bytes, at_line_start, Part::default(), |part, l, o, line| {
+        handle_line(rules, part, &mut scratch, &mut buffers, l, o, line)
+    })
+}
+
+// ---- merge and join ----------------------------------------------------------------------------------------
+
+/// Sequential accumulator (input order).
+pub struct Acc<'r> {
+    pub(crate) rules: &'r Rules,
+    pub(crate) joiner: Joiner,
+    pub(crate) entities: Vec<EntityRecord>,
+    pub(crate) properties: Vec<PropertyRecord>,
+    pub(crate) candidates: Vec<Cand>,
+    pub(crate) seed_other: Vec<Cand>,
+    pub(crate) unlabelled_by_prop: HashMap<Pid, u64>,
+    pub(crate) counts: Counts,
+    pub(crate) bad_total: u64,
+    pub(crate) bad_by_kind: BTreeMap<&'static str, u64>,
+    pub(crate) bad_examples: Vec<BadLine>,
+    pub(crate) max_bad: u64,
+    pub(crate) max_modified: Option<String>,
+    pub(crate) path: PathBuf,
+    pub(crate) progress: Option<&'r Progress>,
+    /// The unterminated last line when it does not parse (a cut line): (0-based line, byte offset, length).
+    pub(crate) cut_line: Option<(u64, u64, u64)>,
+}
+
+impl<'r> Acc<'r> {
+    pub fn new(rules: &'r Rules, max_bad: u64, path: &Path) -> Acc<'r> {
+        Acc {
+            rules,
+            joiner: Joiner::new(),
+            entities: Vec::new(),
+            properties: Vec::new(),
+            candidates: Vec::new(),
+            seed_other: Vec::new(),
+            unlabelled_by_prop: HashMap::new(),
+            counts: Counts::default(),
+            bad_total: 0,
+            bad_by_kind: BTreeMap::new(),
+            bad_examples: Vec::new(),
+            max_bad,
+            max_modified: None,
+            path: path.to_path_buf(),
+            progress: None,
+            cut_line: None,
+        }
+    }
+
+    /// The error for a line longer than `max_line_mib` (0-based `line`; `ended`: its newline was seen).
+    fn overlong(&self, line: u64, offset: u64, ended: bool) -> Error {
+        Error::Json {
+            path: self.path.clone(),
+            line: line.saturating_add(1),
+            offset,
+            what: overlong_message(self.rules, ended),
+        }
+    }
+
+    fn absorb(&mut self, part: Part, base_line: u64, base_offset: u64) -> Result<()> {
+        if let Some((l, o)) = part.overlong {
+            return Err(self.overlong(
+                base_line.saturating_add(l),
+                base_offset.saturating_add(o),
+                true,
+            ));
+        }
+        let n_ent = part.counts.entity_lines();
+        if let Some(p) = self.progress {
+            p.inc_extra("entities", n_ent);
+        }
+        self.entities.extend(part.entities);
+        self.properties.extend(part.properties);
+        self.candidates.extend(part.candidates);
+        self.seed_other.extend(part.seed_other);
+        for (k, v) in part.unlabelled_by_prop {
+            let n = self.unlabelled_by_prop.entry(k).or_insert(0);
+            *n = n.saturating_add(v);
+        }
+        self.counts.merge(part.counts);
+        if let Some(m) = part.max_modified {
+            if self.max_modified.as_ref().is_none_or(|x| &m > x) {
+                self.max_modified = Some(m);
+            }
+        }
+        let BadLines {
+            total,
+            by_kind,
+            first,
+        } = part.bad;
+        for (k, v) in by_kind {
+            let n = self.bad_by_kind.entry(k).or_insert(0);
+            *n = n.saturating_add(v);
+        }
+        let before = self.bad_total;
+        for (l, o, kind, message) in first {
+            self.bad_total = self.bad_total.saturating_add(1);
+            let bad = BadLine {
+                line: base_line.saturating_add(l).saturating_add(1),
+                offset: base_offset.saturating_add(o),
+                kind,
+                message,
+            };
+            if self.bad_examples.len() < BAD_EXAMPLES {
+                progress::log(format!(
+                    "extract: {}: bad line {} (byte offset {}): {}: {}",
+                    self.path.display(),
+                    bad.line,
+                    bad.offset,
+                    kind,
+                    bad.message
+                ));
+                self.bad_examples.push(bad.clone());
+            }
+            if self.bad_total > self.max_bad {
+                return Err(Error::Json {
+                    path: self.path.clone(),
+                    line: bad.line,
+                    offset: bad.offset,
+                    what: format!(
+                        "more than {} malformed lines (--max-bad-lines); this one: {kind}: {}",
+                        self.max_bad, bad.message
+                    ),
+                });
+            }
+        }
+        // The ones counted but not kept (only when a chunk has more than BAD_KEEP, i.e. max_bad ≥ BAD_KEEP).
+        self.bad_total = before.saturating_add(total);
+        if self.bad_total > self.max_bad {
+            return Err(Error::Json {
+                path: self.path.clone(),
+                line: base_line.saturating_add(1),
+                offset: base_offset,
+                what: format!(
+                    "more than {} malformed lines (--max-bad-lines): {total} of them in the chunk of the dump that \
+                     starts at this line",
+                    self.max_bad
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    fn line_part(&self, bytes: &[u8]) -> Part {
+        let mut part = Part::default();
+        let mut scratch = Vec::new();
+        let mut buffers = simd_json::Buffers::new(bytes.len().max(16));
+        handle_line(
+            self.rules,
+            &mut part,
+            &mut scratch,
+            &mut buffers,
+            0,
+            0,
+            bytes,
+        );
+        part
+    }
+
+    /// Take the next chunk result (input order).
+    pub fn feed(&mut self, c: ChunkOut<Part>) -> Result<()> {
+        let (base, joined, part) = self.joiner.feed(c);
+        if let Some((line, offset)) = overlong_pending(self.rules, &self.joiner) {
+            return Err(self.overlong(line, offset, false));
+        }
+        if let Some(j) = joined {
+            let p = self.line_part(&j.bytes);
+            self.absorb(p, j.line, j.offset)?;
+        }
+        self.absorb(part, base.line, base.offset)
+    }
+
+    /// End of stream: handle the unterminated last line (a cut line is counted and remembered, not a bad line;
+    /// whether the dump is then acceptable is the stage's decision).
+    pub fn finish(&mut self) -> Result<()> {
+        let joiner = std::mem::take(&mut self.joiner);
+        let lines = joiner.lines();
+        if let Some(j) = joiner.finish() {
+            let p = self.line_part(&j.bytes);
+            if p.bad.total == 0 {
+                self.counts.add("last_line_without_newline", 1);
+                self.absorb(p, j.line, j.offset)?;
+            } else {
+                self.counts.add("truncated_last_line", 1);
+                self.cut_line = Some((j.line, j.offset, j.bytes.len() as u64));
+            }
+            self.counts.add("lines", lines.saturating_add(1));
+        } else {
+            self.counts.add("lines", lines);
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
+mod tests {
+    use super::*;
+    use crate::stages::extract::counts::{short_message, BAD_MESSAGE_MAX, OTHER_TYPES_MAX};
+
+    fn rules(langs: &[&str], mul: &[&str]) -> Rules {
+        Rules::new(&Config {
+            languages: langs.iter().map(|s| s.to_string()).collect(),
+            mul_fallback: mul.iter().map(|s| s.to_string()).collect(),
+            ..Config::default()
+        })
+        .unwrap()
+    }
+
+    fn part_of(r: &Rules, text: &str) -> Part {
+        work_chunk(r, text.as_bytes(), true).data
+    }
+
+    #[test]
+    fn mul_fallback_and_from_mul() {
+        let r = rules(&["en", "ko"], &["en"]);
+        let p = part_of(
+            &r,
+            "{\"type\":\"item\",\"id\":\"Q1\",\"labels\":{\"mul\":{\"value\":\"X\"},\"ko\":{\"value\":\"엑스\"}}}\n\
+             {\"type\":\"item\",\"id\":\"Q2\",\"labels\":{\"mul\":{\"value\":\"Y\"},\"en\":{\"value\":\"\"}}}\n\
+             {\"type\":\"item\",\"id\":\"Q3\",\"labels\":{\"en\":{\"value\":\"Z\"},\"ko\":{\"value\":\"\"}}}\n",
+        );
+        assert_eq!(p.entities.len(), 1);
+        assert_eq!(p.entities[0].id, EntityId::Item(Qid(1)));
+        assert_eq!(
+            p.entities[0].labels,
+            vec![
+                Label {
+                    text: "X".into(),
+                    from_mul: true
+                },
+                Label {
+                    text: "엑스".into(),
+                    from_mul: false
+                }
+            ]
+        );
+        assert_eq!(p.counts.get("labelled_only_thanks_to_mul"), 1);
+        assert_eq!(p.counts.get("entities_item"), 3);
+    }
+
+    #[test]
+    fn timestamps_by_hand() {
+        for ok in [
+            "2024-03-01T10:00:00Z",
+            "2000-01-01T00:00:00Z",
+            "2099-12-31T23:59:60Z",
+        ] {
+            assert!(is_timestamp(ok), "{ok}");
+        }
+        for bad in [
+            "",
+            "999999999é",
+            "9999999999",
+            "9999-12-31T23:59:59Z",
+            "1999-12-31T23:59:59Z",
+            "2024-13-01T10:00:00Z",
+            "2024-00-01T10:00:00Z",
+            "2024-03-32T10:00:00Z",
+            "2024-03-01T24:00:00Z",
+            "2024-03-01T10:60:00Z",
+            "2024-03-01T10:00:61Z",
+            "2024-03-01 10:00:00Z",
+            "2024-03-01T10:00:00",
+            "2024-03-01T10:00:00Z ",
+            "+2024-03-01T10:00:00Z",
+            "2024-0a-01T10:00:00Z",
+            "２０２４-03-01T10:00Z",
+        ] {
+            assert!(!is_timestamp(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn long_messages_are_cut_at_a_character_boundary() {
+        assert_eq!(short_message("short".into()), "short");
+        let m = short_message("é".repeat(500));
+        assert!(m.len() <= BAD_MESSAGE_MAX, "{}", m.len());
+        assert!(m.ends_with('…'));
+        assert!(m.trim_end_matches('…').chars().all(|c| c == 'é'));
+        let exact = "x".repeat(BAD_MESSAGE_MAX);
+        assert_eq!(short_message(exact.clone()), exact);
+    }
+
+    #[test]
+    fn a_chunk_of_junk_keeps_max_bad_plus_one_lines_and_counts_all() {
+        let junk = "x\n".repeat(100_000);
+        for (max_bad, kept) in [(5u64, 6usize), (1000, 1001), (1_000_000, BAD_KEEP as usize)] {
+            let r = Rules::new(&Config {
+                max_bad_lines: max_bad,
+                ..Config::default()
+            })
+            .unwrap();
+            let p = part_of(&r, &junk);
+            assert_eq!(p.bad.total, 100_000);
+            assert_eq!(p.bad.first.len(), kept, "max_bad {max_bad}");
+            assert_eq!(p.bad.by_kind.values().sum::<u64>(), 100_000);
+            // The kept ones are the first, in order: line k at byte offset 2k.
+            for (k, b) in p.bad.first.iter().enumerate() {
+                assert_eq!((b.0, b.1), (k as u64, 2 * k as u64));
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn other_type_lists_do_not_depend_on_the_chunking(
+            names in proptest::collection::vec(0u8..60, 0..300),
+            cuts in proptest::collection::vec(0usize..300, 0..8),
+        ) {
+            let name = |n: u8| format!("t{n:02}");
+            let mut whole = Counts::default();
+            for &n in &names {
+                whole.add_other_type(&name(n), 1);
+            }
+            let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c.min(names.len())).collect();
+            cuts.push(0);
+            cuts.push(names.len());
+            cuts.sort_unstable();
+            let mut merged = Counts::default();
+            for w in cuts.windows(2) {
+                let mut c = Counts::default();
+                for &n in &names[w[0]..w[1]] {
+                    c.add_other_type(&name(n), 1);
+                }
+                merged.merge(c);
+            }
+            proptest::prop_assert_eq!(&whole.other_types, &merged.other_types);
+            proptest::prop_assert_eq!(&whole.map, &merged.map);
+            // The listed ones are the smallest names, with exact counts.
+            let mut distinct: Vec<u8> = names.clone();
+            distinct.sort_unstable();
+            distinct.dedup();
+            let want: BTreeMap<String, u64> = distinct
+                .iter()
+                .take(OTHER_TYPES_MAX)
+                .map(|&n| (name(n), names.iter().filter(|&&m| m == n).count() as u64))
+                .collect();
+            proptest::prop_assert_eq!(&whole.other_types, &want);
+            let listed: u64 = want.values().sum();
+            proptest::prop_assert_eq!(whole.get("entities_other_unlisted"), names.len() as u64 - listed);
+        }
+    }
+
+    #[test]
+    fn statement_ids_round_trip_compactly() {
+        for (s, id) in [
+            (42, "Q42$8AB2F3F8-6C97-4B66-8AD4-0123456789AB"),
+            (42, "q42$8ab2f3f8-6c97-4b66-8ad4-0123456789ab"),
+            (7, "Q7$01234567-0123-0123-0123-012345678901"),
+        ] {
+            let e = StmtId::encode(s, Some(id));
+            assert!(matches!(e, StmtId::Guid(..)), "{id}");
+            assert_eq!(e.decode(s), id);
+        }
+        for (s, id) in [
+            (42, "Q43$8AB2F3F8-6C97-4B66-8AD4-0123456789AB"),
+            (42, "Q42$8ab2f3f8-6C97-4B66-8AD4-0123456789AB"),
+            (42, "Q42$8AB2F3F8-6C97-4B66-8AD4-0123456789"),
+            (42, "Q42$8AB2F3F8-6C97-4B66-8AD4-0123456789AG"),
+            (42, "Q42$8AB2F3F8x6C97-4B66-8AD4-0123456789AB"),
+            (42, "Q42$8AB2F3F8-6C97-4B66-8AD4-01234567-9AB"),
+            (42, "Q042$8AB2F3F8-6C97-4B66-8AD4-0123456789AB"),
+            (42, "Q42$a"),
+            (42, "weird"),
+            (42, ""),
+        ] {
+            let e = StmtId::encode(s, Some(id));
+            assert!(matches!(e, StmtId::Other(_)), "{id}");
+            assert_eq!(e.decode(s), id);
+        }
+        assert_eq!(StmtId::encode(1, None).decode(1), "");
+        assert_eq!(std::mem::size_of::<Cand>(), 48);
+    }
+}

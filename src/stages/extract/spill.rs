@@ -1,0 +1,866 @@
+//! Bounded memory for the join state of the extract stage (`--memory-limit`): what the streaming
+//! pass keeps for the join (labelled entities, property metadata, candidate statements, seed statements) is
+//! held in [`Runs`], one per kind. When the records held pass the budget, every kind's records are sorted and
+//! written to a temporary folder beside the output as a *run*; at the end each kind is read back as one sorted,
+//! deduplicated stream by a k-way merge of its runs and the records still in memory (the last run), the way
+//! `sort -S` and DuckDB's `memory_limit` do. An unlimited run is the same code with a single in-memory run,
+//! so the stream — and the Parquet written from it — does not depend on the limit.
+//!
+//! Order and ties: a run is sorted stably (records of one kind with equal keys keep their input order) and the
+//! merge breaks ties by run number (runs are in input order), so the first record of a key in the input is
+//! the one the stream keeps — what `sort` then `dedup` of the whole input keeps.
+//!
+//! Memory: the records held are counted with [`Record::mem`] (struct, heap bytes, a malloc header per
+//! allocation); the merge reads at most [`FAN_IN`] runs of a kind at once through [`READ_BUF`] buffers (more
+//! runs are first merged [`FAN_IN`] at a time into longer ones), so its buffers stay under [`MERGE_RESERVE`]
+//! whatever the dump's size. A spill folder is removed when the stage ends, fails or panics; one left by a
+//! killed run (its pid gone) is removed by the next run in the same directory.
+
+#![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
+
+use crate::core::error::{Error, IoContext, Result};
+use crate::core::records::{EntityRecord, PropertyRecord, Rank};
+use crate::stages::extract::cand::{Cand, StmtId};
+use rayon::slice::ParallelSliceMut;
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+/// Runs of one kind merged at once (more are first merged this many at a time).
+pub const FAN_IN: usize = 16;
+/// Read buffer per run during a merge, in bytes.
+pub const READ_BUF: usize = 64 << 10;
+/// Write buffer of a run being written, in bytes.
+pub const WRITE_BUF: usize = 256 << 10;
+/// What the merge's buffers take at most: two kinds (candidates and seed statements) of [`FAN_IN`] runs each,
+/// plus one run being written by an intermediate merge.
+pub const MERGE_RESERVE: u64 = (2 * FAN_IN * READ_BUF + WRITE_BUF) as u64;
+/// The smallest `--memory-limit` accepted: the merge's buffers plus as much again for the records.
+pub const MIN_LIMIT: u64 = 4 << 20;
+/// Prefix of a spill folder's name (`.extract-spill.<random>.sword.tmp.<pid>` in the run directory).
+pub const DIR_PREFIX: &str = "extract-spill";
+
+/// A record of the join state that can be held, sorted, spilled and merged.
+pub trait Record: Sized {
+    /// Bytes this record holds in memory (its struct, its heap, 16 bytes of malloc header per allocation).
+    fn mem(&self) -> usize;
+    /// The order of the merged stream.
+    fn order(a: &Self, b: &Self) -> Ordering;
+    /// Whether `b` (after `a` in the stream) is a duplicate of `a` that the stream drops.
+    fn same(a: &Self, b: &Self) -> bool {
+        Self::order(a, b) == Ordering::Equal
+    }
+    /// Sort a run in memory (stably, or so that equal records are identical).
+    fn sort(v: &mut Vec<Self>);
+    fn write(&self, w: &mut dyn Write) -> std::io::Result<()>;
+    /// The next record, `None` at the end of the run.
+    fn read(r: &mut dyn BufRead, scratch: &mut Vec<u8>) -> std::io::Result<Option<Self>>;
+}
+
+const HEADER: usize = 16;
+
+fn string_mem(s: &str) -> usize {
+    if s.is_empty() {
+        0
+    } else {
+        s.len().saturating_add(HEADER)
+    }
+}
+
+/// Entities and properties are sorted stably by id: sorting indices by (id, position) moves no record.
+fn sort_by_id<T>(v: &mut Vec<T>, key: impl Fn(&T) -> (u8, u64)) {
+    let mut idx: Vec<((u8, u64), u32)> = v
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (key(r), u32::try_from(i).unwrap_or(u32::MAX)))
+        .collect();
+    // Keys are unique (the position breaks ties), so the parallel sort gives the one order at any `-j`.
+    idx.par_sort_unstable();
+    let mut slots: Vec<Option<T>> = std::mem::take(v).into_iter().map(Some).collect();
+    v.extend(
+        idx.iter()
+            .filter_map(|&(_, i)| slots.get_mut(i as usize).and_then(Option::take)),
+    );
+}
+
+fn entity_key(e: &EntityRecord) -> (u8, u64) {
+    match e.id {
+        crate::core::ids::EntityId::Item(q) => (0, q.0),
+        crate::core::ids::EntityId::Property(p) => (1, p.0),
+    }
+}
+
+/// One JSON document per line (serde_json escapes newlines inside strings).
+fn write_json<T: serde::Serialize>(v: &T, w: &mut dyn Write) -> std::io::Result<()> {
+    serde_json::to_writer(&mut *w, v)?;
+    w.write_all(b"\n")
+}
+
+fn read_json<T: serde::de::DeserializeOwned>(
+    r: &mut dyn BufRead,
+    scratch: &mut Vec<u8>,
+) -> std::io::Result<Option<T>> {
+    scratch.clear();
+    if r.read_until(b'\n', scratch)? == 0 {
+        return Ok(None);
+    }
+    serde_json::from_slice(scratch)
+        .map(Some)
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+}
+
+impl Record for EntityRecord {
+    fn mem(&self) -> usize {
+        let labels: usize = self
+            .labels
+            .iter()
+            .map(|l| string_mem(&l.text))
+            .fold(0, usize::saturating_add);
+        let descriptions: usize = self
+            .descriptions
+            .iter()
+            .flatten()
+            .map(|d| string_mem(d))
+            .fold(0, usize::saturating_add);
+        std::mem::size_of::<Self>()
+            .saturating_add(
+                self.labels
+                    .capacity()
+                    .saturating_mul(std::mem::size_of::<crate::core::records::Label>()),
+            )
+            .saturating_add(
+                self.descriptions
+                    .capacity()
+                    .saturating_mul(std::mem::size_of::<Option<String>>()),
+            )
+            .saturating_add(2 * HEADER)
+            .saturating_add(labels)
+            .saturating_add(descriptions)
+            .saturating_add(self.modified.as_deref().map_or(0, string_mem))
+    }
+    fn order(a: &Self, b: &Self) -> Ordering {
+        entity_key(a).cmp(&entity_key(b))
+    }
+    fn sort(v: &mut Vec<Self>) {
+        sort_by_id(v, entity_key);
+    }
+    fn write(&self, w: &mut dyn Write) -> std::io::Result<()> {
+        write_json(self, w)
+    }
+    fn read(r: &mut dyn BufRead, scratch: &mut Vec<u8>) -> std::io::Result<Option<Self>> {
+        read_json(r, scratch)
+    }
+}
+
+impl Record for PropertyRecord {
+    fn mem(&self) -> usize {
+        let labels: usize = self
+            .labels
+            .iter()
+            .flatten()
+            .map(|l| string_mem(&l.text))
+            .fold(0, usize::saturating_add);
+        std::mem::size_of::<Self>()
+            .saturating_add(
+                self.labels
+                    .capacity()
+                    .saturating_mul(std::mem::size_of::<Option<crate::core::records::Label>>()),
+            )
+            .saturating_add(self.inverse.capacity().saturating_mul(8))
+            .saturating_add(3 * HEADER)
+            .saturating_add(labels)
+            .saturating_add(string_mem(&self.datatype))
+    }
+    fn order(a: &Self, b: &Self) -> Ordering {
+        a.id.cmp(&b.id)
+    }
+    fn sort(v: &mut Vec<Self>) {
+        sort_by_id(v, |p| (1, p.id.0));
+    }
+    fn write(&self, w: &mut dyn Write) -> std::io::Result<()> {
+        write_json(self, w)
+    }
+    fn read(r: &mut dyn BufRead, scratch: &mut Vec<u8>) -> std::io::Result<Option<Self>> {
+        read_json(r, scratch)
+    }
+}
+
+/// A candidate on disk: s, o (8 bytes each, little-endian), p (4), rank (1), then the id: tag 0 = GUID (16
+/// bytes + flags), 1 = other (4-byte length + UTF-8), 2 = missing.
+impl Record for Cand {
+    fn mem(&self) -> usize {
+        match &self.id {
+            StmtId::Other(s) => std::mem::size_of::<Self>().saturating_add(string_mem(s)),
+            _ => std::mem::size_of::<Self>(),
+        }
+    }
+    fn order(a: &Self, b: &Self) -> Ordering {
+        Cand::cmp_as_triple(a, b)
+    }
+    fn same(a: &Self, b: &Self) -> bool {
+        a == b
+    }
+    fn sort(v: &mut Vec<Self>) {
+        // Records that compare equal are identical (an id's text decides its encoding), so unstable is exact
+        // and the parallel sort (the join's first step, while the other cores would idle) gives the same order
+        // at any `-j`.
+        v.par_sort_unstable_by(Cand::cmp_as_triple);
+    }
+    fn write(&self, w: &mut dyn Write) -> std::io::Result<()> {
+        let mut b = [0u8; 21];
+        let (s, rest) = b.split_at_mut(8);
+        s.copy_from_slice(&self.s.to_le_bytes());
+        let (o, rest) = rest.split_at_mut(8);
+        o.copy_from_slice(&self.o.to_le_bytes());
+        let (p, rest) = rest.split_at_mut(4);
+        p.copy_from_slice(&self.p.to_le_bytes());
+        if let Some(r) = rest.first_mut() {
+            *r = match self.rank {
+                Rank::Deprecated => 0,
+                Rank::Normal => 1,
+                Rank::Preferred => 2,
+            };
+        }
+        w.write_all(&b)?;
+        match &self.id {
+            StmtId::Guid(g, flags) => {
+                w.write_all(&[0])?;
+                w.write_all(g)?;
+                w.write_all(&[*flags])
+            }
+            StmtId::Other(s) => {
+                let len = u32::try_from(s.len()).map_err(|_| {
+                    std::io::Error::new(std::io::ErrorKind::InvalidData, "statement id too long")
+                })?;
+                w.write_all(&[1])?;
+                w.write_all(&len.to_le_bytes())?;
+                w.write_all(s.as_bytes())
+            }
+            StmtId::Missing => w.write_all(&[2]),
+        }
+    }
+    fn read(r: &mut dyn BufRead, scratch: &mut Vec<u8>) -> std::io::Result<Option<Self>> {
+        let mut b = [0u8; 22];
+        match r.read_exact(&mut b) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
+            Err(e) => return Err(e),
+        }
+        let bad =
+            |what: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, what.to_string());
+        let [s @ .., _, _, _, _, _, _, _, _, _, _, _, _, _, _] = b;
+        let [_, _, _, _, _, _, _, _, o @ .., _, _, _, _, _, _] = b;
+        let [_, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, p @ .., rank, tag] = b;
+        let rank = match rank {
+            0 => Rank::Deprecated,
+            1 => Rank::Normal,
+            2 => Rank::Preferred,
+            _ => return Err(bad("bad rank in a spill run")),
+        };
+        let id = match tag {
+            0 => {
+                let mut g = [0u8; 17];
+                r.read_exact(&mut g)?;
+                let [guid @ .., flags] = g;
+                StmtId::Guid(guid, flags)
+            }
+            1 => {
+                let mut l = [0u8; 4];
+                r.read_exact(&mut l)?;
+                let len = usize::try_from(u32::from_le_bytes(l)).unwrap_or(usize::MAX);
+                scratch.clear();
+                scratch.resize(len, 0);
+                r.read_exact(scratch)?;
+                let s = std::str::from_utf8(scratch).map_err(|_| bad("bad id in a spill run"))?;
+                StmtId::Other(s.into())
+            }
+            2 => StmtId::Missing,
+            _ => return Err(bad("bad id tag in a spill run")),
+        };
+        Ok(Some(Cand {
+            s: u64::from_le_bytes(s),
+            o: u64::from_le_bytes(o),
+            p: u32::from_le_bytes(p),
+            rank,
+            id,
+        }))
+    }
+}
+
+/// The spill folder of a stage: created at the first spill, removed with everything in it when dropped.
+pub struct SpillDir {
+    base: PathBuf,
+    dir: Option<tempfile::TempDir>,
+    next: u64,
+    /// Bytes written to runs, and runs written (intermediate merges included).
+    pub bytes: u64,
+    pub runs: u64,
+}
+
+impl SpillDir {
+    /// A spill folder to be made in `base` (the run directory) when first needed.
+    pub fn new(base: &Path) -> SpillDir {
+        SpillDir {
+            base: base.to_path_buf(),
+            dir: None,
+            next: 0,
+            bytes: 0,
+            runs: 0,
+        }
+    }
+
+    /// The folder, when one was made.
+    pub fn path(&self) -> Option<&Path> {
+        self.dir.as_ref().map(tempfile::TempDir::path)
+    }
+
+    fn new_file(&mut self, kind: &str) -> Result<(PathBuf, BufWriter<std::fs::File>)> {
+        if self.dir.is_none() {
+            remove_stale(&self.base);
+            let d = tempfile::Builder::new()
+                .prefix(&format!(".{DIR_PREFIX}."))
+                .suffix(&format!(
+                    "{}{}",
+                    crate::store::TEMP_MARK,
+                    std::process::id()
+                ))
+                .rand_bytes(10)
+                .tempdir_in(&self.base)
+                .at(&self.base)?;
+            self.dir = Some(d);
+        }
+        let dir = self.path().unwrap_or(&self.base).to_path_buf();
+        self.next = self.next.saturating_add(1);
+        let path = dir.join(format!("{kind}-{:06}.run", self.next));
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .at(&path)?;
+        self.runs = self.runs.saturating_add(1);
+        Ok((path, BufWriter::with_capacity(WRITE_BUF, f)))
+    }
+
+    /// Write `records` (sorted) as a run; returns its path.
+    fn write_run<T: Record>(
+        &mut self,
+        kind: &str,
+        records: impl Iterator<Item = Result<T>>,
+    ) -> Result<PathBuf> {
+        let (path, mut w) = self.new_file(kind)?;
+        let mut n = CountingWriter {
+            inner: &mut w,
+            bytes: 0,
+        };
+        for r in records {
+            r?.write(&mut n).at(&path)?;
+        }
+        let bytes = n.bytes;
+        let f = w.into_inner().map_err(|e| e.into_error()).at(&path)?;
+        f.sync_data().at(&path)?;
+        self.bytes = self.bytes.saturating_add(bytes);
+        crate::store::crash_point("extract-spill");
+        Ok(path)
+    }
+}
+
+/// Remove the spill folders that killed runs left in `base` (their pid no longer running).
+fn remove_stale(base: &Path) {
+    let Ok(entries) = std::fs::read_dir(base) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some((target, pid)) = name.to_str().and_then(crate::store::parse_temp_name) else {
+            continue;
+        };
+        let alive = pid == std::process::id() || Path::new("/proc").join(pid.to_string()).exists();
+        let is_dir = std::fs::symlink_metadata(e.path()).is_ok_and(|m| m.file_type().is_dir());
+        if target == DIR_PREFIX && !alive && is_dir {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
+}
+
+struct CountingWriter<'a, W: Write> {
+    inner: &'a mut W,
+    bytes: u64,
+}
+
+impl<W: Write> Write for CountingWriter<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.bytes = self.bytes.saturating_add(n as u64);
+        Ok(n)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// The records of one kind: sorted runs on disk (in input order) and the records since the last spill.
+pub struct Runs<T> {
+    kind: &'static str,
+    files: Vec<PathBuf>,
+    held: Vec<T>,
+    held_mem: usize,
+    /// Records pushed.
+    pub pushed: u64,
+}
+
+impl<T: Record> Runs<T> {
+    pub fn new(kind: &'static str) -> Runs<T> {
+        Runs {
+            kind,
+            files: Vec::new(),
+            held: Vec::new(),
+            held_mem: 0,
+            pushed: 0,
+        }
+    }
+
+    pub fn push(&mut self, r: T) {
+        self.held_mem = self.held_mem.saturating_add(r.mem());
+        self.pushed = self.pushed.saturating_add(1);
+        self.held.push(r);
+    }
+
+    /// Bytes the held records take (their slots in the vector included).
+    pub fn mem(&self) -> usize {
+        self.held_mem.saturating_add(
+            self.held
+                .capacity()
+                .saturating_sub(self.held.len())
+                .saturating_mul(std::mem::size_of::<T>()),
+        )
+    }
+
+    /// Sort the held records, write them as a run and free them.
+    pub fn spill(&mut self, dir: &mut SpillDir) -> Result<()> {
+        if self.held.is_empty() {
+            return Ok(());
+        }
+        let mut held = std::mem::take(&mut self.held);
+        self.held_mem = 0;
+        T::sort(&mut held);
+        let path = dir.write_run(self.kind, dedup(held.into_iter().map(Ok)))?;
+        self.files.push(path);
+        Ok(())
+    }
+
+    /// Runs on disk.
+    pub fn spilled_runs(&self) -> usize {
+        self.files.len()
+    }
+
+    /// The whole kind as one sorted, deduplicated stream: the runs merged (first [`FAN_IN`] at a time while
+    /// there are more), then the held records as the last run. Intermediate merges write to `dir`.
+    pub fn into_stream(mut self, dir: &mut SpillDir) -> Result<Merge<T>> {
+        while self.files.len() > FAN_IN {
+            let mut next = Vec::new();
+            let files = std::mem::take(&mut self.files);
+            for group in files.chunks(FAN_IN) {
+                if let [one] = group {
+                    next.push(one.clone());
+                    continue;
+                }
+                let m = Merge::<T>::open(group, Vec::new())?;
+                let path = dir.write_run(self.kind, m)?;
+                for f in group {
+                    let _ = std::fs::remove_file(f);
+                }
+                next.push(path);
+            }
+            self.files = next;
+        }
+        let mut held = std::mem::take(&mut self.held);
+        T::sort(&mut held);
+        Merge::open(&self.files, held)
+    }
+}
+
+/// Drop the records equal (by [`Record::same`]) to the one before them.
+fn dedup<T: Record>(it: impl Iterator<Item = Result<T>>) -> impl Iterator<Item = Result<T>> {
+    let mut it = it.peekable();
+    std::iter::from_fn(move || {
+        let cur = match it.next()? {
+            Ok(c) => c,
+            Err(e) => return Some(Err(e)),
+        };
+        while let Some(Ok(n)) = it.peek() {
+            if T::same(&cur, n) {
+                it.next();
+            } else {
+                break;
+            }
+        }
+        Some(Ok(cur))
+    })
+}
+
+struct Head<T> {
+    rec: T,
+    src: usize,
+}
+
+impl<T: Record> PartialEq for Head<T> {
+    fn eq(&self, o: &Self) -> bool {
+        self.cmp(o) == Ordering::Equal
+    }
+}
+impl<T: Record> Eq for Head<T> {}
+impl<T: Record> PartialOrd for Head<T> {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl<T: Record> Ord for Head<T> {
+    /// Reversed (the heap pops its largest): smallest record first, ties by source (input order).
+    fn cmp(&self, o: &Self) -> Ordering {
+        T::order(&o.rec, &self.rec).then(o.src.cmp(&self.src))
+    }
+}
+
+enum Source<T> {
+    File(BufReader<std::fs::File>, PathBuf),
+    Held(std::vec::IntoIter<T>),
+}
+
+/// A k-way merge of sorted runs into one sorted stream without duplicates (the first of equal records, in
+/// source order, is kept). Yields `Err` when a run cannot be read.
+pub struct Merge<T> {
+    sources: Vec<Source<T>>,
+    heap: BinaryHeap<Head<T>>,
+    scratch: Vec<u8>,
+    last: Option<T>,
+    started: bool,
+    failed: bool,
+    /// Records dropped as duplicates (within the merge; runs were deduplicated when written).
+    pub dropped: u64,
+}
+
+impl<T: Record> Merge<T> {
+    fn open(files: &[PathBuf], held: Vec<T>) -> Result<Merge<T>> {
+        let mut sources = Vec::new();
+        for f in files {
+            let file = std::fs::File::open(f).at(f)?;
+            sources.push(Source::File(
+                BufReader::with_capacity(READ_BUF, file),
+                f.clone(),
+            ));
+        }
+        sources.push(Source::Held(held.into_iter()));
+        Ok(Merge {
+            sources,
+            heap: BinaryHeap::new(),
+            scratch: Vec::new(),
+            last: None,
+            started: false,
+            failed: false,
+            dropped: 0,
+        })
+    }
+
+    /// The source number of the record most recently returned (for callers that merge two kinds).
+    fn pull(&mut self, src: usize) -> Result<()> {
+        let rec = match self.sources.get_mut(src) {
+            Some(Source::File(r, path)) => T::read(r, &mut self.scratch).at(&*path)?,
+            Some(Source::Held(it)) => it.next(),
+            None => None,
+        };
+        if let Some(rec) = rec {
+            self.heap.push(Head { rec, src });
+        }
+        Ok(())
+    }
+
+    fn next_raw(&mut self) -> Result<Option<Head<T>>> {
+        if !self.started {
+            self.started = true;
+            for s in 0..self.sources.len() {
+                self.pull(s)?;
+            }
+        }
+        let Some(h) = self.heap.pop() else {
+            return Ok(None);
+        };
+        self.pull(h.src)?;
+        Ok(Some(h))
+    }
+
+    fn next_rec(&mut self) -> Result<Option<T>> {
+        loop {
+            let Some(h) = self.next_raw()? else {
+                return Ok(self.last.take());
+            };
+            match self.last.take() {
+                None => self.last = Some(h.rec),
+                Some(prev) if T::same(&prev, &h.rec) => {
+                    self.dropped = self.dropped.saturating_add(1);
+                    self.last = Some(prev);
+                }
+                Some(prev) => {
+                    self.last = Some(h.rec);
+                    return Ok(Some(prev));
+                }
+            }
+        }
+    }
+}
+
+impl<T: Record> Iterator for Merge<T> {
+    type Item = Result<T>;
+    fn next(&mut self) -> Option<Result<T>> {
+        if self.failed {
+            return None;
+        }
+        match self.next_rec() {
+            Ok(r) => r.map(Ok),
+            Err(e) => {
+                self.failed = true;
+                Some(Err(e))
+            }
+        }
+    }
+}
+
+/// Hand the allocator's free pages back to the system (glibc: `malloc_trim(0)`, every arena; elsewhere
+/// nothing). Called after a spill and when a writer is finished: the records freed there were allocated by the
+/// reading threads, in their own glibc arenas, which the writers (on the stage's thread, in the main arena)
+/// would not reuse, so without it the peak RSS would hold both. Takes a few milliseconds.
+pub fn release_free_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only returns free memory to the system; it does not touch live allocations.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
+/// `--memory-limit SIZE`: bytes with an optional suffix K, M, G or T (powers of 1024; `64M`, `8G`, `1.5G`),
+/// `auto` (see [`auto_limit`]) or `none` (no limit: `None`). Below [`MIN_LIMIT`]: exit code 2 naming it.
+pub fn parse_limit(s: &str) -> Result<Option<u64>> {
+    let t = s.trim();
+    if t.eq_ignore_ascii_case("none") {
+        return Ok(None);
+    }
+    if t.eq_ignore_ascii_case("auto") {
+        return Ok(Some(auto_limit()));
+    }
+    parse_size(t).map(Some)
+}
+
+/// A size (see [`parse_limit`]), at least [`MIN_LIMIT`].
+pub fn parse_size(s: &str) -> Result<u64> {
+    let t = s.trim();
+    let bad = || {
+        Error::Config(format!(
+            "--memory-limit `{s}`: expected a size such as 64M, 8G or 1.5G (K, M, G, T: powers of 1024), `auto` or \
+             `none`"
+        ))
+    };
+    let (num, mul) = match t.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => {
+            let mul: u64 = match c.to_ascii_uppercase() {
+                'K' => 1 << 10,
+                'M' => 1 << 20,
+                'G' => 1 << 30,
+                'T' => 1 << 40,
+                'B' => 1,
+                _ => return Err(bad()),
+            };
+            (t.get(..i).unwrap_or(""), mul)
+        }
+        _ => (t, 1),
+    };
+    let x: f64 = num.trim().parse().map_err(|_| bad())?;
+    if !x.is_finite() || x < 0.0 {
+        return Err(bad());
+    }
+    let bytes = x * mul as f64;
+    if bytes >= u64::MAX as f64 {
+        return Err(bad());
+    }
+    let bytes = bytes as u64;
+    if bytes < MIN_LIMIT {
+        return Err(Error::Config(format!(
+            "--memory-limit {s}: below the smallest workable limit, {} MiB (the merge's read buffers, {} KiB, \
+             plus room for the records); use at least {}M",
+            MIN_LIMIT >> 20,
+            MERGE_RESERVE >> 10,
+            MIN_LIMIT >> 20
+        )));
+    }
+    Ok(bytes)
+}
+
+/// The default limit (`auto`): half of the memory this process may use — the machine's `MemTotal`, or the
+/// cgroup's `memory.max` when that is lower (a container, a Slurm job) — at least [`MIN_LIMIT`]. Half, because
+/// the rest of the peak (reading buffers, parsed chunks in flight, Parquet writers) and the page cache need
+/// room too.
+pub fn auto_limit() -> u64 {
+    let total = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| {
+            m.lines()
+                .find_map(|l| l.strip_prefix("MemTotal:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        })
+        .map(|kb| kb.saturating_mul(1024));
+    let cgroup = std::fs::read_to_string("/sys/fs/cgroup/memory.max")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    let avail = match (total, cgroup) {
+        (Some(t), Some(c)) => t.min(c),
+        (Some(t), None) => t,
+        (None, Some(c)) => c,
+        (None, None) => 8 << 30,
+    };
+    (avail / 2).max(MIN_LIMIT)
+}
+
+#[cfg(test)]
+#[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
+mod tests {
+    use super::*;
+    use crate::core::ids::{EntityId, Qid};
+
+    fn cand(s: u64, p: u32, o: u64, id: &str) -> Cand {
+        Cand {
+            s,
+            o,
+            p,
+            rank: Rank::Normal,
+            id: StmtId::encode(s, (!id.is_empty()).then_some(id)),
+        }
+    }
+
+    #[test]
+    fn sizes_parse_in_powers_of_1024() {
+        assert_eq!(parse_size("64M").unwrap(), 64 << 20);
+        assert_eq!(parse_size("8g").unwrap(), 8 << 30);
+        assert_eq!(parse_size("1.5G").unwrap(), 3 << 29);
+        assert_eq!(parse_size("4194304").unwrap(), 4 << 20);
+        assert_eq!(parse_size("4096K").unwrap(), 4 << 20);
+        assert!(parse_limit("auto").unwrap().unwrap() >= MIN_LIMIT);
+        assert_eq!(parse_limit("none").unwrap(), None);
+        assert_eq!(parse_limit("64M").unwrap(), Some(64 << 20));
+        for bad in ["", "x", "-1G", "1Q", "nanM", "1e30T"] {
+            let e = parse_size(bad).unwrap_err();
+            assert_eq!(e.exit_code(), 2, "{bad}");
+        }
+        let e = parse_size("1M").unwrap_err().to_string();
+        assert!(e.contains("at least 4M"), "{e}");
+    }
+
+    #[test]
+    fn candidates_round_trip_through_a_run() {
+        let recs = vec![
+            cand(1, 2, 3, "Q1$8AB2F3F8-6C97-4B66-8AD4-0123456789AB"),
+            cand(1, 2, 4, "weird id"),
+            cand(u64::MAX, u32::MAX, u64::MAX, ""),
+            Cand {
+                rank: Rank::Deprecated,
+                ..cand(5, 6, 7, "q5$8ab2f3f8-6c97-4b66-8ad4-0123456789ab")
+            },
+            Cand {
+                rank: Rank::Preferred,
+                ..cand(5, 6, 7, "")
+            },
+        ];
+        let mut buf = Vec::new();
+        for r in &recs {
+            r.write(&mut buf).unwrap();
+        }
+        let mut rd = &buf[..];
+        let mut scratch = Vec::new();
+        let mut back = Vec::new();
+        while let Some(r) = Cand::read(&mut rd, &mut scratch).unwrap() {
+            back.push(r);
+        }
+        assert_eq!(back, recs);
+    }
+
+    fn entity(q: u64, tag: &str) -> EntityRecord {
+        EntityRecord {
+            id: EntityId::Item(Qid(q)),
+            labels: vec![crate::core::records::Label {
+                text: tag.into(),
+                from_mul: false,
+            }],
+            descriptions: vec![Some("line\nbreak".into())],
+            sitelinks: 1,
+            lastrevid: Some(q),
+            modified: None,
+        }
+    }
+
+    /// Push `recs` with a spill every `every` records (0: never); the merged stream.
+    fn through<T: Record + Clone>(recs: &[T], every: usize) -> (Vec<T>, usize) {
+        let base = tempfile::tempdir().unwrap();
+        let mut dir = SpillDir::new(base.path());
+        let mut runs = Runs::new("t");
+        for (i, r) in recs.iter().enumerate() {
+            runs.push(r.clone());
+            if every > 0 && (i + 1) % every == 0 {
+                runs.spill(&mut dir).unwrap();
+            }
+        }
+        let n = runs.spilled_runs();
+        let m = runs.into_stream(&mut dir).unwrap();
+        let out: Vec<T> = m.collect::<Result<_>>().unwrap();
+        let spill_path = dir.path().map(Path::to_path_buf);
+        drop(dir);
+        if let Some(p) = spill_path {
+            assert!(!p.exists(), "spill folder removed");
+        }
+        (out, n)
+    }
+
+    #[test]
+    fn entities_keep_the_first_of_an_id_in_input_order_across_runs() {
+        let recs: Vec<EntityRecord> = [(3, "a"), (1, "b"), (3, "c"), (2, "d"), (1, "e"), (3, "f")]
+            .iter()
+            .map(|&(q, t)| entity(q, t))
+            .collect();
+        for every in [0, 1, 2, 4] {
+            let (out, _) = through(&recs, every);
+            let got: Vec<(u64, &str)> = out
+                .iter()
+                .map(|e| match e.id {
+                    EntityId::Item(q) => (q.0, e.labels[0].text.as_str()),
+                    EntityId::Property(_) => unreachable!(),
+                })
+                .collect();
+            assert_eq!(got, [(1, "b"), (2, "d"), (3, "a")], "every {every}");
+            assert_eq!(out[0].descriptions[0].as_deref(), Some("line\nbreak"));
+        }
+    }
+
+    proptest::proptest! {
+        /// Oracle: sort and dedup of the whole input in memory, whatever the spills and intermediate merges.
+        #[test]
+        fn the_merged_stream_is_the_sorted_deduplicated_input(
+            raw in proptest::collection::vec((0u64..40, 0u32..3, 0u64..5, 0u8..3, 0u8..4), 0..400),
+            every in 0usize..50,
+        ) {
+            let recs: Vec<Cand> = raw.iter().map(|&(s, p, o, rank, id)| Cand {
+                rank: [Rank::Deprecated, Rank::Normal, Rank::Preferred][rank as usize],
+                ..cand(s, p, o, match id {
+                    0 => "",
+                    1 => "other",
+                    2 => "Q0$8AB2F3F8-6C97-4B66-8AD4-0123456789AB",
+                    _ => "zz",
+                })
+            }).collect();
+            let mut want = recs.clone();
+            want.sort_unstable_by(Cand::cmp_as_triple);
+            want.dedup();
+            let (got, runs) = through(&recs, every);
+            proptest::prop_assert_eq!(got, want);
+            if let Some(n) = recs.len().checked_div(every) {
+                proptest::prop_assert_eq!(runs, n);
+            }
+        }
+    }
+}

@@ -1,0 +1,14 @@
+//! The pipeline's stages, each one folder: [`extract`] (dump → Parquet), [`embed`] (graph → walks → train),
+//! [`distort`], [`export`] (with its report), [`translate`]; the contract they all implement ([`contract`]:
+//! the `Stage` trait and the context that runs it), the one command-line path ([`cli`]), and [`pipeline`],
+//! `sword run`, a loop over the stages.
+
+pub mod cli;
+pub mod contract;
+pub mod distort;
+pub mod embed;
+pub mod export;
+pub mod extract;
+pub mod pipeline;
+pub mod revalidate;
+pub mod translate;

@@ -1,0 +1,454 @@
+//! `sword run`: every stage in one process, crash-safe and incremental.
+//!
+//! The run directory is locked (`store::DirLock`) for the whole run, and each stage takes the same lock
+//! (shared within the process), as it does when run alone; temporary files left by a killed run are removed
+//! by the stage that writes there next, once its input is accepted; a stage whose manifest still matches its inputs, outputs and config
+//! (`store::is_fresh`) is skipped, so a rerun after `kill -9` redoes only the interrupted stage and later
+//! ones. Since every stage is deterministic for its config and seed, the final artifacts are byte-identical
+//! to an uninterrupted run (skip-gram training is exactly reproducible at one thread; see `train`).
+//!
+//! `sword run` is a loop over [`PIPELINE`]: each stage gets the command line `sword <stage>` would get in the
+//! Makefile (`--out`, its `<config-dir>/<stage>.toml`, `--force`, and those of `--dump`, `--seed` and
+//! `--memory-limit` it has: [`cli::command_line`]), parsed by the same code, and runs through the stage
+//! contract ([`execute`]), which also checks its settings. A stage that fails (a full disk, say) leaves none
+//! of the files it wrote this time behind, so the run directory holds only outputs their manifests vouch for,
+//! and a rerun with space completes byte-identically.
+//!
+//! The nightly asks `sword run --promotion-check LATEST` whether a finished run may replace the published one
+//! ([`promotion_check`]): only a complete run whose counts are not far below the published run's (exit code 7
+//! otherwise).
+
+use super::cli::{self, StageCli};
+use super::contract::{execute, producers, Stage};
+use super::distort::DistortStage;
+use super::embed::graph::GraphStage;
+use super::embed::train::TrainStage;
+use super::embed::walks::WalksStage;
+use super::export::ExportStage;
+use super::extract::ExtractStage;
+use crate::core::config;
+use crate::core::error::{Error, Result};
+use crate::core::progress;
+use crate::store::layout;
+use crate::store::{self, DirLock, Manifest};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// One stage as `sword run` runs it: the object-safe face of a [`Stage`].
+pub trait Step: Sync {
+    /// The stage's name.
+    fn name(&self) -> &'static str;
+    /// The stages whose artifacts it reads (with its default settings), in the order it names them.
+    fn needs(&self) -> Vec<&'static str>;
+    /// Run it in `plan`'s run folder, unless its outputs are fresh for its settings and inputs.
+    fn run_in(&self, plan: &Plan) -> Result<StageReport>;
+}
+
+impl<S: Stage + Default> Step for S {
+    fn name(&self) -> &'static str {
+        S::NAME
+    }
+
+    fn needs(&self) -> Vec<&'static str> {
+        producers(&self.inputs(&S::Settings::default(), &S::Args::default()))
+    }
+
+    fn run_in(&self, plan: &Plan) -> Result<StageReport> {
+        let config = config::stage_file(plan.config_dir.as_deref(), S::NAME);
+        let argv =
+            cli::command_line::<S>(&plan.dir, config.as_deref(), plan.force, &plan.forwarded);
+        let cli = StageCli::<S>::parse(&argv)?;
+        let settings = cli.settings()?;
+        let identity = self.identity(&settings, &cli.args);
+        let t = Instant::now();
+        let report = |status: &str, seconds: f64| StageReport {
+            stage: S::NAME.to_string(),
+            status: status.to_string(),
+            seconds,
+        };
+        if !plan.force && store::is_fresh(&plan.dir, S::NAME, &identity) {
+            progress::log(format!("[run] {}: fresh, skipped", S::NAME));
+            return Ok(report("fresh", 0.0));
+        }
+        progress::log(format!("[run] {}: running", S::NAME));
+        execute(self, &cli.out, &settings, &cli.args, cli.force)?;
+        store::crash_point(&format!("after-stage:{}", S::NAME));
+        Ok(report("ran", t.elapsed().as_secs_f64()))
+    }
+}
+
+/// The stages `sword run` chains, in order (the Makefile's `STAGES` says the same; a test checks it).
+pub const PIPELINE: [&dyn Step; 6] = [
+    &ExtractStage,
+    &GraphStage,
+    &WalksStage,
+    &TrainStage,
+    &DistortStage,
+    &ExportStage,
+];
+
+/// The names of [`PIPELINE`]'s stages, in order.
+pub fn stage_names() -> Vec<&'static str> {
+    PIPELINE.iter().map(|s| s.name()).collect()
+}
+
+/// What every stage of one `sword run` shares.
+pub struct Plan {
+    /// The run folder.
+    pub dir: PathBuf,
+    /// `--config-dir`: `<stage>.toml` files.
+    pub config_dir: Option<PathBuf>,
+    /// `--force`.
+    pub force: bool,
+    /// Flags handed to every stage that has them: (flag without `--`, value).
+    pub forwarded: Vec<(&'static str, OsString)>,
+}
+
+/// Command-line arguments of `sword run`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Dump to read (.json, .json.gz, .json.bz2, .json.zst, or `-` for stdin). Default: the embedded
+    /// synthetic dump, generated into `<out>/input/` (seeded by `--seed`).
+    #[arg(long)]
+    pub dump: Option<PathBuf>,
+    /// Run directory: every artifact and manifest goes here.
+    #[arg(long, default_value = "data/out/demo")]
+    pub out: PathBuf,
+    /// Seed for every random choice (synthetic dump, walks, training, sampling); overrides the seeds of the
+    /// config files, so one number reproduces a whole run.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    /// Directory of per-stage TOML configs (`extract.toml`, `graph.toml`, ...); missing files mean defaults.
+    #[arg(long)]
+    pub config_dir: Option<PathBuf>,
+    /// Rerun every stage even when its outputs are fresh, and accept inputs whose manifests disagree.
+    #[arg(long)]
+    pub force: bool,
+    /// Memory for extract's join state (extract's `--memory-limit`: `8G`, `auto`, `none`; default: extract.toml's
+    /// `memory_limit`, else `auto`). Past it extract spills sorted runs into `--out`; the outputs do not change.
+    #[arg(long, value_name = "SIZE")]
+    pub memory_limit: Option<String>,
+    /// Stop after this stage.
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(stage_names()))]
+    pub until: Option<String>,
+    /// Only print the summary of the manifests already in `--out` (no stage runs).
+    #[arg(long)]
+    pub summary_only: bool,
+    /// Only check whether the finished run in `--out` may replace the published run LATEST (the nightly's
+    /// `OUT/latest`): every stage done, the run complete, and its counts at least `--min-ratio` of LATEST's.
+    /// Prints the verdict; exit code 7 when the run must not be promoted (no stage runs).
+    #[arg(long, value_name = "LATEST")]
+    pub promotion_check: Option<PathBuf>,
+    /// Sanity bound of `--promotion-check`: labelled entities, final triples and exported rows must each be at
+    /// least this share of the published run's.
+    #[arg(long, default_value_t = 0.5, value_name = "RATIO")]
+    pub min_ratio: f64,
+}
+
+/// The counts [`promotion_check`] compares: (stage, count, what it is).
+pub const PROMOTION_COUNTS: &[(&str, &str, &str)] = &[
+    (layout::EXTRACT, "labelled_entities", "labelled entities"),
+    (layout::EXTRACT, "triples", "final triples"),
+    (layout::EXPORT, "rows", "exported statements"),
+];
+
+/// May the finished run in `run` replace the published run `latest` (a path, usually the nightly's symlink)?
+///
+/// `Ok(verdict)` when every stage's manifest is there, none says `"complete": false`, and each of
+/// [`PROMOTION_COUNTS`] is at least `min_ratio` × the published run's (no published run, a dangling `latest`
+/// or `latest` being this run: nothing to compare). Otherwise [`Error::NotPromoted`] (exit code 7) saying why.
+pub fn promotion_check(run: &Path, latest: &Path, min_ratio: f64) -> Result<String> {
+    if !min_ratio.is_finite() || min_ratio < 0.0 {
+        return Err(Error::Config(format!(
+            "--min-ratio {min_ratio}: expected a share ≥ 0 (e.g. 0.5)"
+        )));
+    }
+    let refuse = |what: String| Error::NotPromoted {
+        path: run.to_path_buf(),
+        what,
+    };
+    for stage in stage_names() {
+        let p = Manifest::path_in(run, stage);
+        if !p.exists() {
+            return Err(refuse(format!(
+                "stage {stage} has not finished ({} is missing)",
+                p.display()
+            )));
+        }
+        let m = Manifest::read(&p)?;
+        if !m.complete {
+            return Err(refuse(format!(
+                "it is incomplete ({} says \"complete\": false: the dump ends early and extract kept what it \
+                 could with --allow-truncated)",
+                p.display()
+            )));
+        }
+    }
+    let same = match (run.canonicalize(), latest.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    };
+    if same {
+        return Ok(format!("{} is already the published run", run.display()));
+    }
+    if !latest.exists() {
+        return Ok(format!(
+            "no published run at {} to compare with: {} is complete",
+            latest.display(),
+            run.display()
+        ));
+    }
+    let count = |dir: &Path, stage: &str, k: &str| -> Option<u64> {
+        Manifest::read(&Manifest::path_in(dir, stage))
+            .ok()
+            .and_then(|m| m.counts.get(k).copied())
+    };
+    let mut lines = Vec::new();
+    let mut low = Vec::new();
+    for (stage, k, what) in PROMOTION_COUNTS {
+        let new = count(run, stage, k).unwrap_or(0);
+        match count(latest, stage, k) {
+            Some(old) if (new as f64) < min_ratio * old as f64 => low.push(format!(
+                "{what} {new} < {min_ratio} × {old} of the published run"
+            )),
+            Some(old) => lines.push(format!("{what} {new} (published run: {old})")),
+            None => lines.push(format!("{what} {new} (published run: unknown)")),
+        }
+    }
+    if !low.is_empty() {
+        return Err(refuse(format!(
+            "its counts fall below the sanity bound against the published run {}: {}. Check the dump; \
+             FORCE=1 promotes it anyway",
+            latest.display(),
+            low.join("; ")
+        )));
+    }
+    Ok(format!(
+        "{} may replace {}: complete; {}",
+        run.display(),
+        latest.display(),
+        lines.join(", ")
+    ))
+}
+
+/// What happened to one stage in a run.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct StageReport {
+    pub stage: String,
+    /// `ran` or `fresh` (skipped because its outputs still match).
+    pub status: String,
+    pub seconds: f64,
+}
+
+/// One line per stage manifest found in `dir`: counts, timings and throughput, for logs and the nightly summary.
+pub fn summarize(dir: &Path) -> Result<String> {
+    let mut out = String::new();
+    out.push_str(&format!("sword run summary for {}\n", dir.display()));
+    let mut any = false;
+    for stage in stage_names() {
+        let path = Manifest::path_in(dir, stage);
+        if !path.exists() {
+            out.push_str(&format!("  {stage:<8} (not run)\n"));
+            continue;
+        }
+        any = true;
+        let m = Manifest::read(&path)?;
+        let secs: f64 = m
+            .timings
+            .get("total")
+            .copied()
+            .unwrap_or_else(|| m.timings.values().sum());
+        let in_bytes: u64 = m.inputs.iter().map(|i| i.size).sum();
+        let out_bytes: u64 = m.outputs.iter().map(|o| o.size).sum();
+        let counts: Vec<String> = m
+            .counts
+            .iter()
+            .take(6)
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        let rejects: u64 = m.rejects.values().sum();
+        out.push_str(&format!(
+            "  {stage:<8} {secs:>8.2} s  in {:>9.1} MB ({:>7.1} MB/s)  out {:>8.1} MB  rejects {rejects}  {}\n",
+            in_bytes as f64 / 1e6,
+            if secs > 0.0 { in_bytes as f64 / 1e6 / secs } else { 0.0 },
+            out_bytes as f64 / 1e6,
+            counts.join(" ")
+        ));
+    }
+    if !any {
+        return Err(Error::bad_input(dir, "no stage manifests here"));
+    }
+    Ok(out)
+}
+
+/// Lock the run directory for the whole run (exit code 6 if another process holds it; exit 4 at once if it
+/// cannot be written into). The stages take the same lock again, which this process already holds, and each
+/// clears what a killed run left behind once it has accepted its input (see [`store::DirLock::stage`]).
+pub fn prepare(dir: &Path) -> Result<DirLock> {
+    DirLock::acquire(dir)
+}
+
+/// Name of the embedded default dump inside the run directory.
+pub const DEFAULT_DUMP: &str = "input/wikidata-synth-all.json.gz";
+
+/// The embedded default dump in `dir` (a small synthetic dump in the real, Wikimedia multi-member gzip
+/// layout, seeded by `seed`), generated unless it is there for the same settings.
+fn default_dump(dir: &Path, seed: u64) -> Result<PathBuf> {
+    let path = dir.join(DEFAULT_DUMP);
+    let mut cfg = crate::synth::default_config();
+    cfg.seed = seed;
+    let truth_path = dir.join("input/synth.manifest.json");
+    let want = serde_json::to_value(&cfg).map_err(|e| Error::internal(e.to_string()))?;
+    let fresh = path.exists() && Manifest::read(&truth_path).is_ok_and(|m| m.config == want);
+    if !fresh {
+        progress::log(format!(
+            "[run] generating the embedded default dump ({} entities) into {}",
+            cfg.entities,
+            path.display()
+        ));
+        store::ensure_dir(&dir.join("input"))?;
+        crate::synth::write_file(&cfg, &path)?;
+        let mut m = Manifest::new("synth");
+        m.config = want;
+        m.seed = Some(cfg.seed);
+        m.add_outputs(&dir.join("input"), &["wikidata-synth-all.json.gz"])?;
+        m.write(&dir.join("input"))?;
+    }
+    Ok(path)
+}
+
+/// Run every stage of [`PIPELINE`] (up to `until`) in `args.out`, skipping fresh ones. Returns the per-stage
+/// reports.
+pub fn run(args: &Args) -> Result<Vec<StageReport>> {
+    let dir = args.out.as_path();
+    let _lock = prepare(dir)?;
+    let dump = match &args.dump {
+        Some(p) => p.clone(),
+        None => default_dump(dir, args.seed)?,
+    };
+    let mut forwarded = vec![
+        ("dump", dump.into_os_string()),
+        ("seed", args.seed.to_string().into()),
+    ];
+    if let Some(m) = &args.memory_limit {
+        forwarded.push(("memory-limit", m.into()));
+    }
+    let plan = Plan {
+        dir: dir.to_path_buf(),
+        config_dir: args.config_dir.clone(),
+        force: args.force,
+        forwarded,
+    };
+    let t = Instant::now();
+    let mut reports = Vec::new();
+    for step in PIPELINE {
+        reports.push(step.run_in(&plan)?);
+        if args.until.as_deref() == Some(step.name()) {
+            break;
+        }
+    }
+    progress::log(format!("[run] done in {:.1} s", t.elapsed().as_secs_f64()));
+    Ok(reports)
+}
+
+/// Entry point of `sword run`.
+pub fn cli(args: Args) -> Result<()> {
+    if let Some(latest) = &args.promotion_check {
+        println!("{}", promotion_check(&args.out, latest, args.min_ratio)?);
+        return Ok(());
+    }
+    if args.summary_only {
+        print!("{}", summarize(&args.out)?);
+        return Ok(());
+    }
+    let reports = run(&args)?;
+    let summary = summarize(&args.out)?;
+    let json = serde_json::to_vec_pretty(&serde_json::json!({
+        "stages": reports,
+        "summary": summary,
+    }))
+    .expect("summary serialises");
+    store::write_atomic(args.out.join("run.summary.json"), |w| {
+        std::io::Write::write_all(w, &json)
+    })?;
+    progress::log(summary);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::core::config;
+    use crate::stages::embed::{graph, train, walks};
+    use crate::stages::{distort, export, extract};
+    use crate::store::Manifest;
+    use std::path::Path;
+
+    /// A finished run in `dir`: every stage's manifest, with the compared counts.
+    fn fake_run(dir: &Path, entities: u64, triples: u64, rows: u64, complete: bool) {
+        std::fs::create_dir_all(dir).unwrap();
+        for stage in super::stage_names() {
+            let mut m = Manifest::new(stage);
+            m.complete = complete || stage != "extract";
+            m.counts.insert("labelled_entities".into(), entities);
+            m.counts.insert("triples".into(), triples);
+            m.counts.insert("rows".into(), rows);
+            m.write(dir).unwrap();
+        }
+    }
+
+    #[test]
+    fn promotion_needs_a_complete_run_not_far_below_the_published_one() {
+        let t = tempfile::tempdir().unwrap();
+        let (old, new, low, part) = (
+            t.path().join("old"),
+            t.path().join("new"),
+            t.path().join("low"),
+            t.path().join("part"),
+        );
+        fake_run(&old, 1000, 500, 2500, true);
+        fake_run(&new, 600, 260, 2400, true);
+        fake_run(&low, 1000, 200, 2500, true);
+        fake_run(&part, 1000, 500, 2500, false);
+        let check = |run: &Path, latest: &Path, r: f64| super::promotion_check(run, latest, r);
+        assert!(check(&new, &old, 0.5).is_ok());
+        // No published run yet, or the published run itself: nothing to compare.
+        assert!(check(&new, &t.path().join("nowhere"), 0.5).is_ok());
+        assert!(check(&old, &old, 0.5).unwrap().contains("already"));
+        let e = check(&low, &old, 0.5).unwrap_err();
+        assert_eq!(e.exit_code(), 7);
+        assert!(
+            e.to_string().contains("final triples 200 < 0.5 × 500"),
+            "{e}"
+        );
+        assert!(check(&low, &old, 0.4).is_ok());
+        let e = check(&part, &old, 0.5).unwrap_err();
+        assert!(e.to_string().contains("incomplete"), "{e}");
+        // A stage missing: not finished.
+        std::fs::remove_file(Manifest::path_in(&new, "export")).unwrap();
+        assert!(check(&new, &old, 0.5)
+            .unwrap_err()
+            .to_string()
+            .contains("export"));
+        assert_eq!(check(&old, &old, -1.0).unwrap_err().exit_code(), 2);
+    }
+
+    /// The committed pipeline/*.toml files parse into the stage configs (which reject unknown keys), and
+    /// say the same as the built-in defaults, so the Makefile and `sword run` without configs agree.
+    #[test]
+    fn committed_stage_configs_parse_and_match_defaults() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("pipeline");
+        let f = |s: &str| config::stage_file(Some(&dir), s).expect("config file present");
+        let e: extract::Config = config::load_stage(Some(&f("extract")), "extract").unwrap();
+        assert_eq!(e, extract::Config::default());
+        let _: graph::GraphConfig = config::load(Some(&f("graph"))).unwrap();
+        let w: walks::WalkConfig = config::load(Some(&f("walks"))).unwrap();
+        assert_eq!((w.p, w.q, w.length, w.walks_per_node), (1.0, 1.0, 10, 10));
+        let t: train::TrainConfig = config::load(Some(&f("train"))).unwrap();
+        assert_eq!(t, train::TrainConfig::default());
+        let d: distort::DistortConfig = config::load(Some(&f("distort"))).unwrap();
+        assert_eq!(d.samples, 500);
+        let x: export::ExportConfig = config::load(Some(&f("export"))).unwrap();
+        assert_eq!(x.model, export::ExportConfig::default().model);
+    }
+}

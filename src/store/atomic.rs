@@ -1,0 +1,231 @@
+//! Atomic files: every file a stage produces is written to a temporary file in the same directory (an
+//! unguessable, marked name made with `O_EXCL | O_NOFOLLOW`, see [`super::files`]), flushed, fsynced and
+//! renamed over its final name, so a reader never sees half a file and a crash (even `kill -9`) leaves at most
+//! a stray marked temporary file that the next stage writing there removes.
+//!
+//! Inside a run folder locked by a stage ([`super::lock::DirLock::stage`]) each file also tells the lock what
+//! happened (the first temporary file clears stale ones; the first rename removes the stage's old manifest;
+//! every rename is remembered, so that the outputs of a stage that fails can be removed again).
+
+use super::files::{create_temp, forget_temp, remove_all, sync_dir};
+use super::lock::{after_rename, before_create, before_rename};
+use crate::core::error::{Error, IoContext, Result};
+use std::fs::{self, File};
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+/// A file being written atomically: bytes go to a temporary file beside the destination
+/// (`.<name>.<random>.sword.tmp.<pid>`, created with `O_EXCL | O_NOFOLLOW`); `commit` renames it into place.
+/// Dropping without `commit` removes the temporary file.
+///
+/// Inside a directory locked by a stage ([`DirLock::stage`]), the first temporary file of a directory clears
+/// the stale temporary files there ([`clean_stale_temps`]) — by then the stage has accepted its input — and the
+/// first rename removes the stage's old manifest, so a stage whose outputs are half replaced is never taken
+/// as fresh ([`is_fresh`]) nor vouched for ([`check_input`]).
+pub struct AtomicFile {
+    dest: PathBuf,
+    tmp: PathBuf,
+    writer: Option<BufWriter<File>>,
+    /// Renamed into place (else dropping removes the temporary file, a panic inside `commit` included).
+    committed: bool,
+}
+
+impl AtomicFile {
+    /// Start writing `dest`. The parent directory must exist.
+    pub fn create(dest: impl AsRef<Path>) -> Result<AtomicFile> {
+        let dest = dest.as_ref().to_path_buf();
+        let name = dest
+            .file_name()
+            .ok_or_else(|| Error::bad_input(&dest, "output path has no file name"))?
+            .to_string_lossy()
+            .into_owned();
+        let dir = dest.parent().map(Path::to_path_buf).unwrap_or_default();
+        before_create(&dir)?;
+        let (file, tmp) = create_temp(&dir, &name).at(&dest)?;
+        Ok(AtomicFile {
+            dest,
+            tmp,
+            writer: Some(BufWriter::with_capacity(1 << 20, file)),
+            committed: false,
+        })
+    }
+
+    /// The final path.
+    pub fn path(&self) -> &Path {
+        &self.dest
+    }
+
+    /// Flush the buffered bytes and fsync the temporary file, without renaming it: a full disk or a failing
+    /// device shows here, while the destination is untouched. The error names the destination.
+    pub fn sync(&mut self) -> Result<()> {
+        let w = self.writer.as_mut().expect("writer present until commit");
+        w.flush().at(&self.dest)?;
+        w.get_ref().sync_all().at(&self.dest)
+    }
+
+    /// Flush, fsync, rename into place and fsync the directory. On failure (a full disk while flushing) the
+    /// temporary file is removed: nothing of it stays behind.
+    pub fn commit(mut self) -> Result<()> {
+        let w = self.writer.take().expect("writer present until commit");
+        let renamed = (|| {
+            let file = w
+                .into_inner()
+                .map_err(|e| Error::io(&self.dest, e.into_error()))?;
+            file.sync_all().at(&self.dest)?;
+            drop(file);
+            before_rename(&self.dest)?;
+            crash_point(&format!(
+                "before-rename:{}",
+                self.dest.file_name().unwrap_or_default().to_string_lossy()
+            ));
+            fs::rename(&self.tmp, &self.dest).at(&self.dest)
+        })();
+        renamed?;
+        self.committed = true;
+        forget_temp(&self.tmp);
+        after_rename(&self.dest);
+        if let Some(dir) = self.dest.parent() {
+            sync_dir(dir);
+        }
+        Ok(())
+    }
+}
+
+impl Write for AtomicFile {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.writer.as_mut().expect("not committed").write(buf)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.writer.as_mut().expect("not committed").flush()
+    }
+}
+
+impl Drop for AtomicFile {
+    fn drop(&mut self) {
+        if !self.committed {
+            self.writer = None;
+            let _ = fs::remove_file(&self.tmp);
+            forget_temp(&self.tmp);
+        }
+    }
+}
+
+/// Rename several finished files into place (call [`AtomicFile::sync`] on each first, so that a full disk fails
+/// before any rename). If one rename fails, the files already renamed are removed again: all or nothing.
+/// Returns the destinations.
+pub fn commit_all(files: Vec<AtomicFile>) -> Result<Vec<PathBuf>> {
+    let mut done: Vec<PathBuf> = Vec::with_capacity(files.len());
+    let mut files = files.into_iter();
+    while let Some(f) = files.next() {
+        let dest = f.path().to_path_buf();
+        if let Err(e) = f.commit() {
+            remove_all(&done);
+            drop(files);
+            return Err(e);
+        }
+        done.push(dest);
+    }
+    Ok(done)
+}
+
+/// Write `dest` atomically with the bytes `f` produces.
+pub fn write_atomic(
+    dest: impl AsRef<Path>,
+    f: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<()> {
+    let mut file = AtomicFile::create(dest.as_ref())?;
+    f(&mut file).at(dest.as_ref())?;
+    file.commit()
+}
+
+/// Crash-safety testing hook. When the environment variable `SWORD_CRASH_AT` equals `name`, the process
+/// aborts on the spot (no destructors, no cleanup — as `kill -9` would leave it); when `SWORD_PANIC_AT` equals
+/// `name`, it panics there (a bug's panic: destructors run while it unwinds). Points are named
+/// `before-rename:<file>` (inside every atomic write) and `after-stage:<stage>` (in `sword run`).
+pub fn crash_point(name: &str) {
+    if std::env::var_os("SWORD_CRASH_AT").is_some_and(|at| at == name) {
+        eprintln!("sword: SWORD_CRASH_AT={name}: aborting as if killed");
+        std::process::abort();
+    }
+    if std::env::var_os("SWORD_PANIC_AT").is_some_and(|at| at == name) {
+        panic!("SWORD_PANIC_AT={name}: injected panic");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::files::{clean_stale_temps, open_new};
+
+    #[test]
+    fn atomic_write_commits_or_leaves_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let dest = dir.path().join("a.bin");
+        {
+            let mut f = AtomicFile::create(&dest).unwrap();
+            f.write_all(b"partial").unwrap();
+            // dropped without commit
+        }
+        assert!(!dest.exists());
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
+        write_atomic(&dest, |w| w.write_all(b"done")).unwrap();
+        assert_eq!(fs::read(&dest).unwrap(), b"done");
+    }
+    #[test]
+    fn new_files_are_never_opened_through_a_symlink() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim");
+        fs::write(&victim, b"precious").unwrap();
+        let link = dir.path().join(".x.Xk3q9ZbT0a.sword.tmp.1");
+        std::os::unix::fs::symlink(&victim, &link).unwrap();
+        let e = open_new(&link).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::AlreadyExists);
+        let dangling = dir.path().join("dangling");
+        std::os::unix::fs::symlink(dir.path().join("nowhere"), &dangling).unwrap();
+        assert!(open_new(&dangling).is_err());
+        assert!(!dir.path().join("nowhere").exists());
+        assert_eq!(fs::read(&victim).unwrap(), b"precious");
+        // Atomic files are created with the usual permissions (0666 less the umask), not tempfile's 0600.
+        write_atomic(dir.path().join("p.bin"), |w| w.write_all(b"x")).unwrap();
+        let probe = dir.path().join("probe");
+        File::create(&probe).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&dir.path().join("p.bin")), mode(&probe));
+    }
+    #[test]
+    fn stale_temps_of_dead_processes_go_and_live_and_foreign_ones_stay() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let me = std::process::id();
+        // pid 1 is always alive; a pid above the kernel's maximum (4194304) never is.
+        let alive = ".a.bin.Xk3q9ZbT0a.sword.tmp.1";
+        let dead = ".b.bin.Xk3q9ZbT0a.sword.tmp.999999999";
+        let reused = format!(".c.bin.Xk3q9ZbT0a.sword.tmp.{me}");
+        for n in [alive, dead, &reused, ".d.bin.tmp.999999999", "e.bin"] {
+            fs::write(d.join(n), b"x").unwrap();
+        }
+        let victim = d.join("victim");
+        fs::write(&victim, b"precious").unwrap();
+        let link = ".f.bin.Xk3q9ZbT0a.sword.tmp.999999999";
+        std::os::unix::fs::symlink(&victim, d.join(link)).unwrap();
+        fs::create_dir(d.join(".g.bin.Xk3q9ZbT0a.sword.tmp.999999999")).unwrap();
+        // This process's own file in progress, whose pid is ours: live.
+        let mut ours = AtomicFile::create(d.join("h.bin")).unwrap();
+        ours.write_all(b"h").unwrap();
+        assert_eq!(clean_stale_temps(d).unwrap(), 2);
+        assert!(d.join(alive).exists());
+        assert!(!d.join(dead).exists());
+        assert!(!d.join(&reused).exists(), "a pid reused in a container");
+        assert!(d.join(".d.bin.tmp.999999999").exists(), "foreign");
+        assert!(d.join("e.bin").exists());
+        assert!(
+            fs::symlink_metadata(d.join(link)).is_ok(),
+            "not a file of ours"
+        );
+        assert!(d.join(".g.bin.Xk3q9ZbT0a.sword.tmp.999999999").is_dir());
+        assert_eq!(fs::read(&victim).unwrap(), b"precious");
+        ours.commit().unwrap();
+        assert_eq!(fs::read(d.join("h.bin")).unwrap(), b"h");
+    }
+}

@@ -1,0 +1,408 @@
+//! The run folder's lock: every stage that writes into a run folder holds it, so a second writer (another
+//! process, or another thread of this one) is refused at once (exit code 6), and the stage's own writes are
+//! followed: its first temporary file clears stale ones, its first output renamed into place removes its old
+//! manifest, and the outputs it renamed into place are remembered so that they can be removed again when the
+//! stage fails or panics before its new manifest vouches for them.
+
+use super::files::{clean_stale_temps, create_temp, ensure_dir, forget_temp, remove_all, sync_dir};
+use super::layout::{self, LOCK_FILE};
+use crate::core::error::{Error, IoContext, Result};
+use std::collections::BTreeSet;
+use std::fs::{self, File};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+/// A run directory's lock as this process holds it: one `flock` on one open file, shared by every
+/// [`DirLock`] of this process on that directory (a second `flock` through another open file description of
+/// the same file would block against the first), owned by the thread that took it.
+struct Held {
+    /// The run directory, canonical.
+    dir: PathBuf,
+    owner: std::thread::ThreadId,
+    /// Live [`DirLock`] values on it; the lock goes with the last.
+    refs: usize,
+    _file: File,
+    /// The stages running in it, innermost last (`sword run` → extract; `sword embed` → graph, walks, train).
+    frames: Vec<Frame>,
+    /// Directories (canonical) whose stale temporary files were cleared under this lock.
+    cleaned: BTreeSet<PathBuf>,
+}
+
+/// One stage writing into a locked run directory.
+struct Frame {
+    stage: String,
+    /// `<stage>.manifest.json` was removed before the first output was replaced.
+    manifest_removed: bool,
+    /// The stage's new manifest is in place: its outputs are vouched for.
+    finished: bool,
+    /// Outputs renamed into place so far (removed again if the stage panics before its manifest).
+    committed: Vec<PathBuf>,
+}
+
+static HELD: Mutex<Vec<Held>> = Mutex::new(Vec::new());
+
+fn held() -> MutexGuard<'static, Vec<Held>> {
+    HELD.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The canonical form of `dir` (`""` is the current directory), if it exists.
+fn canonical(dir: &Path) -> Option<PathBuf> {
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    fs::canonicalize(dir).ok()
+}
+
+/// The held lock whose run directory is `dir` or contains it (the innermost, if locks nest).
+fn holder_of<'a>(held: &'a mut [Held], dir: &Path) -> Option<&'a mut Held> {
+    held.iter_mut()
+        .filter(|h| dir.starts_with(&h.dir))
+        .max_by_key(|h| h.dir.as_os_str().len())
+}
+
+/// Before the first temporary file in `dir` under a held lock: clear its stale temporary files.
+pub(super) fn before_create(dir: &Path) -> Result<()> {
+    let Some(canon) = canonical(dir) else {
+        return Ok(());
+    };
+    let first = {
+        let mut held = held();
+        match holder_of(&mut held, &canon) {
+            Some(h) => h.cleaned.insert(canon),
+            None => false,
+        }
+    };
+    if first {
+        clean_stale_temps(if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        })?;
+    }
+    Ok(())
+}
+
+/// Is `dest` the manifest of the innermost stage `frame` of the run directory `root`?
+fn is_manifest_of(frame: &Frame, root: &Path, parent: &Path, dest: &Path) -> bool {
+    parent == root
+        && dest
+            .file_name()
+            .is_some_and(|n| *n == *layout::manifest_file(&frame.stage))
+}
+
+/// Before a rename into a locked run directory by a stage: the first output of the stage to be replaced takes
+/// the stage's old manifest with it (removed and the removal made durable first), so that from this moment
+/// until the new manifest is written no manifest vouches for a half-replaced set of outputs.
+pub(super) fn before_rename(dest: &Path) -> Result<()> {
+    let Some(parent) = dest.parent().and_then(canonical) else {
+        return Ok(());
+    };
+    let mut held = held();
+    let Some(h) = holder_of(&mut held, &parent) else {
+        return Ok(());
+    };
+    let root = h.dir.clone();
+    let Some(frame) = h.frames.last_mut() else {
+        return Ok(());
+    };
+    if frame.manifest_removed || is_manifest_of(frame, &root, &parent, dest) {
+        return Ok(());
+    }
+    let old = root.join(layout::manifest_file(&frame.stage));
+    match fs::remove_file(&old) {
+        Ok(()) => sync_dir(&root),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(Error::io(&old, e)),
+    }
+    frame.manifest_removed = true;
+    Ok(())
+}
+
+/// After a rename into a locked run directory by a stage: note the output (or that the stage is finished).
+pub(super) fn after_rename(dest: &Path) {
+    let Some(parent) = dest.parent().and_then(canonical) else {
+        return;
+    };
+    let mut held = held();
+    let Some(h) = holder_of(&mut held, &parent) else {
+        return;
+    };
+    let root = h.dir.clone();
+    if let Some(frame) = h.frames.last_mut() {
+        if is_manifest_of(frame, &root, &parent, dest) {
+            frame.finished = true;
+        } else {
+            frame.committed.push(dest.to_path_buf());
+        }
+    }
+}
+
+/// Open the lock file: created if missing, never through a symlink (`O_NOFOLLOW`), and only a regular file
+/// with one link (a hard link planted there would have the holder's pid written into its other name).
+fn open_lock(path: &Path) -> Result<File> {
+    let mut o = fs::OpenOptions::new();
+    o.read(true).write(true).create(true).truncate(false);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        o.custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK)
+            .mode(0o666);
+    }
+    let refuse = |what: &str| {
+        Error::bad_input(
+            path,
+            format!("{what}; the lock file of a run directory must be a regular file: remove it"),
+        )
+    };
+    let file = match o.open(path) {
+        Ok(f) => f,
+        #[cfg(unix)]
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            return Err(refuse("is a symbolic link"));
+        }
+        Err(e) => return Err(Error::io(path, e)),
+    };
+    let meta = file.metadata().at(path)?;
+    if !meta.is_file() {
+        return Err(refuse("is not a regular file"));
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if meta.nlink() > 1 {
+            return Err(refuse("has other hard links"));
+        }
+    }
+    Ok(file)
+}
+
+/// Fail at once with exit code 4 naming `dir` when no file can be created in it (a read-only mount, a
+/// directory without write permission): the check a stage makes before it reads its input.
+fn check_writable(dir: &Path) -> Result<()> {
+    match create_temp(dir, "sword-write-check") {
+        Ok((file, path)) => {
+            drop(file);
+            forget_temp(&path);
+            let _ = fs::remove_file(&path);
+            Ok(())
+        }
+        Err(e) => Err(Error::io(
+            dir,
+            std::io::Error::new(
+                e.kind(),
+                format!("cannot write into this run directory ({e})"),
+            ),
+        )),
+    }
+}
+
+/// An exclusive lock on a run directory, held for the life of the value: an advisory `flock` on
+/// `<dir>/.sword.lock`, released by the OS even on `kill -9`. Every stage that writes into a run directory
+/// takes it ([`DirLock::stage`]); a second process (another `sword extract`, a `sword run`) is refused at once
+/// with [`Error::Locked`] (exit code 6).
+///
+/// Within one process the lock is taken once and shared: `sword run` holds it, and the stages it runs take it
+/// again from the same thread at no cost. Another thread of the process is refused like another process.
+pub struct DirLock {
+    /// The run directory, canonical (the key of its [`Held`]).
+    dir: PathBuf,
+    path: PathBuf,
+    stage: bool,
+}
+
+impl DirLock {
+    /// Take the lock on `dir` (created if needed) or fail at once: [`Error::Locked`] when another process or
+    /// thread holds it, an I/O error (exit 4) naming `dir` when it cannot be written into.
+    pub fn acquire(dir: &Path) -> Result<DirLock> {
+        DirLock::take(dir, None)
+    }
+
+    /// [`DirLock::acquire`] for the stage `stage`, which then writes into `dir`: its first temporary file in a
+    /// directory clears the stale ones there, its first output renamed into place removes its old manifest,
+    /// and if it panics before writing its new manifest, the outputs it renamed into place are removed again
+    /// while the panic unwinds (a kill leaves them, unvouched: the next stage refuses them and `sword run`
+    /// redoes the stage).
+    pub fn stage(dir: &Path, stage: &str) -> Result<DirLock> {
+        DirLock::take(dir, Some(stage))
+    }
+
+    fn take(dir: &Path, stage: Option<&str>) -> Result<DirLock> {
+        ensure_dir(dir)?;
+        let canon = fs::canonicalize(dir).at(dir)?;
+        let path = dir.join(LOCK_FILE);
+        check_writable(dir)?;
+        let frame = || {
+            stage.map(|s| Frame {
+                stage: s.to_string(),
+                manifest_removed: false,
+                finished: false,
+                committed: Vec::new(),
+            })
+        };
+        let me = std::thread::current().id();
+        let mut held = held();
+        if let Some(h) = held.iter_mut().find(|h| h.dir == canon) {
+            if h.owner != me {
+                return Err(Error::Locked {
+                    path: dir.to_path_buf(),
+                    what: format!(
+                        "held by another thread of this process, pid {}",
+                        std::process::id()
+                    ),
+                });
+            }
+            h.refs += 1;
+            h.frames.extend(frame());
+            return Ok(DirLock {
+                dir: canon,
+                path,
+                stage: stage.is_some(),
+            });
+        }
+        let mut file = open_lock(&path)?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(fs::TryLockError::WouldBlock) => {
+                let mut holder = Vec::new();
+                let _ = (&mut file).take(256).read_to_end(&mut holder);
+                return Err(Error::Locked {
+                    path: dir.to_path_buf(),
+                    what: format!("held by {}", String::from_utf8_lossy(&holder).trim()),
+                });
+            }
+            Err(fs::TryLockError::Error(e)) => return Err(Error::io(&path, e)),
+        }
+        let command: Vec<String> = std::env::args()
+            .take(2)
+            .map(|a| {
+                Path::new(&a)
+                    .file_name()
+                    .map_or(a.clone(), |n| n.to_string_lossy().into_owned())
+            })
+            .collect();
+        file.set_len(0).at(&path)?;
+        writeln!(file, "pid {} ({})", std::process::id(), command.join(" ")).at(&path)?;
+        held.push(Held {
+            dir: canon.clone(),
+            owner: me,
+            refs: 1,
+            _file: file,
+            frames: frame().into_iter().collect(),
+            cleaned: BTreeSet::new(),
+        });
+        Ok(DirLock {
+            dir: canon,
+            path,
+            stage: stage.is_some(),
+        })
+    }
+
+    /// The lock file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// For a stage that failed ([`DirLock::stage`]): remove the outputs it renamed into place since it took
+    /// the lock (no manifest vouches for them: its old one went with the first). Returns how many went.
+    pub fn remove_outputs(&self) -> usize {
+        if !self.stage {
+            return 0;
+        }
+        let committed = {
+            let mut held = held();
+            let Some(h) = held.iter_mut().find(|h| h.dir == self.dir) else {
+                return 0;
+            };
+            match h.frames.last_mut() {
+                Some(f) if !f.finished => std::mem::take(&mut f.committed),
+                _ => return 0,
+            }
+        };
+        remove_all(&committed);
+        committed.len()
+    }
+}
+
+impl Drop for DirLock {
+    fn drop(&mut self) {
+        let mut held = held();
+        let Some(i) = held.iter().position(|h| h.dir == self.dir) else {
+            return;
+        };
+        let h = &mut held[i];
+        if self.stage {
+            if let Some(f) = h.frames.pop() {
+                if std::thread::panicking() && !f.finished && !f.committed.is_empty() {
+                    eprintln!(
+                        "sword: {} panicked before its manifest was written: removing the {} output(s) it \
+                         had put in place",
+                        f.stage,
+                        f.committed.len()
+                    );
+                    remove_all(&f.committed);
+                }
+            }
+        }
+        h.refs -= 1;
+        if h.refs == 0 {
+            held.remove(i);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dir_lock_is_exclusive_across_threads_and_shared_within_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = DirLock::acquire(dir.path()).unwrap();
+        // The same thread (a stage inside `sword run`) shares the lock it holds.
+        let b = DirLock::stage(dir.path(), "s").unwrap();
+        let d = dir.path().to_path_buf();
+        let other = std::thread::spawn(move || DirLock::acquire(&d).map(|_| ()))
+            .join()
+            .unwrap();
+        assert!(matches!(other, Err(Error::Locked { .. })), "{other:?}");
+        drop(b);
+        let d = dir.path().to_path_buf();
+        let other = std::thread::spawn(move || DirLock::acquire(&d).map(|_| ()))
+            .join()
+            .unwrap();
+        assert!(
+            matches!(other, Err(Error::Locked { .. })),
+            "still held by a"
+        );
+        drop(a);
+        let d = dir.path().to_path_buf();
+        std::thread::spawn(move || DirLock::acquire(&d).map(|_| ()))
+            .join()
+            .unwrap()
+            .unwrap();
+        let lock = fs::read_to_string(dir.path().join(LOCK_FILE)).unwrap();
+        assert!(
+            lock.starts_with(&format!("pid {} (", std::process::id())),
+            "{lock}"
+        );
+    }
+    #[test]
+    fn lock_file_is_never_a_symlink_or_a_hard_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim");
+        fs::write(&victim, b"precious").unwrap();
+        let run = dir.path().join("run");
+        fs::create_dir(&run).unwrap();
+        std::os::unix::fs::symlink(&victim, run.join(LOCK_FILE)).unwrap();
+        let e = DirLock::acquire(&run).map(|_| ()).unwrap_err();
+        assert!(e.to_string().contains("symbolic link"), "{e}");
+        fs::remove_file(run.join(LOCK_FILE)).unwrap();
+        fs::hard_link(&victim, run.join(LOCK_FILE)).unwrap();
+        let e = DirLock::acquire(&run).map(|_| ()).unwrap_err();
+        assert!(e.to_string().contains("hard links"), "{e}");
+        assert_eq!(fs::read(&victim).unwrap(), b"precious");
+    }
+}

@@ -1,0 +1,388 @@
+//! Manifests: after its outputs, a stage writes `<stage>.manifest.json` (atomically): what it read (path, size,
+//! xxh3-128 hash), what it wrote (same), its config, seed, counts, rejects and timings. The next stage checks
+//! its inputs against that manifest ([`check_input`]), so a stale or corrupt input is refused with a message
+//! naming it, and `sword run` and the Makefile skip a stage whose manifest still matches ([`is_fresh`]).
+//!
+//! A manifest also says whether its outputs come from a whole dump (`"complete": true`). The extract stage
+//! sets `false` when it kept what it could of a dump that ends early (`--allow-truncated`); every later stage
+//! inherits `false` from the manifest of any input it read ([`Manifest::write`]), so a partial build can never
+//! pass as a whole one.
+
+use super::atomic::write_atomic;
+use super::layout;
+use crate::core::error::{Error, IoContext, Result};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fs::{self, File};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// Version of the crate that wrote an artifact.
+pub const CRATE_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// Git commit the binary was built from (`unknown` outside a checkout).
+pub const GIT_COMMIT: &str = match option_env!("SWORD_GIT_COMMIT") {
+    Some(c) => c,
+    None => "unknown",
+};
+
+/// Size and content hash of a file.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileRef {
+    /// Path as given (inputs) or file name relative to the manifest's directory (outputs).
+    pub path: String,
+    /// Size in bytes.
+    pub size: u64,
+    /// xxh3-128 of the content, lower-case hex; `None` for streams that cannot be hashed (stdin).
+    pub xxh3: Option<String>,
+}
+
+impl FileRef {
+    /// Hash a file on disk (streams it; xxh3 runs at several GB/s, far faster than any stage).
+    pub fn of(path: &Path) -> Result<FileRef> {
+        let never = std::sync::atomic::AtomicBool::new(false);
+        Ok(FileRef::of_unless(path, &never)?.expect("never stopped"))
+    }
+
+    /// [`FileRef::of`], giving up (`Ok(None)`) between two 1 MiB reads once `stop` is set: a stage that hashes
+    /// its input beside its work (extract) sets it when the work fails, so that a library caller is not left
+    /// with a thread reading the rest of a 140 GB dump for minutes.
+    pub fn of_unless(path: &Path, stop: &std::sync::atomic::AtomicBool) -> Result<Option<FileRef>> {
+        let mut f = File::open(path).at(path)?;
+        let mut h = xxhash_rust::xxh3::Xxh3::new();
+        let mut buf = vec![0u8; 1 << 20];
+        let mut size = 0u64;
+        loop {
+            if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                return Ok(None);
+            }
+            let n = f.read(&mut buf).at(path)?;
+            if n == 0 {
+                break;
+            }
+            h.update(&buf[..n]);
+            size += n as u64;
+        }
+        Ok(Some(FileRef {
+            path: path.to_string_lossy().into_owned(),
+            size,
+            xxh3: Some(format!("{:032x}", h.digest128())),
+        }))
+    }
+}
+
+/// Provenance written next to a stage's outputs as `<stage>.manifest.json`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Manifest {
+    /// Stage name (`extract`, `graph`, ...).
+    pub stage: String,
+    /// Crate version that wrote it.
+    pub crate_version: String,
+    /// Git commit of the binary.
+    pub git_commit: String,
+    /// The stage's configuration, as JSON.
+    pub config: serde_json::Value,
+    /// Seed, for stages that draw random numbers.
+    pub seed: Option<u64>,
+    /// Input files with size and hash.
+    pub inputs: Vec<FileRef>,
+    /// Output files (names relative to the manifest's directory) with size and hash.
+    pub outputs: Vec<FileRef>,
+    /// Counts (records read, kept, ...).
+    pub counts: BTreeMap<String, u64>,
+    /// Rejected or skipped records by reason.
+    pub rejects: BTreeMap<String, u64>,
+    /// Wall-clock timings in seconds by phase.
+    pub timings: BTreeMap<String, f64>,
+    /// Anything stage-specific (examples of bad lines, throughput, ...).
+    pub extra: serde_json::Value,
+    /// Whether the outputs come from a whole dump. `false` when the extract stage kept what it could of a dump
+    /// that ends early (`--allow-truncated`), and in every manifest downstream of such a run (inherited from the
+    /// inputs' manifests when written). Manifests written before this field existed read as `true`.
+    #[serde(default = "yes")]
+    pub complete: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl Manifest {
+    /// A manifest for `stage` with version and commit filled in.
+    pub fn new(stage: &str) -> Manifest {
+        Manifest {
+            stage: stage.to_string(),
+            crate_version: CRATE_VERSION.to_string(),
+            git_commit: GIT_COMMIT.to_string(),
+            extra: serde_json::Value::Null,
+            complete: true,
+            ..Manifest::default()
+        }
+    }
+
+    /// The inputs of this manifest that an incomplete run produced: each input is looked up in the manifests
+    /// beside it (`*.manifest.json` in its directory) that list it as an output with the same size and hash.
+    pub fn incomplete_inputs(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for input in &self.inputs {
+            let path = Path::new(&input.path);
+            let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+                continue;
+            };
+            let dir = if dir.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                dir
+            };
+            let name = name.to_string_lossy();
+            let Ok(entries) = fs::read_dir(dir) else {
+                continue;
+            };
+            for e in entries.flatten() {
+                let file = e.file_name().to_string_lossy().into_owned();
+                if !file.ends_with(".manifest.json") {
+                    continue;
+                }
+                let Ok(m) = Manifest::read(&e.path()) else {
+                    continue;
+                };
+                let produced = m.outputs.iter().any(|o| {
+                    o.path == name
+                        && o.size == input.size
+                        && (o.xxh3 == input.xxh3 || input.xxh3.is_none())
+                });
+                if produced && !m.complete {
+                    out.push(input.path.clone());
+                    break;
+                }
+            }
+        }
+        out
+    }
+
+    /// A count (0 when the stage did not record it).
+    pub fn count(&self, key: &str) -> u64 {
+        self.counts.get(key).copied().unwrap_or(0)
+    }
+
+    /// Path of the manifest of `stage` in `dir`.
+    pub fn path_in(dir: &Path, stage: &str) -> PathBuf {
+        dir.join(layout::manifest_file(stage))
+    }
+
+    /// Record the outputs (files in `dir`, by name) with their hashes.
+    pub fn add_outputs(&mut self, dir: &Path, names: &[&str]) -> Result<()> {
+        for name in names {
+            let mut r = FileRef::of(&dir.join(name))?;
+            r.path = (*name).to_string();
+            self.outputs.push(r);
+        }
+        Ok(())
+    }
+
+    /// Write `<dir>/<stage>.manifest.json` atomically. A manifest any of whose inputs comes from an incomplete
+    /// run is written with `"complete": false` (see [`Manifest::incomplete_inputs`]), whatever the stage set.
+    pub fn write(&self, dir: &Path) -> Result<PathBuf> {
+        let path = Manifest::path_in(dir, &self.stage);
+        let mut m = std::borrow::Cow::Borrowed(self);
+        if self.complete && !self.incomplete_inputs().is_empty() {
+            m.to_mut().complete = false;
+        }
+        let json = serde_json::to_vec_pretty(&*m).expect("manifest serialises");
+        write_atomic(&path, |w| {
+            w.write_all(&json)?;
+            w.write_all(b"\n")
+        })?;
+        Ok(path)
+    }
+
+    /// Read a manifest.
+    pub fn read(path: &Path) -> Result<Manifest> {
+        let bytes = fs::read(path).at(path)?;
+        serde_json::from_slice(&bytes).map_err(|e| Error::Corrupt {
+            path: path.to_path_buf(),
+            what: format!("manifest is not valid JSON: {e}"),
+        })
+    }
+}
+
+/// Check that `dir/name` is exactly the file that `dir/<stage>.manifest.json` says `stage` wrote.
+///
+/// Returns the file's `FileRef` (with its full path) for the consumer's own manifest. A missing manifest or a
+/// file not listed is `Stale`; a size or hash mismatch is `Corrupt`. With `force`, mismatches are ignored and
+/// the file is only hashed.
+pub fn check_input(dir: &Path, stage: &str, name: &str, force: bool) -> Result<FileRef> {
+    let path = dir.join(name);
+    if !path.exists() {
+        return Err(Error::Stale {
+            path,
+            what: format!("missing; run `sword {stage}` first"),
+        });
+    }
+    let actual = FileRef::of(&path)?;
+    if force {
+        return Ok(actual);
+    }
+    let mpath = Manifest::path_in(dir, stage);
+    if !mpath.exists() {
+        return Err(Error::Stale {
+            path: path.clone(),
+            what: format!("no manifest {} vouches for it", mpath.display()),
+        });
+    }
+    let manifest = Manifest::read(&mpath)?;
+    let listed = manifest
+        .outputs
+        .iter()
+        .find(|o| o.path == name)
+        .ok_or_else(|| Error::Stale {
+            path: path.clone(),
+            what: format!("not listed in {}", mpath.display()),
+        })?;
+    if listed.size != actual.size || listed.xxh3 != actual.xxh3 {
+        return Err(Error::Corrupt {
+            path,
+            what: format!(
+                "size/hash {} / {:?} differ from {} ({} / {:?})",
+                actual.size,
+                actual.xxh3,
+                mpath.display(),
+                listed.size,
+                listed.xxh3
+            ),
+        });
+    }
+    Ok(actual)
+}
+
+/// True when `dir/<stage>.manifest.json` exists, was made with `config`, every input it lists still has the
+/// recorded size and hash, and every output it lists is present with its recorded size and hash. A stage
+/// that is fresh need not run again (`sword run` and the Makefile rely on this after a crash).
+pub fn is_fresh(dir: &Path, stage: &str, config: &serde_json::Value) -> bool {
+    let Ok(m) = Manifest::read(&Manifest::path_in(dir, stage)) else {
+        return false;
+    };
+    if &m.config != config || m.outputs.is_empty() {
+        return false;
+    }
+    let same = |r: &FileRef, path: &Path| match FileRef::of(path) {
+        Ok(now) => now.size == r.size && (r.xxh3.is_none() || now.xxh3 == r.xxh3),
+        Err(_) => false,
+    };
+    m.inputs.iter().all(|i| same(i, Path::new(&i.path)))
+        && m.outputs.iter().all(|o| same(o, &dir.join(&o.path)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::atomic::write_atomic;
+    use crate::store::lock::DirLock;
+
+    #[test]
+    fn hashing_gives_up_once_told_to_and_otherwise_hashes_the_whole_file() {
+        use std::sync::atomic::AtomicBool;
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f");
+        let bytes: Vec<u8> = (0..(3u32 << 20)).map(|i| (i * 7 % 251) as u8).collect();
+        std::fs::write(&p, &bytes).unwrap();
+        assert_eq!(
+            FileRef::of_unless(&p, &AtomicBool::new(true)).unwrap(),
+            None
+        );
+        let f = FileRef::of_unless(&p, &AtomicBool::new(false))
+            .unwrap()
+            .unwrap();
+        assert_eq!(f.size, bytes.len() as u64);
+        let want = format!("{:032x}", xxhash_rust::xxh3::xxh3_128(&bytes));
+        assert_eq!(f.xxh3.as_deref(), Some(want.as_str()));
+        assert_eq!(FileRef::of(&p).unwrap(), f);
+    }
+    #[test]
+    fn freshness_follows_inputs_outputs_and_config() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let input = d.join("in.txt");
+        fs::write(&input, b"abc").unwrap();
+        write_atomic(d.join("out.bin"), |w| w.write_all(b"xyz")).unwrap();
+        let cfg = serde_json::json!({"k": 1});
+        let mut m = Manifest::new("s");
+        m.config = cfg.clone();
+        m.inputs.push(FileRef::of(&input).unwrap());
+        m.add_outputs(d, &["out.bin"]).unwrap();
+        m.write(d).unwrap();
+        assert!(is_fresh(d, "s", &cfg));
+        assert!(!is_fresh(d, "s", &serde_json::json!({"k": 2})));
+        fs::write(&input, b"abd").unwrap();
+        assert!(!is_fresh(d, "s", &cfg));
+        fs::write(&input, b"abc").unwrap();
+        assert!(is_fresh(d, "s", &cfg));
+        fs::remove_file(d.join("out.bin")).unwrap();
+        assert!(!is_fresh(d, "s", &cfg));
+    }
+    #[test]
+    fn check_input_detects_corruption_and_staleness() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        write_atomic(d.join("x.bin"), |w| w.write_all(b"hello")).unwrap();
+        assert!(matches!(
+            check_input(d, "s", "x.bin", false),
+            Err(Error::Stale { .. })
+        ));
+        let mut m = Manifest::new("s");
+        m.add_outputs(d, &["x.bin"]).unwrap();
+        m.write(d).unwrap();
+        assert_eq!(check_input(d, "s", "x.bin", false).unwrap().size, 5);
+        fs::write(d.join("x.bin"), b"hellO").unwrap();
+        assert!(matches!(
+            check_input(d, "s", "x.bin", false),
+            Err(Error::Corrupt { .. })
+        ));
+        assert!(check_input(d, "s", "x.bin", true).is_ok());
+    }
+    #[test]
+    fn first_rename_of_a_stage_removes_its_old_manifest_and_a_panic_its_new_outputs() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let write_stage = |bytes: &[u8]| {
+            let _lock = DirLock::stage(d, "s").unwrap();
+            write_atomic(d.join("one.bin"), |w| w.write_all(bytes)).unwrap();
+            write_atomic(d.join("two.bin"), |w| w.write_all(bytes)).unwrap();
+            let mut m = Manifest::new("s");
+            m.add_outputs(d, &["one.bin", "two.bin"]).unwrap();
+            m.write(d).unwrap();
+        };
+        write_stage(b"old");
+        let cfg = serde_json::Value::Null;
+        assert!(is_fresh(d, "s", &cfg));
+        // A rerun that replaces one output and stops: its old manifest went with the first rename.
+        {
+            let _lock = DirLock::stage(d, "s").unwrap();
+            write_atomic(d.join("one.bin"), |w| w.write_all(b"new")).unwrap();
+            assert!(!Manifest::path_in(d, "s").exists());
+        }
+        assert!(!is_fresh(d, "s", &cfg));
+        assert!(matches!(
+            check_input(d, "s", "two.bin", false),
+            Err(Error::Stale { .. })
+        ));
+        write_stage(b"old");
+        // A panic after one output: while it unwinds, the new output goes too (nothing vouches for it).
+        let d2 = d.to_path_buf();
+        let r = std::thread::spawn(move || {
+            let _lock = DirLock::stage(&d2, "s").unwrap();
+            write_atomic(d2.join("one.bin"), |w| w.write_all(b"new")).unwrap();
+            panic!("a bug");
+        })
+        .join();
+        assert!(r.is_err());
+        assert!(!d.join("one.bin").exists());
+        assert!(!Manifest::path_in(d, "s").exists());
+        assert!(matches!(
+            check_input(d, "s", "two.bin", false),
+            Err(Error::Stale { .. })
+        ));
+        // The lock went with the panicking thread.
+        drop(DirLock::acquire(d).unwrap());
+    }
+}

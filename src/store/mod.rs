@@ -1,0 +1,27 @@
+//! The run folder on disk: how artifacts are written, locked, vouched for and laid out.
+//!
+//! - [`layout`]: the names of the files in a run folder (each artifact with the stage that writes it);
+//! - [`atomic`]: atomic files (temporary file, fsync, rename) and crash points for tests;
+//! - [`files`]: file-system primitives (no link followed, marked temporary names, stale ones cleared);
+//! - [`lock`]: the run folder's lock, which follows each stage's writes;
+//! - [`manifest`]: provenance of a stage's outputs, input checks, freshness;
+//! - [`tables`]: every Parquet schema and its readers and writers;
+//! - [`embeddings`]: keyed embedding vectors (word2vec text; NPY through [`npy`]);
+//! - [`npy`]: NPY matrices, read whole or memory-mapped row by row.
+//!
+//! The items stages use most are re-exported here (`store::AtomicFile`, `store::Manifest`, ...).
+
+pub mod atomic;
+pub mod embeddings;
+pub mod files;
+pub mod layout;
+pub mod lock;
+pub mod manifest;
+pub mod npy;
+pub mod tables;
+
+pub use self::atomic::{commit_all, crash_point, write_atomic, AtomicFile};
+pub use self::files::{clean_stale_temps, ensure_dir, parse_temp_name, remove_all, TEMP_MARK};
+pub use self::layout::LOCK_FILE;
+pub use self::lock::DirLock;
+pub use self::manifest::{check_input, is_fresh, FileRef, Manifest, CRATE_VERSION, GIT_COMMIT};

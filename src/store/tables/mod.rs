@@ -1,0 +1,957 @@
+//! Parquet tables: schemas and typed read/write for the artifacts stages exchange.
+//!
+//! Ids are written as strings ("Q42", "P31") so that any tool (DuckDB, pyarrow, polars, Spark) can join them
+//! with other Wikidata data without knowing our encoding. Compression is ZSTD(3) (ZSTD(1) for statement GUIDs); files are written with a
+//! fixed row-group size so that the same rows give the same bytes.
+
+pub mod distortions;
+pub mod sword;
+pub mod texts;
+
+use crate::core::error::{Error, Result};
+use crate::core::ids::{EntityId, Pid, Qid};
+use crate::core::records::{EntityRecord, Label, PropertyRecord, Rank, Triple};
+use arrow_array::{
+    Array, ArrayRef, BooleanArray, RecordBatch, StringArray, UInt32Array, UInt64Array,
+};
+use arrow_schema::{DataType, Field, Schema};
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::ArrowWriter;
+use parquet::basic::{Compression, ZstdLevel};
+use parquet::file::properties::WriterProperties;
+use parquet::file::reader::ChunkReader;
+use parquet::schema::types::ColumnPath;
+use std::borrow::Cow;
+use std::io::Write;
+use std::path::Path;
+use std::sync::Arc;
+
+/// Rows per record batch / row group written.
+pub const ROW_GROUP: usize = 1 << 17;
+
+/// Writer properties used for every artifact (ZSTD level 3 — level 1 for `statement_id` —, fixed row-group
+/// size, no dictionary for the columns of unique values).
+pub fn writer_props() -> WriterProperties {
+    writer_props_marked(true)
+}
+
+/// Key of the Parquet key-value metadata that marks an artifact of an incomplete build (a dump that ended
+/// early, read with `--allow-truncated`): `sword.complete = false`. A whole build writes no entry, so its
+/// bytes are those it always wrote.
+pub const COMPLETE_KEY: &str = "sword.complete";
+
+/// [`writer_props`], with `sword.complete = false` in the file's key-value metadata when `complete` is false.
+pub fn writer_props_marked(complete: bool) -> WriterProperties {
+    let b = WriterProperties::builder()
+        .set_compression(Compression::ZSTD(
+            ZstdLevel::try_new(3).expect("valid level"),
+        ))
+        .set_max_row_group_row_count(Some(ROW_GROUP))
+        // Unique in every row (statement GUIDs, entity ids): a dictionary would never repeat an entry, costs a
+        // hash per value and is dropped for plain encoding once it fills a page.
+        .set_column_dictionary_enabled(ColumnPath::from("statement_id"), false)
+        .set_column_dictionary_enabled(ColumnPath::from("id"), false)
+        // Statement GUIDs are random hex: ZSTD level 1 compresses them as well as level 3 (a little better,
+        // 2.58 → 2.47 MB of `triples.parquet` on the 200 k-entity generated dump) at two thirds of the CPU.
+        .set_column_compression(
+            ColumnPath::from("statement_id"),
+            Compression::ZSTD(ZstdLevel::try_new(1).expect("valid level")),
+        );
+    let b = if complete {
+        b
+    } else {
+        b.set_key_value_metadata(Some(vec![parquet::file::metadata::KeyValue::new(
+            COMPLETE_KEY.to_string(),
+            "false".to_string(),
+        )]))
+    };
+    b.build()
+}
+
+/// [`writer_props_marked`], and no dictionary for the label columns of `schema` (`label_<lang>`): labels are
+/// nearly unique per column (a dictionary of them costs a hash per value, repeats almost nothing and made the
+/// files larger: 2.67 → 2.45 MB of `entities.parquet` on the 200 k-entity generated dump, and 22 % less of the
+/// writer's CPU; BENCHMARKS.md "Extract tail").
+pub fn writer_props_for(schema: &Schema, complete: bool) -> WriterProperties {
+    let mut b = writer_props_marked(complete).into_builder();
+    for f in schema.fields() {
+        if f.name().starts_with("label_") && f.data_type() == &DataType::Utf8 {
+            b = b.set_column_dictionary_enabled(ColumnPath::from(f.name().as_str()), false);
+        }
+    }
+    b.build()
+}
+
+/// Whether a Parquet file says it comes from a whole build: `false` when its key-value metadata holds
+/// `sword.complete = false`.
+pub fn file_is_complete(path: &Path) -> Result<bool> {
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+    let f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let r = SerializedFileReader::new(f).map_err(|e| Error::parquet(path, e))?;
+    let kv = r.metadata().file_metadata().key_value_metadata();
+    Ok(!kv.is_some_and(|kv| {
+        kv.iter()
+            .any(|e| e.key == COMPLETE_KEY && e.value.as_deref() == Some("false"))
+    }))
+}
+
+/// Schema of `triples.parquet`, `statements.parquet` and `transitive.parquet`:
+/// `subject` (utf8, "Q42"), `property` (utf8, "P31"), `object` (utf8), `rank` (utf8: preferred / normal /
+/// deprecated), `statement_id` (utf8, Wikidata statement GUID).
+pub fn triple_schema() -> Arc<Schema> {
+    Arc::new(Schema::new(vec![
+        Field::new("subject", DataType::Utf8, false),
+        Field::new("property", DataType::Utf8, false),
+        Field::new("object", DataType::Utf8, false),
+        Field::new("rank", DataType::Utf8, false),
+        Field::new("statement_id", DataType::Utf8, false),
+    ]))
+}
+
+/// Write triples as Parquet to any writer (a file, or a `Vec<u8>` in tests).
+pub fn write_triples<W: Write + Send>(
+    w: W,
+    triples: &[Triple],
+    path_for_errors: &Path,
+) -> Result<W> {
+    write_triples_chunked(
+        w,
+        triples.chunks(ROW_GROUP).map(Cow::Borrowed),
+        true,
+        path_for_errors,
+    )
+}
+
+/// Write triples given as consecutive chunks (each becomes one record batch; chunks of `ROW_GROUP` rows give
+/// the same bytes as [`write_triples`], and so do chunks of any multiple of [`STREAM_BATCH`] rows), so a caller
+/// can convert rows lazily instead of holding them all. `complete == false` marks the file (see
+/// [`writer_props_marked`]).
+pub fn write_triples_chunked<'a, W: Write + Send>(
+    w: W,
+    chunks: impl IntoIterator<Item = Cow<'a, [Triple]>>,
+    complete: bool,
+    path_for_errors: &Path,
+) -> Result<W> {
+    let mut sink = Sink::new(w, triple_schema(), complete, path_for_errors)?;
+    for chunk in chunks {
+        sink.triples(&chunk)?;
+    }
+    sink.finish()
+}
+
+/// Rows per record batch for writers fed a stream (the extract stage's join): a divisor of [`ROW_GROUP`] and
+/// a multiple of the Parquet writer's mini-batch (1024 rows), so the pages and row groups — the bytes — are
+/// those of one batch per row group, while only this many rows are held.
+pub const STREAM_BATCH: usize = 8192;
+
+/// A Parquet artifact written batch by batch (the typed `write_*` functions are loops over one).
+pub struct Sink<W: Write + Send> {
+    writer: ArrowWriter<W>,
+    schema: Arc<Schema>,
+    path: std::path::PathBuf,
+}
+
+impl<W: Write + Send> Sink<W> {
+    /// A writer of `schema` with the project's properties (`complete == false` marks the file).
+    pub fn new(w: W, schema: Arc<Schema>, complete: bool, path_for_errors: &Path) -> Result<Self> {
+        let props = writer_props_for(&schema, complete);
+        let writer = ArrowWriter::try_new(w, schema.clone(), Some(props))
+            .map_err(|e| Error::parquet(path_for_errors, e))?;
+        Ok(Sink {
+            writer,
+            schema,
+            path: path_for_errors.to_path_buf(),
+        })
+    }
+
+    fn batch(&mut self, cols: Vec<ArrayRef>) -> Result<()> {
+        let batch = RecordBatch::try_new(self.schema.clone(), cols)
+            .map_err(|e| Error::parquet(&self.path, e))?;
+        self.writer
+            .write(&batch)
+            .map_err(|e| Error::parquet(&self.path, e))
+    }
+
+    /// Append triples (one record batch; the sink must have been made with [`triple_schema`]).
+    pub fn triples(&mut self, chunk: &[Triple]) -> Result<()> {
+        // Built in place: no `String` per cell (the join streams hundreds of thousands of rows per second).
+        let text = |f: &dyn Fn(&Triple) -> &str| -> ArrayRef {
+            Arc::new(StringArray::from_iter_values(chunk.iter().map(f)))
+        };
+        self.batch(vec![
+            id_column(chunk.iter().map(|t| (b'Q', t.subject.0))),
+            id_column(chunk.iter().map(|t| (b'P', t.property.0))),
+            id_column(chunk.iter().map(|t| (b'Q', t.object.0))),
+            text(&|t| t.rank.as_str()),
+            text(&|t| t.statement_id.as_str()),
+        ])
+    }
+
+    /// Finish the file; returns the writer.
+    pub fn finish(self) -> Result<W> {
+        self.writer
+            .into_inner()
+            .map_err(|e| Error::parquet(&self.path, e))
+    }
+}
+
+/// Write `rows` as a Parquet file of `schema`: one record batch (made by `batch`) per [`ROW_GROUP`] rows, so the
+/// same rows give the same bytes. Returns the writer.
+pub fn write_rows<W: Write + Send, T>(
+    w: W,
+    schema: Arc<Schema>,
+    rows: &[T],
+    complete: bool,
+    path_for_errors: &Path,
+    mut batch: impl FnMut(&mut Sink<W>, &[T]) -> Result<()>,
+) -> Result<W> {
+    let mut sink = Sink::new(w, schema, complete, path_for_errors)?;
+    for chunk in rows.chunks(ROW_GROUP) {
+        batch(&mut sink, chunk)?;
+    }
+    sink.finish()
+}
+
+/// A utf8 column of entity ids (`Q42`, `P31`: each `(prefix, number)` as the prefix then the number in
+/// decimal), written without a `String` per value.
+fn id_column(ids: impl ExactSizeIterator<Item = (u8, u64)>) -> ArrayRef {
+    let n = ids.len();
+    let mut b = arrow_array::builder::StringBuilder::with_capacity(n, n * 8);
+    let mut buf = Vec::with_capacity(21);
+    for (prefix, v) in ids {
+        b.append_value(id_text(&mut buf, prefix, v));
+    }
+    Arc::new(b.finish())
+}
+
+/// `prefix` followed by `v` in decimal, in `buf` (cleared first).
+fn id_text(buf: &mut Vec<u8>, prefix: u8, v: u64) -> &str {
+    buf.clear();
+    buf.push(prefix);
+    crate::core::ids::push_u64(buf, v);
+    // ASCII by construction (callers pass an ASCII prefix).
+    std::str::from_utf8(buf).unwrap_or_default()
+}
+
+/// Read all record batches of a Parquet source.
+pub fn read_batches<R: ChunkReader + 'static>(src: R, path: &Path) -> Result<Vec<RecordBatch>> {
+    let reader = ParquetRecordBatchReaderBuilder::try_new(src)
+        .map_err(|e| Error::parquet(path, e))?
+        .with_batch_size(ROW_GROUP)
+        .build()
+        .map_err(|e| Error::parquet(path, e))?;
+    reader
+        .map(|b| b.map_err(|e| Error::parquet(path, e)))
+        .collect()
+}
+
+/// Get a utf8 column by name, or a `Corrupt` error naming the file and column.
+pub fn string_column<'a>(
+    batch: &'a RecordBatch,
+    name: &str,
+    path: &Path,
+) -> Result<&'a StringArray> {
+    batch
+        .column_by_name(name)
+        .and_then(|c| c.as_any().downcast_ref::<StringArray>())
+        .ok_or_else(|| Error::Corrupt {
+            path: path.to_path_buf(),
+            what: format!("missing utf8 column `{name}`"),
+        })
+}
+
+/// Read triples written by `write_triples` (or any Parquet with the same column names and types).
+pub fn read_triples<R: ChunkReader + 'static>(src: R, path: &Path) -> Result<Vec<Triple>> {
+    let mut out = Vec::new();
+    for batch in read_batches(src, path)? {
+        let s = string_column(&batch, "subject", path)?;
+        let p = string_column(&batch, "property", path)?;
+        let o = string_column(&batch, "object", path)?;
+        let r = string_column(&batch, "rank", path)?;
+        let id = batch
+            .column_by_name("statement_id")
+            .and_then(|c| c.as_any().downcast_ref::<StringArray>());
+        for i in 0..batch.num_rows() {
+            let bad = |what: &str, v: &str| Error::Corrupt {
+                path: path.to_path_buf(),
+                what: format!("row {i}: bad {what} `{v}`"),
+            };
+            out.push(Triple {
+                subject: Qid::parse(s.value(i)).ok_or_else(|| bad("subject", s.value(i)))?,
+                property: Pid::parse(p.value(i)).ok_or_else(|| bad("property", p.value(i)))?,
+                object: Qid::parse(o.value(i)).ok_or_else(|| bad("object", o.value(i)))?,
+                rank: Rank::parse(r.value(i)).ok_or_else(|| bad("rank", r.value(i)))?,
+                statement_id: id
+                    .filter(|c| c.is_valid(i))
+                    .map(|c| c.value(i).to_string())
+                    .unwrap_or_default(),
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// Read triples from a Parquet file on disk.
+pub fn read_triples_file(path: &Path) -> Result<Vec<Triple>> {
+    let f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    read_triples(f, path)
+}
+
+/// A reader of the named columns of a Parquet file, batch by batch (nothing but the batch in memory).
+fn column_reader(
+    path: &Path,
+    columns: &[&str],
+) -> Result<parquet::arrow::arrow_reader::ParquetRecordBatchReader> {
+    let f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let builder =
+        ParquetRecordBatchReaderBuilder::try_new(f).map_err(|e| Error::parquet(path, e))?;
+    let mask =
+        parquet::arrow::ProjectionMask::columns(builder.parquet_schema(), columns.iter().copied());
+    builder
+        .with_projection(mask)
+        .with_batch_size(ROW_GROUP)
+        .build()
+        .map_err(|e| Error::parquet(path, e))
+}
+
+/// Stream the subject, property and object (and the rank, with `with_rank`) of every row of a triples file,
+/// reading only those columns, one batch at a time: `f(row, subject, property, object, rank)` in file order
+/// (`rank` is `Normal` without `with_rank`). Returns the number of rows. Errors name the file and the row.
+pub fn for_each_triple(
+    path: &Path,
+    with_rank: bool,
+    mut f: impl FnMut(u64, Qid, Pid, Qid, Rank),
+) -> Result<u64> {
+    let cols: &[&str] = if with_rank {
+        &["subject", "property", "object", "rank"]
+    } else {
+        &["subject", "property", "object"]
+    };
+    let mut row = 0u64;
+    for batch in column_reader(path, cols)? {
+        let batch = batch.map_err(|e| Error::parquet(path, e))?;
+        let s = string_column(&batch, "subject", path)?;
+        let p = string_column(&batch, "property", path)?;
+        let o = string_column(&batch, "object", path)?;
+        let r = if with_rank {
+            Some(string_column(&batch, "rank", path)?)
+        } else {
+            None
+        };
+        for i in 0..batch.num_rows() {
+            let bad = |what: &str, v: &str| Error::Corrupt {
+                path: path.to_path_buf(),
+                what: format!("row {}: bad {what} `{v}`", row + i as u64),
+            };
+            let rank = match r {
+                Some(r) => Rank::parse(r.value(i)).ok_or_else(|| bad("rank", r.value(i)))?,
+                None => Rank::Normal,
+            };
+            f(
+                row + i as u64,
+                Qid::parse(s.value(i)).ok_or_else(|| bad("subject", s.value(i)))?,
+                Pid::parse(p.value(i)).ok_or_else(|| bad("property", p.value(i)))?,
+                Qid::parse(o.value(i)).ok_or_else(|| bad("object", o.value(i)))?,
+                rank,
+            );
+        }
+        row += batch.num_rows() as u64;
+    }
+    Ok(row)
+}
+
+/// The `statement_id` (empty when null or absent, as [`read_triples`] gives it) of the rows `rows` of a
+/// triples file, in the order of `rows` (any order, repeats allowed), reading that one column.
+pub fn statement_ids_at(path: &Path, rows: &[u64]) -> Result<Vec<String>> {
+    let mut want: Vec<(u64, usize)> = rows.iter().copied().zip(0..).collect();
+    want.sort_unstable();
+    let mut out = vec![String::new(); rows.len()];
+    let f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let builder =
+        ParquetRecordBatchReaderBuilder::try_new(f).map_err(|e| Error::parquet(path, e))?;
+    if builder.schema().column_with_name("statement_id").is_none() {
+        return Ok(out);
+    }
+    drop(builder);
+    let mut next = 0;
+    let mut row = 0u64;
+    for batch in column_reader(path, &["statement_id"])? {
+        if next == want.len() {
+            break;
+        }
+        let batch = batch.map_err(|e| Error::parquet(path, e))?;
+        let id = string_column(&batch, "statement_id", path)?;
+        let end = row + batch.num_rows() as u64;
+        while next < want.len() && want[next].0 < end {
+            let (r, slot) = want[next];
+            let i = (r - row) as usize;
+            if id.is_valid(i) {
+                out[slot] = id.value(i).to_string();
+            }
+            next += 1;
+        }
+        row = end;
+    }
+    Ok(out)
+}
+
+/// Schema of `entities.parquet` for the given languages (in order): `id` utf8 ("Q42" / "P31"), `kind` utf8
+/// (`item` | `property`), per language L: `label_L` utf8, `label_L_from_mul` bool (the label is the entity's
+/// `mul` label), `description_L` utf8 nullable; then `sitelinks` uint32, `lastrevid` uint64 nullable,
+/// `modified` utf8 nullable (ISO 8601 as in the dump).
+pub fn entity_schema(langs: &[String]) -> Arc<Schema> {
+    let mut fields = vec![
+        Field::new("id", DataType::Utf8, false),
+        Field::new("kind", DataType::Utf8, false),
+    ];
+    for l in langs {
+        fields.push(Field::new(format!("label_{l}"), DataType::Utf8, false));
+        fields.push(Field::new(
+            format!("label_{l}_from_mul"),
+            DataType::Boolean,
+            false,
+        ));
+        fields.push(Field::new(format!("description_{l}"), DataType::Utf8, true));
+    }
+    fields.push(Field::new("sitelinks", DataType::UInt32, false));
+    fields.push(Field::new("lastrevid", DataType::UInt64, true));
+    fields.push(Field::new("modified", DataType::Utf8, true));
+    Arc::new(Schema::new(fields))
+}
+
+fn entity_kind(id: &EntityId) -> &'static str {
+    match id {
+        EntityId::Item(_) => "item",
+        EntityId::Property(_) => "property",
+    }
+}
+
+/// Write labelled entities (`entities.parquet`). Every record must have one label and one description slot
+/// per language. `complete == false` marks the file (see [`writer_props_marked`]).
+pub fn write_entities<W: Write + Send>(
+    w: W,
+    langs: &[String],
+    entities: &[EntityRecord],
+    complete: bool,
+    path_for_errors: &Path,
+) -> Result<W> {
+    write_rows(
+        w,
+        entity_schema(langs),
+        entities,
+        complete,
+        path_for_errors,
+        |s, c| s.entities(langs, c),
+    )
+}
+
+impl<W: Write + Send> Sink<W> {
+    /// Append labelled entities (one record batch; the sink must have been made with [`entity_schema`] of
+    /// `langs`).
+    pub fn entities(&mut self, langs: &[String], chunk: &[EntityRecord]) -> Result<()> {
+        if let Some(bad) = chunk
+            .iter()
+            .find(|e| e.labels.len() != langs.len() || e.descriptions.len() != langs.len())
+        {
+            return Err(Error::parquet(
+                &self.path,
+                format!("entity {} does not have {} languages", bad.id, langs.len()),
+            ));
+        }
+        let mut cols: Vec<ArrayRef> = vec![
+            id_column(chunk.iter().map(|e| match e.id {
+                EntityId::Item(q) => (b'Q', q.0),
+                EntityId::Property(p) => (b'P', p.0),
+            })),
+            Arc::new(StringArray::from_iter_values(
+                chunk.iter().map(|e| entity_kind(&e.id)),
+            )),
+        ];
+        for i in 0..langs.len() {
+            cols.push(Arc::new(StringArray::from_iter_values(
+                chunk.iter().map(|e| e.labels[i].text.as_str()),
+            )));
+            cols.push(Arc::new(BooleanArray::from(
+                chunk
+                    .iter()
+                    .map(|e| e.labels[i].from_mul)
+                    .collect::<Vec<_>>(),
+            )));
+            cols.push(Arc::new(StringArray::from(
+                chunk
+                    .iter()
+                    .map(|e| e.descriptions[i].as_deref())
+                    .collect::<Vec<_>>(),
+            )));
+        }
+        cols.push(Arc::new(UInt32Array::from_iter_values(
+            chunk.iter().map(|e| e.sitelinks),
+        )));
+        cols.push(Arc::new(UInt64Array::from(
+            chunk.iter().map(|e| e.lastrevid).collect::<Vec<_>>(),
+        )));
+        cols.push(Arc::new(StringArray::from(
+            chunk
+                .iter()
+                .map(|e| e.modified.as_deref())
+                .collect::<Vec<_>>(),
+        )));
+        self.batch(cols)
+    }
+}
+
+fn typed_column<'a, A: 'static>(batch: &'a RecordBatch, name: &str, path: &Path) -> Result<&'a A> {
+    batch
+        .column_by_name(name)
+        .and_then(|c| c.as_any().downcast_ref::<A>())
+        .ok_or_else(|| Error::Corrupt {
+            path: path.to_path_buf(),
+            what: format!("missing or mistyped column `{name}`"),
+        })
+}
+
+/// Languages of an entities/properties schema: the `L` of every `label_L` column, in column order.
+fn label_languages(schema: &Schema) -> Vec<String> {
+    schema
+        .fields()
+        .iter()
+        .filter_map(|f| f.name().strip_prefix("label_"))
+        .filter(|l| !l.ends_with("_from_mul"))
+        .map(str::to_string)
+        .collect()
+}
+
+/// Read `entities.parquet` from any source: the languages (column order) and the records.
+pub fn read_entities_from<R: ChunkReader + 'static>(
+    src: R,
+    path: &Path,
+) -> Result<(Vec<String>, Vec<EntityRecord>)> {
+    read_entities_where(src, path, ROW_GROUP, |_| true)
+}
+
+/// [`read_entities_from`] keeping only the records whose id `keep` accepts (the others are never copied out
+/// of their batch), `batch` rows at a time: what a stage holds is the kept records and one batch.
+pub fn read_entities_where<R: ChunkReader + 'static>(
+    src: R,
+    path: &Path,
+    batch: usize,
+    keep: impl Fn(EntityId) -> bool,
+) -> Result<(Vec<String>, Vec<EntityRecord>)> {
+    let builder =
+        ParquetRecordBatchReaderBuilder::try_new(src).map_err(|e| Error::parquet(path, e))?;
+    let langs = label_languages(builder.schema());
+    let reader = builder
+        .with_batch_size(batch.max(1))
+        .build()
+        .map_err(|e| Error::parquet(path, e))?;
+    let mut out = Vec::new();
+    for batch in reader {
+        let batch = batch.map_err(|e| Error::parquet(path, e))?;
+        let id = string_column(&batch, "id", path)?;
+        let labels: Vec<(&StringArray, &BooleanArray, &StringArray)> = langs
+            .iter()
+            .map(|l| {
+                Ok((
+                    string_column(&batch, &format!("label_{l}"), path)?,
+                    typed_column::<BooleanArray>(&batch, &format!("label_{l}_from_mul"), path)?,
+                    string_column(&batch, &format!("description_{l}"), path)?,
+                ))
+            })
+            .collect::<Result<_>>()?;
+        let sitelinks = typed_column::<UInt32Array>(&batch, "sitelinks", path)?;
+        let lastrevid = typed_column::<UInt64Array>(&batch, "lastrevid", path)?;
+        let modified = string_column(&batch, "modified", path)?;
+        for i in 0..batch.num_rows() {
+            let eid = EntityId::parse(id.value(i)).ok_or_else(|| Error::Corrupt {
+                path: path.to_path_buf(),
+                what: format!("row {i}: bad id `{}`", id.value(i)),
+            })?;
+            if !keep(eid) {
+                continue;
+            }
+            out.push(EntityRecord {
+                id: eid,
+                labels: labels
+                    .iter()
+                    .map(|(t, m, _)| Label {
+                        text: t.value(i).to_string(),
+                        from_mul: m.value(i),
+                    })
+                    .collect(),
+                descriptions: labels
+                    .iter()
+                    .map(|(_, _, d)| d.is_valid(i).then(|| d.value(i).to_string()))
+                    .collect(),
+                sitelinks: sitelinks.value(i),
+                lastrevid: lastrevid.is_valid(i).then(|| lastrevid.value(i)),
+                modified: modified.is_valid(i).then(|| modified.value(i).to_string()),
+            });
+        }
+    }
+    Ok((langs, out))
+}
+
+/// Read `entities.parquet` from disk: `(languages in column order, records)`.
+pub fn read_entities(path: &Path) -> Result<(Vec<String>, Vec<EntityRecord>)> {
+    let f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    read_entities_from(f, path)
+}
+
+/// Schema of `properties.parquet`: `id` utf8 ("P31"), `datatype` utf8, per language L `label_L` utf8 nullable
+/// and `label_L_from_mul` bool nullable, `transitive` bool, `symmetric` bool, `inverse` utf8 (comma-separated
+/// P-ids, sorted, empty when none).
+pub fn property_schema(langs: &[String]) -> Arc<Schema> {
+    let mut fields = vec![
+        Field::new("id", DataType::Utf8, false),
+        Field::new("datatype", DataType::Utf8, false),
+    ];
+    for l in langs {
+        fields.push(Field::new(format!("label_{l}"), DataType::Utf8, true));
+        fields.push(Field::new(
+            format!("label_{l}_from_mul"),
+            DataType::Boolean,
+            true,
+        ));
+    }
+    fields.push(Field::new("transitive", DataType::Boolean, false));
+    fields.push(Field::new("symmetric", DataType::Boolean, false));
+    fields.push(Field::new("inverse", DataType::Utf8, false));
+    Arc::new(Schema::new(fields))
+}
+
+/// Write property metadata (`properties.parquet`). `complete == false` marks the file (see
+/// [`writer_props_marked`]).
+pub fn write_properties<W: Write + Send>(
+    w: W,
+    langs: &[String],
+    props: &[PropertyRecord],
+    complete: bool,
+    path_for_errors: &Path,
+) -> Result<W> {
+    write_rows(
+        w,
+        property_schema(langs),
+        props,
+        complete,
+        path_for_errors,
+        |s, c| s.properties(langs, c),
+    )
+}
+
+impl<W: Write + Send> Sink<W> {
+    /// Append property metadata (one record batch; the sink must have been made with [`property_schema`] of
+    /// `langs`).
+    pub fn properties(&mut self, langs: &[String], chunk: &[PropertyRecord]) -> Result<()> {
+        if let Some(bad) = chunk.iter().find(|p| p.labels.len() != langs.len()) {
+            return Err(Error::parquet(
+                &self.path,
+                format!(
+                    "property {} does not have {} languages",
+                    bad.id,
+                    langs.len()
+                ),
+            ));
+        }
+        let mut cols: Vec<ArrayRef> = vec![
+            Arc::new(StringArray::from_iter_values(
+                chunk.iter().map(|p| p.id.to_string()),
+            )),
+            Arc::new(StringArray::from_iter_values(
+                chunk.iter().map(|p| p.datatype.as_str()),
+            )),
+        ];
+        for i in 0..langs.len() {
+            cols.push(Arc::new(StringArray::from(
+                chunk
+                    .iter()
+                    .map(|p| p.labels[i].as_ref().map(|l| l.text.as_str()))
+                    .collect::<Vec<_>>(),
+            )));
+            cols.push(Arc::new(BooleanArray::from(
+                chunk
+                    .iter()
+                    .map(|p| p.labels[i].as_ref().map(|l| l.from_mul))
+                    .collect::<Vec<_>>(),
+            )));
+        }
+        cols.push(Arc::new(BooleanArray::from(
+            chunk.iter().map(|p| p.transitive).collect::<Vec<_>>(),
+        )));
+        cols.push(Arc::new(BooleanArray::from(
+            chunk.iter().map(|p| p.symmetric).collect::<Vec<_>>(),
+        )));
+        cols.push(Arc::new(StringArray::from_iter_values(chunk.iter().map(
+            |p| {
+                p.inverse
+                    .iter()
+                    .map(|q| q.to_string())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            },
+        ))));
+        self.batch(cols)
+    }
+}
+
+/// Read `properties.parquet` from any source.
+pub fn read_properties_from<R: ChunkReader + 'static>(
+    src: R,
+    path: &Path,
+) -> Result<Vec<PropertyRecord>> {
+    let builder =
+        ParquetRecordBatchReaderBuilder::try_new(src).map_err(|e| Error::parquet(path, e))?;
+    let langs = label_languages(builder.schema());
+    let reader = builder
+        .with_batch_size(ROW_GROUP)
+        .build()
+        .map_err(|e| Error::parquet(path, e))?;
+    let mut out = Vec::new();
+    for batch in reader {
+        let batch = batch.map_err(|e| Error::parquet(path, e))?;
+        let id = string_column(&batch, "id", path)?;
+        let datatype = string_column(&batch, "datatype", path)?;
+        let labels: Vec<(&StringArray, &BooleanArray)> = langs
+            .iter()
+            .map(|l| {
+                Ok((
+                    string_column(&batch, &format!("label_{l}"), path)?,
+                    typed_column::<BooleanArray>(&batch, &format!("label_{l}_from_mul"), path)?,
+                ))
+            })
+            .collect::<Result<_>>()?;
+        let transitive = typed_column::<BooleanArray>(&batch, "transitive", path)?;
+        let symmetric = typed_column::<BooleanArray>(&batch, "symmetric", path)?;
+        let inverse = string_column(&batch, "inverse", path)?;
+        for i in 0..batch.num_rows() {
+            let bad = |what: &str, v: &str| Error::Corrupt {
+                path: path.to_path_buf(),
+                what: format!("row {i}: bad {what} `{v}`"),
+            };
+            let inv = inverse.value(i);
+            out.push(PropertyRecord {
+                id: Pid::parse(id.value(i)).ok_or_else(|| bad("id", id.value(i)))?,
+                datatype: datatype.value(i).to_string(),
+                labels: labels
+                    .iter()
+                    .map(|(t, m)| {
+                        t.is_valid(i).then(|| Label {
+                            text: t.value(i).to_string(),
+                            from_mul: m.is_valid(i) && m.value(i),
+                        })
+                    })
+                    .collect(),
+                transitive: transitive.value(i),
+                symmetric: symmetric.value(i),
+                inverse: if inv.is_empty() {
+                    Vec::new()
+                } else {
+                    inv.split(',')
+                        .map(|p| Pid::parse(p).ok_or_else(|| bad("inverse", inv)))
+                        .collect::<Result<_>>()?
+                },
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// Read `properties.parquet` from disk.
+pub fn read_properties(path: &Path) -> Result<Vec<PropertyRecord>> {
+    let f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    read_properties_from(f, path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn id_text_is_the_display_of_the_id(v in any::<u64>(), small in 0u64..1000) {
+            let mut buf = Vec::new();
+            prop_assert_eq!(id_text(&mut buf, b'Q', v), Qid(v).to_string());
+            prop_assert_eq!(id_text(&mut buf, b'P', small), Pid(small).to_string());
+        }
+    }
+
+    #[test]
+    fn id_column_by_hand() {
+        let col = id_column([(b'Q', 0u64), (b'Q', 5), (b'P', 42), (b'Q', u64::MAX)].into_iter());
+        let col = col.as_any().downcast_ref::<StringArray>().unwrap();
+        let got: Vec<&str> = col.iter().map(Option::unwrap).collect();
+        assert_eq!(got, ["Q0", "Q5", "P42", "Q18446744073709551615"]);
+    }
+
+    #[test]
+    fn triples_round_trip_in_memory() {
+        let triples = vec![
+            Triple {
+                subject: Qid(42),
+                property: Pid(31),
+                object: Qid(5),
+                rank: Rank::Normal,
+                statement_id: "Q42$abc".into(),
+            },
+            Triple {
+                subject: Qid(90),
+                property: Pid(17),
+                object: Qid(142),
+                rank: Rank::Preferred,
+                statement_id: String::new(),
+            },
+        ];
+        let bytes = write_triples(Vec::new(), &triples, Path::new("mem")).unwrap();
+        let back = read_triples(bytes::Bytes::from(bytes), Path::new("mem")).unwrap();
+        assert_eq!(back, triples);
+    }
+
+    #[test]
+    fn an_incomplete_build_is_marked_and_a_whole_one_keeps_its_bytes() {
+        let triples: Vec<Triple> = (1..=3u64)
+            .map(|i| Triple {
+                subject: Qid(i),
+                property: Pid(31),
+                object: Qid(5),
+                rank: Rank::Normal,
+                statement_id: String::new(),
+            })
+            .collect();
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, complete: bool| {
+            let path = dir.path().join(name);
+            let f = std::fs::File::create(&path).unwrap();
+            let chunks = triples.chunks(ROW_GROUP).map(Cow::Borrowed);
+            write_triples_chunked(f, chunks, complete, &path).unwrap();
+            path
+        };
+        let (whole, cut) = (write("whole.parquet", true), write("cut.parquet", false));
+        assert!(file_is_complete(&whole).unwrap());
+        assert!(!file_is_complete(&cut).unwrap());
+        // The whole build's bytes are those of the unmarked writer; the rows are the same either way.
+        let plain = write_triples(Vec::new(), &triples, Path::new("mem")).unwrap();
+        assert_eq!(std::fs::read(&whole).unwrap(), plain);
+        assert_eq!(read_triples_file(&cut).unwrap(), triples);
+    }
+
+    /// Batches of [`STREAM_BATCH`] rows give the bytes of one batch per row group (across a row-group
+    /// boundary for triples; entities with varied strings and nulls).
+    #[test]
+    fn stream_batches_give_the_bytes_of_whole_row_groups() {
+        let triples: Vec<Triple> = (0..ROW_GROUP as u64 + 20_000)
+            .map(|i| Triple {
+                subject: Qid(i * 7 % 100_003),
+                property: Pid(i % 13),
+                object: Qid(i / 3),
+                rank: [Rank::Normal, Rank::Preferred, Rank::Deprecated][(i % 3) as usize],
+                statement_id: if i % 5 == 0 {
+                    String::new()
+                } else {
+                    format!("Q{i}${:x}", i * 31)
+                },
+            })
+            .collect();
+        let whole = write_triples(Vec::new(), &triples, Path::new("mem")).unwrap();
+        let streamed = write_triples_chunked(
+            Vec::new(),
+            triples.chunks(STREAM_BATCH).map(Cow::Borrowed),
+            true,
+            Path::new("mem"),
+        )
+        .unwrap();
+        assert!(whole == streamed, "triples: bytes differ");
+        let langs = vec!["en".to_string(), "ko".to_string()];
+        let ents: Vec<EntityRecord> = (0..20_000u64)
+            .map(|i| EntityRecord {
+                id: if i % 9 == 0 {
+                    EntityId::Property(Pid(i))
+                } else {
+                    EntityId::Item(Qid(i))
+                },
+                labels: vec![
+                    Label {
+                        text: format!("label {}", i * i % 977),
+                        from_mul: i % 4 == 0,
+                    },
+                    Label {
+                        text: "라벨".repeat((i % 7) as usize + 1),
+                        from_mul: false,
+                    },
+                ],
+                descriptions: vec![(i % 3 == 0).then(|| format!("d{i}")), None],
+                sitelinks: (i % 50) as u32,
+                lastrevid: (i % 2 == 0).then_some(i * 1000),
+                modified: (i % 6 != 0).then(|| "2024-01-01T00:00:00Z".to_string()),
+            })
+            .collect();
+        let whole = write_entities(Vec::new(), &langs, &ents, true, Path::new("mem")).unwrap();
+        let mut sink =
+            Sink::new(Vec::new(), entity_schema(&langs), true, Path::new("mem")).unwrap();
+        for c in ents.chunks(STREAM_BATCH) {
+            sink.entities(&langs, c).unwrap();
+        }
+        assert!(whole == sink.finish().unwrap(), "entities: bytes differ");
+    }
+
+    #[test]
+    fn entities_and_properties_round_trip_in_memory() {
+        let langs = vec!["en".to_string(), "ko".to_string()];
+        let ents = vec![
+            EntityRecord {
+                id: EntityId::Item(Qid(42)),
+                labels: vec![
+                    Label {
+                        text: "Douglas Adams".into(),
+                        from_mul: true,
+                    },
+                    Label {
+                        text: "더글러스 애덤스".into(),
+                        from_mul: false,
+                    },
+                ],
+                descriptions: vec![Some("writer".into()), None],
+                sitelinks: 150,
+                lastrevid: Some(7),
+                modified: None,
+            },
+            EntityRecord {
+                id: EntityId::Property(Pid(31)),
+                labels: vec![
+                    Label {
+                        text: "instance of".into(),
+                        from_mul: false,
+                    },
+                    Label {
+                        text: "인스턴스".into(),
+                        from_mul: false,
+                    },
+                ],
+                descriptions: vec![None, None],
+                sitelinks: 0,
+                lastrevid: None,
+                modified: Some("2015-11-01T00:00:00Z".into()),
+            },
+        ];
+        let bytes = write_entities(Vec::new(), &langs, &ents, true, Path::new("mem")).unwrap();
+        let (l2, back) = read_entities_from(bytes::Bytes::from(bytes), Path::new("mem")).unwrap();
+        assert_eq!(l2, langs);
+        assert_eq!(back, ents);
+        let props = vec![PropertyRecord {
+            id: Pid(1696),
+            datatype: "wikibase-property".into(),
+            labels: vec![
+                Some(Label {
+                    text: "inverse property".into(),
+                    from_mul: false,
+                }),
+                None,
+            ],
+            transitive: false,
+            symmetric: true,
+            inverse: vec![Pid(1), Pid(22)],
+        }];
+        let bytes = write_properties(Vec::new(), &langs, &props, true, Path::new("mem")).unwrap();
+        let back = read_properties_from(bytes::Bytes::from(bytes), Path::new("mem")).unwrap();
+        assert_eq!(back, props);
+    }
+}
