@@ -19,6 +19,7 @@ mod node2vec;
 mod pipeline;
 mod promotion;
 mod refusal;
+mod revalidate;
 mod safety;
 mod spill;
 mod synth;

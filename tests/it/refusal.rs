@@ -824,7 +824,7 @@ fn a_truncated_dump_is_refused_by_the_shard_that_meets_the_cut_and_marked_when_a
         let dir = wd.join(out);
         assert_eq!(manifest(&dir, "extract")["complete"], false, "{dump}");
         let files = parquet_files(&dir);
-        assert_eq!(files.len(), 5, "{files:?}");
+        assert_eq!(files.len(), 6, "{files:?}");
         assert!(
             files.iter().all(|(_, kv)| kv.as_deref() == Some("false")),
             "{dump}: {files:?}"

@@ -187,13 +187,14 @@ fn a_later_version_edits_only_its_lines_and_extracts_to_its_oracle() {
 
     // What extract recovers from the later dump is the later oracle.
     let new = wd.join("new");
-    sword::stages::extract::run(&v2, &new, &sword::stages::extract::Config::default()).unwrap();
+    crate::util::extract(&v2, &new, &sword::stages::extract::Config::default()).unwrap();
     assert_recovered(&later.truth, &read_extracted(&new));
-    let transitive: BTreeSet<_> = sword::store::tables::read_triples_file(&new.join("transitive.parquet"))
-        .unwrap()
-        .iter()
-        .map(|t| t.key())
-        .collect();
+    let transitive: BTreeSet<_> =
+        sword::store::tables::read_triples_file(&new.join("transitive.parquet"))
+            .unwrap()
+            .iter()
+            .map(|t| t.key())
+            .collect();
     let want: BTreeSet<_> = later.truth.transitive.keys().copied().collect();
     assert_eq!(transitive, want, "transitive statements");
 }

@@ -17,6 +17,7 @@ use crate::core::records::{EntityRecord, Label, PropertyRecord, Rank};
 use crate::dump::entity::{self, Entity, EntityValue, Kind, Line};
 use crate::dump::line::direct;
 use crate::dump::{self, ChunkOut, Joiner};
+use crate::store::tables::items::ItemSet;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
@@ -145,6 +146,8 @@ pub struct Part {
     pub(crate) seed_other: Vec<Cand>,
     /// Item→item statements of unlabelled subjects, by property (to report transitive statements missed).
     pub(crate) unlabelled_by_prop: HashMap<Pid, u64>,
+    /// The Q-number of every item line, labelled or not (`items.parquet`).
+    pub(crate) items: Vec<u64>,
     pub(crate) counts: Counts,
     /// Malformed lines: counted, the first few kept with their position (relative to the chunk).
     pub(crate) bad: BadLines,
@@ -245,6 +248,10 @@ fn keep_entity(
             return Ok(());
         }
     };
+    if let EntityId::Item(q) = id {
+        part.items.push(q.0);
+    }
+    let c = &mut part.counts;
     c.add(
         match id {
             EntityId::Item(_) => "entities_item",
@@ -400,6 +407,7 @@ pub struct Acc<'r> {
     pub(crate) candidates: Vec<Cand>,
     pub(crate) seed_other: Vec<Cand>,
     pub(crate) unlabelled_by_prop: HashMap<Pid, u64>,
+    pub(crate) items: ItemSet,
     pub(crate) counts: Counts,
     pub(crate) bad_total: u64,
     pub(crate) bad_by_kind: BTreeMap<&'static str, u64>,
@@ -422,6 +430,7 @@ impl<'r> Acc<'r> {
             candidates: Vec::new(),
             seed_other: Vec::new(),
             unlabelled_by_prop: HashMap::new(),
+            items: ItemSet::default(),
             counts: Counts::default(),
             bad_total: 0,
             bad_by_kind: BTreeMap::new(),
@@ -460,6 +469,7 @@ impl<'r> Acc<'r> {
         self.properties.extend(part.properties);
         self.candidates.extend(part.candidates);
         self.seed_other.extend(part.seed_other);
+        self.items.extend(part.items);
         for (k, v) in part.unlabelled_by_prop {
             let n = self.unlabelled_by_prop.entry(k).or_insert(0);
             *n = n.saturating_add(v);

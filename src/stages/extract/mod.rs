@@ -22,7 +22,7 @@ use crate::core::records::{EntityRecord, PropertyRecord, Triple};
 use crate::dump::{self, ChunkOut, ReadOpts};
 use crate::stages::contract::{Context, Input, Stage};
 use crate::store::layout::{
-    self, Artifact, ENTITIES, EXTRACT_OUTPUTS, PROPERTIES, STATEMENTS, TRANSITIVE, TRIPLES,
+    self, Artifact, ENTITIES, EXTRACT_OUTPUTS, ITEMS, PROPERTIES, STATEMENTS, TRANSITIVE, TRIPLES,
 };
 use crate::store::tables;
 use crate::store::{self, AtomicFile, FileRef, Manifest};
@@ -347,6 +347,7 @@ fn run_with(
         bad_by_kind,
         bad_examples,
         max_modified,
+        items,
         ..
     } = acc;
     if let Some(dir) = state.spill_dir() {
@@ -394,7 +395,8 @@ fn run_with(
         ));
     }
     let t2 = Instant::now();
-    let files = sinks.finish()?;
+    let mut files = sinks.finish()?;
+    files.push(write_items(out, &items, complete)?);
     // ...then renamed into place together.
     store::commit_all(files)?;
     let t_write = t2.elapsed().as_secs_f64();
@@ -735,6 +737,15 @@ impl Table {
             Table::Failed => Err(Error::internal("an artifact writer failed earlier")),
         }
     }
+}
+
+/// `items.parquet` (every item of the dump, labelled or not) as a temporary file, renamed with the others.
+fn write_items(out: &Path, items: &tables::items::ItemSet, complete: bool) -> Result<AtomicFile> {
+    let path = out.join(ITEMS.file);
+    let f = AtomicFile::create(&path)?;
+    let mut f = tables::items::write_items(f, items, complete, &path)?;
+    f.sync()?;
+    Ok(f)
 }
 
 /// The five artifacts being written (temporary files, not yet renamed: see [`store::commit_all`]), fed

@@ -41,7 +41,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// Version of the part file layout (a join refuses parts of another version).
-pub const PART_VERSION: u32 = 2;
+pub const PART_VERSION: u32 = 3;
 
 /// The first 64 KiB of `data` (what the dump-start checks look at).
 fn head_of(data: &[u8]) -> &[u8] {
@@ -219,6 +219,7 @@ impl<'r> ShardAcc<'r> {
         s.properties.extend(p.properties);
         s.candidates.extend(p.candidates);
         s.seed_other.extend(p.seed_other);
+        s.items.extend(p.items);
         for (k, v) in p.unlabelled_by_prop {
             let n = s.unlabelled_by_prop.entry(k).or_insert(0);
             *n = n.saturating_add(v);
@@ -271,6 +272,8 @@ struct PartData {
     candidates: Vec<Cand>,
     seed_other: Vec<Cand>,
     unlabelled_by_prop: Vec<(u64, u64)>,
+    /// The Q-number of every item line of the shard (layout 3).
+    items: Vec<u64>,
     counts: BTreeMap<String, u64>,
     other_types: BTreeMap<String, u64>,
     /// The first malformed lines: (line, offset) relative to the shard start, kind, message.
@@ -476,6 +479,7 @@ pub fn run_shard(dump: &Path, out: &Path, cfg: &Config, i: u32, n: u32) -> Resul
             v.sort_unstable();
             v
         },
+        items: part.items,
         counts: part
             .counts
             .map
@@ -648,6 +652,7 @@ fn to_chunk(path: &Path, pd: PartData) -> Result<ChunkOut<Part>> {
             .into_iter()
             .map(|(p, c)| (Pid(p), c))
             .collect(),
+        items: pd.items,
         max_modified: pd.max_modified.filter(|m| counts::is_timestamp(m)),
         ..Part::default()
     };

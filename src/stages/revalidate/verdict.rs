@@ -8,8 +8,9 @@ use crate::core::error::{Error, IoContext, Result};
 use crate::core::ids::{EntityId, Pid, Qid};
 use crate::core::records::{Label, PropertyRecord, Rank};
 use crate::stages::distort::{Index, Role, Strategy};
+use crate::store::layout::ITEMS;
 use crate::store::tables;
-use arrow_array::{Array, RecordBatch, StringArray, UInt32Array, UInt64Array};
+use arrow_array::{Array, RecordBatch, StringArray, UInt32Array};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use rayon::prelude::*;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -157,16 +158,20 @@ const KEY_COLUMNS: [&str; 10] = [
 const ROLES: [&str; 3] = ["subject", "property", "object"];
 
 impl OldBenchmark {
-    /// Read `path` (a `sword.parquet`). Not a SWORD benchmark (no `sword.format_version`, an unknown version, a
-    /// missing column, an id that is not a Wikidata id, a statement id that does not name its original) is
-    /// bad input (exit code 2) naming the file.
-    pub fn read(path: &Path) -> Result<OldBenchmark> {
+    /// Check, from its footer only, that `path` is a `sword.parquet` this reader understands: bad input
+    /// (exit code 2) naming the file when it is not.
+    pub fn check_format(path: &Path) -> Result<u32> {
+        Self::open(path).map(|(_, v)| v)
+    }
+
+    fn open(path: &Path) -> Result<(ParquetRecordBatchReaderBuilder<std::fs::File>, u32)> {
         let bad = |what: String| Error::bad_input(path, what);
         let f = std::fs::File::open(path).at(path)?;
         let builder = ParquetRecordBatchReaderBuilder::try_new(f)
             .map_err(|e| bad(format!("not a Parquet file: {e}")))?;
-        let meta = builder.schema().metadata().clone();
-        let format_version: u32 = meta
+        let format_version: u32 = builder
+            .schema()
+            .metadata()
             .get("sword.format_version")
             .and_then(|v| v.parse().ok())
             .ok_or_else(|| {
@@ -177,6 +182,16 @@ impl OldBenchmark {
                 "sword.parquet format version {format_version}: this sword reads versions {READABLE_FORMATS:?}"
             )));
         }
+        Ok((builder, format_version))
+    }
+
+    /// Read `path` (a `sword.parquet`). Not a SWORD benchmark (no `sword.format_version`, an unknown version, a
+    /// missing column, an id that is not a Wikidata id, a statement id that does not name its original) is
+    /// bad input (exit code 2) naming the file.
+    pub fn read(path: &Path) -> Result<OldBenchmark> {
+        let bad = |what: String| Error::bad_input(path, what);
+        let (builder, format_version) = Self::open(path)?;
+        let meta = builder.schema().metadata().clone();
         let languages: Vec<String> = meta
             .get("sword.languages")
             .map(|v| {
@@ -402,15 +417,12 @@ pub struct NewFacts {
     pub finals: HashMap<(Qid, Pid, Qid), (Rank, String)>,
 }
 
-/// `items.parquet`: the Q-number of every item of the dump (column `item`, uint64, sorted).
-pub const ITEMS: &str = "items.parquet";
-
 impl NewFacts {
     /// Read the facts about `old`'s entities and originals from the extract artifacts in `dir`.
     pub fn read(dir: &Path, old: &OldBenchmark) -> Result<NewFacts> {
         let items = old.items();
         let mut out = NewFacts {
-            present: read_present(&dir.join(ITEMS), &items)?,
+            present: tables::items::items_among(&dir.join(ITEMS.file), &items)?,
             ..NewFacts::default()
         };
         let epath = dir.join("entities.parquet");
@@ -479,33 +491,6 @@ impl NewFacts {
             EntityId::Property(p) => self.properties.contains_key(&p),
         }
     }
-}
-
-/// The items of `wanted` that `items.parquet` lists, streamed one batch at a time.
-fn read_present(path: &Path, wanted: &HashSet<Qid>) -> Result<HashSet<Qid>> {
-    let f = std::fs::File::open(path).at(path)?;
-    let reader = ParquetRecordBatchReaderBuilder::try_new(f)
-        .map_err(|e| Error::parquet(path, e))?
-        .with_batch_size(1 << 16)
-        .build()
-        .map_err(|e| Error::parquet(path, e))?;
-    let mut out = HashSet::new();
-    for batch in reader {
-        let batch = batch.map_err(|e| Error::parquet(path, e))?;
-        let col = batch
-            .column_by_name("item")
-            .and_then(|c| c.as_any().downcast_ref::<UInt64Array>())
-            .ok_or_else(|| Error::Corrupt {
-                path: path.to_path_buf(),
-                what: "missing uint64 column `item`".into(),
-            })?;
-        for q in col.values().iter() {
-            if wanted.contains(&Qid(*q)) {
-                out.insert(Qid(*q));
-            }
-        }
-    }
-    Ok(out)
 }
 
 /// The status of one statement (see [`Status`] for the precedence).
@@ -618,8 +603,8 @@ pub fn tally(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stages::distort::KnowledgeBase;
     use crate::core::records::Triple;
+    use crate::stages::distort::KnowledgeBase;
 
     fn t(s: u64, p: u64, o: u64, rank: Rank) -> Triple {
         Triple {

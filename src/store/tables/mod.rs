@@ -5,6 +5,8 @@
 //! fixed row-group size so that the same rows give the same bytes.
 
 pub mod distortions;
+pub mod items;
+pub mod revalidation;
 pub mod sword;
 pub mod texts;
 
