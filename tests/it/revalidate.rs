@@ -306,3 +306,87 @@ fn revalidate_refuses_runs_it_cannot_compare_and_writes_nothing() {
     // Against its own dump every statement holds.
     assert_eq!(summary["by_status"]["valid"], summary["statements"]);
 }
+
+/// The nightly revalidates the promoted run against the new one (its counts in the summary, the table in the
+/// new run), says so when there is none, and `REVALIDATE=0` turns it off; the promotion guard still decides.
+#[test]
+fn the_nightly_revalidates_the_promoted_benchmark_unless_turned_off() {
+    let wd = Workdir::new();
+    std::fs::create_dir_all(wd.join("dumps")).unwrap();
+    let first = wd.join("dumps/wikidata-20240101-all.json");
+    wd.run_ok(&[
+        "synth",
+        "--entities",
+        "1500",
+        "--seed",
+        "4",
+        "--out",
+        first.to_str().unwrap(),
+    ]);
+    let nightly = |dump: &Path, extra: &[&str]| {
+        let d = format!("DUMP={}", dump.display());
+        let mut args = vec!["nightly", d.as_str(), "KEEP=5"];
+        args.extend_from_slice(extra);
+        let o = crate::util::pipeline_nightly(&wd, &args);
+        assert!(
+            o.status.success(),
+            "{}\n{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+    };
+    let summary =
+        |run: &str| String::from_utf8(wd.read(&format!("out/{run}/logs/summary.txt"))).unwrap();
+    nightly(&first, &[]);
+    assert!(summary("20240101").contains("revalidation: no promoted run to revalidate"));
+    assert!(!wd.join("out/20240101/revalidation.parquet").exists());
+
+    // A month on: the same world with edits aimed at the promoted benchmark.
+    let second = wd.join("dumps/wikidata-20240201-all.json");
+    wd.run_ok(&[
+        "synth",
+        "--entities",
+        "1500",
+        "--seed",
+        "4",
+        "--later-of",
+        wd.join("out/20240101").to_str().unwrap(),
+        "--edits",
+        "2",
+        "--out",
+        second.to_str().unwrap(),
+    ]);
+    nightly(&second, &[]);
+    let s = summary("20240201");
+    let old = sword::synth::read_benchmark(&wd.join("out/20240101")).unwrap();
+    let got = rows(&wd, "out/20240201");
+    assert_eq!(got.len(), old.len());
+    let line = s
+        .lines()
+        .find(|l| l.starts_with("revalidation of "))
+        .unwrap_or_else(|| panic!("no revalidation in the summary:\n{s}"));
+    assert!(
+        line.contains(&format!("{} statements", old.len())),
+        "{line}"
+    );
+    for st in STATUSES {
+        let n = got.iter().filter(|r| r.status == st).count();
+        assert!(
+            line.contains(&format!("{st}={n} ")),
+            "{st}={n} not in {line}"
+        );
+    }
+    assert!(got.iter().any(|r| r.status != "valid"), "no edit found");
+    // Promoted all the same (the guard's counts are close).
+    assert_eq!(
+        std::fs::read_link(wd.join("out/latest")).unwrap(),
+        Path::new("20240201")
+    );
+
+    // Turned off.
+    let third = wd.join("dumps/wikidata-20240301-all.json");
+    std::fs::copy(&second, &third).unwrap();
+    nightly(&third, &["REVALIDATE=0"]);
+    assert!(summary("20240301").contains("revalidation: off (REVALIDATE=0)"));
+    assert!(!wd.join("out/20240301/revalidation.parquet").exists());
+}
