@@ -192,24 +192,19 @@ impl OldBenchmark {
         let bad = |what: String| Error::bad_input(path, what);
         let (builder, format_version) = Self::open(path)?;
         let meta = builder.schema().metadata().clone();
-        let languages: Vec<String> = meta
-            .get("sword.languages")
-            .map(|v| {
-                v.split(',')
-                    .filter(|l| !l.is_empty())
-                    .map(String::from)
-                    .collect()
-            })
-            .unwrap_or_default();
-        let lineage: Vec<String> = meta
-            .get("sword.lineage")
-            .map(|v| {
-                v.split(',')
-                    .filter(|l| !l.is_empty())
-                    .map(String::from)
-                    .collect()
-            })
-            .unwrap_or_default();
+        // A comma-separated list in the file's metadata (empty when absent).
+        let list = |key: &str| -> Vec<String> {
+            meta.get(key)
+                .map(|v| {
+                    v.split(',')
+                        .filter(|l| !l.is_empty())
+                        .map(String::from)
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let languages = list("sword.languages");
+        let lineage = list("sword.lineage");
         let mut columns: Vec<String> = KEY_COLUMNS.iter().map(|c| c.to_string()).collect();
         for r in ROLES {
             for l in &languages {
