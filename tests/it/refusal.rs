@@ -550,7 +550,7 @@ fn run_refuses_bad_input_and_carries_the_incomplete_flag_to_export() {
     // Every Parquet file of the run carries the mark, not only sword.parquet: a file copied out of the run
     // directory still says what it is.
     let marked = parquet_files(&r1);
-    assert_eq!(marked.len(), 7, "{marked:?}");
+    assert_eq!(marked.len(), 8, "{marked:?}");
     for (name, kv) in &marked {
         assert_eq!(kv.as_deref(), Some("false"), "{name}");
     }
@@ -578,7 +578,7 @@ fn run_refuses_bad_input_and_carries_the_incomplete_flag_to_export() {
         assert_eq!(manifest(&wd.join("r2"), stage)["complete"], true, "{stage}");
     }
     let whole = parquet_files(&wd.join("r2"));
-    assert_eq!(whole.len(), 7, "{whole:?}");
+    assert_eq!(whole.len(), 8, "{whole:?}");
     for (name, kv) in &whole {
         assert_eq!(kv, &None, "{name}");
     }
