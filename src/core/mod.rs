@@ -3,11 +3,13 @@
 //! - [`error`]: the library's typed errors and the exit code of each kind;
 //! - [`ids`]: Wikidata identifiers (`Q42`, `P31`), parsed and printed only here;
 //! - [`records`]: the typed rows the Parquet artifacts hold (triples, entities with labels, properties);
+//! - [`falsity`]: the falsity tier of a false statement and the constraint records it is read from;
 //! - [`config`]: loading a stage's TOML configuration;
 //! - [`progress`]: progress bars and log lines on stderr (`--quiet` silences them).
 
 pub mod config;
 pub mod error;
+pub mod falsity;
 pub mod ids;
 pub mod progress;
 pub mod records;

@@ -213,3 +213,27 @@ pub fn log(msg: impl AsRef<str>) {
         eprintln!("{}", msg.as_ref());
     }
 }
+
+/// CPU seconds used so far by the calling thread (`thread = true`) or by the whole process, from the kernel's
+/// clocks; 0 where they cannot be read. A stage records them beside its wall times, so that a run says how much
+/// of its work one thread did while the others waited or idled (the serial share an Amdahl fit needs).
+pub fn cpu_seconds(thread: bool) -> f64 {
+    #[cfg(unix)]
+    {
+        let clock = if thread {
+            libc::CLOCK_THREAD_CPUTIME_ID
+        } else {
+            libc::CLOCK_PROCESS_CPUTIME_ID
+        };
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `ts` is a valid, writable timespec; the call only writes into it.
+        if unsafe { libc::clock_gettime(clock, &mut ts) } == 0 {
+            return ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9;
+        }
+    }
+    let _ = thread;
+    0.0
+}

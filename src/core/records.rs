@@ -192,6 +192,9 @@ pub struct Distortion {
     pub original_rank: Rank,
     /// Wikidata GUID of the original statement (empty when unknown).
     pub original_statement_id: String,
+    /// How sure the statement's "false" is (docs/falsity.md); `None` for ORG, and when extract's falsity tables
+    /// are missing (a run folder of an older extract).
+    pub falsity: Option<crate::core::falsity::Tier>,
 }
 
 impl Distortion {
@@ -213,6 +216,7 @@ impl Distortion {
             attempts: 0,
             original_rank: t.rank,
             original_statement_id: t.statement_id.clone(),
+            falsity: None,
         }
     }
 }

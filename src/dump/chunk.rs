@@ -20,6 +20,30 @@ pub struct ChunkOut<T> {
     pub data: T,
 }
 
+/// Bytes a worker's result holds in memory while it waits for its turn to reach the sink: the parallel gzip
+/// reader lets the members behind the one being handed on run ahead while their results stay under a budget of
+/// such bytes (`gz::Limits::ahead`), so results that keep little of their chunk (a decode-only run keeps nothing,
+/// extract a few percent) let more members run ahead than whole chunks would.
+pub trait Held {
+    fn held(&self) -> usize;
+}
+
+impl Held for () {
+    fn held(&self) -> usize {
+        0
+    }
+}
+
+impl<T: Held> Held for ChunkOut<T> {
+    fn held(&self) -> usize {
+        self.head
+            .as_ref()
+            .map_or(0, Vec::capacity)
+            .saturating_add(self.tail.capacity())
+            .saturating_add(self.data.held())
+    }
+}
+
 /// Split `bytes` into lines; call `f(rel_line, rel_offset, line)` for every complete line the chunk owns
 /// (`rel_line` = newlines in the chunk before the line, `rel_offset` = byte offset of the line in the chunk;
 /// `line` excludes the newline). Returns the fragments for the [`Joiner`].

@@ -40,14 +40,17 @@ pub enum Kind<'a> {
     Other(Cow<'a, str>),
 }
 
-/// The value a statement's main snak points to.
+/// The value a statement's main snak points to: an item or a property, or no value at all (`somevalue`: some
+/// unknown value; `novalue`: none), which the falsity tier reads (docs/falsity.md).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EntityValue {
     Item(Qid),
     Property(Pid),
+    SomeValue,
+    NoValue,
 }
 
-/// One statement whose main snak is an item or property value.
+/// One statement whose main snak is an item or property value, `somevalue` or `novalue`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Statement<'a> {
     /// The claim key ("P31").

@@ -21,15 +21,21 @@
 //!
 //! # Memory: bounded by [`Limits`], never by the input
 //! A member is never collected whole (a member may hold gigabytes: the real dump's hold hundreds of MB, a crafted
-//! one 3 GB of spaces). It is read in *steps*: one task inflates the member's next chunk (≤ [`Limits::chunk`]
-//! bytes, cut after its last newline; the partial line is carried into the next step), another parses that chunk
-//! (`work`), and the coordinator hands the parsed chunks to `sink` in file order as soon as every chunk before
-//! them is handed on. So the checks in `sink` (the line bound, the bad-line limits) see a member's lines while it
-//! streams. Members behind the front run ahead only while the parsed chunks they hold, waiting for their turn,
-//! stay under [`Limits::ahead`]; the front member always proceeds, and while it is the only one allowed, its
-//! inflate and parse steps still overlap (the next chunk inflates while the previous one parses). At any time
-//! the reader holds at most `tasks` chunk buffers (queued or running steps), `members` carried partial lines
-//! (< one chunk each) and `ahead` parsed chunks, plus one inflate state per open member (≈ 50 KiB).
+//! one 3 GB of spaces). Each open member has a *reader*, a task that runs on one worker and reads the member
+//! chunk by chunk: it inflates the next chunk (≤ [`Limits::chunk`] bytes, cut after its last newline; the partial
+//! line is carried into the next one), parses it (`work`) and reports it, and goes on with the next chunk without
+//! waiting for anyone; when fewer readers run than there are workers, it hands the parse to an idle worker and
+//! inflates the next chunk meanwhile. The coordinator hands the parsed chunks to `sink` in file order as soon as
+//! every chunk before them is handed on, so the checks in `sink` (the line bound, the bad-line limits) see a
+//! member's lines while it streams. The member being handed on (the front) always proceeds; a reader behind it
+//! pauses (handing its stream back to the coordinator, which restarts it later) when the parsed chunks waiting
+//! for their turn hold `ahead × chunk` bytes as `weigh` counts them: a chunk of a decode-only run holds nothing,
+//! one of extract the records it kept (a few percent of its bytes), so members run ahead far more than whole
+//! chunks would allow, in the same memory. At any time the reader holds one chunk buffer per running reader and
+//! per parse handed over (a parse is handed over only while fewer than `threads` of the two are busy: at most
+//! 2 × threads buffers), `members` carried partial lines (< one chunk each), the
+//! parsed chunks (≤ `ahead × chunk` bytes, plus the one each running reader is making), and one inflate state per
+//! open member (≈ 50 KiB).
 
 use super::inorder::wait_one;
 use crate::core::error::{Error, Result};
@@ -39,8 +45,8 @@ use std::collections::VecDeque;
 use std::io::{self, Read, Write};
 use std::panic::{self, AssertUnwindSafe};
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
 
 /// What [`par_members`] did.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -62,13 +68,12 @@ pub struct MemberStats {
 /// module docs for what each one bounds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
-    /// Members open at once (being inflated, or done and waiting for their turn). Typical: 2 × threads.
+    /// Members open at once (being read, paused, or done and waiting for their turn). Typical: 2 × threads.
     pub members: usize,
-    /// Steps (the inflate of one chunk, or the parse of one) queued or running at once; each holds one chunk
-    /// buffer. Typical: 2 × threads.
+    /// Parse steps handed to idle workers at once (each holds one chunk buffer). Typical: 2 × threads.
     pub tasks: usize,
-    /// Parsed chunks held (or being made) for members behind the front, waiting for their turn. Typical:
-    /// 4 × threads.
+    /// Parsed chunks held for the members behind the front, waiting for their turn, in bytes as `weigh` counts
+    /// them, in units of `chunk` (the budget is `ahead × chunk` bytes). Typical: 4 × threads.
     pub ahead: usize,
     /// Bytes of decompressed data per chunk (typical 4 MiB). A chunk ends after its last newline; a chunk
     /// without one is a piece of a longer line.
@@ -111,18 +116,21 @@ pub struct Piece<'a> {
     pub bytes: &'a [u8],
 }
 
-/// Inflate every member of a multi-member gzip file in parallel (see the module docs), without hooks.
+/// Inflate every member of a multi-member gzip file in parallel (see the module docs), without hooks; every
+/// result of `work` is counted as one whole chunk against [`Limits::ahead`].
 pub fn par_members<T: Send>(
     data: &[u8],
     limits: &Limits,
     work: impl Fn(Piece<'_>) -> Result<T> + Sync,
     sink: impl FnMut(T) -> Result<()>,
 ) -> Result<Option<MemberStats>> {
+    let chunk = limits.chunk;
     par_members_in(
         Path::new("<gzip data>"),
         data,
         limits,
         work,
+        &|_: &T| chunk,
         sink,
         &mut |_| {},
         &|_, _| {},
@@ -134,6 +142,7 @@ pub fn par_members<T: Send>(
 /// `work(piece)` runs on the rayon workers for every chunk of every candidate member; its results reach `sink`
 /// in file order, on the calling thread. `work` may also run on candidates that turn out to be false; their
 /// results (and errors) are dropped, so `work` must not have side effects that matter beyond its return value.
+/// `weigh(result)` is the bytes a result holds while it waits for its turn (counted against [`Limits::ahead`]).
 /// `done(offset)` is called on the calling thread whenever the compressed bytes before `offset` are handled
 /// (progress); `release(offset, len)` says that bytes of `data` will not be read again soon (a memory-mapped
 /// caller drops their pages from its resident set; it may be called from any thread, and a range may still be
@@ -145,11 +154,13 @@ pub fn par_members<T: Send>(
 /// data that does not start with a gzip header, or that continues after the last member with something that is
 /// not a gzip member, is [`Error::BadInput`] as well. When the data ends inside a member, what that member
 /// decoded up to the cut is passed on and [`MemberStats::truncated`] is set.
+#[allow(clippy::too_many_arguments)]
 pub fn par_members_in<T: Send>(
     path: &Path,
     data: &[u8],
     limits: &Limits,
     work: impl Fn(Piece<'_>) -> Result<T> + Sync,
+    weigh: &(dyn Fn(&T) -> usize + Sync),
     mut sink: impl FnMut(T) -> Result<()>,
     done: &mut dyn FnMut(usize),
     release: &(dyn Fn(usize, usize) + Sync),
@@ -166,28 +177,36 @@ pub fn par_members_in<T: Send>(
         return Ok(None);
     }
     let limits = limits.sane();
-    let cancel = AtomicBool::new(false);
-    let work = &work;
-    let cancel = &cancel;
+    let shared = Shared {
+        work: &work,
+        weigh,
+        limits,
+        threads: rayon::current_num_threads().max(1),
+        cancel: AtomicBool::new(false),
+        front: AtomicUsize::new(0),
+        held: AtomicUsize::new(0),
+        running: AtomicUsize::new(0),
+        offloaded: AtomicUsize::new(0),
+        outstanding: AtomicUsize::new(0),
+        buffers: Mutex::new(Vec::new()),
+    };
+    let sh = &shared;
     rayon::in_place_scope_fifo(|scope| {
         let (tx, rx) = mpsc::channel::<Msg<'_, T>>();
         let mut c = Coordinator {
             path,
             data,
-            limits,
             slots: VecDeque::new(),
             next_id: 0,
             expected: 0,
             released: 0,
-            in_flight: 0,
-            pool: Vec::new(),
             stats: MemberStats::default(),
             release,
         };
         let mut first = first.into_iter();
         let result = (|| -> Result<MemberStats> {
             loop {
-                if c.reconcile(&mut sink, done)? {
+                if c.reconcile(sh, &mut sink, done)? {
                     return Ok(c.stats.clone());
                 }
                 while c.slots.len() < limits.members {
@@ -205,25 +224,19 @@ pub fn par_members_in<T: Send>(
                     // Past the last candidate: whatever follows the last member must itself be members.
                     c.open(c.expected);
                 }
-                c.schedule(|id, mut stream, buf| {
+                sh.front.store(
+                    c.slots.front().map_or(usize::MAX, |s| s.start),
+                    Ordering::Relaxed,
+                );
+                c.schedule(sh, |id, start, stop, stream| {
                     let tx = tx.clone();
-                    scope.spawn_fifo(move |_| {
-                        let out = panic::catch_unwind(AssertUnwindSafe(|| {
-                            step(&mut stream, buf, limits.chunk, cancel)
-                        }));
-                        let _ = tx.send(match out {
-                            Ok((chunk, end)) => Msg::Inflated {
-                                id,
-                                stream,
-                                chunk,
-                                end,
-                            },
-                            Err(p) => Msg::Panicked(p),
-                        });
+                    sh.outstanding.fetch_add(1, Ordering::Relaxed);
+                    scope.spawn_fifo(move |scope| {
+                        read_member(sh, scope, &tx, id, start, &stop, stream);
                     });
                 });
-                if c.in_flight == 0 {
-                    // Cannot happen (the front member can always take a step); fail rather than hang.
+                if sh.outstanding.load(Ordering::Relaxed) == 0 {
+                    // Cannot happen (the front member can always go on); fail rather than hang.
                     return Err(Error::internal(format!(
                         "{}: the gzip member reader stalled at byte offset {}",
                         path.display(),
@@ -231,68 +244,46 @@ pub fn par_members_in<T: Send>(
                     )));
                 }
                 match wait_one(&rx) {
-                    Msg::Inflated {
-                        id,
-                        stream,
-                        chunk,
-                        end,
-                    } => {
-                        c.in_flight -= 1;
-                        let Some(slot) = c.slots.iter_mut().find(|s| s.id == id) else {
-                            // A false candidate already dropped: recycle its buffer.
-                            if let Some(ch) = chunk {
-                                c.pool.push(ch.buf);
-                            }
-                            continue;
-                        };
-                        slot.inflating = false;
-                        slot.consumed = slot.start + stream.consumed();
-                        slot.decompressed = stream.out;
-                        if end.is_none() {
-                            slot.stream = Some(stream);
-                        }
-                        slot.end = end;
-                        if let Some(ch) = chunk {
-                            slot.parsed.push_back(None);
-                            let member = slot.start;
-                            c.in_flight += 1;
-                            let tx = tx.clone();
-                            scope.spawn_fifo(move |_| {
-                                let out = panic::catch_unwind(AssertUnwindSafe(|| {
-                                    work(Piece {
-                                        member,
-                                        index: ch.index,
-                                        at_line_start: ch.at_line_start,
-                                        bytes: ch.buf.get(..ch.len).unwrap_or_default(),
-                                    })
-                                }));
-                                let _ = tx.send(match out {
-                                    Ok(result) => Msg::Parsed {
-                                        id,
-                                        index: ch.index,
-                                        result,
-                                        buf: ch.buf,
-                                    },
-                                    Err(p) => Msg::Panicked(p),
-                                });
-                            });
-                        }
-                    }
                     Msg::Parsed {
                         id,
                         index,
                         result,
-                        buf,
+                        weight,
+                        consumed,
+                        offloaded,
                     } => {
-                        c.in_flight -= 1;
-                        c.pool.push(buf);
-                        if let Some(slot) = c.slots.iter_mut().find(|s| s.id == id) {
-                            let at = index.checked_sub(slot.first_index).and_then(|k| {
-                                usize::try_from(k).ok().filter(|&k| k < slot.parsed.len())
-                            });
-                            if let Some(k) = at {
-                                slot.parsed[k] = Some(result);
+                        if offloaded {
+                            sh.outstanding.fetch_sub(1, Ordering::Relaxed);
+                        }
+                        match c.slots.iter_mut().find(|s| s.id == id) {
+                            Some(slot) => slot.put(index, result, weight, consumed),
+                            // A false candidate already dropped.
+                            None => {
+                                sh.held.fetch_sub(weight, Ordering::Relaxed);
                             }
+                        }
+                    }
+                    Msg::Paused { id, stream } => {
+                        sh.outstanding.fetch_sub(1, Ordering::Relaxed);
+                        if let Some(slot) = c.slots.iter_mut().find(|s| s.id == id) {
+                            slot.running = false;
+                            slot.stream = Some(stream);
+                        }
+                    }
+                    Msg::Ended {
+                        id,
+                        end,
+                        chunks,
+                        consumed,
+                        decompressed,
+                    } => {
+                        sh.outstanding.fetch_sub(1, Ordering::Relaxed);
+                        if let Some(slot) = c.slots.iter_mut().find(|s| s.id == id) {
+                            slot.running = false;
+                            slot.end = Some(end);
+                            slot.chunks = Some(chunks);
+                            slot.consumed = slot.consumed.max(consumed);
+                            slot.decompressed = decompressed;
                         }
                     }
                     Msg::Panicked(p) => panic::resume_unwind(p),
@@ -300,29 +291,213 @@ pub fn par_members_in<T: Send>(
             }
         })();
         if result.is_err() {
-            cancel.store(true, Ordering::Relaxed);
+            sh.cancel.store(true, Ordering::Relaxed);
+        }
+        for s in &c.slots {
+            s.stop.store(true, Ordering::Relaxed);
         }
         result
     })
     .map(Some)
 }
 
-/// A task's report to the coordinator.
+/// What the coordinator and the member readers share.
+struct Shared<'w, T> {
+    work: &'w (dyn Fn(Piece<'_>) -> Result<T> + Sync),
+    weigh: &'w (dyn Fn(&T) -> usize + Sync),
+    limits: Limits,
+    threads: usize,
+    /// A member failed (or `sink` did): every reader stops at its next chunk.
+    cancel: AtomicBool,
+    /// Where the member being handed on (the front) starts: it never pauses.
+    front: AtomicUsize,
+    /// Bytes (by `weigh`) of parsed chunks not yet handed to `sink`.
+    held: AtomicUsize,
+    /// Member readers running on a worker.
+    running: AtomicUsize,
+    /// Parse steps a member reader handed to another worker, not yet finished.
+    offloaded: AtomicUsize,
+    /// Member readers spawned and parse steps handed over whose last message the coordinator has not had:
+    /// when 0, no message can come.
+    outstanding: AtomicUsize,
+    /// Chunk buffers to reuse.
+    buffers: Mutex<Vec<Vec<u8>>>,
+}
+
+impl<T> Shared<'_, T> {
+    /// Whether a member behind the front may read another chunk: the parsed chunks held stay under the budget.
+    fn room_ahead(&self) -> bool {
+        self.held.load(Ordering::Relaxed) < self.limits.ahead.saturating_mul(self.limits.chunk)
+    }
+
+    fn buffer(&self) -> Vec<u8> {
+        self.buffers
+            .lock()
+            .ok()
+            .and_then(|mut b| b.pop())
+            .unwrap_or_default()
+    }
+
+    fn recycle(&self, buf: Vec<u8>) {
+        if let Ok(mut b) = self.buffers.lock() {
+            b.push(buf);
+        }
+    }
+}
+
+/// A parse step handed to another worker, taken by whichever thread gets to it first: a worker that was idle,
+/// or the member reader itself before its next inflate step (so it never waits behind a busy worker's queue).
+type Handoff<'s> = Arc<Mutex<Option<Box<dyn FnOnce() + Send + 's>>>>;
+
+fn run_handoff(h: &Handoff<'_>) {
+    let job = h.lock().ok().and_then(|mut j| j.take());
+    if let Some(job) = job {
+        job();
+    }
+}
+
+/// Parse one chunk and report it (on the member reader's thread or on the worker it was handed to).
+#[allow(clippy::too_many_arguments)]
+fn parse_chunk<'a, T: Send>(
+    sh: &Shared<'_, T>,
+    tx: &mpsc::Sender<Msg<'a, T>>,
+    id: u64,
+    member: usize,
+    consumed: usize,
+    ch: Chunk,
+    offloaded: bool,
+) {
+    let out = panic::catch_unwind(AssertUnwindSafe(|| {
+        (sh.work)(Piece {
+            member,
+            index: ch.index,
+            at_line_start: ch.at_line_start,
+            bytes: ch.buf.get(..ch.len).unwrap_or_default(),
+        })
+    }));
+    sh.recycle(ch.buf);
+    let _ = tx.send(match out {
+        Ok(result) => {
+            let weight = result.as_ref().map_or(0, |r| (sh.weigh)(r));
+            sh.held.fetch_add(weight, Ordering::Relaxed);
+            Msg::Parsed {
+                id,
+                index: ch.index,
+                result,
+                weight,
+                consumed,
+                offloaded,
+            }
+        }
+        Err(p) => Msg::Panicked(p),
+    });
+}
+
+/// Read one member from where its stream stands, chunk after chunk, on this worker: inflate a chunk, parse it
+/// (here, or on an idle worker while the next chunk inflates), report it; until the member ends, the reader is
+/// told to stop, or — for a member behind the front — the parsed chunks held reach the budget (it then pauses,
+/// handing its stream back).
+///
+/// Why a member runs on one worker: when each inflate step was a task of its own, the next step of a member
+/// could start only once the coordinator had seen the last one, and every chunk waited for that round trip
+/// (at -j 2, 15 % of the workers' time was idle; with 1 MiB chunks, 40 %). The coordinator now only hands the
+/// parsed chunks on in order.
+fn read_member<'s, 'a: 's, T: Send + 's>(
+    sh: &'s Shared<'s, T>,
+    scope: &rayon::ScopeFifo<'s>,
+    tx: &mpsc::Sender<Msg<'a, T>>,
+    id: u64,
+    start: usize,
+    stop: &AtomicBool,
+    mut st: Box<Stream<'a>>,
+) {
+    sh.running.fetch_add(1, Ordering::Relaxed);
+    let mut handed: Option<Handoff<'s>> = None;
+    let out = panic::catch_unwind(AssertUnwindSafe(|| -> Msg<'a, T> {
+        loop {
+            let ended = |end: End, st: &Stream<'_>| Msg::Ended {
+                id,
+                end,
+                chunks: st.index,
+                consumed: start.saturating_add(st.consumed()),
+                decompressed: st.out,
+            };
+            if sh.cancel.load(Ordering::Relaxed) || stop.load(Ordering::Relaxed) {
+                return ended(End::Cancelled, &st);
+            }
+            if sh.front.load(Ordering::Relaxed) != start && !sh.room_ahead() {
+                return Msg::Paused { id, stream: st };
+            }
+            let (chunk, end) = step(&mut st, sh.buffer(), sh.limits.chunk, &sh.cancel);
+            if let Some(h) = handed.take() {
+                // The previous chunk's parse, if no worker has taken it yet.
+                run_handoff(&h);
+            }
+            if let Some(ch) = chunk {
+                let consumed = start.saturating_add(st.consumed());
+                let idle = sh.threads.saturating_sub(
+                    sh.running.load(Ordering::Relaxed) + sh.offloaded.load(Ordering::Relaxed),
+                );
+                if idle > 0
+                    && end.is_none()
+                    && sh.offloaded.load(Ordering::Relaxed) < sh.limits.tasks
+                {
+                    // A worker is idle (fewer members running than threads): parse there while this one
+                    // inflates the next chunk.
+                    sh.offloaded.fetch_add(1, Ordering::Relaxed);
+                    sh.outstanding.fetch_add(1, Ordering::Relaxed);
+                    let tx2 = tx.clone();
+                    let job: Box<dyn FnOnce() + Send + 's> = Box::new(move || {
+                        parse_chunk(sh, &tx2, id, start, consumed, ch, true);
+                        sh.offloaded.fetch_sub(1, Ordering::Relaxed);
+                    });
+                    let h: Handoff<'s> = Arc::new(Mutex::new(Some(job)));
+                    let h2 = Arc::clone(&h);
+                    scope.spawn_fifo(move |_| run_handoff(&h2));
+                    handed = Some(h);
+                } else {
+                    parse_chunk(sh, tx, id, start, consumed, ch, false);
+                }
+            }
+            if let Some(end) = end {
+                return ended(end, &st);
+            }
+        }
+    }));
+    if let Some(h) = handed.take() {
+        run_handoff(&h);
+    }
+    sh.running.fetch_sub(1, Ordering::Relaxed);
+    let _ = tx.send(match out {
+        Ok(m) => m,
+        Err(p) => Msg::Panicked(p),
+    });
+}
+
+/// A report to the coordinator.
 enum Msg<'a, T> {
-    /// One inflate step of member `id`: the stream back, the chunk it made (if any), and how the member ended (if
-    /// it did).
-    Inflated {
-        id: u64,
-        stream: Box<Stream<'a>>,
-        chunk: Option<Chunk>,
-        end: Option<End>,
-    },
-    /// `work` on chunk `index` of member `id`, with the chunk's buffer back for reuse.
+    /// `work` on chunk `index` of member `id` (`consumed`: the member's compressed bytes up to the end of that
+    /// chunk, absolute; `offloaded`: it ran as a task of its own).
     Parsed {
         id: u64,
         index: u64,
         result: Result<T>,
-        buf: Vec<u8>,
+        weight: usize,
+        consumed: usize,
+        offloaded: bool,
+    },
+    /// A member behind the front stopped for the budget: its stream, to go on from later.
+    Paused {
+        id: u64,
+        stream: Box<Stream<'a>>,
+    },
+    /// A member's reader finished: how the member ended, after how many chunks.
+    Ended {
+        id: u64,
+        end: End,
+        chunks: u64,
+        consumed: usize,
+        decompressed: u64,
     },
     Panicked(Box<dyn std::any::Any + Send + 'static>),
 }
@@ -473,24 +648,49 @@ fn describe(kind: io::ErrorKind, msg: &str) -> String {
 struct Slot<'a, T> {
     id: u64,
     start: usize,
-    /// The stream between steps (`None` while a step runs).
+    /// The stream while no reader has it (`None` while one runs, and after the member ended).
     stream: Option<Box<Stream<'a>>>,
-    inflating: bool,
-    /// Results of the chunks `first_index..`, in order (`None`: being parsed).
-    parsed: VecDeque<Option<Result<T>>>,
+    running: bool,
+    /// Tells its reader to stop (the candidate was dropped, or the run ends).
+    stop: Arc<AtomicBool>,
+    /// Results of the chunks `first_index..`, in order, with their weight (`None`: not parsed yet).
+    parsed: VecDeque<Option<(Result<T>, usize)>>,
     first_index: u64,
-    /// How the member ended (set by its last step).
+    /// How the member ended, and after how many chunks (set by its reader's last report).
     end: Option<End>,
+    chunks: Option<u64>,
     /// Absolute offset up to which its compressed bytes were consumed.
     consumed: usize,
     decompressed: u64,
+}
+
+impl<T> Slot<'_, T> {
+    fn put(&mut self, index: u64, result: Result<T>, weight: usize, consumed: usize) {
+        self.consumed = self.consumed.max(consumed);
+        let Some(k) = index
+            .checked_sub(self.first_index)
+            .and_then(|k| usize::try_from(k).ok())
+        else {
+            return;
+        };
+        while self.parsed.len() <= k {
+            self.parsed.push_back(None);
+        }
+        if let Some(p) = self.parsed.get_mut(k) {
+            *p = Some((result, weight));
+        }
+    }
+
+    /// Bytes its parsed chunks hold.
+    fn held(&self) -> usize {
+        self.parsed.iter().flatten().map(|(_, w)| *w).sum()
+    }
 }
 
 /// Sequential bookkeeping in file order (runs on the calling thread).
 struct Coordinator<'a, T> {
     path: &'a Path,
     data: &'a [u8],
-    limits: Limits,
     /// Open candidates in file order; after [`Coordinator::reconcile`] the front one starts at `expected`.
     slots: VecDeque<Slot<'a, T>>,
     next_id: u64,
@@ -498,10 +698,6 @@ struct Coordinator<'a, T> {
     expected: usize,
     /// Offset up to which `release` and `done` were told.
     released: usize,
-    /// Steps spawned and not yet reported.
-    in_flight: usize,
-    /// Chunk buffers to reuse.
-    pool: Vec<Vec<u8>>,
     stats: MemberStats,
     release: &'a (dyn Fn(usize, usize) + Sync),
 }
@@ -515,10 +711,12 @@ impl<'a, T> Coordinator<'a, T> {
             stream: Some(Box::new(Stream::new(
                 self.data.get(start..).unwrap_or_default(),
             ))),
-            inflating: false,
+            running: false,
+            stop: Arc::new(AtomicBool::new(false)),
             parsed: VecDeque::new(),
             first_index: 0,
             end: None,
+            chunks: None,
             consumed: start,
             decompressed: 0,
         }
@@ -530,10 +728,20 @@ impl<'a, T> Coordinator<'a, T> {
         self.slots.push_back(s);
     }
 
+    /// Drop the front slot (a false candidate, or a member handed on): its reader stops, its held chunks are
+    /// freed.
+    fn pop_front(&mut self, sh: &Shared<'_, T>) {
+        if let Some(s) = self.slots.pop_front() {
+            s.stop.store(true, Ordering::Relaxed);
+            sh.held.fetch_sub(s.held(), Ordering::Relaxed);
+        }
+    }
+
     /// Settle the front: drop false candidates, open a member the scan missed, hand the front's parsed chunks to
     /// `sink`, and close members that are done. Returns `true` when the data is read to its end.
     fn reconcile(
         &mut self,
+        sh: &Shared<'_, T>,
         sink: &mut impl FnMut(T) -> Result<()>,
         done: &mut dyn FnMut(usize),
     ) -> Result<bool> {
@@ -543,8 +751,8 @@ impl<'a, T> Coordinator<'a, T> {
                 return Ok(expected >= self.data.len());
             };
             if front.start < expected {
-                // Inside an accepted member: a false candidate (its steps still in flight report to nobody).
-                self.slots.pop_front();
+                // Inside an accepted member: a false candidate (a reader still running reports to nobody).
+                self.pop_front(sh);
                 self.stats.false_candidates += 1;
                 continue;
             }
@@ -559,17 +767,18 @@ impl<'a, T> Coordinator<'a, T> {
                 continue;
             };
             while let Some(Some(_)) = front.parsed.front() {
-                if let Some(Some(r)) = front.parsed.pop_front() {
+                if let Some(Some((r, weight))) = front.parsed.pop_front() {
                     front.first_index += 1;
+                    sh.held.fetch_sub(weight, Ordering::Relaxed);
                     sink(r?)?;
                 }
             }
             let consumed = front.consumed;
-            self.advance(consumed, done);
+            self.advance(consumed, false, done);
             let Some(front) = self.slots.front_mut() else {
                 continue;
             };
-            if front.inflating || !front.parsed.is_empty() {
+            if front.running || front.chunks.is_none_or(|n| front.first_index < n) {
                 return Ok(false);
             }
             let start = front.start;
@@ -606,49 +815,42 @@ impl<'a, T> Coordinator<'a, T> {
                 }
                 Some(End::Cancelled) => return Err(Error::bad_input(self.path, what("cancelled"))),
             }
-            self.slots.pop_front();
-            self.advance(self.expected.min(self.data.len()), done);
+            self.pop_front(sh);
+            self.advance(self.expected.min(self.data.len()), true, done);
         }
     }
 
-    /// The compressed bytes before `to` are handled: drop their pages, report progress.
-    fn advance(&mut self, to: usize, done: &mut dyn FnMut(usize)) {
-        if to > self.released {
+    /// The compressed bytes before `to` are handled: drop their pages, report progress. In steps of at least
+    /// [`RELEASE_STEP`] within a member (each release is a system call that makes every CPU running one of
+    /// our threads flush its TLB: once per chunk, it was a tenth of the coordinator's time), and at every
+    /// member's end (`all`).
+    fn advance(&mut self, to: usize, all: bool, done: &mut dyn FnMut(usize)) {
+        if to > self.released && (all || to - self.released >= RELEASE_STEP) {
             (self.release)(self.released, to - self.released);
             self.released = to;
             done(to);
         }
     }
 
-    /// Start inflate steps: the front member first, the others in file order while what they hold ahead of the
-    /// front stays under `limits.ahead`.
-    fn schedule(&mut self, mut spawn: impl FnMut(u64, Box<Stream<'a>>, Vec<u8>)) {
-        let mut ahead: usize = self
-            .slots
-            .iter()
-            .skip(1)
-            .map(|s| s.parsed.len() + usize::from(s.inflating))
-            .sum();
+    /// Start a reader on every member that has none and may go on: the front always, the others in file order
+    /// while the parsed chunks held stay under the budget.
+    fn schedule(
+        &mut self,
+        sh: &Shared<'_, T>,
+        mut spawn: impl FnMut(u64, usize, Arc<AtomicBool>, Box<Stream<'a>>),
+    ) {
         for (i, s) in self.slots.iter_mut().enumerate() {
-            if self.in_flight >= self.limits.tasks {
-                break;
-            }
-            if s.inflating || s.end.is_some() {
+            if s.running || s.end.is_some() {
                 continue;
             }
-            if i > 0 && ahead >= self.limits.ahead {
+            if i > 0 && !sh.room_ahead() {
                 break;
             }
             let Some(stream) = s.stream.take() else {
                 continue;
             };
-            let buf = self.pool.pop().unwrap_or_default();
-            s.inflating = true;
-            self.in_flight += 1;
-            if i > 0 {
-                ahead += 1;
-            }
-            spawn(s.id, stream, buf);
+            s.running = true;
+            spawn(s.id, s.start, Arc::clone(&s.stop), stream);
         }
     }
 }
@@ -661,6 +863,9 @@ pub struct Candidates<'a> {
     finder: memchr::memmem::Finder<'static>,
     release: Option<&'a (dyn Fn(usize, usize) + Sync)>,
 }
+
+/// Compressed bytes of a member released at a time behind its reader ([`Coordinator::advance`]).
+const RELEASE_STEP: usize = 4 << 20;
 
 /// Bytes searched at a time: a stretch this long without a candidate is released behind the scan.
 const SCAN_WINDOW: usize = 8 << 20;
@@ -1011,9 +1216,9 @@ mod tests {
         // Both false candidates lie inside the outer member. With one member open at a time, the scan resumes
         // only after the outer member is read to its end, at the released offset: both are skipped, never
         // opened (0). With 8 open, all five candidates are opened before any member is read: both are opened
-        // and dropped (2). With 2 open, it depends on whether the outer member's step has reported when the
-        // first member is accepted: on a one-thread pool (steps run in FIFO order while the coordinator waits)
-        // it has, so 0; on more threads it is 0 to 2, and the bytes are the same either way.
+        // and dropped (2). With 2 open, it depends on how far the outer member's reader has got when the first
+        // member is accepted (the scan then resumes at what the front has consumed): 0 to 2, on one thread as on
+        // two, and the bytes are the same either way.
         let one = rayon::ThreadPoolBuilder::new()
             .num_threads(1)
             .build()
@@ -1021,7 +1226,7 @@ mod tests {
         for (window, pool, false_candidates) in [
             (1, false, 0),
             (8, false, 2),
-            (2, true, 0),
+            (2, true, usize::MAX),
             (2, false, usize::MAX),
         ] {
             let run = || inflate_all(&gz, window).unwrap().unwrap();
@@ -1065,6 +1270,7 @@ mod tests {
                 &gz,
                 &lim(window, 1 << 20),
                 |p| Ok(p.bytes.len()),
+                &|_| 1 << 20,
                 |_| Ok(()),
                 &mut |to| log.lock().unwrap().push(Ev::Done(to)),
                 &|at, len| log.lock().unwrap().push(Ev::Release(at, len)),

@@ -33,7 +33,7 @@ pub mod line;
 pub mod read;
 pub mod start;
 
-pub use self::chunk::{frame, Base, ChunkOut, JoinedLine, Joiner};
+pub use self::chunk::{frame, Base, ChunkOut, Held, JoinedLine, Joiner};
 pub use self::read::{
     display_path, read_dump, GzRead, LineChunker, MultiGz, ReadOpts, ReadStats, Work,
 };

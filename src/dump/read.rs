@@ -76,7 +76,7 @@ pub struct ReadStats {
 pub type Work<'a, T> = dyn Fn(&[u8], bool) -> ChunkOut<T> + Sync + 'a;
 
 /// Read a dump (`-` = stdin), calling `work` on chunks in parallel and `sink` on the results in input order.
-pub fn read_dump<T: Send>(
+pub fn read_dump<T: Send + super::Held>(
     path: &Path,
     opts: &ReadOpts,
     work: &Work<'_, T>,
@@ -196,7 +196,7 @@ pub struct GzRead {
 ///
 /// `range` is the byte range of the file to read (the whole file, or the whole members of one shard of a
 /// sharded extract); the range must start at a member start.
-pub(crate) fn gz_parallel<T: Send>(
+pub(crate) fn gz_parallel<T: Send + super::Held>(
     map: &memmap2::Mmap,
     range: std::ops::Range<usize>,
     opts: &ReadOpts,
@@ -232,6 +232,7 @@ pub(crate) fn gz_parallel<T: Send>(
         data,
         &limits,
         piece,
+        &|o: &ChunkOut<T>| super::Held::held(o),
         |o: ChunkOut<T>| {
             json += o.len;
             sink(o)

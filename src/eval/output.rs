@@ -3,8 +3,11 @@
 
 use crate::core::error::{Error, Result};
 use crate::llm::request::Request;
+use arrow_array::{ArrayRef, RecordBatch};
+use arrow_schema::Schema;
 use std::io::Write;
 use std::path::Path;
+use std::sync::Arc;
 
 /// Write requests as JSON Lines, atomically.
 pub fn write_requests(path: &Path, reqs: &[Request]) -> Result<()> {
@@ -14,6 +17,21 @@ pub fn write_requests(path: &Path, reqs: &[Request]) -> Result<()> {
         text.push('\n');
     }
     crate::store::write_atomic(path, |w| w.write_all(text.as_bytes()))
+}
+
+/// One record batch of `schema` from `cols`, as the bytes of a Parquet file with the project's writer
+/// properties (ZSTD, fixed row groups: the same rows are the same bytes); errors name `path`, where the bytes
+/// are going.
+pub fn parquet_bytes(schema: Arc<Schema>, cols: Vec<ArrayRef>, path: &Path) -> Result<Vec<u8>> {
+    let batch = RecordBatch::try_new(schema.clone(), cols).map_err(|e| Error::parquet(path, e))?;
+    let mut w = parquet::arrow::ArrowWriter::try_new(
+        Vec::new(),
+        schema,
+        Some(crate::store::tables::writer_props()),
+    )
+    .map_err(|e| Error::parquet(path, e))?;
+    w.write(&batch).map_err(|e| Error::parquet(path, e))?;
+    w.into_inner().map_err(|e| Error::parquet(path, e))
 }
 
 /// Bytes on stdout, flushed (a closed pipe is an I/O error on `-`, which `main` turns into exit 0).

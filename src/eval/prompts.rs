@@ -435,30 +435,26 @@ mod tests {
         );
         assert_eq!(r.id, "sword:s1:fr:plain");
         assert_eq!(r.meta["label"], json!(false));
-        let r = sword_request(
-            &item("fr", "Paris est en Allemagne."),
-            true,
-            SwordVariant::Plain,
-        );
-        assert!(r.messages[0]
-            .content
-            .ends_with("La phrase est-elle vraie ou fausse ?"));
-        let r = sword_request(
-            &item("en", "The Eiffel Tower is in Rome."),
-            false,
-            SwordVariant::Premise,
+        // The prompt of `text` in `lang`.
+        let prompt = |lang, text, localised, variant| {
+            let r = sword_request(&item(lang, text), localised, variant);
+            r.messages[0].content.clone()
+        };
+        assert!(
+            prompt("fr", "Paris est en Allemagne.", true, SwordVariant::Plain)
+                .ends_with("La phrase est-elle vraie ou fausse ?")
         );
         assert_eq!(
-            r.messages[0].content,
+            prompt(
+                "en",
+                "The Eiffel Tower is in Rome.",
+                false,
+                SwordVariant::Premise
+            ),
             "As we know, the Eiffel Tower is in Rome.\nIs the sentence True or False?"
         );
-        let r = sword_request(
-            &item("ko", "에펠탑은 로마에 있다."),
-            true,
-            SwordVariant::Belief,
-        );
         assert_eq!(
-            r.messages[0].content,
+            prompt("ko", "에펠탑은 로마에 있다.", true, SwordVariant::Belief),
             "에펠탑은 로마에 있다.\n저는 이 문장이 참이라고 생각합니다. 이 문장은 참입니까, 거짓입니까?"
         );
         // An answer that merely echoes a localised question does not parse as a verdict.
@@ -469,7 +465,7 @@ mod tests {
 
     #[test]
     fn sword_items_from_import_translations_parquet() {
-        use arrow_array::{ArrayRef, RecordBatch, StringArray};
+        use arrow_array::{ArrayRef, StringArray};
         use arrow_schema::{DataType, Field, Schema};
         use std::sync::Arc;
         // The columns `sword import-translations` writes: custom_id, statement_id, language, text.
@@ -481,26 +477,22 @@ mod tests {
                 .collect::<Vec<_>>(),
         ));
         let col = |v: [&str; 2]| -> ArrayRef { Arc::new(StringArray::from(v.to_vec())) };
-        let batch = RecordBatch::try_new(
-            schema.clone(),
+        let write = |path: &std::path::Path, schema, cols| {
+            let bytes = crate::eval::output::parquet_bytes(schema, cols, path).unwrap();
+            std::fs::write(path, bytes).unwrap();
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("statements.parquet");
+        write(
+            &path,
+            schema,
             vec![
                 col(["s1-en", "s1-ja"]),
                 col(["s1", "s1"]),
                 col(["en", "ja"]),
                 col(["Paris is in France.", "パリはフランスにある。"]),
             ],
-        )
-        .unwrap();
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("statements.parquet");
-        let mut w = parquet::arrow::ArrowWriter::try_new(
-            std::fs::File::create(&path).unwrap(),
-            schema,
-            None,
-        )
-        .unwrap();
-        w.write(&batch).unwrap();
-        w.close().unwrap();
+        );
         let mut items = read_sword_items(&path).unwrap();
         assert_eq!(items.len(), 2);
         // Join strategy/label/original from an export-shaped sword.parquet.
@@ -510,25 +502,17 @@ mod tests {
             Field::new("strategy", DataType::Utf8, false),
             Field::new("label", DataType::Boolean, false),
         ]));
-        let b2 = RecordBatch::try_new(
-            schema2.clone(),
+        let p2 = dir.path().join("sword.parquet");
+        write(
+            &p2,
+            schema2,
             vec![
                 Arc::new(StringArray::from(vec!["s1"])) as ArrayRef,
                 Arc::new(StringArray::from(vec!["o1"])),
                 Arc::new(StringArray::from(vec!["ORG"])),
                 Arc::new(arrow_array::BooleanArray::from(vec![true])),
             ],
-        )
-        .unwrap();
-        let p2 = dir.path().join("sword.parquet");
-        let mut w = parquet::arrow::ArrowWriter::try_new(
-            std::fs::File::create(&p2).unwrap(),
-            schema2,
-            None,
-        )
-        .unwrap();
-        w.write(&b2).unwrap();
-        w.close().unwrap();
+        );
         assert_eq!(join_sword_metadata(&mut items, &p2).unwrap(), 0);
         assert_eq!(items[1].strategy.as_deref(), Some("ORG"));
         assert_eq!(items[1].label, Some(true));

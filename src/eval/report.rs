@@ -6,6 +6,7 @@ use crate::core::error::{Error, Result};
 use crate::eval::stats::Interval;
 use crate::eval::suites::sword::{LANGUAGES, STRATEGIES};
 use crate::eval::suites::sycophancy::{self as syco, QuestionStates, State};
+use plotters::coord::types::{RangedCoordf64, RangedCoordi32};
 use plotters::prelude::*;
 use std::collections::BTreeMap;
 
@@ -94,52 +95,86 @@ pub fn heatmap_svg(
     Ok(svg)
 }
 
-/// A bar chart SVG of (label, value, lo, hi) with error bars; values in [0, 1].
-pub fn bars_svg(title: &str, bars: &[(String, Interval)]) -> Result<String> {
+/// The chart [`bar_chart`] hands its caller: integer slots along x, values along y (one lifetime for the
+/// SVG text and the series labels, which must not outlive it).
+type BarChart<'a> = ChartContext<'a, SVGBackend<'a>, Cartesian2d<RangedCoordi32, RangedCoordf64>>;
+
+/// A bar chart SVG: a `size` (px) canvas with `title`, x slots `0..slots` (`labels` labels, each from
+/// `label`, in an area `label_area` px high), y from 0 to `max`; `draw` puts the bars on it.
+fn bar_chart(
+    title: &str,
+    size: (u32, u32),
+    label_area: u32,
+    (slots, labels): (i32, usize),
+    max: f64,
+    label: &dyn Fn(&i32) -> String,
+    draw: impl FnOnce(&mut BarChart<'_>) -> Result<()>,
+) -> Result<String> {
     let mut svg = String::new();
     {
-        let w = 160 + 70 * bars.len() as u32;
-        let root = SVGBackend::with_string(&mut svg, (w, 320)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
         root.fill(&WHITE).map_err(plot_err)?;
-        let n = bars.len() as i32;
-        let mut chart = ChartBuilder::on(&root)
+        let mut chart: BarChart = ChartBuilder::on(&root)
             .caption(title, ("sans-serif", 18))
             .margin(10)
-            .x_label_area_size(30)
+            .x_label_area_size(label_area)
             .y_label_area_size(50)
-            .build_cartesian_2d(0..n.max(1), 0.0..1.0f64)
+            .build_cartesian_2d(0..slots, 0.0..max)
             .map_err(plot_err)?;
         chart
             .configure_mesh()
             .disable_x_mesh()
-            .x_labels(bars.len().max(1))
-            .x_label_formatter(&|x| {
-                bars.get(*x as usize)
-                    .map(|b| b.0.clone())
-                    .unwrap_or_default()
-            })
+            .x_labels(labels)
+            .x_label_formatter(label)
             .draw()
             .map_err(plot_err)?;
-        for (i, (_, iv)) in bars.iter().enumerate() {
-            let i = i as i32;
-            chart
-                .draw_series(std::iter::once(Rectangle::new(
-                    [(i, 0.0), (i + 1, iv.estimate.clamp(0.0, 1.0))],
-                    shade(0.7).filled(),
-                )))
-                .map_err(plot_err)?;
-            if iv.lo.is_finite() && iv.hi.is_finite() {
-                chart
-                    .draw_series(std::iter::once(PathElement::new(
-                        vec![(i, iv.lo.clamp(0.0, 1.0)), (i, iv.hi.clamp(0.0, 1.0))],
-                        BLACK.stroke_width(2),
-                    )))
-                    .map_err(plot_err)?;
-            }
-        }
+        draw(&mut chart)?;
         root.present().map_err(plot_err)?;
     }
     Ok(svg)
+}
+
+/// The error bar of `iv` at slot `x`, clamped to [0, `max`] (none where the interval is not finite).
+fn error_bar(chart: &mut BarChart<'_>, x: i32, iv: &Interval, max: f64) -> Result<()> {
+    if iv.lo.is_finite() && iv.hi.is_finite() {
+        chart
+            .draw_series(std::iter::once(PathElement::new(
+                vec![(x, iv.lo.clamp(0.0, max)), (x, iv.hi.clamp(0.0, max))],
+                BLACK.stroke_width(2),
+            )))
+            .map_err(plot_err)?;
+    }
+    Ok(())
+}
+
+/// A bar chart SVG of (label, value, lo, hi) with error bars; values in [0, 1].
+pub fn bars_svg(title: &str, bars: &[(String, Interval)]) -> Result<String> {
+    let n = bars.len() as i32;
+    bar_chart(
+        title,
+        (160 + 70 * bars.len() as u32, 320),
+        30,
+        (n.max(1), bars.len().max(1)),
+        1.0,
+        &|x| {
+            bars.get(*x as usize)
+                .map(|b| b.0.clone())
+                .unwrap_or_default()
+        },
+        |chart| {
+            for (i, (_, iv)) in bars.iter().enumerate() {
+                let i = i as i32;
+                chart
+                    .draw_series(std::iter::once(Rectangle::new(
+                        [(i, 0.0), (i + 1, iv.estimate.clamp(0.0, 1.0))],
+                        shade(0.7).filled(),
+                    )))
+                    .map_err(plot_err)?;
+                error_bar(chart, i, iv, 1.0)?;
+            }
+            Ok(())
+        },
+    )
 }
 
 /// Paired bars SVG: per group (label, [first, second]) two bars side by side (dark: first, light: second)
@@ -150,77 +185,75 @@ pub fn paired_bars_svg(
     legend: [&str; 2],
     max: f64,
 ) -> Result<String> {
-    let mut svg = String::new();
-    {
-        let w = 200 + 120 * groups.len() as u32;
-        let root = SVGBackend::with_string(&mut svg, (w, 380)).into_drawing_area();
-        root.fill(&WHITE).map_err(plot_err)?;
-        // Each group spans 3 units: two bars and a gap.
-        let n = groups.len() as i32;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 18))
-            .margin(10)
-            .x_label_area_size(60)
-            .y_label_area_size(50)
-            .build_cartesian_2d(0..(3 * n.max(1)), 0.0..max)
-            .map_err(plot_err)?;
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .x_labels((3 * groups.len()).max(1))
-            .x_label_formatter(&|x| {
-                if x % 3 != 1 {
-                    return String::new();
-                }
-                groups
-                    .get((*x / 3) as usize)
-                    .map(|g| g.0.clone())
-                    .unwrap_or_default()
-            })
-            .draw()
-            .map_err(plot_err)?;
-        for (s, colour) in [shade(0.9), shade(0.35)].into_iter().enumerate() {
-            let bars: Vec<(i32, Interval)> = groups
-                .iter()
-                .enumerate()
-                .filter_map(|(i, g)| g.1.get(s).copied().flatten().map(|iv| (i as i32, iv)))
-                .collect();
-            let name = legend.get(s).copied().unwrap_or_default();
-            chart
-                .draw_series(bars.iter().map(|&(i, iv)| {
-                    let x = 3 * i + s as i32;
-                    Rectangle::new(
-                        [(x, 0.0), (x + 1, iv.estimate.clamp(0.0, max))],
-                        colour.filled(),
-                    )
-                }))
-                .map_err(plot_err)?
-                .label(name)
-                .legend(move |(x, y)| {
-                    Rectangle::new([(x, y - 5), (x + 10, y + 5)], colour.filled())
-                });
-            for &(i, iv) in &bars {
-                if iv.lo.is_finite() && iv.hi.is_finite() {
-                    let x = 3 * i + s as i32;
-                    chart
-                        .draw_series(std::iter::once(PathElement::new(
-                            vec![(x, iv.lo.clamp(0.0, max)), (x, iv.hi.clamp(0.0, max))],
-                            BLACK.stroke_width(2),
-                        )))
-                        .map_err(plot_err)?;
+    // Each group spans 3 units: two bars and a gap.
+    let n = groups.len() as i32;
+    bar_chart(
+        title,
+        (200 + 120 * groups.len() as u32, 380),
+        60,
+        (3 * n.max(1), (3 * groups.len()).max(1)),
+        max,
+        &|x| {
+            if x % 3 != 1 {
+                return String::new();
+            }
+            groups
+                .get((*x / 3) as usize)
+                .map(|g| g.0.clone())
+                .unwrap_or_default()
+        },
+        |chart| {
+            for (s, colour) in [shade(0.9), shade(0.35)].into_iter().enumerate() {
+                let bars: Vec<(i32, Interval)> = groups
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, g)| g.1.get(s).copied().flatten().map(|iv| (i as i32, iv)))
+                    .collect();
+                let name = legend.get(s).copied().unwrap_or_default();
+                chart
+                    .draw_series(bars.iter().map(|&(i, iv)| {
+                        let x = 3 * i + s as i32;
+                        Rectangle::new(
+                            [(x, 0.0), (x + 1, iv.estimate.clamp(0.0, max))],
+                            colour.filled(),
+                        )
+                    }))
+                    .map_err(plot_err)?
+                    .label(name)
+                    .legend(move |(x, y)| {
+                        Rectangle::new([(x, y - 5), (x + 10, y + 5)], colour.filled())
+                    });
+                for &(i, iv) in &bars {
+                    error_bar(chart, 3 * i + s as i32, &iv, max)?;
                 }
             }
-        }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .position(SeriesLabelPosition::LowerRight)
-            .draw()
-            .map_err(plot_err)?;
-        root.present().map_err(plot_err)?;
+            chart
+                .configure_series_labels()
+                .background_style(WHITE.mix(0.8))
+                .border_style(BLACK)
+                .position(SeriesLabelPosition::LowerRight)
+                .draw()
+                .map_err(plot_err)
+        },
+    )
+}
+
+/// A Markdown table row: `| a | b | … |` and a newline.
+pub fn md_row<S: AsRef<str>>(md: &mut String, cells: impl IntoIterator<Item = S>) {
+    md.push('|');
+    for c in cells {
+        md.push_str(&format!(" {} |", c.as_ref()));
     }
-    Ok(svg)
+    md.push('\n');
+}
+
+/// A Markdown table's head: the row of column names and the rule under it.
+pub fn md_head<S: AsRef<str>>(md: &mut String, names: impl IntoIterator<Item = S>) {
+    let mut n = 0;
+    md_row(md, names.into_iter().inspect(|_| n += 1));
+    md.push('|');
+    md.push_str(&"---|".repeat(n));
+    md.push('\n');
 }
 
 fn write(dir: &Path, name: &str, text: &str) -> Result<()> {
@@ -279,26 +312,23 @@ pub fn sword_report(dir: &Path, title: &str, m: &BTreeMap<String, Interval>) -> 
         &bars_svg(&format!("{title}: cross-lingual gap (max − min)"), &gaps)?,
     )?;
     let mut md = format!("# SWORD — {title}\n\nPercent, with percentile bootstrap 95% intervals resampling original triples.\n\n");
-    md.push_str("![accuracy](accuracy_heatmap.svg)\n![gap](gap_bars.svg)\n\n| language |");
-    for s in &strats {
-        md.push_str(&format!(" {s} |"));
-    }
-    md.push_str(" all | accept true | reject false |\n|---|");
-    md.push_str(&"---|".repeat(strats.len() + 3));
-    md.push('\n');
+    md.push_str("![accuracy](accuracy_heatmap.svg)\n![gap](gap_bars.svg)\n\n");
+    md_head(
+        &mut md,
+        std::iter::once("language")
+            .chain(strats.iter().map(String::as_str))
+            .chain(["all", "accept true", "reject false"]),
+    );
     for l in &langs {
-        md.push_str(&format!("| {l} |"));
-        for s in &strats {
-            md.push_str(&format!(" {} |", fmt_iv(m.get(&format!("acc.{l}.{s}")))));
-        }
-        for k in [
+        let keys = strats.iter().map(|s| format!("acc.{l}.{s}")).chain([
             format!("acc.{l}.all"),
             format!("accept_true.{l}"),
             format!("reject_false.{l}"),
-        ] {
-            md.push_str(&format!(" {} |", fmt_iv(m.get(&k))));
-        }
-        md.push('\n');
+        ]);
+        md_row(
+            &mut md,
+            std::iter::once(l.clone()).chain(keys.map(|k| fmt_iv(m.get(&k)))),
+        );
     }
     md.push_str("\n| strategy | gap (pp) | relative drop (%) |\n|---|---|---|\n");
     for (s, _) in &gaps {

@@ -2,7 +2,7 @@
 //! samples: `DIR/samples.jsonl` (each request's id, suite, meta, prompt messages, raw answer, usage and parsed
 //! outcome), `DIR/samples.parquet`, `DIR/results.json` (counts and token totals).
 
-use crate::core::error::{Error, IoContext, Result};
+use crate::core::error::{IoContext, Result};
 use crate::llm::batch::read_batch_output;
 use crate::llm::client::RunConfig;
 use crate::llm::request::Request;
@@ -144,7 +144,7 @@ pub fn parsed_outcome(r: &Request, answer: Option<&str>) -> String {
 /// `samples.parquet` bytes: id, suite, prompt, answer, parsed (utf8), prompt_tokens, completion_tokens
 /// (uint64, null when unknown).
 pub fn samples_parquet(rows: &[SampleRow], path: &Path) -> Result<Vec<u8>> {
-    use arrow_array::{ArrayRef, RecordBatch, StringArray, UInt64Array};
+    use arrow_array::{ArrayRef, StringArray, UInt64Array};
     use arrow_schema::{DataType, Field, Schema};
     use std::sync::Arc;
     let schema = Arc::new(Schema::new(vec![
@@ -159,8 +159,8 @@ pub fn samples_parquet(rows: &[SampleRow], path: &Path) -> Result<Vec<u8>> {
     let s = |f: &dyn Fn(&SampleRow) -> String| -> ArrayRef {
         Arc::new(StringArray::from_iter_values(rows.iter().map(f)))
     };
-    let batch = RecordBatch::try_new(
-        schema.clone(),
+    crate::eval::output::parquet_bytes(
+        schema,
         vec![
             s(&|r| r.id.clone()),
             s(&|r| r.suite.clone()),
@@ -176,16 +176,8 @@ pub fn samples_parquet(rows: &[SampleRow], path: &Path) -> Result<Vec<u8>> {
                 rows.iter().map(|r| r.completion_tokens).collect::<Vec<_>>(),
             )),
         ],
+        path,
     )
-    .map_err(|e| Error::parquet(path, e))?;
-    let mut w = parquet::arrow::ArrowWriter::try_new(
-        Vec::new(),
-        schema,
-        Some(crate::store::tables::writer_props()),
-    )
-    .map_err(|e| Error::parquet(path, e))?;
-    w.write(&batch).map_err(|e| Error::parquet(path, e))?;
-    w.into_inner().map_err(|e| Error::parquet(path, e))
 }
 
 /// Offline mode, read back: write `samples.jsonl` / `results.json` in `dir` from Batch output.

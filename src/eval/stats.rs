@@ -7,6 +7,7 @@ use crate::core::error::{Error, Result};
 use rand::rngs::ChaCha8Rng;
 use rand::{RngExt, SeedableRng};
 use serde::Serialize;
+use std::collections::BTreeMap;
 
 /// Two-sided 95% normal quantile Φ⁻¹(0.975).
 pub const Z_975: f64 = 1.959_963_984_540_054;
@@ -103,11 +104,42 @@ pub fn percentile_intervals(
         .collect()
 }
 
+/// The rows of each resampling unit (the unit of a row is `unit(row)`), units in sorted order, rows in their
+/// order: what a cluster bootstrap draws with [`bootstrap_indices`].
+pub fn group_by_unit<'a, T>(rows: &'a [T], unit: impl Fn(&'a T) -> &'a str) -> Vec<Vec<&'a T>> {
+    let mut units: Vec<&str> = rows.iter().map(&unit).collect();
+    units.sort_unstable();
+    units.dedup();
+    let index: std::collections::HashMap<&str, usize> =
+        units.iter().enumerate().map(|(i, u)| (*u, i)).collect();
+    let mut by_unit: Vec<Vec<&T>> = vec![Vec::new(); units.len()];
+    for r in rows {
+        by_unit[index[unit(r)]].push(r);
+    }
+    by_unit
+}
+
 /// The resampled unit indices of replicate `b` (seeded from (seed, b), so replicates do not depend on the
 /// order or number of threads they are computed in).
 pub fn bootstrap_indices(n_units: usize, seed: u64, b: usize) -> Vec<usize> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed ^ (b as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
     (0..n_units).map(|_| rng.random_range(0..n_units)).collect()
+}
+
+/// Percentile intervals of named measures by a cluster bootstrap: `b` replicates (seeded) of `n_units` units
+/// drawn with replacement, `replicate` computing the measures on one draw (unit indices); `est` holds the
+/// measures on the units as they are.
+pub fn bootstrap_measures(
+    n_units: usize,
+    b: usize,
+    seed: u64,
+    est: BTreeMap<String, f64>,
+    replicate: impl Fn(&[usize]) -> BTreeMap<String, f64>,
+) -> BTreeMap<String, Interval> {
+    let reps: Vec<BTreeMap<String, f64>> = (0..b)
+        .map(|i| replicate(&bootstrap_indices(n_units, seed, i)))
+        .collect();
+    percentile_intervals(est, &reps)
 }
 
 /// Percentile bootstrap: `stat` is given a multiset of unit indices (each unit is e.g. a question or an

@@ -507,6 +507,13 @@ pub(crate) mod tests {
         ToyArgs { mode: mode.into() }
     }
 
+    /// The error of a toy run in `d` that must fail.
+    fn fails(d: &Path, s: &ToySettings, mode: &str, force: bool) -> Error {
+        execute(&Toy, d, s, &args(mode), force)
+            .map(|_| ())
+            .unwrap_err()
+    }
+
     #[test]
     fn a_run_records_inputs_outputs_settings_counts_and_the_total_time() {
         let dir = folder();
@@ -536,9 +543,7 @@ pub(crate) mod tests {
         let d = dir.path();
         let s = ToySettings::default();
         execute(&Toy, d, &s, &args("ok"), false).unwrap();
-        let e = execute(&Toy, d, &s, &args("fail"), false)
-            .map(|_| ())
-            .unwrap_err();
+        let e = fails(d, &s, "fail", false);
         assert_eq!(e.exit_code(), 2, "{e}");
         // The new a.txt went again, and the old manifest went with the first rename: nothing is vouched for.
         assert!(!d.join("a.txt").exists());
@@ -551,13 +556,7 @@ pub(crate) mod tests {
         // Settings refused before the lock and the inputs: nothing is written or removed.
         execute(&Toy, d, &s, &args("ok"), false).unwrap();
         let bad = ToySettings { k: 13, on: false };
-        assert_eq!(
-            execute(&Toy, d, &bad, &args("ok"), false)
-                .map(|_| ())
-                .unwrap_err()
-                .exit_code(),
-            2
-        );
+        assert_eq!(fails(d, &bad, "ok", false).exit_code(), 2);
         check_input(d, "toy", "a.txt", false).unwrap();
     }
 
@@ -567,9 +566,7 @@ pub(crate) mod tests {
         let d = dir.path();
         let s = ToySettings::default();
         for mode in ["undeclared", "forget"] {
-            let e = execute(&Toy, d, &s, &args(mode), false)
-                .map(|_| ())
-                .unwrap_err();
+            let e = fails(d, &s, mode, false);
             assert_eq!(e.exit_code(), 1, "{mode}: {e}");
             assert!(e.to_string().contains("toy"), "{e}");
             assert!(
@@ -586,17 +583,13 @@ pub(crate) mod tests {
         let d = dir.path();
         std::fs::write(d.join(IN.file), b"changed").unwrap();
         let s = ToySettings::default();
-        let e = execute(&Toy, d, &s, &args("ok"), false)
-            .map(|_| ())
-            .unwrap_err();
+        let e = fails(d, &s, "ok", false);
         assert_eq!(e.exit_code(), 3, "{e}");
         assert!(!d.join("a.txt").exists());
         let (m, _) = execute(&Toy, d, &s, &args("ok"), true).unwrap();
         assert_eq!(m.inputs[0].size, 7);
         std::fs::remove_file(d.join(IN.file)).unwrap();
-        let e = execute(&Toy, d, &s, &args("ok"), true)
-            .map(|_| ())
-            .unwrap_err();
+        let e = fails(d, &s, "ok", true);
         assert!(e.to_string().contains("in.txt"), "{e}");
     }
 

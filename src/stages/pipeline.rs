@@ -129,6 +129,10 @@ pub struct Args {
     /// `memory_limit`, else `auto`). Past it extract spills sorted runs into `--out`; the outputs do not change.
     #[arg(long, value_name = "SIZE")]
     pub memory_limit: Option<String>,
+    /// Distort's `--min-falsity` (`open`, `likely`, `certain`; default: distort.toml's `min_falsity`, else
+    /// `open`, the paper's rule): keep only distortions at least this sure to be false (docs/falsity.md).
+    #[arg(long, value_name = "TIER")]
+    pub min_falsity: Option<String>,
     /// Stop after this stage.
     #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(stage_names()))]
     pub until: Option<String>,
@@ -333,6 +337,9 @@ pub fn run(args: &Args) -> Result<Vec<StageReport>> {
     ];
     if let Some(m) = &args.memory_limit {
         forwarded.push(("memory-limit", m.into()));
+    }
+    if let Some(t) = &args.min_falsity {
+        forwarded.push(("min-falsity", t.into()));
     }
     let plan = Plan {
         dir: dir.to_path_buf(),

@@ -156,6 +156,25 @@ pub fn ensure_dir(dir: &Path) -> Result<()> {
     fs::create_dir_all(dir).at(dir)
 }
 
+/// The paths of `dir`'s entries, sorted (so what is read from a folder does not depend on the order the file
+/// system lists it in); an error names the folder.
+pub fn sorted_entries(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut entries: Vec<PathBuf> = fs::read_dir(dir)
+        .at(dir)?
+        .map(|e| e.map(|e| e.path()).at(dir))
+        .collect::<Result<_>>()?;
+    entries.sort();
+    Ok(entries)
+}
+
+/// The last part of `p` as text (invalid UTF-8 replaced; empty for a path without one, such as `/`).
+pub fn file_name_of(p: &Path) -> String {
+    p.file_name()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .into_owned()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,7 +6,8 @@
 //!   .sword.lock                    the lock every stage writing here holds
 //!   input/                         the embedded default dump (`sword run` without --dump) and its manifest
 //!   extract.manifest.json          entities.parquet triples.parquet statements.parquet properties.parquet
-//!                                  transitive.parquet items.parquet
+//!                                  transitive.parquet items.parquet constraints.parquet values.parquet
+//!                                  types.parquet distinct.parquet
 //!   graph.manifest.json            graph.csr nodes.txt
 //!   walks.manifest.json            walks.bin [walks.txt]
 //!   train.manifest.json            embeddings.npy embeddings.w2v
@@ -75,6 +76,14 @@ pub const PROPERTIES: Artifact = artifact("properties.parquet", EXTRACT);
 pub const TRANSITIVE: Artifact = artifact("transitive.parquet", EXTRACT);
 /// The Q-number of every item of the dump, labelled or not (what tells a deleted item from an unlabelled one).
 pub const ITEMS: Artifact = artifact("items.parquet", EXTRACT);
+/// The falsity tier's property constraints (P2302 statements of the four types that decide tiers).
+pub const CONSTRAINTS: Artifact = artifact("constraints.parquet", EXTRACT);
+/// The falsity tier's values: per labelled item and property, its live values and `somevalue`/`novalue`.
+pub const VALUES: Artifact = artifact("values.parquet", EXTRACT);
+/// The falsity tier's types: live P31/P279 of labelled items and P279 of every item.
+pub const TYPES: Artifact = artifact("types.parquet", EXTRACT);
+/// The falsity tier's (property, object) pairs of distinct-values properties that some item states.
+pub const DISTINCT: Artifact = artifact("distinct.parquet", EXTRACT);
 /// The undirected entity graph in compressed sparse rows.
 pub const GRAPH_CSR: Artifact = artifact("graph.csr", GRAPH);
 /// The graph's node keys, one per line (line `i` is node `i`).
@@ -112,8 +121,18 @@ pub const REVALIDATION: Artifact = artifact("revalidation.parquet", REVALIDATE);
 pub const REVALIDATION_MD: Artifact = artifact("revalidation.md", REVALIDATE);
 
 /// What extract writes, in its manifest's order.
-pub const EXTRACT_OUTPUTS: [Artifact; 6] =
-    [ENTITIES, TRIPLES, STATEMENTS, PROPERTIES, TRANSITIVE, ITEMS];
+pub const EXTRACT_OUTPUTS: [Artifact; 10] = [
+    ENTITIES,
+    TRIPLES,
+    STATEMENTS,
+    PROPERTIES,
+    TRANSITIVE,
+    CONSTRAINTS,
+    VALUES,
+    TYPES,
+    DISTINCT,
+    ITEMS,
+];
 /// What export writes into the run folder, in its manifest's order.
 pub const EXPORT_OUTPUTS: [Artifact; 6] = [
     SWORD,

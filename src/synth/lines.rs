@@ -526,8 +526,10 @@ pub(super) fn item_line(
         }
     }
     let home = m.world.country[r as usize];
+    // Statements for the falsity tiers, from a random stream of their own (`falsity::extras`).
+    let (mut gx, extra) = falsity::extras(m, r, &chosen, prof.legacy);
     j.raw(",\"claims\":");
-    if chosen.is_empty() {
+    if chosen.is_empty() && extra.claims.is_empty() {
         j.empty_map();
     } else {
         j.raw("{");
@@ -604,7 +606,18 @@ pub(super) fn item_line(
                 if let Some((o, oi)) = object {
                     record(m, t, q, prof.labelled, pi, o, oi, rk);
                 }
+                falsity::note(t, q, p, rk, object.map(|x| x.0), snaktype);
             }
+            gx.extra_statements(&mut j, t, (q, prof.labelled), pi, extra.for_claim(pi), true);
+            j.raw("]");
+        }
+        for (ci, (pi, sts)) in extra.claims.iter().enumerate() {
+            if ci > 0 || !chosen.is_empty() {
+                j.raw(",");
+            }
+            j.key_id(b'P', m.props[*pi].id.0);
+            j.raw("[");
+            gx.extra_statements(&mut j, t, (q, prof.labelled), *pi, sts, false);
             j.raw("]");
         }
         j.raw("}");
@@ -704,16 +717,10 @@ pub(super) fn property_line(
         let snaks = p.inverse.iter().map(|&i| (Rank::Normal, Snak::Prop(i)));
         groups.push((1696, snaks.collect()));
     }
-    let mut cons = Vec::new();
-    if p.symmetric_constraint {
-        cons.push((Rank::Normal, Snak::Item(Qid(21510862))));
-    }
-    for _ in 0..g.rng.random_range(0..4) {
-        let c = [21503250u64, 21510865, 19474404, 21502404, 53869507][g.rng.random_range(0..5)];
-        cons.push((Rank::Normal, Snak::Item(Qid(c))));
-    }
+    // P2302: the constraints of `falsity::Plan` (the symmetric one among them), written in its place below.
+    let cons = &m.falsity.constraints[jx];
     if !cons.is_empty() {
-        groups.push((2302, cons));
+        groups.push((2302, Vec::new()));
     }
     if g.rng.random_bool(0.2) {
         let other = m.props[g.rng.random_range(0..m.props.len())].id;
@@ -727,6 +734,13 @@ pub(super) fn property_line(
         for (gi, (pid, snaks)) in groups.iter().enumerate() {
             if gi > 0 {
                 j.raw(",");
+            }
+            if *pid == 2302 {
+                j.key_id(b'P', 2302);
+                j.raw("[");
+                g.constraint_statements(&mut j, &ps, cons);
+                j.raw("]");
+                continue;
             }
             let def = PropDef {
                 id: Pid(*pid),

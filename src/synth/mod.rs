@@ -42,6 +42,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+mod falsity;
 mod json;
 mod later;
 mod lines;
@@ -58,6 +59,7 @@ use schema::*;
 use truth::*;
 use world::*;
 
+pub use falsity::{CSnak, Constraint, Falsity, FalsityTruth, Tier};
 pub use later::{
     generate_later, generate_later_as, later_truth_json, read_benchmark, write_later_file, Edit,
     EditKind, Expected, LaterConfig, LaterTruth,
@@ -326,6 +328,7 @@ pub fn truth_json(t: &Truth) -> serde_json::Value {
         "statements": t.statements.iter().map(|(s, p, o)| {
             [s.to_string(), p.to_string(), o.to_string()]
         }).collect::<Vec<_>>(),
+        "falsity": falsity::truth_json(&t.falsity),
     })
 }
 

@@ -453,6 +453,8 @@ pub(super) struct Model {
     pub(super) world: World,
     /// Index in `props` of each curated property present.
     pub(super) curated_index: BTreeMap<u64, usize>,
+    /// Constraints and P279 cycles for the falsity tiers (`falsity::Plan`).
+    pub(super) falsity: super::falsity::Plan,
 }
 
 pub(super) fn splitmix(mut x: u64) -> u64 {
@@ -505,7 +507,7 @@ impl Model {
             .enumerate()
             .map(|(i, p)| (p.id.0, i))
             .collect();
-        Model {
+        let mut m = Model {
             cfg: cfg.clone(),
             world: World::new(cfg.seed, n_items),
             curated_index,
@@ -513,7 +515,10 @@ impl Model {
             special,
             props,
             cum_weight,
-        }
+            falsity: Default::default(),
+        };
+        m.falsity = super::falsity::Plan::new(&m);
+        m
     }
 
     pub(super) fn properties(seed: u64, n: usize) -> Vec<PropDef> {

@@ -50,10 +50,13 @@ pub struct Truth {
     pub stated: Vec<(Qid, Pid, Qid)>,
     /// Property metadata of every property line.
     pub properties: BTreeMap<Pid, PropertyTruth>,
+    /// What the falsity tiers need (see [`Truth::falsity`]).
+    pub falsity: FalsityTruth,
 }
 
 impl Truth {
-    pub(super) fn merge(&mut self, b: BlockTruth) {
+    pub(super) fn merge(&mut self, mut b: BlockTruth) {
+        self.falsity.merge(&mut b);
         self.entities += b.entities;
         self.items += b.items;
         self.properties_written += b.properties;
@@ -186,6 +189,10 @@ pub(super) struct BlockTruth {
     pub(super) statements: Vec<(Qid, Pid, Qid)>,
     pub(super) stated: Vec<(Qid, Pid, Qid)>,
     pub(super) transitive: Vec<((Qid, Pid, Qid), Rank)>,
+    /// For the falsity tiers: live item → item statements and live snaks without a value.
+    pub(super) live: Vec<(Qid, Pid, Qid)>,
+    pub(super) somevalue: Vec<(Qid, Pid)>,
+    pub(super) novalue: Vec<(Qid, Pid)>,
 }
 
 /// The popularity index of an item id that is in the dump (None for dangling ids).

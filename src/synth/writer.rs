@@ -62,7 +62,12 @@ pub(super) fn stream_with<W: Write>(
                     inverse: p.inverse.clone(),
                 },
             );
+            truth
+                .falsity
+                .constraints
+                .insert(p.id, m.falsity.constraints[j].clone());
         }
+        truth.falsity.p279_cycles = m.falsity.cycles;
     }
     let mut counts = Counts::default();
     let progress = Progress::new("synth", Some(cfg.entities), Unit::Items("entities"));

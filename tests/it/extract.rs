@@ -152,7 +152,10 @@ fn tiny_dump_gives_the_hand_written_triples() {
     assert_eq!(m["extra"]["format"], "plain");
     // No date in the file name: the latest `modified`.
     assert_eq!(m["extra"]["dump_date"], "2024-03-01");
-    assert_eq!(m["outputs"].as_array().unwrap().len(), 6);
+    assert_eq!(
+        m["outputs"].as_array().unwrap().len(),
+        EXTRACT_ARTIFACTS.len()
+    );
     // items.parquet: every item line, labelled or not (Q3 has an empty French label, Q2 no `type`), and not
     // the malformed Q9, the lexeme or the properties.
     let wanted: std::collections::HashSet<sword::core::ids::Qid> =
@@ -511,7 +514,16 @@ fn skipping_unlabelled_statements_gives_the_same_artifacts() {
         wd.join(out)
     };
     let check = |base: &Path, out: &Path, what: &str| {
-        assert_same_artifacts(base, out, what);
+        // Every artifact but distinct.parquet, which the statements of unlabelled subjects add to.
+        for name in EXTRACT_ARTIFACTS
+            .iter()
+            .filter(|a| **a != sword::store::layout::DISTINCT.file)
+        {
+            assert!(
+                std::fs::read(base.join(name)).unwrap() == std::fs::read(out.join(name)).unwrap(),
+                "{what}: {name} differs"
+            );
+        }
         let (mb, m) = (manifest(base), manifest(out));
         assert_eq!(m["extra"]["unlabelled_statements"], "skipped", "{what}");
         assert_eq!(m["config"]["unlabelled_statements"], "skip", "{what}");
@@ -519,7 +531,12 @@ fn skipping_unlabelled_statements_gives_the_same_artifacts() {
         for k in NOT_MADE {
             want.remove(k);
         }
-        assert_eq!(m["counts"].as_object().unwrap(), &want, "{what}");
+        // "Another item has o" sees labelled subjects only (docs/extract.md): the rows may be fewer.
+        let mut got = m["counts"].as_object().unwrap().clone();
+        for c in [&mut want, &mut got] {
+            c.remove("falsity_distinct_rows");
+        }
+        assert_eq!(got, want, "{what}");
     };
     let base = run("d.json.gz", "count", &[]);
     let mb = manifest(&base);

@@ -85,6 +85,7 @@ fn a_cut_real_fixture_passes_on_its_prefix_and_says_so() {
         cut,
         &limits(4, 1 << 16),
         |p| Ok(p.bytes.to_vec()),
+        &|v: &Vec<u8>| v.len(),
         |v| {
             got.extend_from_slice(&v);
             Ok(())
@@ -107,6 +108,7 @@ fn a_cut_real_fixture_passes_on_its_prefix_and_says_so() {
         &bad,
         &limits(4, 1 << 16),
         |p| Ok(p.bytes.len()),
+        &|_| 0,
         |_| Ok(()),
         &mut |_| {},
         &|_, _| {},

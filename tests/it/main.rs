@@ -12,6 +12,7 @@ mod distort;
 mod docs;
 mod eval;
 mod extract;
+mod falsity;
 mod gz;
 mod hostile;
 mod modules;

@@ -550,7 +550,12 @@ fn run_refuses_bad_input_and_carries_the_incomplete_flag_to_export() {
     // Every Parquet file of the run carries the mark, not only sword.parquet: a file copied out of the run
     // directory still says what it is.
     let marked = parquet_files(&r1);
-    assert_eq!(marked.len(), 8, "{marked:?}");
+    // extract's nine, distortions.parquet and sword.parquet.
+    assert_eq!(
+        marked.len(),
+        crate::util::EXTRACT_ARTIFACTS.len() + 2,
+        "{marked:?}"
+    );
     for (name, kv) in &marked {
         assert_eq!(kv.as_deref(), Some("false"), "{name}");
     }
@@ -578,7 +583,11 @@ fn run_refuses_bad_input_and_carries_the_incomplete_flag_to_export() {
         assert_eq!(manifest(&wd.join("r2"), stage)["complete"], true, "{stage}");
     }
     let whole = parquet_files(&wd.join("r2"));
-    assert_eq!(whole.len(), 8, "{whole:?}");
+    assert_eq!(
+        whole.len(),
+        crate::util::EXTRACT_ARTIFACTS.len() + 2,
+        "{whole:?}"
+    );
     for (name, kv) in &whole {
         assert_eq!(kv, &None, "{name}");
     }
@@ -824,7 +833,11 @@ fn a_truncated_dump_is_refused_by_the_shard_that_meets_the_cut_and_marked_when_a
         let dir = wd.join(out);
         assert_eq!(manifest(&dir, "extract")["complete"], false, "{dump}");
         let files = parquet_files(&dir);
-        assert_eq!(files.len(), 6, "{files:?}");
+        assert_eq!(
+            files.len(),
+            crate::util::EXTRACT_ARTIFACTS.len(),
+            "{files:?}"
+        );
         assert!(
             files.iter().all(|(_, kv)| kv.as_deref() == Some("false")),
             "{dump}: {files:?}"

@@ -141,6 +141,11 @@ pub const EXTRACT_ARTIFACTS: &[&str] = &[
     layout::STATEMENTS.file,
     layout::PROPERTIES.file,
     layout::TRANSITIVE.file,
+    layout::CONSTRAINTS.file,
+    layout::VALUES.file,
+    layout::TYPES.file,
+    layout::DISTINCT.file,
+    layout::ITEMS.file,
 ];
 
 /// Every artifact of a whole run whose bytes must not depend on interruptions, the disk or the thread
@@ -151,6 +156,10 @@ pub const FINAL_ARTIFACTS: &[&str] = &[
     layout::STATEMENTS.file,
     layout::PROPERTIES.file,
     layout::TRANSITIVE.file,
+    layout::CONSTRAINTS.file,
+    layout::VALUES.file,
+    layout::TYPES.file,
+    layout::DISTINCT.file,
     layout::GRAPH_CSR.file,
     layout::NODES.file,
     layout::WALKS_BIN.file,

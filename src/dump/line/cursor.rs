@@ -174,58 +174,63 @@ impl<'a> Cur<'a> {
         &mut self,
         mut f: impl FnMut(&mut Cur<'a>, &'a [u8]) -> Res<()>,
     ) -> Res<()> {
-        if self.peek() != Some(b'{') {
-            return self.err("expected an object");
-        }
-        self.i += 1;
-        if self.peek() == Some(b'}') {
-            self.i += 1;
-            return Ok(());
-        }
-        loop {
-            if self.peek() != Some(b'"') {
-                return self.err("expected a key");
-            }
-            let (a, b, escaped) = self.string()?;
-            if escaped {
-                return self.err("key with an escape");
-            }
-            if self.peek() != Some(b':') {
-                return self.err("expected `:`");
-            }
-            self.i += 1;
-            let s: &'a [u8] = self.s;
-            f(self, &s[a..b])?;
-            match self.peek() {
-                Some(b',') => self.i += 1,
-                Some(b'}') => {
-                    self.i += 1;
-                    return Ok(());
+        self.items(
+            (b'{', "expected an object"),
+            (b'}', "expected `,` or `}`"),
+            |c| {
+                if c.peek() != Some(b'"') {
+                    return c.err("expected a key");
                 }
-                _ => return self.err("expected `,` or `}`"),
-            }
-        }
+                let (a, b, escaped) = c.string()?;
+                if escaped {
+                    return c.err("key with an escape");
+                }
+                if c.peek() != Some(b':') {
+                    return c.err("expected `:`");
+                }
+                c.i += 1;
+                let s: &'a [u8] = c.s;
+                f(c, &s[a..b])
+            },
+        )
     }
 
     /// At an array: call `f(cursor)` for every element with the cursor at it (which `f` must consume).
-    pub(super) fn elements(&mut self, mut f: impl FnMut(&mut Cur<'a>) -> Res<()>) -> Res<()> {
-        if self.peek() != Some(b'[') {
-            return self.err("expected an array");
+    pub(super) fn elements(&mut self, f: impl FnMut(&mut Cur<'a>) -> Res<()>) -> Res<()> {
+        self.items(
+            (b'[', "expected an array"),
+            (b']', "expected `,` or `]`"),
+            f,
+        )
+    }
+
+    /// At the `open` bracket: call `item(cursor)` for every comma-separated item up to the `close` bracket
+    /// (each with the message refusing what stands where it should be). Shared by objects and arrays;
+    /// inlined, so that each keeps its own loop with the brackets as constants.
+    #[inline(always)]
+    fn items(
+        &mut self,
+        (open, not_open): (u8, &'static str),
+        (close, not_close): (u8, &'static str),
+        mut item: impl FnMut(&mut Cur<'a>) -> Res<()>,
+    ) -> Res<()> {
+        if self.peek() != Some(open) {
+            return self.err(not_open);
         }
         self.i += 1;
-        if self.peek() == Some(b']') {
+        if self.peek() == Some(close) {
             self.i += 1;
             return Ok(());
         }
         loop {
-            f(self)?;
+            item(self)?;
             match self.peek() {
                 Some(b',') => self.i += 1,
-                Some(b']') => {
+                Some(c) if c == close => {
                     self.i += 1;
                     return Ok(());
                 }
-                _ => return self.err("expected `,` or `]`"),
+                _ => return self.err(not_close),
             }
         }
     }

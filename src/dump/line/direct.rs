@@ -305,19 +305,10 @@ fn plain_term<'a>(c: &mut Cur<'a>, t: &'a str) -> Option<Cow<'a, str>> {
 /// `Cur::value`.
 #[inline]
 fn skip_term(c: &mut Cur<'_>) -> Res<()> {
-    let start = c.i;
-    let plain = (|| {
-        lit(c, br#"{"language":"#)?;
-        skip_string(c)?;
-        lit(c, br#","value":"#)?;
-        skip_string(c)?;
+    skip_plain_or_value(c, |c| {
+        two_strings(c, br#"{"language":"#, br#","value":"#)?;
         lit(c, b"}")
-    })();
-    if plain.is_none() {
-        c.i = start;
-        c.value()?;
-    }
-    Ok(())
+    })
 }
 
 /// Jump over the value of one sitelink. The usual shape `{"site":"..","title":"..","badges":[..]}` is passed
@@ -325,12 +316,8 @@ fn skip_term(c: &mut Cur<'_>) -> Res<()> {
 /// would; anything else takes `Cur::value`.
 #[inline]
 fn skip_sitelink(c: &mut Cur<'_>) -> Res<()> {
-    let start = c.i;
-    let plain = (|| {
-        lit(c, br#"{"site":"#)?;
-        skip_string(c)?;
-        lit(c, br#","title":"#)?;
-        skip_string(c)?;
+    skip_plain_or_value(c, |c| {
+        two_strings(c, br#"{"site":"#, br#","title":"#)?;
         if lit(c, br#","badges":[]}"#).is_some() {
             return Some(());
         }
@@ -338,12 +325,28 @@ fn skip_sitelink(c: &mut Cur<'_>) -> Res<()> {
         c.i -= 1;
         c.value().ok()?;
         lit(c, b"}")
-    })();
-    if plain.is_none() {
+    })
+}
+
+/// Jump over a value by `plain`, the walk over the usual shape that ends where `Cur::value` would (or
+/// declines: `None`); a value `plain` declines is passed over again, from its start, by `Cur::value`.
+#[inline(always)]
+fn skip_plain_or_value(c: &mut Cur<'_>, plain: impl FnOnce(&mut Cur<'_>) -> Option<()>) -> Res<()> {
+    let start = c.i;
+    if plain(c).is_none() {
         c.i = start;
         c.value()?;
     }
     Ok(())
+}
+
+/// `first` then a string, `second` then a string (`{"k1":"..","k2":".."`, without the closing brace).
+#[inline(always)]
+fn two_strings(c: &mut Cur<'_>, first: &[u8], second: &[u8]) -> Option<()> {
+    lit(c, first)?;
+    skip_string(c)?;
+    lit(c, second)?;
+    skip_string(c)
 }
 
 /// At a `"` (no whitespace before it): jump over the string (escapes as `Cur::string` reads them).
@@ -837,7 +840,9 @@ pub(super) mod tests {
     use super::*;
     use crate::dump::entity::Line;
     use crate::dump::line::serde::parse_entity;
-    use crate::dump::line::skim::tests::{eight, langs, lines, real_fixture_lines};
+    use crate::dump::line::skim::tests::{
+        eight, langs, mutated_lines, real_fixture_lines, synth_lines,
+    };
 
     /// The oracle: the skim path (skimmed copy parsed by simd-json), as a Debug string, when it accepts the line.
     fn skim_path(line: &[u8], langs: &Langs) -> Option<String> {
@@ -868,37 +873,6 @@ pub(super) mod tests {
             }
             Err(_) => false,
         }
-    }
-
-    /// One mutation of a line for the proptests: 0 truncates at `cut`, 1 overwrites the byte at `at`, 2 inserts
-    /// `byte` there, anything else splices `insert` in there (`at` and `cut` are fractions of the length).
-    pub(crate) fn mutate(l: &mut Vec<u8>, op: u8, at: f64, cut: f64, byte: u8, insert: &[u8]) {
-        let i = ((l.len() as f64) * at) as usize;
-        match op {
-            0 => l.truncate(((l.len() as f64) * cut) as usize),
-            1 => {
-                if i < l.len() {
-                    l[i] = byte
-                }
-            }
-            2 => l.insert(i.min(l.len()), byte),
-            _ => {
-                let i = i.min(l.len());
-                l.splice(i..i, insert.iter().copied());
-            }
-        }
-    }
-
-    pub(crate) fn synth_lines(entities: u64, seed: u64, legacy_share: f64) -> Vec<Vec<u8>> {
-        let cfg = crate::synth::Config {
-            entities,
-            seed,
-            legacy_share,
-            ..crate::synth::Config::default()
-        };
-        let mut bytes = Vec::new();
-        crate::synth::generate(&cfg, &mut bytes).unwrap();
-        lines(&bytes).into_iter().map(<[u8]>::to_vec).collect()
     }
 
     /// Every generated line (current and 2015 serialisations, `mul`, lexemes, properties) is read directly, to
@@ -1087,17 +1061,12 @@ pub(super) mod tests {
         /// skim path reads to the same entity.
         #[test]
         fn mutated_lines_agree_with_the_skim_path(
-            seed in 0u64..50, pick in 0usize..1000, cut in 0.0f64..1.0, at in 0.0f64..1.0,
-            byte in proptest::prelude::any::<u8>(), op in 0u8..5,
-            insert in proptest::sample::select(vec![
+            l in mutated_lines(5, vec![
                 &b"1e999999"[..], b"\"", b"\\", b"{", b"]", b",", b"tru", b"\\u00", b"\\uD800", b"\\uDC00",
                 b"\\uD83D\\uDE00", b"\\n", b"\t", b"-", b"01", b"null", b"[]", b"{}", b"\"labels\":{},",
                 b"\"claims\":[],", b"\"sitelinks#\":3,", b"\"value\":\"x\",", b"\"mul\":{\"value\":\"m\"},",
             ]),
         ) {
-            let ls = synth_lines(40, seed, 0.3);
-            let mut l = ls[pick % ls.len()].clone();
-            mutate(&mut l, op, at, cut, byte, insert);
             for langs in [eight(), langs()] {
                 agrees(&l, &langs);
             }

@@ -139,8 +139,9 @@ mod tests {
     use super::*;
     use crate::core::ids::Pid;
     use crate::dump::entity::{Entity, Kind, SnakCounts};
-    use crate::dump::line::direct::tests::{mutate, synth_lines};
-    use crate::dump::line::skim::tests::{eight, langs, lines, real_fixture_lines};
+    use crate::dump::line::skim::tests::{
+        eight, langs, mutated_lines, real_fixture_lines, synth_lines,
+    };
 
     /// `parse_line` with and without the skim, as Debug strings.
     fn modes(raw: &[u8], langs: &Langs) -> (String, String) {
@@ -331,19 +332,11 @@ mod tests {
         /// entity, and refuse the same lines with the same message.
         #[test]
         fn both_modes_give_the_same_verdict_on_mutated_lines(
-            seed in 0u64..50, pick in 0usize..1000, cut in 0.0f64..1.0, at in 0.0f64..1.0,
-            byte in proptest::prelude::any::<u8>(), op in 0u8..5,
-            insert in proptest::sample::select(vec![
+            l in mutated_lines(5, vec![
                 &b"1e999999"[..], b"\xff", b"\"", b"\\", b"{", b"]", b",", b"tru", b"\\u00", b"\xc3\x28",
                 b"\xed\xa0\x80", b"-", b"01", b"null",
             ]),
         ) {
-            let cfg = crate::synth::Config { entities: 40, seed, legacy_share: 0.3, ..crate::synth::Config::default() };
-            let mut bytes = Vec::new();
-            crate::synth::generate(&cfg, &mut bytes).unwrap();
-            let ls = lines(&bytes);
-            let mut l = ls[pick % ls.len()].to_vec();
-            mutate(&mut l, op, at, cut, byte, insert);
             for langs in [eight(), langs()] {
                 let (on, off) = modes(&l, &langs);
                 proptest::prop_assert_eq!(on, off);

@@ -431,6 +431,21 @@ pub(super) fn add_statement<'de>(
             snaks.unknown_datatype += 1;
         }
     }
+    let without = match snak.snaktype.as_deref() {
+        Some("somevalue") => Some(EntityValue::SomeValue),
+        Some("novalue") => Some(EntityValue::NoValue),
+        _ => None,
+    };
+    if let Some(value) = without {
+        // Kept for the falsity tier; its rank is read as for a value (a bad rank is counted on values only).
+        out.push(Statement {
+            property: property.clone(),
+            rank: st.rank.as_deref().and_then(Rank::parse),
+            id: st.id,
+            value,
+        });
+        return;
+    }
     if snak.snaktype.as_deref() != Some("value")
         || snak.dv_type.as_deref() != Some("wikibase-entityid")
     {
@@ -762,11 +777,23 @@ mod tests {
         assert_eq!(e.sitelinks, 2);
         assert_eq!(e.lastrevid, Some(123));
         assert_eq!(e.modified.as_deref(), Some("2015-11-01T00:00:00Z"));
-        assert_eq!(e.statements.len(), 1);
+        // P31's item value, and P40's `somevalue` and `novalue` (kept for the falsity tier); P18's string is not.
+        assert_eq!(e.statements.len(), 3);
         assert_eq!(e.statements[0].property, "P31");
         assert_eq!(e.statements[0].rank, Some(Rank::Preferred));
         assert_eq!(e.statements[0].id.as_deref(), Some("Q42$X"));
         assert_eq!(e.statements[0].value, EntityValue::Item(Qid(5)));
+        let p40: Vec<_> = e.statements[1..]
+            .iter()
+            .map(|s| (s.property.as_ref(), s.value, s.id.as_deref()))
+            .collect();
+        assert_eq!(
+            p40,
+            [
+                ("P40", EntityValue::SomeValue, Some("Q42$Z")),
+                ("P40", EntityValue::NoValue, None)
+            ]
+        );
         assert_eq!(e.snaks.value, 2);
         assert_eq!(e.snaks.somevalue, 1);
         assert_eq!(e.snaks.novalue, 1);

@@ -89,6 +89,25 @@ fn object_with(
     Ok(())
 }
 
+/// Copy an array element by element, each by `each` (a non-array is copied as it is).
+fn array_with(
+    c: &mut Cur<'_>,
+    out: &mut Vec<u8>,
+    mut each: impl FnMut(&mut Cur<'_>, &mut Vec<u8>) -> Res<()>,
+) -> Res<()> {
+    if c.peek() != Some(b'[') {
+        return copy_value(c, out);
+    }
+    out.push(b'[');
+    let mut sep = Sep(false);
+    c.elements(|c| {
+        sep.put(out);
+        each(c, out)
+    })?;
+    out.push(b']');
+    Ok(())
+}
+
 /// A main snak: `snaktype`, `datatype`, and of `datavalue` its `type` and, of its `value`, only the entity
 /// keys (`entity-type`, `numeric-id`, `id`): the parser reads nothing else, and strings, times, quantities and
 /// coordinates (most main snaks of a real dump) shrink to `{}` or `0`, which it reads the same way.
@@ -156,32 +175,22 @@ pub fn skim(line: &[u8], langs: &Langs, out: &mut Vec<u8>) -> Result<(), SkimErr
             b"claims" => {
                 top.put(out);
                 put_key(out, key);
-                if c.peek() != Some(b'{') {
-                    return copy_value(c, out);
-                }
-                out.push(b'{');
-                let mut props = Sep(false);
-                c.members(|c, prop| {
-                    props.put(out);
-                    put_key(out, prop);
-                    if c.peek() != Some(b'[') {
-                        return copy_value(c, out);
-                    }
-                    out.push(b'[');
-                    let mut sts = Sep(false);
-                    c.elements(|c| {
-                        sts.put(out);
-                        object_with(
-                            c,
-                            out,
-                            any_of(&[b"mainsnak", b"rank", b"id"]),
-                            |k, c, out| (k == b"mainsnak").then(|| mainsnak(c, out)),
-                        )
-                    })?;
-                    out.push(b']');
-                    Ok(())
-                })?;
-                out.push(b'}');
+                // Every property, each an array of statements.
+                object_with(
+                    c,
+                    out,
+                    |_| true,
+                    |_, c, out| {
+                        Some(array_with(c, out, |c, out| {
+                            object_with(
+                                c,
+                                out,
+                                any_of(&[b"mainsnak", b"rank", b"id"]),
+                                |k, c, out| (k == b"mainsnak").then(|| mainsnak(c, out)),
+                            )
+                        }))
+                    },
+                )?;
             }
             _ => {
                 c.value()?;
@@ -325,6 +334,65 @@ pub(super) mod tests {
         }
     }
 
+    /// One mutation of a line for the proptests: 0 truncates at `cut`, 1 overwrites the byte at `at`, 2 inserts
+    /// `byte` there, anything else splices `insert` in there (`at` and `cut` are fractions of the length).
+    pub(in crate::dump) fn mutate(
+        l: &mut Vec<u8>,
+        op: u8,
+        at: f64,
+        cut: f64,
+        byte: u8,
+        insert: &[u8],
+    ) {
+        let i = ((l.len() as f64) * at) as usize;
+        match op {
+            0 => l.truncate(((l.len() as f64) * cut) as usize),
+            1 => {
+                if i < l.len() {
+                    l[i] = byte
+                }
+            }
+            2 => l.insert(i.min(l.len()), byte),
+            _ => {
+                let i = i.min(l.len());
+                l.splice(i..i, insert.iter().copied());
+            }
+        }
+    }
+
+    /// A generated line (40 entities, a 0.3 legacy share, one of 50 seeds) after one [`mutate`] by an op
+    /// below `ops`, `insert` picked from `inserts`: the input of the proptests on damaged lines.
+    pub(in crate::dump) fn mutated_lines(
+        ops: u8,
+        inserts: Vec<&'static [u8]>,
+    ) -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+        use proptest::prelude::*;
+        let picks = (0u64..50, 0usize..1000, 0.0f64..1.0, 0.0f64..1.0);
+        let edits = (any::<u8>(), 0u8..ops, proptest::sample::select(inserts));
+        (picks, edits).prop_map(|((seed, pick, cut, at), (byte, op, insert))| {
+            let ls = synth_lines(40, seed, 0.3);
+            let mut l = ls[pick % ls.len()].clone();
+            mutate(&mut l, op, at, cut, byte, insert);
+            l
+        })
+    }
+
+    pub(in crate::dump) fn synth_lines(
+        entities: u64,
+        seed: u64,
+        legacy_share: f64,
+    ) -> Vec<Vec<u8>> {
+        let cfg = crate::synth::Config {
+            entities,
+            seed,
+            legacy_share,
+            ..crate::synth::Config::default()
+        };
+        let mut bytes = Vec::new();
+        crate::synth::generate(&cfg, &mut bytes).unwrap();
+        lines(&bytes).into_iter().map(<[u8]>::to_vec).collect()
+    }
+
     /// Every entity line of the real fixtures under `root` (`SWORD_REAL_FIXTURES`), per file: dump lines as
     /// they are, API files (`{"entities":{"Q42":{...}}}`, pretty-printed) as one compact line per entity.
     pub(in crate::dump) fn real_fixture_lines(
@@ -420,20 +488,9 @@ pub(super) mod tests {
         /// gives the same entity (or falls back to the whole line).
         #[test]
         fn mutated_lines_never_panic_and_valid_ones_agree(
-            seed in 0u64..50, pick in 0usize..1000, cut in 0.0f64..1.0, at in 0.0f64..1.0,
-            byte in proptest::prelude::any::<u8>(), op in 0u8..3,
+            // Ops 0..3: cut, overwrite or insert a byte (nothing is spliced in).
+            l in mutated_lines(3, vec![&b""[..]]),
         ) {
-            let cfg = crate::synth::Config { entities: 40, seed, legacy_share: 0.3, ..crate::synth::Config::default() };
-            let mut bytes = Vec::new();
-            crate::synth::generate(&cfg, &mut bytes).unwrap();
-            let ls = lines(&bytes);
-            let mut l = ls[pick % ls.len()].to_vec();
-            let i = ((l.len() as f64) * at) as usize;
-            match op {
-                0 => l.truncate(((l.len() as f64) * cut) as usize),
-                1 => if i < l.len() { l[i] = byte },
-                _ => l.insert(i.min(l.len()), byte),
-            }
             let (a, b, _) = both(&l, &eight());
             if a.starts_with("Ok(") {
                 proptest::prop_assert_eq!(a, b);

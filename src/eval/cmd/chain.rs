@@ -4,7 +4,7 @@
 //! atomically into the model's evaluation directory.
 
 use crate::core::error::{Error, IoContext, Result};
-use crate::eval::report::heatmap_svg;
+use crate::eval::report::{heatmap_svg, md_head, md_row};
 use crate::eval::suites::sword::{LANGUAGES, STRATEGIES};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -140,21 +140,16 @@ answers \"False\" scores 100 on SS/OS/PSS/POS and 0 on ORG: read the strategies 
             )?,
         )?;
         md.push_str(&format!(
-            "### {variant} ({} answers, {} unparsed)\n\n![{variant}]({file})\n\n| language |",
+            "### {variant} ({} answers, {} unparsed)\n\n![{variant}]({file})\n\n",
             m["n"], m["unparsed"]
         ));
-        for s in &strats {
-            md.push_str(&format!(" {s} |"));
-        }
-        md.push_str(" all |\n|---|");
-        md.push_str(&"---|".repeat(strats.len() + 1));
-        md.push('\n');
+        let cols = || strats.iter().map(String::as_str).chain(["all"]);
+        md_head(&mut md, std::iter::once("language").chain(cols()));
         for l in &langs {
-            md.push_str(&format!("| {l} |"));
-            for s in strats.iter().map(String::as_str).chain(["all"]) {
-                md.push_str(&format!(" {} |", pct(est(&format!("acc.{l}.{s}")))));
-            }
-            md.push('\n');
+            md_row(
+                &mut md,
+                std::iter::once(l.clone()).chain(cols().map(|s| pct(est(&format!("acc.{l}.{s}"))))),
+            );
         }
         md.push('\n');
     }

@@ -138,32 +138,20 @@ fn parse_line(path: &Path, pos: Pos, text: &str) -> Result<Line> {
         return Err(pos.err(path, format!("an answer of suite `{s}`, not SWORD")));
     }
     let (key, row) = samples::sword_row(&o, path, pos.line)?;
-    let language = LANGUAGES
-        .iter()
-        .position(|l| *l == row.language)
-        .ok_or_else(|| {
-            pos.err(
-                path,
-                format!(
-                    "unknown language `{}` (SWORD's are {})",
-                    row.language,
-                    LANGUAGES.join(" ")
-                ),
-            )
-        })? as u8;
-    let strategy = STRATEGIES
-        .iter()
-        .position(|s| *s == row.strategy)
-        .ok_or_else(|| {
-            pos.err(
-                path,
-                format!(
-                    "unknown strategy `{}` (SWORD's are {})",
-                    row.strategy,
-                    STRATEGIES.join(" ")
-                ),
-            )
-        })? as u8;
+    // The index of `value` among SWORD's `what` (its languages or strategies).
+    let index = |what: &str, all: &[&str], value: &str| {
+        all.iter()
+            .position(|x| *x == value)
+            .map(|i| i as u8)
+            .ok_or_else(|| {
+                pos.err(
+                    path,
+                    format!("unknown {what} `{value}` (SWORD's are {})", all.join(" ")),
+                )
+            })
+    };
+    let language = index("language", &LANGUAGES, &row.language)?;
+    let strategy = index("strategy", &STRATEGIES, &row.strategy)?;
     let unanswered = o.get("answer").is_none_or(|a| a.is_null());
     Ok(Line {
         pos,

@@ -109,20 +109,17 @@ fn headline(look: &Lookup, variant: &str, model: &str) -> Headline {
             .map(|v| (l.to_string(), v))
         })
         .collect();
-    let best = accs
-        .iter()
-        .cloned()
-        .fold(None::<(String, f64)>, |a, x| match a {
-            Some(ref b) if b.1 >= x.1 => a,
-            _ => Some(x),
-        });
-    let worst = accs
-        .iter()
-        .cloned()
-        .fold(None::<(String, f64)>, |a, x| match a {
-            Some(ref b) if b.1 <= x.1 => a,
-            _ => Some(x),
-        });
+    // The first language whose accuracy no later one displaces (`keep(held, next)`: the held one stays).
+    let pick = |keep: fn(f64, f64) -> bool| {
+        accs.iter()
+            .cloned()
+            .fold(None::<(String, f64)>, |a, x| match a {
+                Some(ref b) if keep(b.1, x.1) => a,
+                _ => Some(x),
+            })
+    };
+    let best = pick(|held, next| held >= next);
+    let worst = pick(|held, next| held <= next);
     let by_strategy = |m: &'static str| {
         look.get(Key {
             strategy: Some(strategy),
@@ -130,31 +127,19 @@ fn headline(look: &Lookup, variant: &str, model: &str) -> Headline {
         })
         .cloned()
     };
-    // Pooled share of statements right in every language (weighted by each strategy's n).
-    let (mut right, mut total) = (0.0, 0i64);
-    for s in STRATEGIES {
-        if let Some(r) = look.get(Key {
+    // Share of statements right in every language, pooled over the strategies.
+    let all_correct = pooled(STRATEGIES.iter().map(|s| {
+        look.get(Key {
             strategy: Some(s),
             ..key("all_languages_correct")
-        }) {
-            if let (Some(v), Some(n)) = (r.value, r.n) {
-                right += v * n as f64;
-                total += n;
-            }
-        }
-    }
-    let (mut bad, mut answers) = (0.0, 0i64);
-    for l in LANGUAGES {
-        if let Some(r) = look.get(Key {
+        })
+    }));
+    let unparsed = pooled(LANGUAGES.iter().map(|l| {
+        look.get(Key {
             language: Some(l),
             ..key("unparsed")
-        }) {
-            if let (Some(v), Some(n)) = (r.value, r.n) {
-                bad += v * n as f64;
-                answers += n;
-            }
-        }
-    }
+        })
+    }));
     Headline {
         model: model.to_string(),
         strategy: strategy.to_string(),
@@ -163,10 +148,22 @@ fn headline(look: &Lookup, variant: &str, model: &str) -> Headline {
         best,
         worst,
         east_asian: by_strategy("east_asian_gap"),
-        all_correct: (total > 0).then(|| right / total as f64),
+        all_correct,
         effects: ["effect_pss_ss", "effect_pos_os"].map(|m| look.get(key(m)).cloned()),
-        unparsed: (answers > 0).then(|| bad / answers as f64),
+        unparsed,
     }
+}
+
+/// The mean of the values of the rows found, each weighted by its n (`None` without any n).
+fn pooled<'r>(rows: impl IntoIterator<Item = Option<&'r Row>>) -> Option<f64> {
+    let (mut sum, mut total) = (0.0, 0i64);
+    for r in rows.into_iter().flatten() {
+        if let (Some(v), Some(n)) = (r.value, r.n) {
+            sum += v * n as f64;
+            total += n;
+        }
+    }
+    (total > 0).then(|| sum / total as f64)
 }
 
 /// Whether an effect's interval lies wholly below 0 (the plausible swap is harder), above, or spans 0.
@@ -254,6 +251,36 @@ fn headline_table(look: &Lookup, variant: &str, models: &[String]) -> (Table, St
     (t, sentence)
 }
 
+/// A table of pairs: a row `a / b` for every pair of `items` (in order, each pair once), a column for each of
+/// `cols`, the cell the value at `key(a, b, col)` with its n (figs. 4 and 5: Jaccard similarities).
+fn pair_table<'k>(
+    look: &Lookup,
+    caption: String,
+    corner: &str,
+    items: &[&'k str],
+    cols: &[&'k str],
+    key: impl Fn(&'k str, &'k str, &'k str) -> Key<'k>,
+) -> Table {
+    let mut t = Table {
+        caption,
+        header: std::iter::once(corner)
+            .chain(cols.iter().copied())
+            .map(str::to_string)
+            .collect(),
+        rows: Vec::new(),
+    };
+    for (i, a) in items.iter().enumerate() {
+        for b in &items[i + 1..] {
+            t.rows.push(
+                std::iter::once(format!("{a} / {b}"))
+                    .chain(cols.iter().map(|c| cell_n(look.get(key(a, b, c)))))
+                    .collect(),
+            );
+        }
+    }
+    t
+}
+
 /// The tables behind one figure.
 fn tables_for(fig: &Figure, look: &Lookup, models: &[String], langs: &[&str]) -> Vec<Table> {
     let v = fig.variant.as_str();
@@ -305,114 +332,91 @@ fn tables_for(fig: &Figure, look: &Lookup, models: &[String], langs: &[&str]) ->
                         .collect(),
                     rows: Vec::new(),
                 };
-                for s in STRATEGIES {
-                    let share = std::iter::once(format!("{s}: share of statements"))
+                // A row: `label`, then the value at `key` at each agreement level.
+                let by_level = |label: String, key: Key| -> Vec<String> {
+                    std::iter::once(label)
                         .chain((0..=nl).map(|a| {
                             cell_n(look.get(Key {
-                                measure: "agreement_share",
-                                model: Some(m),
-                                variant: Some(v),
-                                strategy: Some(s),
                                 agreement: Some(a),
-                                ..Key::default()
+                                ..key
                             }))
                         }))
-                        .collect();
-                    t.rows.push(share);
+                        .collect()
+                };
+                for s in STRATEGIES {
+                    let key = Key {
+                        model: Some(m),
+                        variant: Some(v),
+                        strategy: Some(s),
+                        ..Key::default()
+                    };
+                    t.rows.push(by_level(
+                        format!("{s}: share of statements"),
+                        Key {
+                            measure: "agreement_share",
+                            ..key
+                        },
+                    ));
                     for l in langs {
-                        t.rows.push(
-                            std::iter::once(format!("{s} {l}"))
-                                .chain((0..=nl).map(|a| {
-                                    cell_n(look.get(Key {
-                                        measure: "accuracy_by_agreement",
-                                        model: Some(m),
-                                        variant: Some(v),
-                                        language: Some(l),
-                                        strategy: Some(s),
-                                        agreement: Some(a),
-                                        ..Key::default()
-                                    }))
-                                }))
-                                .collect(),
-                        );
+                        t.rows.push(by_level(
+                            format!("{s} {l}"),
+                            Key {
+                                measure: "accuracy_by_agreement",
+                                language: Some(l),
+                                ..key
+                            },
+                        ));
                     }
                 }
                 out.push(t);
             }
         }
-        "fig4" => {
+        "fig4" | "fig5" => {
+            // The strategy is the last part of the file name (`fig4_<variant>_<strategy>.svg`).
             let s = fig
                 .file
                 .trim_end_matches(".svg")
                 .rsplit('_')
                 .next()
                 .unwrap_or("");
-            let mut t = Table {
-                caption: format!(
-                    "Jaccard similarity between models (%), {s} (n statements both asked)"
-                ),
-                header: std::iter::once("models".to_string())
-                    .chain(langs.iter().map(|l| l.to_string()))
-                    .collect(),
-                rows: Vec::new(),
-            };
-            for (i, a) in models.iter().enumerate() {
-                for b in &models[i + 1..] {
-                    t.rows.push(
-                        std::iter::once(format!("{a} / {b}"))
-                            .chain(langs.iter().map(|l| {
-                                cell_n(look.get(Key {
-                                    measure: "jaccard_models",
-                                    model: Some(a),
-                                    model_b: Some(b),
-                                    variant: Some(v),
-                                    language: Some(l),
-                                    strategy: Some(s),
-                                    ..Key::default()
-                                }))
-                            }))
-                            .collect(),
-                    );
-                }
-            }
-            out.push(t);
-        }
-        "fig5" => {
-            let s = fig
-                .file
-                .trim_end_matches(".svg")
-                .rsplit('_')
-                .next()
-                .unwrap_or("");
-            let mut t = Table {
-                caption: format!(
-                    "Jaccard similarity between languages (%), {s} (n statements asked in both)"
-                ),
-                header: std::iter::once("languages".to_string())
-                    .chain(models.iter().cloned())
-                    .collect(),
-                rows: Vec::new(),
-            };
-            for (i, a) in langs.iter().enumerate() {
-                for b in &langs[i + 1..] {
-                    t.rows.push(
-                        std::iter::once(format!("{a} / {b}"))
-                            .chain(models.iter().map(|m| {
-                                cell_n(look.get(Key {
-                                    measure: "jaccard_languages",
-                                    model: Some(m),
-                                    variant: Some(v),
-                                    language: Some(a),
-                                    language_b: Some(b),
-                                    strategy: Some(s),
-                                    ..Key::default()
-                                }))
-                            }))
-                            .collect(),
-                    );
-                }
-            }
-            out.push(t);
+            let models: Vec<&str> = models.iter().map(String::as_str).collect();
+            out.push(if fig.kind == "fig4" {
+                pair_table(
+                    look,
+                    format!("Jaccard similarity between models (%), {s} (n statements both asked)"),
+                    "models",
+                    &models,
+                    langs,
+                    |a, b, l| Key {
+                        measure: "jaccard_models",
+                        model: Some(a),
+                        model_b: Some(b),
+                        variant: Some(v),
+                        language: Some(l),
+                        strategy: Some(s),
+                        ..Key::default()
+                    },
+                )
+            } else {
+                pair_table(
+                    look,
+                    format!(
+                        "Jaccard similarity between languages (%), {s} (n statements asked in both)"
+                    ),
+                    "languages",
+                    langs,
+                    &models,
+                    |a, b, m| Key {
+                        measure: "jaccard_languages",
+                        model: Some(m),
+                        variant: Some(v),
+                        language: Some(a),
+                        language_b: Some(b),
+                        strategy: Some(s),
+                        ..Key::default()
+                    },
+                )
+            });
         }
         "gap" => {
             for (measure, what) in [

@@ -9,9 +9,7 @@
 
 use super::measures::Row;
 use crate::core::error::{Error, Result};
-use arrow_array::{
-    Array, ArrayRef, Float64Array, Int32Array, Int64Array, RecordBatch, StringArray,
-};
+use arrow_array::{Array, ArrayRef, Float64Array, Int32Array, Int64Array, StringArray};
 use arrow_schema::{DataType, Field, Schema};
 use std::collections::{BTreeSet, HashMap};
 use std::io::Write;
@@ -76,15 +74,7 @@ pub fn parquet_bytes(rows: &[Row], path: &Path) -> Result<Vec<u8>> {
         rows.iter().map(|r| r.hi).collect::<Float64Array>(),
     ));
     cols.push(Arc::new(rows.iter().map(|r| r.n).collect::<Int64Array>()));
-    let batch = RecordBatch::try_new(schema.clone(), cols).map_err(|e| Error::parquet(path, e))?;
-    let mut w = parquet::arrow::ArrowWriter::try_new(
-        Vec::new(),
-        schema,
-        Some(crate::store::tables::writer_props()),
-    )
-    .map_err(|e| Error::parquet(path, e))?;
-    w.write(&batch).map_err(|e| Error::parquet(path, e))?;
-    w.into_inner().map_err(|e| Error::parquet(path, e))
+    crate::eval::output::parquet_bytes(schema, cols, path)
 }
 
 /// Read `figures.parquet` back (for checks and for anyone replotting from Rust).

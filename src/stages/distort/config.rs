@@ -1,6 +1,12 @@
 //! The settings of `sword distort` (`pipeline/distort.toml` and the flags).
 
+use crate::core::falsity::Tier;
 use serde::{Deserialize, Serialize};
+
+/// `--min-falsity`'s values: `open`, `likely`, `certain`.
+fn parse_tier(s: &str) -> Result<Tier, String> {
+    Tier::parse(s).ok_or_else(|| format!("`{s}`: expected open, likely or certain"))
+}
 
 /// Settings of `sword distort` (`pipeline/distort.toml`; the same names as its flags).
 #[derive(Clone, Debug, Serialize, Deserialize, clap::Args)]
@@ -33,6 +39,12 @@ pub struct DistortConfig {
     /// few to meet the rarer near-misses). Default 100 (`max_attempts`); 0 turns it off.
     #[arg(long, required = false)]
     pub probe_candidates: usize,
+    /// Keep only distortions at least this sure to be false (docs/falsity.md): `open` (the paper's rule:
+    /// absent from Wikidata), `likely` (the subject has another value for the property) or `certain` (a
+    /// `novalue` statement or a property constraint rules it out). A candidate below it is drawn again like
+    /// one that exists; the manifest counts the rejected draws and the variants that fell short per strategy.
+    #[arg(long, required = false, value_parser = parse_tier)]
+    pub min_falsity: Tier,
 }
 
 impl Default for DistortConfig {
@@ -45,6 +57,7 @@ impl Default for DistortConfig {
             max_attempts: 100,
             transitive_max_visits: 100_000,
             probe_candidates: 100,
+            min_falsity: Tier::Open,
         }
     }
 }

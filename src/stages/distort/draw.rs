@@ -3,10 +3,12 @@
 //! order.
 
 use super::config::DistortConfig;
+use super::falsity::Rule;
 use super::index::{pool_of, replaced, variant_of, Index, KnowledgeBase, Reason};
 use super::probe::{probe_one, ProbeTally};
 use super::sample::{below, item_rng, sample_originals, SamplingFrame};
 use super::similarity::Similarity;
+use crate::core::falsity::Tier;
 use crate::core::records::Triple;
 use crate::core::records::{statement_id, Distortion, Strategy};
 use rayon::prelude::*;
@@ -30,13 +32,19 @@ pub struct OriginalResult {
     pub variants: Vec<VariantOutcome>,
     /// Rejected candidates by reason (every failed attempt counts once).
     pub rejections: BTreeMap<Reason, u64>,
+    /// Candidates the guards let through but below `--min-falsity`, per variant strategy (in
+    /// `Strategy::VARIANTS` order).
+    pub falsity_rejected: [u64; 4],
     /// The guard probe of this original, per variant strategy (in `Strategy::VARIANTS` order).
     pub probe: [ProbeTally; 4],
 }
 
-/// Draw the four variants of one original.
+/// Draw the four variants of one original. With a falsity rule, each accepted candidate gets its tier, and
+/// one below `cfg.min_falsity` is drawn again (`Reason::FalsityOpen`, `Reason::FalsityLikely`); with the
+/// default `open` nothing is rejected, so the draws are those without a rule.
 pub fn distort_one(
     index: &Index,
+    rule: Option<&Rule>,
     original_id: u32,
     t: &Triple,
     cfg: &DistortConfig,
@@ -47,7 +55,8 @@ pub fn distort_one(
     let empty = Vec::new();
     let mut rejections = BTreeMap::new();
     let mut variants = Vec::with_capacity(4);
-    for strategy in Strategy::VARIANTS {
+    let mut falsity_rejected = [0u64; 4];
+    for (k, strategy) in Strategy::VARIANTS.into_iter().enumerate() {
         let role = strategy.role().expect("variants have a role");
         let original = replaced(t, strategy);
         // Draw from the pool without the original.
@@ -68,19 +77,26 @@ pub fn distort_one(
             attempts += 1;
             let cand = pool.get(below(&mut rng, n as u64) as usize);
             let (s, o) = variant_of(t, strategy, cand);
-            match index.check(strategy, s, t.property, o, cfg.transitive_max_visits) {
-                Ok(()) => {
-                    accepted = Some((cand, s, o));
+            let checked = index
+                .check(strategy, s, t.property, o, cfg.transitive_max_visits)
+                .and_then(|()| falsity_of(rule, s, t.property, o, cfg.min_falsity));
+            match checked {
+                Ok(tier) => {
+                    accepted = Some((cand, s, o, tier));
                     break;
                 }
                 Err(r) => *local.entry(r).or_default() += 1,
             }
         }
+        falsity_rejected[k] = [Reason::FalsityOpen, Reason::FalsityLikely]
+            .iter()
+            .filter_map(|r| local.get(r))
+            .sum();
         for (r, c) in &local {
             *rejections.entry(*r).or_default() += c;
         }
         match accepted {
-            Some((cand, s, o)) => variants.push(VariantOutcome::Emitted(Distortion {
+            Some((cand, s, o, falsity)) => variants.push(VariantOutcome::Emitted(Distortion {
                 statement_id: statement_id(original_id, strategy),
                 original_id,
                 strategy,
@@ -95,6 +111,7 @@ pub fn distort_one(
                 attempts,
                 original_rank: t.rank,
                 original_statement_id: t.statement_id.clone(),
+                falsity,
             })),
             None => {
                 // The most frequent rejection reason names the drop (ties: the first check in order).
@@ -115,7 +132,26 @@ pub fn distort_one(
         org,
         variants,
         rejections,
+        falsity_rejected,
         probe: probe_one(index, original_id, t, cfg),
+    }
+}
+
+/// The tier of a candidate the guards let through (`None` without a rule), or why it is below `min`.
+fn falsity_of(
+    rule: Option<&Rule>,
+    s: crate::core::ids::Qid,
+    p: crate::core::ids::Pid,
+    o: crate::core::ids::Qid,
+    min: Tier,
+) -> Result<Option<Tier>, Reason> {
+    let Some(rule) = rule else {
+        return Ok(None);
+    };
+    match rule.tier(s, p, o).0 {
+        t if t >= min => Ok(Some(t)),
+        Tier::Open => Err(Reason::FalsityOpen),
+        _ => Err(Reason::FalsityLikely),
     }
 }
 
@@ -156,7 +192,7 @@ pub fn distort_with_index(
         statements: kb.statements.len() as u64,
         transitive: kb.transitive.len() as u64,
     };
-    draw_all(index, &originals, sampling, sizes, cfg, sim)
+    draw_all(index, None, &originals, sampling, sizes, cfg, sim)
 }
 
 /// Rows of the three triple files distort reads (counted in its manifest).
@@ -170,6 +206,7 @@ pub struct InputSizes {
 /// Draw the variants of the sampled `originals` (in sample order) and gather the output.
 pub fn draw_all(
     index: &Index,
+    rule: Option<&Rule>,
     originals: &[Triple],
     sampling: SamplingFrame,
     sizes: InputSizes,
@@ -179,7 +216,7 @@ pub fn draw_all(
     let results: Vec<OriginalResult> = originals
         .par_iter()
         .enumerate()
-        .map(|(i, t)| distort_one(index, i as u32, t, cfg, sim))
+        .map(|(i, t)| distort_one(index, rule, i as u32, t, cfg, sim))
         .collect();
     let mut rows = Vec::new();
     let mut counts: BTreeMap<String, u64> = BTreeMap::new();
@@ -199,6 +236,13 @@ pub fn draw_all(
             acc.add(p);
         }
         rows.push(r.org);
+        if rule.is_some() {
+            for (s, n) in Strategy::VARIANTS.iter().zip(r.falsity_rejected) {
+                *counts
+                    .entry(format!("falsity_rejected_{}", s.as_str()))
+                    .or_default() += n;
+            }
+        }
         *counts.entry("emitted_ORG".into()).or_default() += 1;
         for (reason, c) in r.rejections {
             *rejects
@@ -211,6 +255,11 @@ pub fn draw_all(
                     *counts
                         .entry(format!("emitted_{}", d.strategy.as_str()))
                         .or_default() += 1;
+                    if let Some(t) = d.falsity {
+                        *counts
+                            .entry(format!("falsity_{}_{}", t.as_str(), d.strategy.as_str()))
+                            .or_default() += 1;
+                    }
                     *attempts_histogram.entry(d.attempts).or_default() += 1;
                     rows.push(d);
                 }

@@ -17,6 +17,9 @@ pub enum Reason {
     Inverse,
     Transitive,
     TransitiveBound,
+    /// False, but less sure than `--min-falsity` asks (docs/falsity.md).
+    FalsityOpen,
+    FalsityLikely,
     /// No candidate other than the original in the pool (dropped without attempts).
     EmptyPool,
 }
@@ -32,6 +35,8 @@ impl Reason {
             Reason::Inverse => "inverse",
             Reason::Transitive => "transitive",
             Reason::TransitiveBound => "transitive_bound",
+            Reason::FalsityOpen => "falsity_open",
+            Reason::FalsityLikely => "falsity_likely",
             Reason::EmptyPool => "empty_pool",
         }
     }

@@ -27,6 +27,7 @@
 
 pub mod config;
 pub mod draw;
+pub mod falsity;
 pub mod index;
 pub mod probe;
 pub mod sample;

@@ -7,13 +7,14 @@ use super::probe::probe_json;
 use super::sample::sample_frame;
 use super::similarity::{EmbeddingSimilarity, NoSimilarity, NpySimilarity, Similarity};
 use crate::core::error::{Error, Result};
+use crate::core::falsity::Tier;
 use crate::core::ids::{Pid, Qid};
 use crate::core::records::Strategy;
 use crate::core::records::{PropertyRecord, Rank, Triple};
 use crate::stages::contract::{Context, Input, NoSettings, Stage};
 use crate::store::layout::{
-    self, Artifact, DISTORTIONS, EMBEDDINGS_NPY, EMBEDDINGS_W2V, NODES, PROPERTIES, STATEMENTS,
-    TRANSITIVE, TRIPLES,
+    self, Artifact, CONSTRAINTS, DISTINCT, DISTORTIONS, EMBEDDINGS_NPY, EMBEDDINGS_W2V, NODES,
+    PROPERTIES, STATEMENTS, TRANSITIVE, TRIPLES, TYPES, VALUES,
 };
 use crate::store::tables;
 use crate::store::tables::distortions::{write_distortions, DISTORTIONS_FORMAT_VERSION};
@@ -44,6 +45,11 @@ impl Stage for DistortStage {
         Input::Optional(EMBEDDINGS_NPY),
         Input::Optional(NODES),
         Input::Optional(EMBEDDINGS_W2V),
+        // The falsity tier's tables (absent from a run folder of an older extract: the column is then null).
+        Input::Optional(CONSTRAINTS),
+        Input::Optional(VALUES),
+        Input::Optional(TYPES),
+        Input::Optional(DISTINCT),
     ];
 
     const WRITES: &'static [Artifact] = &[DISTORTIONS];
@@ -104,6 +110,7 @@ fn run(cx: &mut Context, cfg: &DistortConfig) -> Result<()> {
     })?;
     let index = builder.finish(&properties);
     drop(properties);
+    let falsity = load_falsity(cx, cfg)?;
     let (chosen, sampling) = sample_frame(finals.len(), |i| finals[i], cfg);
     let rows: Vec<u64> = chosen.iter().map(|&i| i as u64).collect();
     let ids = tables::statement_ids_at(&finals_path, &rows)?;
@@ -135,7 +142,15 @@ fn run(cx: &mut Context, cfg: &DistortConfig) -> Result<()> {
             (Box::new(NoSimilarity), false)
         };
     cx.lap("read");
-    let out = draw_all(&index, &originals, sampling, sizes, cfg, sim.as_ref());
+    let out = draw_all(
+        &index,
+        falsity.as_ref().map(|f| &f.0),
+        &originals,
+        sampling,
+        sizes,
+        cfg,
+        sim.as_ref(),
+    );
     drop(index);
     cx.lap("distort");
     // An incomplete build (its extract kept what a truncated dump held) marks this file too.
@@ -168,6 +183,65 @@ fn run(cx: &mut Context, cfg: &DistortConfig) -> Result<()> {
         "attempts_histogram": out.attempts_histogram.iter().map(|(k, v)| (k.to_string(), *v)).collect::<BTreeMap<_, _>>(),
         "transitive_bound": format!("breadth-first search expands at most {} nodes per check", cfg.transitive_max_visits),
         "guard_probe": probe_json(&out.probe, cfg.probe_candidates),
+        "falsity": falsity_json(falsity.as_ref().map(|f| &f.1), cfg.min_falsity, &out.rows),
     });
     Ok(())
+}
+
+/// Extract's falsity tables as a rule, when the run folder has them (`None`: an older extract's folder, where
+/// only `--min-falsity open` can run).
+fn load_falsity(
+    cx: &mut Context,
+    cfg: &DistortConfig,
+) -> Result<Option<(super::falsity::Rule, super::falsity::Loaded)>> {
+    let mut paths = Vec::new();
+    for a in [CONSTRAINTS, VALUES, TYPES, DISTINCT] {
+        match cx.optional_input(&a)? {
+            Some(p) => paths.push(p),
+            None if cfg.min_falsity > Tier::Open => {
+                return Err(Error::Config(format!(
+                    "--min-falsity {} needs extract's {} (rerun extract)",
+                    cfg.min_falsity, a.file
+                )))
+            }
+            None => return Ok(None),
+        }
+    }
+    let [c, v, t, d] = paths.as_slice() else {
+        return Err(Error::internal("four falsity tables"));
+    };
+    let tables = super::falsity::Tables {
+        constraints: c,
+        values: v,
+        types: t,
+        distinct: d,
+    };
+    super::falsity::load(&tables).map(Some)
+}
+
+/// The manifest's `extra.falsity`: the setting, what the tables held, and the tiers of the emitted variants per
+/// strategy.
+fn falsity_json(
+    loaded: Option<&super::falsity::Loaded>,
+    min: Tier,
+    rows: &[crate::core::records::Distortion],
+) -> serde_json::Value {
+    let Some(n) = loaded else {
+        return serde_json::json!({"min_falsity": min.as_str(), "tables": "missing"});
+    };
+    let mut by: BTreeMap<&str, BTreeMap<&str, u64>> = BTreeMap::new();
+    for d in rows {
+        if let Some(t) = d.falsity {
+            *by.entry(d.strategy.as_str())
+                .or_default()
+                .entry(t.as_str())
+                .or_default() += 1;
+        }
+    }
+    serde_json::json!({
+        "min_falsity": min.as_str(),
+        "rows": {"constraints": n.constraints, "values": n.values, "types": n.types, "distinct": n.distinct},
+        "p279_cycles": n.p279_cycles,
+        "tiers_by_strategy": by,
+    })
 }

@@ -259,3 +259,105 @@ fn distortions_round_trip_through_parquet() {
     let back = read_distortions(bytes::Bytes::from(bytes), Path::new("mem")).unwrap();
     assert_eq!(back, out.rows);
 }
+
+/// With a falsity rule and the default `--min-falsity open`, the draws are those without a rule (the same
+/// rows, each variant with its tier); with `likely` or `certain`, no variant below it, and the rejected
+/// draws are counted per strategy.
+#[test]
+fn a_falsity_rule_adds_the_tier_and_min_falsity_draws_again() {
+    use super::falsity::RuleBuilder;
+    use crate::core::falsity::{Constraint, Kind, Tier};
+    // 40 subjects, each with one P1 value (single-value constraint on P1) except the odd ones above 20,
+    // which have none; subject 3 has a `novalue` for P1 besides.
+    let mut finals = Vec::new();
+    let mut b = RuleBuilder::default();
+    for s in 1..=40u64 {
+        if s <= 20 || s % 2 == 0 {
+            finals.push(t(s, 1, 100 + s));
+            b.values(Qid(s), Pid(1), 1, false, false);
+        }
+    }
+    b.values(Qid(3), Pid(1), 1, false, true);
+    b.constraint(Constraint {
+        property: Pid(1),
+        kind: Kind::SingleValue,
+        statement_id: String::new(),
+        separator: false,
+        exceptions: vec![Qid(4)],
+        classes: vec![],
+        relation: None,
+    });
+    let rule = b.finish();
+    let kb = KnowledgeBase {
+        final_triples: finals.clone(),
+        statements: finals,
+        transitive: vec![],
+        properties: vec![prop(1, false, false, vec![])],
+    };
+    let ix = Index::build(&kb);
+    let cfg = DistortConfig {
+        samples: 30,
+        ..DistortConfig::default()
+    };
+    let run = |rule: Option<&super::falsity::Rule>, min: Tier| {
+        let cfg = DistortConfig {
+            min_falsity: min,
+            ..cfg.clone()
+        };
+        let (chosen, sampling) = sample_originals(&kb.final_triples, &cfg);
+        let originals: Vec<Triple> = chosen
+            .iter()
+            .map(|&i| kb.final_triples[i].clone())
+            .collect();
+        draw_all(
+            &ix,
+            rule,
+            &originals,
+            sampling,
+            InputSizes::default(),
+            &cfg,
+            &NoSimilarity,
+        )
+    };
+    let plain = run(None, Tier::Open);
+    let with = run(Some(&rule), Tier::Open);
+    assert_eq!(plain.rows.len(), with.rows.len());
+    for (a, b) in plain.rows.iter().zip(&with.rows) {
+        assert_eq!(a.falsity, None);
+        let want =
+            (b.strategy != Strategy::ORG).then(|| rule.tier(b.subject, b.property, b.object).0);
+        assert_eq!(b.falsity, want, "{}", b.statement_id);
+        assert_eq!(
+            a,
+            &Distortion {
+                falsity: None,
+                ..b.clone()
+            }
+        );
+    }
+    assert_eq!(plain.rejects, with.rejects);
+    // Subjects with a value (other than the original's object) make SS/PSS variants certain, except
+    // subject 4 (an exception), which is likely; those without one are open.
+    let tiers: HashSet<Tier> = with.rows.iter().filter_map(|d| d.falsity).collect();
+    assert!(
+        tiers.contains(&Tier::Certain) && tiers.contains(&Tier::Open),
+        "{tiers:?}"
+    );
+    for min in [Tier::Likely, Tier::Certain] {
+        let out = run(Some(&rule), min);
+        let variants: Vec<&Distortion> = out
+            .rows
+            .iter()
+            .filter(|d| d.strategy != Strategy::ORG)
+            .collect();
+        assert!(!variants.is_empty());
+        for d in &variants {
+            assert!(d.falsity.is_some_and(|t| t >= min), "{min}: {d:?}");
+        }
+        let rejected: u64 = Strategy::VARIANTS
+            .iter()
+            .map(|s| out.counts[&format!("falsity_rejected_{}", s.as_str())])
+            .sum();
+        assert!(rejected > 0, "{min}");
+    }
+}

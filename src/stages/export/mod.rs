@@ -533,8 +533,8 @@ mod tests {
     fn sword_parquet_has_the_schema_columns() {
         let langs: Vec<String> = DEFAULT_LANGUAGES.iter().map(|s| s.to_string()).collect();
         let schema = sword_schema(&langs);
-        // 15 fixed + per role (8 × 2 labels + 8 descriptions + sitelinks) + dump_date
-        assert_eq!(schema.fields().len(), 15 + 3 * (16 + 8 + 1) + 1);
+        // 16 fixed (falsity the last) + per role (8 × 2 labels + 8 descriptions + sitelinks) + dump_date
+        assert_eq!(schema.fields().len(), 16 + 3 * (16 + 8 + 1) + 1);
         let lookup = EntityLookup::new(langs, vec![rec(EntityId::Item(Qid(1)), "S", 8)], vec![]);
         let bytes = write_sword(
             Vec::new(),

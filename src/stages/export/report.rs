@@ -3,6 +3,7 @@
 //! (Fig. 1c). SVG because it needs no font files (plotters' PNG text needs a TTF).
 
 use crate::core::error::{Error, Result};
+use crate::core::falsity::Tier;
 use crate::core::ids::EntityId;
 use crate::stages::distort::{differences, Distortion, Strategy};
 use crate::store::{write_atomic, Manifest};
@@ -228,6 +229,51 @@ const PROBE_REASONS: [&str; 6] = [
     "transitive",
 ];
 
+/// The report's section on the falsity tier (docs/falsity.md): per variant strategy, how many statements and
+/// the share of each tier (`certain`: a constraint or a `novalue` statement rules it out; `likely`: the subject
+/// has another value; `open`: nothing recorded, possibly an unrecorded truth).
+fn falsity_section(md: &mut String, rows: &[Distortion]) {
+    let _ = writeln!(md, "\n## Falsity per strategy\n");
+    if !rows
+        .iter()
+        .any(|d| d.strategy != Strategy::ORG && d.falsity.is_some())
+    {
+        let _ = writeln!(
+            md,
+            "No tier: the run's extract did not keep the falsity tables (see docs/falsity.md)."
+        );
+        return;
+    }
+    let _ = writeln!(
+        md,
+        "How sure each false statement is (docs/falsity.md): `certain` when a property constraint or a `novalue` statement rules it out, `likely` when the subject has another value for the property, `open` when nothing is recorded (possibly an unrecorded truth).\n\n| strategy | statements | open | likely | certain |\n|---|---:|---:|---:|---:|"
+    );
+    for s in Strategy::VARIANTS {
+        let tiers: Vec<Tier> = rows
+            .iter()
+            .filter(|d| d.strategy == s)
+            .filter_map(|d| d.falsity)
+            .collect();
+        let share = |t: Tier| {
+            let k = tiers.iter().filter(|x| **x == t).count();
+            if tiers.is_empty() {
+                "–".to_string()
+            } else {
+                format!("{:.1} % ({k})", 100.0 * k as f64 / tiers.len() as f64)
+            }
+        };
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} | {} |",
+            s.as_str(),
+            tiers.len(),
+            share(Tier::Open),
+            share(Tier::Likely),
+            share(Tier::Certain)
+        );
+    }
+}
+
 /// The report's section on the guard probe (`extra.guard_probe` of `distort.manifest.json`): per strategy, the
 /// share of candidates each guard rejects, i.e. how often one uniform draw would be true without that guard.
 fn probe_section(md: &mut String, probe: &serde_json::Value) {
@@ -417,6 +463,7 @@ pub fn write_report(
         let n = rows.iter().filter(|d| d.strategy == s).count();
         let _ = writeln!(md, "| {} | {n} |", s.as_str());
     }
+    falsity_section(&mut md, rows);
     let _ = writeln!(md, "\n## Statements per property\n\n| property | ORG | SS | OS | PSS | POS |\n|---|---:|---:|---:|---:|---:|");
     let mut per_prop: BTreeMap<crate::core::ids::Pid, [u64; 5]> = BTreeMap::new();
     for d in rows {
@@ -552,6 +599,47 @@ mod tests {
         assert_eq!(id_cell(EntityId::Property(Pid(36)), &no_en), "P36");
     }
 
+    /// The shares of each tier per strategy, counted by hand: SS has 3 rows (1 open, 2 certain), POS 1
+    /// likely, OS and PSS none; ORG rows (no tier) are not counted.
+    #[test]
+    fn the_falsity_table_gives_each_tier_share_per_strategy() {
+        let t = crate::core::records::Triple {
+            subject: crate::core::ids::Qid(1),
+            property: crate::core::ids::Pid(2),
+            object: crate::core::ids::Qid(3),
+            rank: crate::core::records::Rank::Normal,
+            statement_id: String::new(),
+        };
+        let row = |strategy: Strategy, falsity: Option<Tier>| Distortion {
+            strategy,
+            falsity,
+            ..Distortion::original(0, &t)
+        };
+        let rows = vec![
+            row(Strategy::ORG, None),
+            row(Strategy::SS, Some(Tier::Open)),
+            row(Strategy::SS, Some(Tier::Certain)),
+            row(Strategy::SS, Some(Tier::Certain)),
+            row(Strategy::POS, Some(Tier::Likely)),
+        ];
+        let mut md = String::new();
+        falsity_section(&mut md, &rows);
+        let table: Vec<&str> = md.lines().filter(|l| l.starts_with("| ")).collect();
+        assert_eq!(
+            table,
+            [
+                "| strategy | statements | open | likely | certain |",
+                "| SS | 3 | 33.3 % (1) | 0.0 % (0) | 66.7 % (2) |",
+                "| OS | 0 | – | – | – |",
+                "| PSS | 0 | – | – | – |",
+                "| POS | 1 | 0.0 % (0) | 100.0 % (1) | 0.0 % (0) |",
+            ]
+        );
+        let mut md = String::new();
+        falsity_section(&mut md, &rows[..1]);
+        assert!(md.contains("No tier"), "{md}");
+    }
+
     #[test]
     fn report_property_table_names_properties_with_labels() {
         use crate::core::ids::{Pid, Qid};
@@ -570,6 +658,7 @@ mod tests {
             attempts: 1,
             original_rank: crate::core::records::Rank::Normal,
             original_statement_id: String::new(),
+            falsity: None,
         };
         let rows = vec![
             row(0, Strategy::ORG, 36),

@@ -101,31 +101,32 @@ impl StmtId {
 
     /// The GUID text (empty when missing).
     pub fn decode(&self, subject: u64) -> String {
+        let mut b = Vec::with_capacity(58);
+        self.write(subject, &mut b);
+        // ASCII, or the text of an `Other` id: UTF-8 either way.
+        String::from_utf8(b).unwrap_or_default()
+    }
+
+    /// Append the GUID text (nothing when missing) to `out`.
+    pub fn write(&self, subject: u64, out: &mut Vec<u8>) {
+        const UPPER: &[u8; 16] = b"0123456789ABCDEF";
+        const LOWER: &[u8; 16] = b"0123456789abcdef";
         match self {
-            StmtId::Missing => String::new(),
-            StmtId::Other(s) => s.to_string(),
+            StmtId::Missing => {}
+            StmtId::Other(s) => out.extend_from_slice(s.as_bytes()),
             StmtId::Guid(b, flags) => {
-                let upper = flags & 2 == 0;
-                let hex = |d: u8| {
-                    let c = char::from_digit(u32::from(d), 16).unwrap_or('0');
-                    if upper {
-                        c.to_ascii_uppercase()
-                    } else {
-                        c
-                    }
-                };
-                let mut s = String::with_capacity(58);
-                s.push(if flags & 1 != 0 { 'q' } else { 'Q' });
-                s.push_str(&subject.to_string());
-                s.push('$');
+                let digits = if flags & 2 == 0 { UPPER } else { LOWER };
+                let hex = |d: u8| digits.get(usize::from(d & 15)).copied().unwrap_or(b'0');
+                out.push(if flags & 1 != 0 { b'q' } else { b'Q' });
+                crate::core::ids::push_u64(out, subject);
+                out.push(b'$');
                 for (i, byte) in b.iter().enumerate() {
                     if matches!(i, 4 | 6 | 8 | 10) {
-                        s.push('-');
+                        out.push(b'-');
                     }
-                    s.push(hex(byte >> 4));
-                    s.push(hex(byte & 15));
+                    out.push(hex(byte >> 4));
+                    out.push(hex(*byte));
                 }
-                s
             }
         }
     }

@@ -4,14 +4,17 @@
 //! final `triples` and the statements of transitive properties.
 
 use crate::core::error::{Error, Result};
+use crate::core::falsity::{Constraint, DistinctValue, Kind, SubjectValues, TypeStatement};
 use crate::core::ids::{EntityId, Pid, Qid};
 use crate::core::records::{EntityRecord, PropertyRecord, Rank, Triple};
+use crate::dump::inorder::wait_one;
 use crate::stages::extract::cand::Cand;
+use crate::stages::extract::falsity::{self, Pair, Snak, Values};
 use crate::stages::extract::keep::Acc;
 use crate::stages::extract::spill::{self, Runs, SpillDir};
 use crate::store::tables::STREAM_BATCH;
 use rayon::slice::ParallelSliceMut;
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 
 /// The join's products.
@@ -93,9 +96,15 @@ pub fn join(
         .filter(|p| p.transitive)
         .map(|p| p.id)
         .collect();
+    // The statements of unlabelled subjects hold P279 for the falsity tier whatever the seed says:
+    // `transitive.parquet` takes only those of the seed.
     let mut transitive: Vec<Cand> = candidates
         .iter()
-        .chain(seed_other.iter())
+        .chain(
+            seed_other
+                .iter()
+                .filter(|c| seed.contains(&Pid(u64::from(c.p)))),
+        )
         .filter(|c| transitive_props.contains(&Pid(u64::from(c.p))))
         .cloned()
         .collect();
@@ -147,8 +156,9 @@ pub fn join(
     }
 }
 
-/// Where the join's rows go, in order, in batches of at most [`STREAM_BATCH`] (the stage: Parquet writers;
-/// tests: vectors).
+/// Where the join's rows go, in order, in batches of any size (the stage: Parquet writers, which cut them into
+/// row groups themselves; tests: vectors). The three statement tables get their rows as candidates, which the
+/// writers turn into text columns directly.
 pub trait Out {
     fn entities(&mut self, rows: Vec<EntityRecord>) -> Result<()>;
     /// Every entity row was given (the stage finishes `entities.parquet` here, freeing its writer).
@@ -160,9 +170,27 @@ pub trait Out {
     fn properties_done(&mut self) -> Result<()> {
         Ok(())
     }
-    fn statements(&mut self, rows: Vec<Triple>) -> Result<()>;
-    fn triples(&mut self, rows: Vec<Triple>) -> Result<()>;
-    fn transitive(&mut self, rows: Vec<Triple>) -> Result<()>;
+    fn statements(&mut self, rows: Vec<Cand>) -> Result<()>;
+    fn triples(&mut self, rows: Vec<Cand>) -> Result<()>;
+    fn transitive(&mut self, rows: Vec<Cand>) -> Result<()>;
+    /// The falsity tier's tables (`extract::falsity`), each in its sorted order; by default dropped (the
+    /// tests of the five artifacts).
+    fn constraints(&mut self, rows: Vec<Constraint>) -> Result<()> {
+        let _ = rows;
+        Ok(())
+    }
+    fn values(&mut self, rows: Vec<SubjectValues>) -> Result<()> {
+        let _ = rows;
+        Ok(())
+    }
+    fn types(&mut self, rows: Vec<TypeStatement>) -> Result<()> {
+        let _ = rows;
+        Ok(())
+    }
+    fn distinct(&mut self, rows: Vec<DistinctValue>) -> Result<()> {
+        let _ = rows;
+        Ok(())
+    }
 }
 
 /// Rows gathered into batches of [`STREAM_BATCH`] before they go out (handed over owned, so that a writer on
@@ -198,6 +226,238 @@ impl<T> Batch<T> {
     }
 }
 
+/// A set of property numbers, for the lookups the join makes per statement: a bitmap (a dump's property
+/// numbers are small: P1 to ≈ P13000 in 2024), or a hash set for numbers past 2²⁴ (a crafted dump).
+struct PropSet {
+    bits: Vec<u64>,
+    big: HashSet<u64>,
+}
+
+impl PropSet {
+    const BITMAP_MAX: u64 = 1 << 24;
+
+    fn new(props: impl IntoIterator<Item = u64>) -> PropSet {
+        let mut s = PropSet {
+            bits: Vec::new(),
+            big: HashSet::new(),
+        };
+        for p in props {
+            if p < Self::BITMAP_MAX {
+                let w = (p / 64) as usize;
+                if s.bits.len() <= w {
+                    s.bits.resize(w.saturating_add(1), 0);
+                }
+                if let Some(word) = s.bits.get_mut(w) {
+                    *word |= 1 << (p % 64);
+                }
+            } else {
+                s.big.insert(p);
+            }
+        }
+        s
+    }
+
+    fn contains(&self, p: u64) -> bool {
+        if p < Self::BITMAP_MAX {
+            self.bits
+                .get((p / 64) as usize)
+                .is_some_and(|w| w & (1 << (p % 64)) != 0)
+        } else {
+            self.big.contains(&p)
+        }
+    }
+}
+
+/// What the statements of labelled subjects are checked against, shared by the workers that filter blocks.
+struct Filter<'a> {
+    transitive: PropSet,
+    /// Properties of the existence index ([`index_properties`]).
+    index: PropSet,
+    /// Labelled items and properties, sorted.
+    items: &'a [u64],
+    labelled_props: PropSet,
+    /// `transitive_seed`: the transitive statements of unlabelled subjects kept are of these.
+    seed: PropSet,
+    /// Labelled properties of item datatype: the falsity tier's `values.parquet` rows are of these.
+    item_props: PropSet,
+}
+
+/// What one block of the merged statements gives each of the three tables.
+#[derive(Default)]
+struct Filtered {
+    statements: Vec<Cand>,
+    triples: Vec<Cand>,
+    transitive: Vec<Cand>,
+    values: Vec<SubjectValues>,
+    types: Vec<TypeStatement>,
+}
+
+/// One block of the merged statements (`true`: a candidate, `false`: a statement of an unlabelled subject),
+/// with the labelled items' snaks without a value up to its last subject (all that are left, for the last
+/// block).
+#[derive(Default)]
+struct Block {
+    rows: Vec<(Cand, bool)>,
+    snaks: Vec<Snak>,
+}
+
+/// Statements of candidates and seed statements merged, fed to the workers in blocks of at least this many,
+/// cut where the subject changes (so that the statements of one (S, P, O), which compete for its final triple,
+/// are in one block).
+const BLOCK: usize = 16 << 10;
+
+impl Filter<'_> {
+    /// Filter one block of the merged stream (`true`: a candidate, `false`: a seed statement of an unlabelled
+    /// subject), in order.
+    fn block(&self, block: &Block) -> Filtered {
+        let mut f = Filtered::default();
+        // The falsity tier's rows: values of the labelled subjects (the block's snaks merged in by key) and
+        // their live P31/P279, with the P279 of every subject.
+        let mut values = Values::new(block.snaks.iter().copied().map(Ok));
+        let mut pending: Vec<SubjectValues> = Vec::new();
+        let item_props = &self.item_props;
+        let keep = |r: &SubjectValues| {
+            item_props.contains(r.property.0) && (r.values > 0 || r.somevalue || r.novalue)
+        };
+        for (c, is_cand) in &block.rows {
+            let live = c.rank != Rank::Deprecated;
+            if *is_cand {
+                values.statement(c.s, c.p, c.o, live, &mut |r| pending.push(r));
+                f.values.extend(pending.drain(..).filter(keep));
+            }
+            let p = Pid(u64::from(c.p));
+            if live && ((*is_cand && p == falsity::P31) || p == falsity::P279) {
+                f.types.extend(values.type_row(c.s, c.p, c.o));
+            }
+        }
+        // The snak stream is a vector: it cannot fail.
+        let _ = values.finish(&mut |r| pending.push(r));
+        f.values.extend(pending.drain(..).filter(keep));
+        let block = &block.rows;
+        // The best statement of the current (S, P, O) for `triples`: ranks ascend within a key, so a higher rank
+        // replaces it and an equal one (a larger statement id) does not.
+        let mut best: Option<&Cand> = None;
+        for (c, is_cand) in block {
+            let p = u64::from(c.p);
+            let transitive = self.transitive.contains(p) && (*is_cand || self.seed.contains(p));
+            let indexed =
+                *is_cand && self.index.contains(p) && self.items.binary_search(&c.o).is_ok();
+            if transitive {
+                f.transitive.push(c.clone());
+            }
+            if !indexed {
+                continue;
+            }
+            f.statements.push(c.clone());
+            if c.rank == Rank::Deprecated || !self.labelled_props.contains(p) {
+                continue;
+            }
+            match best {
+                Some(last) if (last.s, last.p, last.o) == (c.s, c.p, c.o) => {
+                    if c.rank > last.rank {
+                        best = Some(c);
+                    }
+                }
+                _ => {
+                    if let Some(done) = best.replace(c) {
+                        f.triples.push(done.clone());
+                    }
+                }
+            }
+        }
+        if let Some(done) = best {
+            f.triples.push(done.clone());
+        }
+        f
+    }
+}
+
+/// The candidates and the seed statements, each a sorted stream without duplicates, merged into one stream in
+/// the order of their triples (a statement in both is a candidate), and cut into blocks.
+struct Merged<A: Iterator, B: Iterator, S: Iterator> {
+    cs: std::iter::Peekable<A>,
+    ss: std::iter::Peekable<B>,
+    /// The labelled items' snaks without a value, sorted: each block takes those up to its last subject.
+    snaks: std::iter::Peekable<S>,
+    /// The statements are all handed out.
+    ended: bool,
+}
+
+impl<A, B, S> Merged<A, B, S>
+where
+    A: Iterator<Item = Result<Cand>>,
+    B: Iterator<Item = Result<Cand>>,
+    S: Iterator<Item = Result<Snak>>,
+{
+    fn next(&mut self) -> Result<Option<(Cand, bool)>> {
+        let order = match (self.cs.peek(), self.ss.peek()) {
+            (None, None) => return Ok(None),
+            (Some(Err(_)), _) | (Some(_), None) => std::cmp::Ordering::Less,
+            (_, Some(Err(_))) | (None, Some(_)) => std::cmp::Ordering::Greater,
+            (Some(Ok(c)), Some(Ok(s))) => Cand::cmp_as_triple(c, s),
+        };
+        let next = match order {
+            std::cmp::Ordering::Less => self.cs.next().map(|c| (c, true)),
+            std::cmp::Ordering::Greater => self.ss.next().map(|s| (s, false)),
+            std::cmp::Ordering::Equal => {
+                self.ss.next();
+                self.cs.next().map(|c| (c, true))
+            }
+        };
+        match next {
+            Some((Ok(c), is_cand)) => Ok(Some((c, is_cand))),
+            Some((Err(e), _)) => Err(e),
+            None => {
+                self.ended = true;
+                Ok(None)
+            }
+        }
+    }
+
+    /// The next block: at least [`BLOCK`] statements (fewer at the end), up to the end of a subject.
+    fn block(&mut self) -> Result<Block> {
+        let mut rows = self.rows()?;
+        let last = rows.last().map(|x| x.0.s);
+        let mut snaks = Vec::new();
+        loop {
+            let take = match self.snaks.peek() {
+                None => false,
+                Some(Err(_)) => true,
+                Some(Ok(x)) => self.ended || last.is_some_and(|l| x.s <= l),
+            };
+            if !take {
+                break;
+            }
+            match self.snaks.next() {
+                Some(Ok(x)) => snaks.push(x),
+                Some(Err(e)) => return Err(e),
+                None => break,
+            }
+        }
+        rows.shrink_to_fit();
+        Ok(Block { rows, snaks })
+    }
+
+    fn rows(&mut self) -> Result<Vec<(Cand, bool)>> {
+        let mut b = Vec::with_capacity(BLOCK);
+        while let Some(x) = self.next()? {
+            let subject = x.0.s;
+            b.push(x);
+            if b.len() >= BLOCK {
+                let same = |i: Option<&Result<Cand>>| matches!(i, Some(Ok(c)) if c.s == subject);
+                while same(self.cs.peek()) || same(self.ss.peek()) {
+                    match self.next()? {
+                        Some(x) => b.push(x),
+                        None => break,
+                    }
+                }
+                break;
+            }
+        }
+        Ok(b)
+    }
+}
+
 /// What the join counted.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct JoinCounts {
@@ -215,6 +475,11 @@ pub struct JoinCounts {
     /// The transitive properties outside `transitive_seed`, sorted: their statements with unlabelled subjects
     /// are not in `transitive.parquet` (counted by `transitive_missed` when unlabelled statements are read).
     pub transitive_outside_seed: Vec<Pid>,
+    /// Rows of the falsity tables.
+    pub constraints: u64,
+    pub values: u64,
+    pub types: u64,
+    pub distinct: u64,
     /// Bytes written to spill runs, and the runs (intermediate merges included); 0 when all fit the limit.
     pub spilled_bytes: u64,
     pub spill_runs: u64,
@@ -228,6 +493,9 @@ pub struct State {
     properties: Runs<PropertyRecord>,
     candidates: Runs<Cand>,
     seed_other: Runs<Cand>,
+    snaks: Runs<Snak>,
+    pairs: Runs<Pair>,
+    constraints: Runs<Constraint>,
     items: Vec<u64>,
     props: Vec<u64>,
     dir: SpillDir,
@@ -256,6 +524,9 @@ impl State {
             properties: Runs::new("properties"),
             candidates: Runs::new("candidates"),
             seed_other: Runs::new("seed"),
+            snaks: Runs::new("snaks"),
+            pairs: Runs::new("pairs"),
+            constraints: Runs::new("constraints"),
             items: Vec::new(),
             props: Vec::new(),
             dir: SpillDir::new(out),
@@ -268,22 +539,19 @@ impl State {
 
     /// Take what the accumulator gathered since the last call; spill when over the budget.
     pub fn drain(&mut self, acc: &mut Acc<'_>) -> Result<()> {
-        for e in acc.entities.drain(..) {
+        for e in &acc.entities {
             match e.id {
                 EntityId::Item(q) => self.items.push(q.0),
                 EntityId::Property(p) => self.props.push(p.0),
             }
-            self.entities.push(e);
         }
-        for p in acc.properties.drain(..) {
-            self.properties.push(p);
-        }
-        for c in acc.candidates.drain(..) {
-            self.candidates.push(c);
-        }
-        for c in acc.seed_other.drain(..) {
-            self.seed_other.push(c);
-        }
+        self.entities.append(&mut acc.entities);
+        self.properties.append(&mut acc.properties);
+        self.candidates.append(&mut acc.candidates);
+        self.seed_other.append(&mut acc.seed_other);
+        self.snaks.append(&mut acc.snaks);
+        self.pairs.append(&mut acc.pairs);
+        self.constraints.append(&mut acc.constraints);
         self.check()
     }
 
@@ -301,6 +569,9 @@ impl State {
             self.properties.mem(),
             self.candidates.mem(),
             self.seed_other.mem(),
+            self.snaks.mem(),
+            self.pairs.mem(),
+            self.constraints.mem(),
             self.ids_mem(),
         ]
         .into_iter()
@@ -314,11 +585,7 @@ impl State {
         if self.held() <= budget {
             return Ok(());
         }
-        self.entities.spill(&mut self.dir)?;
-        self.properties.spill(&mut self.dir)?;
-        self.candidates.spill(&mut self.dir)?;
-        self.seed_other.spill(&mut self.dir)?;
-        spill::release_free_memory();
+        self.spill_all()?;
         let ids = self.ids_mem();
         if ids > self.ids_cap {
             let need = (ids as u64)
@@ -333,6 +600,19 @@ impl State {
                 (need >> 20).saturating_add(1)
             )));
         }
+        Ok(())
+    }
+
+    /// Every kind's records to a run of its own.
+    fn spill_all(&mut self) -> Result<()> {
+        self.entities.spill(&mut self.dir)?;
+        self.properties.spill(&mut self.dir)?;
+        self.candidates.spill(&mut self.dir)?;
+        self.seed_other.spill(&mut self.dir)?;
+        self.snaks.spill(&mut self.dir)?;
+        self.pairs.spill(&mut self.dir)?;
+        self.constraints.spill(&mut self.dir)?;
+        spill::release_free_memory();
         Ok(())
     }
 
@@ -355,17 +635,16 @@ impl State {
             // Something was spilled (the state passed the limit): the last records go to disk as well, so that
             // while the artifacts are written only the merge's buffers and the writers are in memory, not up to
             // a whole budget of records beside them (which the writers would then add to).
-            self.entities.spill(&mut self.dir)?;
-            self.properties.spill(&mut self.dir)?;
-            self.candidates.spill(&mut self.dir)?;
-            self.seed_other.spill(&mut self.dir)?;
-            spill::release_free_memory();
+            self.spill_all()?;
         }
         let State {
             entities,
             properties,
             candidates,
             seed_other,
+            snaks,
+            pairs,
+            constraints,
             mut items,
             mut props,
             mut dir,
@@ -398,9 +677,14 @@ impl State {
 
         let mut transitive_props: HashSet<Pid> = HashSet::new();
         let mut inverses: Vec<(Pid, Vec<Pid>)> = Vec::new();
+        // Labelled or not: the properties of item datatype (the falsity tier's `values.parquet` keeps them).
+        let mut item_props: Vec<u64> = Vec::new();
         let mut b = Batch::new();
         for p in properties.into_stream(&mut dir)? {
             let p = p?;
+            if p.datatype == "wikibase-item" {
+                item_props.push(p.id.0);
+            }
             if p.transitive {
                 transitive_props.insert(p.id);
             }
@@ -419,84 +703,45 @@ impl State {
             &labelled_props,
         );
         drop(inverses);
+        let (n, distinct_props) = falsity_constraints(constraints, &mut dir, out)?;
+        k.constraints = n;
 
-        let mut cs = candidates.into_stream(&mut dir)?;
-        let mut ss = seed_other.into_stream(&mut dir)?;
-        let mut ca = cs.next().transpose()?;
-        let mut sa = ss.next().transpose()?;
-        let (mut st, mut tr, mut tt) = (Batch::new(), Batch::new(), Batch::new());
-        // The best statement of the current (S, P, O) for `triples`: ranks ascend within a key, so a higher
-        // rank replaces it and an equal one (a larger statement id) does not.
-        let mut best: Option<Triple> = None;
-        loop {
-            let (c, is_cand) = match (ca.take(), sa.take()) {
-                (None, None) => break,
-                (Some(c), None) => {
-                    ca = cs.next().transpose()?;
-                    (c, true)
-                }
-                (None, Some(s)) => {
-                    sa = ss.next().transpose()?;
-                    (s, false)
-                }
-                (Some(c), Some(s)) => match Cand::cmp_as_triple(&c, &s) {
-                    std::cmp::Ordering::Less => {
-                        sa = Some(s);
-                        ca = cs.next().transpose()?;
-                        (c, true)
-                    }
-                    std::cmp::Ordering::Greater => {
-                        ca = Some(c);
-                        sa = ss.next().transpose()?;
-                        (s, false)
-                    }
-                    std::cmp::Ordering::Equal => {
-                        ca = cs.next().transpose()?;
-                        sa = ss.next().transpose()?;
-                        (c, true)
-                    }
-                },
-            };
-            let p = Pid(u64::from(c.p));
-            let transitive = transitive_props.contains(&p);
-            let indexed = is_cand && index_props.contains(&p) && items.binary_search(&c.o).is_ok();
-            if !transitive && !indexed {
-                continue;
-            }
-            let t = c.to_triple();
-            if transitive {
-                tt.push(t.clone(), &mut |r| out.transitive(r))?;
-            }
-            if !indexed {
-                continue;
-            }
-            let final_row = t.rank != Rank::Deprecated && props.binary_search(&p.0).is_ok();
-            st.push(t.clone(), &mut |r| out.statements(r))?;
-            if !final_row {
-                continue;
-            }
-            match &mut best {
-                Some(last) if last.key() == t.key() => {
-                    if t.rank > last.rank {
-                        *last = t;
-                    }
-                }
-                _ => {
-                    if let Some(done) = best.replace(t) {
-                        tr.push(done, &mut |r| out.triples(r))?;
-                    }
-                }
+        let filter = Filter {
+            transitive: PropSet::new(transitive_props.iter().map(|p| p.0)),
+            index: PropSet::new(index_props.iter().map(|p| p.0)),
+            items: &items,
+            labelled_props: PropSet::new(props.iter().copied()),
+            seed: PropSet::new(seed.iter().map(|p| p.0)),
+            item_props: PropSet::new(
+                item_props
+                    .iter()
+                    .copied()
+                    .filter(|p| props.binary_search(p).is_ok()),
+            ),
+        };
+        let mut merged = Merged {
+            cs: candidates.into_stream(&mut dir)?.peekable(),
+            ss: seed_other.into_stream(&mut dir)?.peekable(),
+            snaks: snaks.into_stream(&mut dir)?.peekable(),
+            ended: false,
+        };
+        filter_blocks(&mut merged, &filter, out, &mut k)?;
+        drop(merged);
+        // Distinct values: the pairs of properties with a distinct-values constraint whose object is labelled.
+        let mut db = Batch::new();
+        for x in pairs.into_stream(&mut dir)? {
+            let x = x?;
+            let p = Pid(u64::from(x.p));
+            if distinct_props.contains(&p) && items.binary_search(&x.o).is_ok() {
+                let row = DistinctValue {
+                    property: p,
+                    object: Qid(x.o),
+                };
+                db.push(row, &mut |r| out.distinct(r))?;
             }
         }
-        if let Some(done) = best.take() {
-            tr.push(done, &mut |r| out.triples(r))?;
-        }
-        st.flush(&mut |r| out.statements(r))?;
-        tr.flush(&mut |r| out.triples(r))?;
-        tt.flush(&mut |r| out.transitive(r))?;
-        k.statements = st.n;
-        k.triples = tr.n;
-        k.transitive = tt.n;
+        db.flush(&mut |r| out.distinct(r))?;
+        k.distinct = db.n;
         k.transitive_outside_seed = transitive_props
             .iter()
             .filter(|p| !seed.contains(p))
@@ -513,6 +758,97 @@ impl State {
         Ok(k)
     }
 }
+/// Filter the merged statements block by block on the rayon pool ([`Filter::block`]), at most two blocks per
+/// thread in flight, and hand each block's rows to `out` in order, counting them into `k`.
+///
+/// Why: the merge is a few comparisons per statement, but the lookups behind each statement (labelled object,
+/// transitive or indexed property, the best rank of its triple) were the stage thread's work after the dump was
+/// read, a serial tail beside the idle workers.
+fn filter_blocks<A, B, S>(
+    merged: &mut Merged<A, B, S>,
+    filter: &Filter<'_>,
+    out: &mut dyn Out,
+    k: &mut JoinCounts,
+) -> Result<()>
+where
+    A: Iterator<Item = Result<Cand>>,
+    B: Iterator<Item = Result<Cand>>,
+    S: Iterator<Item = Result<Snak>>,
+{
+    let max_in_flight = rayon::current_num_threads().max(1).saturating_mul(2);
+    rayon::in_place_scope_fifo(|scope| -> Result<()> {
+        let (tx, rx) = std::sync::mpsc::channel::<(u64, std::thread::Result<Filtered>)>();
+        let (mut spawned, mut handed) = (0u64, 0u64);
+        let mut done: BTreeMap<u64, Filtered> = BTreeMap::new();
+        let mut exhausted = false;
+        loop {
+            while !exhausted && spawned.saturating_sub(handed) < max_in_flight as u64 {
+                let block = merged.block()?;
+                if block.rows.is_empty() && block.snaks.is_empty() {
+                    exhausted = true;
+                    break;
+                }
+                let (tx, seq) = (tx.clone(), spawned);
+                spawned = spawned.saturating_add(1);
+                scope.spawn_fifo(move |_| {
+                    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        filter.block(&block)
+                    }));
+                    let _ = tx.send((seq, r));
+                });
+            }
+            if handed == spawned {
+                return Ok(());
+            }
+            let (seq, r) = wait_one(&rx);
+            done.insert(seq, r.unwrap_or_else(|p| std::panic::resume_unwind(p)));
+            while let Some(f) = done.remove(&handed) {
+                handed = handed.saturating_add(1);
+                k.statements = k.statements.saturating_add(f.statements.len() as u64);
+                k.triples = k.triples.saturating_add(f.triples.len() as u64);
+                k.transitive = k.transitive.saturating_add(f.transitive.len() as u64);
+                k.values = k.values.saturating_add(f.values.len() as u64);
+                k.types = k.types.saturating_add(f.types.len() as u64);
+                if !f.statements.is_empty() {
+                    out.statements(f.statements)?;
+                }
+                if !f.triples.is_empty() {
+                    out.triples(f.triples)?;
+                }
+                if !f.transitive.is_empty() {
+                    out.transitive(f.transitive)?;
+                }
+                if !f.values.is_empty() {
+                    out.values(f.values)?;
+                }
+                if !f.types.is_empty() {
+                    out.types(f.types)?;
+                }
+            }
+        }
+    })
+}
+
+/// Stream the constraints (sorted, identical ones once) to `out`; returns their number and the properties
+/// with a distinct-values constraint that applies (no separator).
+fn falsity_constraints(
+    constraints: Runs<Constraint>,
+    dir: &mut SpillDir,
+    out: &mut dyn Out,
+) -> Result<(u64, HashSet<Pid>)> {
+    let mut distinct = HashSet::new();
+    let mut b = Batch::new();
+    for c in constraints.into_stream(dir)? {
+        let c = c?;
+        if c.kind == Kind::DistinctValues && !c.separator {
+            distinct.insert(c.property);
+        }
+        b.push(c, &mut |r| out.constraints(r))?;
+    }
+    b.flush(&mut |r| out.constraints(r))?;
+    Ok((b.n, distinct))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -590,8 +926,9 @@ mod tests {
             c(t(1, 10, 3, Rank::Normal, "d")), // object unlabelled
             c(t(1, 11, 2, Rank::Normal, "e")), // property unlabelled
         ];
+        // A seed statement of an unlabelled subject (P10 in the transitive seed).
         let other = vec![c(t(3, 10, 4, Rank::Normal, "f"))];
-        let j = join(entities, props, cands, other, &HashMap::new(), &[]);
+        let j = join(entities, props, cands, other, &HashMap::new(), &[Pid(10)]);
         assert_eq!(j.triples, vec![t(1, 10, 2, Rank::Preferred, "b")]);
         assert_eq!(
             j.statements,
@@ -651,19 +988,19 @@ mod state_tests {
             self.events.push('P');
             Ok(())
         }
-        fn statements(&mut self, rows: Vec<Triple>) -> Result<()> {
+        fn statements(&mut self, rows: Vec<Cand>) -> Result<()> {
             self.events.push('s');
-            self.statements.extend(rows);
+            self.statements.extend(rows.iter().map(Cand::to_triple));
             Ok(())
         }
-        fn triples(&mut self, rows: Vec<Triple>) -> Result<()> {
+        fn triples(&mut self, rows: Vec<Cand>) -> Result<()> {
             self.events.push('t');
-            self.triples.extend(rows);
+            self.triples.extend(rows.iter().map(Cand::to_triple));
             Ok(())
         }
-        fn transitive(&mut self, rows: Vec<Triple>) -> Result<()> {
+        fn transitive(&mut self, rows: Vec<Cand>) -> Result<()> {
             self.events.push('x');
-            self.transitive.extend(rows);
+            self.transitive.extend(rows.iter().map(Cand::to_triple));
             Ok(())
         }
     }

@@ -11,12 +11,14 @@ use super::cand::{Cand, StmtId};
 use super::config::{Config, UnlabelledStatements, CHUNK_KIB_MAX, MAX_LINE_MIB_MAX};
 use super::counts::{is_timestamp, BadLine, BadLines, Counts, BAD_EXAMPLES, BAD_KEEP};
 use crate::core::error::{Error, Result};
+use crate::core::falsity::Constraint;
 use crate::core::ids::{EntityId, Pid, Qid};
 use crate::core::progress::{self, Progress};
 use crate::core::records::{EntityRecord, Label, PropertyRecord, Rank};
 use crate::dump::entity::{self, Entity, EntityValue, Kind, Line};
 use crate::dump::line::direct;
 use crate::dump::{self, ChunkOut, Joiner};
+use crate::stages::extract::falsity::{self, Pair, Snak};
 use crate::store::tables::items::ItemSet;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -50,6 +52,9 @@ pub struct Rules {
     /// `transitive_seed`, sorted and deduplicated: a handful of properties, so a linear scan (the per-statement
     /// path) beats hashing.
     pub(crate) seed: Vec<Pid>,
+    /// The properties whose statements are kept whatever their subject: the seed and P279 (the falsity tier's
+    /// closure; `extract::falsity`).
+    pub(crate) keep_unlabelled: Vec<Pid>,
     skim: bool,
     /// `unlabelled_statements = "skip"`: what the parser may jump over.
     jump: Option<direct::Jump>,
@@ -116,10 +121,14 @@ impl Rules {
             .iter()
             .map(|l| cfg.mul_fallback.contains(l))
             .collect();
+        let mut keep_unlabelled = seed.clone();
+        keep_unlabelled.push(falsity::P279);
+        keep_unlabelled.sort_unstable();
+        keep_unlabelled.dedup();
         let jump =
             (cfg.unlabelled_statements == UnlabelledStatements::Skip).then(|| direct::Jump {
                 mul_ok: mul_ok.clone(),
-                keep: seed.clone(),
+                keep: keep_unlabelled.clone(),
             });
         Ok(Rules {
             max_line: cfg.max_line_mib.saturating_mul(1 << 20),
@@ -129,6 +138,7 @@ impl Rules {
             },
             mul_ok,
             seed,
+            keep_unlabelled,
             skim: cfg.skim,
             jump,
         })
@@ -148,6 +158,11 @@ pub struct Part {
     pub(crate) unlabelled_by_prop: HashMap<Pid, u64>,
     /// The Q-number of every item line, labelled or not (`items.parquet`).
     pub(crate) items: Vec<u64>,
+    /// For the falsity tier (`extract::falsity`): the live snaks without a value of labelled items, the live
+    /// (property, object) pairs of every item, the constraints of the property lines.
+    pub(crate) snaks: Vec<Snak>,
+    pub(crate) pairs: Vec<Pair>,
+    pub(crate) constraints: Vec<Constraint>,
     pub(crate) counts: Counts,
     /// Malformed lines: counted, the first few kept with their position (relative to the chunk).
     pub(crate) bad: BadLines,
@@ -155,6 +170,29 @@ pub struct Part {
     /// The first line longer than `max_line_mib` (relative line, relative offset): not parsed; the reader
     /// fails on it.
     pub(crate) overlong: Option<(u64, u64)>,
+}
+
+impl dump::Held for Part {
+    /// The records kept (counted as the join state counts them: `spill::Record::mem`) and the per-property
+    /// tallies; what a parsed chunk holds until its turn.
+    fn held(&self) -> usize {
+        use super::spill::Record;
+        fn sum<T: Record>(v: &[T]) -> usize {
+            v.iter().map(Record::mem).fold(0, usize::saturating_add)
+        }
+        [
+            sum(&self.entities),
+            sum(&self.properties),
+            sum(&self.candidates),
+            sum(&self.seed_other),
+            sum(&self.snaks),
+            sum(&self.pairs),
+            sum(&self.constraints),
+            self.unlabelled_by_prop.capacity().saturating_mul(24),
+        ]
+        .into_iter()
+        .fold(0, usize::saturating_add)
+    }
 }
 
 /// Parse one line and add what it contributes to `part` (the per-line core: pure, no I/O).
@@ -190,7 +228,7 @@ pub fn handle_line(
             1,
         ),
         Ok(Line::Entity(e)) => {
-            if let Err((kind, msg)) = keep_entity(rules, part, e) {
+            if let Err((kind, msg)) = keep_entity(rules, part, e, raw) {
                 part.bad
                     .push(rules.bad_keep, rel_line, rel_offset, kind, msg);
             }
@@ -222,6 +260,7 @@ fn keep_entity(
     rules: &Rules,
     part: &mut Part,
     e: Entity<'_>,
+    raw: &[u8],
 ) -> std::result::Result<(), (&'static str, String)> {
     let c = &mut part.counts;
     let kind = match &e.kind {
@@ -314,7 +353,7 @@ fn keep_entity(
             .filter(|st| st.property == "P1696" && st.rank != Some(Rank::Deprecated))
             .filter_map(|st| match st.value {
                 EntityValue::Property(p) => Some(p),
-                EntityValue::Item(_) => None,
+                _ => None,
             })
             .collect();
         inverse.sort_unstable();
@@ -323,6 +362,7 @@ fn keep_entity(
         if !entity::KNOWN_DATATYPES.contains(&datatype.as_str()) {
             c.add("properties_unknown_datatype", 1);
         }
+        falsity::property_line(&mut part.constraints, &mut part.counts, raw);
         part.properties.push(PropertyRecord {
             id: pid,
             datatype,
@@ -336,8 +376,21 @@ fn keep_entity(
         // Per-entity tallies, added to the named counters once (a counter lookup per statement is measurable).
         let (mut item_statements, mut without_id, mut bad_property) = (0u64, 0u64, 0u64);
         for st in &e.statements {
-            let EntityValue::Item(object) = st.value else {
-                continue;
+            let live = st.rank != Some(Rank::Deprecated);
+            let object = match st.value {
+                EntityValue::Item(object) => object,
+                EntityValue::SomeValue | EntityValue::NoValue => {
+                    if let (true, true, Some(p)) = (labelled, live, falsity::p32(&st.property)) {
+                        let novalue = st.value == EntityValue::NoValue;
+                        part.snaks.push(Snak {
+                            s: subject.0,
+                            p,
+                            novalue,
+                        });
+                    }
+                    continue;
+                }
+                EntityValue::Property(_) => continue,
             };
             let Some(property) = Pid::parse(&st.property) else {
                 bad_property = bad_property.saturating_add(1);
@@ -356,11 +409,20 @@ fn keep_entity(
                 rank: st.rank.unwrap_or(Rank::Normal),
                 id: StmtId::encode(subject.0, st.id.as_deref()),
             };
+            if live {
+                part.pairs.push(Pair {
+                    p: p32,
+                    o: object.0,
+                });
+            }
             if labelled {
                 part.candidates.push(t());
-            } else if rules.seed.contains(&property) {
+                continue;
+            }
+            if rules.keep_unlabelled.contains(&property) {
                 part.seed_other.push(t());
-            } else {
+            }
+            if !rules.seed.contains(&property) {
                 let n = part.unlabelled_by_prop.entry(property).or_insert(0);
                 *n = n.saturating_add(1);
             }
@@ -408,6 +470,12 @@ pub struct Acc<'r> {
     pub(crate) seed_other: Vec<Cand>,
     pub(crate) unlabelled_by_prop: HashMap<Pid, u64>,
     pub(crate) items: ItemSet,
+    pub(crate) snaks: Vec<Snak>,
+    pub(crate) pairs: Vec<Pair>,
+    pub(crate) constraints: Vec<Constraint>,
+    /// Properties whose line was seen: whether they carry an applicable distinct-values constraint (the pairs
+    /// of the others are dropped as they come).
+    pub(crate) distinct_known: HashMap<u32, bool>,
     pub(crate) counts: Counts,
     pub(crate) bad_total: u64,
     pub(crate) bad_by_kind: BTreeMap<&'static str, u64>,
@@ -431,6 +499,10 @@ impl<'r> Acc<'r> {
             seed_other: Vec::new(),
             unlabelled_by_prop: HashMap::new(),
             items: ItemSet::default(),
+            snaks: Vec::new(),
+            pairs: Vec::new(),
+            constraints: Vec::new(),
+            distinct_known: HashMap::new(),
             counts: Counts::default(),
             bad_total: 0,
             bad_by_kind: BTreeMap::new(),
@@ -465,6 +537,19 @@ impl<'r> Acc<'r> {
         if let Some(p) = self.progress {
             p.inc_extra("entities", n_ent);
         }
+        falsity::learn(
+            &mut self.distinct_known,
+            &part.properties,
+            &part.constraints,
+        );
+        let known = &self.distinct_known;
+        self.pairs.extend(
+            part.pairs
+                .into_iter()
+                .filter(|x| known.get(&x.p) != Some(&false)),
+        );
+        self.snaks.extend(part.snaks);
+        self.constraints.extend(part.constraints);
         self.entities.extend(part.entities);
         self.properties.extend(part.properties);
         self.candidates.extend(part.candidates);

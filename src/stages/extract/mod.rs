@@ -15,17 +15,15 @@
 
 #![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 
+use self::write::ParquetOut;
 use crate::core::error::{Error, Result};
 use crate::core::ids::Pid;
 use crate::core::progress::{self, Progress, Unit};
-use crate::core::records::{EntityRecord, PropertyRecord, Triple};
 use crate::dump::{self, ChunkOut, ReadOpts};
 use crate::stages::contract::{Context, Input, Stage};
-use crate::store::layout::{
-    self, Artifact, ENTITIES, EXTRACT_OUTPUTS, ITEMS, PROPERTIES, STATEMENTS, TRANSITIVE, TRIPLES,
-};
+use crate::store::layout::{self, Artifact, EXTRACT_OUTPUTS, ITEMS, TRANSITIVE};
 use crate::store::tables;
-use crate::store::{self, AtomicFile, FileRef, Manifest};
+use crate::store::{self, FileRef, Manifest};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -34,11 +32,14 @@ use std::time::Instant;
 
 pub mod cand;
 pub mod config;
+pub mod constraints;
 pub mod counts;
+pub mod falsity;
 pub mod join;
 pub mod keep;
 pub mod shard;
 pub mod spill;
+mod write;
 
 pub use self::cand::{Cand, StmtId};
 pub use self::config::{Config, UnlabelledStatements};
@@ -294,6 +295,7 @@ fn run_with(
     // The run folder is locked (another writer was refused, exit 6; an unwritable one failed, exit 4) and the
     // config and the dump's path checked ([`ExtractStage::validate`]) before the dump is read.
     let t0 = Instant::now();
+    let (cpu0, stage0) = (progress::cpu_seconds(false), progress::cpu_seconds(true));
     let out = cx.dir().to_path_buf();
     let out = out.as_path();
     let rules = Rules::new(cfg)?;
@@ -317,6 +319,11 @@ fn run_with(
     }
     let progress = Progress::new("extract", total, Unit::Bytes);
     let opts = cfg.read_opts();
+    // With more than one thread, the input's hash for the manifest (a second read of the whole dump file, from
+    // the page cache as a rule) runs beside the reading, not beside the join: on many cores the join is shorter
+    // than a second read of the file, which would then be the stage's tail. A failed run drops the `Hasher`,
+    // which stops the thread at its next read.
+    let hasher = (rayon::current_num_threads() > 1 && !is_stdin).then(|| Hasher::spawn(dump));
     let mut acc = Acc::new(&rules, cfg.max_bad_lines, dump);
     acc.progress = Some(&progress);
     let mut state = State::new(out, limit);
@@ -325,6 +332,7 @@ fn run_with(
     state.drain(&mut acc)?;
     progress.finish();
     let t_read = t0.elapsed().as_secs_f64();
+    let stage_read = progress::cpu_seconds(true) - stage0;
     let mut counts = acc.counts.clone();
     if stats.truncated_stream {
         counts.add("truncated_stream", 1);
@@ -360,16 +368,19 @@ fn run_with(
     // An incomplete build (--allow-truncated) marks every file: `sword.complete = false`.
     let complete = incomplete.is_none();
     // The five artifacts are written to temporary files while the join streams their rows (a full disk
-    // fails here, before any artifact changes)...
-    // With more than one thread, the artifacts are written on threads of their own (see `ParquetOut`), and the
-    // input's hash for the manifest (a second read of the whole dump file) runs beside the join instead of
-    // after it. A failed join (or anything after it) drops the `Hasher`, which stops the thread at its next read.
-    let threaded = rayon::current_num_threads() > 1;
-    let hasher = (threaded && !is_stdin).then(|| Hasher::spawn(dump));
+    // fails here, before any artifact changes), encoded on the pool (see `ParquetOut`)...
+    let threads = rayon::current_num_threads();
     // A join that spilled runs under a tight memory limit: there each writer is waited for when its artifact
     // is done, so that at most the three statement tables' writers hold row groups at once (docs/extract.md).
     let wait_on_close = state.spill_dir().is_some();
-    let mut sinks = ParquetOut::create(out, &cfg.languages, complete, threaded, wait_on_close)?;
+    // The rows in flight to the encoders may take what the reader's parsed chunks could (it is done with them).
+    let budget = tables::Budget::new(
+        threads
+            .saturating_mul(opts.chunks_per_thread)
+            .saturating_mul(opts.chunk_size)
+            .saturating_mul(2),
+    );
+    let mut sinks = ParquetOut::create(out, &cfg.languages, complete, wait_on_close, &budget)?;
     let j = state.join(&unlabelled_by_prop, &rules.seed, &mut sinks)?;
     let t_join = t1.elapsed().as_secs_f64();
     let outside: Vec<String> = j
@@ -439,6 +450,14 @@ fn run_with(
     c.insert("transitive".into(), j.transitive);
     c.insert("transitive_statements_missed".into(), j.transitive_missed);
     c.insert("duplicate_entities".into(), j.duplicate_entities);
+    for (key, n) in [
+        ("falsity_constraint_rows", j.constraints),
+        ("falsity_values_rows", j.values),
+        ("falsity_types_rows", j.types),
+        ("falsity_distinct_rows", j.distinct),
+    ] {
+        c.insert(key.into(), n);
+    }
     c.insert("json_bytes".into(), stats.json_bytes);
     for (t, n) in &counts.other_types {
         c.insert(format!("entities_other_{t}"), *n);
@@ -466,6 +485,15 @@ fn run_with(
     m.timings.insert("read_parse".into(), t_read);
     m.timings.insert("join".into(), t_join);
     m.timings.insert("write".into(), t_write);
+    // CPU seconds: the whole process, and the stage's own thread while reading (the in-order hand-off of the
+    // parsed chunks) and after (the merges feeding the join's workers and encoders): the work no `-j` spreads.
+    m.timings
+        .insert("cpu".into(), progress::cpu_seconds(false) - cpu0);
+    m.timings.insert("stage_thread_read".into(), stage_read);
+    m.timings.insert(
+        "stage_thread_join".into(),
+        progress::cpu_seconds(true) - stage0 - stage_read,
+    );
     // `max_modified` is a validated timestamp (`counts::is_timestamp`): its first ten bytes are the date.
     let dump_date = date_from_name(dump).or_else(|| {
         max_modified
@@ -473,6 +501,12 @@ fn run_with(
             .and_then(|s| s.get(..10))
             .map(str::to_string)
     });
+    // What the constraint reader counted, as `scripts/falsity-oracle --summary` names it, without the P279
+    // cycles (distort counts them on the graph it reads).
+    let mut summary = serde_json::to_value(falsity::summary_of(&m.counts)).unwrap_or_default();
+    if let Some(o) = summary.as_object_mut() {
+        o.remove("p279_cycles");
+    }
     m.extra = serde_json::json!({
         "input_path": dump.to_string_lossy(),
         "format": stats.format.map(|f| f.as_str()),
@@ -493,6 +527,12 @@ fn run_with(
         // `skipped`: the counts of `config::COUNTS_OF_ALL_STATEMENTS` were not made.
         "unlabelled_statements": if skipped { "skipped" } else { "read" },
         "transitive_outside_seed": outside,
+        // What the constraint reader counted, as `scripts/falsity-oracle --summary` names it (distort counts
+        // the P279 cycles); with --skip-unlabelled-statements, "another item has o" saw labelled items only.
+        "falsity": {
+            "summary": summary,
+            "distinct_subjects": if skipped { "labelled items only" } else { "every item" },
+        },
     });
     amend(m)
 }
@@ -596,247 +636,18 @@ fn check_whole(
     Ok(incomplete)
 }
 
-/// A batch of one artifact's rows, on its way to that artifact's writer.
-enum Rows {
-    Entities(Vec<EntityRecord>),
-    Properties(Vec<PropertyRecord>),
-    Triples(Vec<Triple>),
-}
-
-fn write_rows(sink: &mut tables::Sink<AtomicFile>, langs: &[String], rows: Rows) -> Result<()> {
-    match rows {
-        Rows::Entities(r) => sink.entities(langs, &r),
-        Rows::Properties(r) => sink.properties(langs, &r),
-        Rows::Triples(r) => sink.triples(&r),
-    }
-}
-
-/// Finish a file: footer written, flushed, synced (not yet renamed).
-fn finish_sink(sink: tables::Sink<AtomicFile>) -> Result<AtomicFile> {
-    let mut f = sink.finish()?;
-    f.sync()?;
-    Ok(f)
-}
-
-/// Batches queued for a writer thread beyond the one it is writing: the stage thread runs ahead of a writer by
-/// at most this many batches of [`tables::STREAM_BATCH`] rows, which bounds the memory the threads add.
-const QUEUED_BATCHES: usize = 1;
-
-/// A writer thread: it owns one artifact's Parquet writer, writes the batches it is sent, in the order sent,
-/// and finishes the file when the sender goes. Dropping it waits for the thread, so no writer outlives the
-/// stage (a file it finished is then dropped, which removes the temporary file).
-struct Worker {
-    tx: Option<std::sync::mpsc::SyncSender<Rows>>,
-    handle: Option<std::thread::JoinHandle<Result<AtomicFile>>>,
-}
-
-impl Worker {
-    fn spawn(name: &str, mut sink: tables::Sink<AtomicFile>, langs: &[String]) -> Result<Worker> {
-        let (tx, rx) = std::sync::mpsc::sync_channel::<Rows>(QUEUED_BATCHES);
-        let langs = langs.to_vec();
-        let handle = std::thread::Builder::new()
-            .name(format!("write {name}"))
-            .spawn(move || {
-                for rows in rx {
-                    write_rows(&mut sink, &langs, rows)?;
-                }
-                finish_sink(sink)
-            })
-            .map_err(|e| Error::io(Path::new(name), e))?;
-        Ok(Worker {
-            tx: Some(tx),
-            handle: Some(handle),
-        })
-    }
-
-    /// Hand a batch over. When the thread has stopped (its writer failed), its error.
-    fn send(&mut self, rows: Rows) -> Result<()> {
-        let sent = self.tx.as_ref().map(|tx| tx.send(rows).is_ok());
-        if sent == Some(true) {
-            return Ok(());
-        }
-        match self.wait() {
-            Err(e) => Err(e),
-            Ok(_) => Err(Error::internal("rows for an artifact already finished")),
-        }
-    }
-
-    /// No more rows: the thread finishes the file in the background.
-    fn close(&mut self) {
-        self.tx = None;
-    }
-
-    /// Wait for the thread: the finished file, or the error that stopped it.
-    fn wait(&mut self) -> Result<AtomicFile> {
-        self.tx = None;
-        match self.handle.take().map(std::thread::JoinHandle::join) {
-            Some(Ok(r)) => r,
-            Some(Err(_)) => Err(Error::internal("an artifact writer thread panicked")),
-            None => Err(Error::internal("an artifact writer was waited for twice")),
-        }
-    }
-}
-
-impl Drop for Worker {
-    fn drop(&mut self) {
-        self.tx = None;
-        if let Some(h) = self.handle.take() {
-            let _ = h.join();
-        }
-    }
-}
-
-/// One artifact being written: its Parquet writer on the stage thread ([`Table::Open`], with `-j 1`) or on a
-/// thread of its own ([`Table::Thread`]); then the finished temporary file (flushed and synced, not yet
-/// renamed).
-enum Table {
-    Open(Box<tables::Sink<AtomicFile>>),
-    Thread(Worker),
-    Closed(AtomicFile),
-    /// Its writer failed while finishing (the error was returned; the temporary file is gone).
-    Failed,
-}
-
-impl Table {
-    fn send(&mut self, langs: &[String], rows: Rows) -> Result<()> {
-        match self {
-            Table::Open(s) => write_rows(s, langs, rows),
-            Table::Thread(w) => {
-                let r = w.send(rows);
-                if r.is_err() {
-                    *self = Table::Failed;
-                }
-                r
-            }
-            _ => Err(Error::internal("rows for an artifact already finished")),
-        }
-    }
-
-    /// No more rows. On the stage thread, or with `wait`, the file is finished now (a writer thread once it
-    /// has written what it was sent: at most [`QUEUED_BATCHES`] + 1 batches and the last row group), so that
-    /// its writer's buffers — the row group in progress, a compressor per column — are freed before the next
-    /// artifact streams. Otherwise a writer thread finishes it in the background while the join goes on.
-    fn close(&mut self, wait: bool) -> Result<()> {
-        match std::mem::replace(self, Table::Failed) {
-            Table::Open(s) => *self = Table::Closed(finish_sink(*s)?),
-            Table::Thread(mut w) if wait => *self = Table::Closed(w.wait()?),
-            Table::Thread(mut w) => {
-                w.close();
-                *self = Table::Thread(w);
-            }
-            other => *self = other,
-        }
-        Ok(())
-    }
-
-    fn into_file(self) -> Result<AtomicFile> {
-        match self {
-            Table::Open(s) => finish_sink(*s),
-            Table::Thread(mut w) => w.wait(),
-            Table::Closed(f) => Ok(f),
-            Table::Failed => Err(Error::internal("an artifact writer failed earlier")),
-        }
-    }
-}
-
 /// `items.parquet` (every item of the dump, labelled or not) as a temporary file, renamed with the others.
-fn write_items(out: &Path, items: &tables::items::ItemSet, complete: bool) -> Result<AtomicFile> {
+fn write_items(
+    out: &Path,
+    items: &tables::items::ItemSet,
+    complete: bool,
+) -> Result<store::AtomicFile> {
     let path = out.join(ITEMS.file);
-    let f = AtomicFile::create(&path)?;
+    let f = store::AtomicFile::create(&path)?;
     let mut f = tables::items::write_items(f, items, complete, &path)?;
     f.sync()?;
     Ok(f)
 }
-
-/// The five artifacts being written (temporary files, not yet renamed: see [`store::commit_all`]), fed
-/// by the join.
-///
-/// Why threads: once the dump is read, the join is the whole stage, and encoding and compressing the Parquet
-/// columns (ZSTD) was more than half of it on one thread while the other cores idled (BENCHMARKS.md, "Extract
-/// tail"). With more than one thread (`-j`), each artifact gets a writer thread fed through a channel of
-/// [`QUEUED_BATCHES`]; each writer still receives the same batches in the same order, so the files' bytes do
-/// not depend on `-j`. `entities` and `properties` are closed as soon as the join has streamed them
-/// ([`Out::entities_done`], [`Out::properties_done`]), before the statements are merged; after a join that
-/// spilled (`wait_on_close`: a tight memory limit) they are finished then, so that the writers of the three
-/// statement tables are the only ones holding row groups while those stream; otherwise their threads finish
-/// them while the statements are sorted and merged (≈ 0.1 s of the 200 k-entity dump's 0.45 s join).
-struct ParquetOut<'a> {
-    langs: &'a [String],
-    wait_on_close: bool,
-    entities: Table,
-    properties: Table,
-    triples: Table,
-    statements: Table,
-    transitive: Table,
-}
-
-impl<'a> ParquetOut<'a> {
-    fn create(
-        out: &Path,
-        langs: &'a [String],
-        complete: bool,
-        threaded: bool,
-        wait_on_close: bool,
-    ) -> Result<ParquetOut<'a>> {
-        let sink = |name: &str, schema| -> Result<Table> {
-            let path = out.join(name);
-            let s = tables::Sink::new(AtomicFile::create(&path)?, schema, complete, &path)?;
-            if threaded {
-                Ok(Table::Thread(Worker::spawn(name, s, langs)?))
-            } else {
-                Ok(Table::Open(Box::new(s)))
-            }
-        };
-        Ok(ParquetOut {
-            langs,
-            wait_on_close,
-            entities: sink(ENTITIES.file, tables::entity_schema(langs))?,
-            properties: sink(PROPERTIES.file, tables::property_schema(langs))?,
-            triples: sink(TRIPLES.file, tables::triple_schema())?,
-            statements: sink(STATEMENTS.file, tables::triple_schema())?,
-            transitive: sink(TRANSITIVE.file, tables::triple_schema())?,
-        })
-    }
-
-    /// Finish every file (flushed and synced), in the order they are renamed.
-    fn finish(self) -> Result<Vec<AtomicFile>> {
-        [
-            self.entities,
-            self.properties,
-            self.triples,
-            self.statements,
-            self.transitive,
-        ]
-        .into_iter()
-        .map(Table::into_file)
-        .collect()
-    }
-}
-
-impl Out for ParquetOut<'_> {
-    fn entities(&mut self, rows: Vec<EntityRecord>) -> Result<()> {
-        self.entities.send(self.langs, Rows::Entities(rows))
-    }
-    fn entities_done(&mut self) -> Result<()> {
-        self.entities.close(self.wait_on_close)
-    }
-    fn properties(&mut self, rows: Vec<PropertyRecord>) -> Result<()> {
-        self.properties.send(self.langs, Rows::Properties(rows))
-    }
-    fn properties_done(&mut self) -> Result<()> {
-        self.properties.close(self.wait_on_close)
-    }
-    fn statements(&mut self, rows: Vec<Triple>) -> Result<()> {
-        self.statements.send(self.langs, Rows::Triples(rows))
-    }
-    fn triples(&mut self, rows: Vec<Triple>) -> Result<()> {
-        self.triples.send(self.langs, Rows::Triples(rows))
-    }
-    fn transitive(&mut self, rows: Vec<Triple>) -> Result<()> {
-        self.transitive.send(self.langs, Rows::Triples(rows))
-    }
-}
-
 #[cfg(test)]
 #[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 mod tests {

@@ -25,6 +25,7 @@
 #![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 
 use crate::core::error::{Error, IoContext, Result};
+use crate::core::falsity::Constraint;
 use crate::core::ids::Pid;
 use crate::core::progress::{self, Progress, Unit};
 use crate::core::records::{EntityRecord, PropertyRecord};
@@ -32,6 +33,7 @@ use crate::dump::{self, gz, ChunkOut, Format, Joiner, LineChunker, MultiGz, Read
 use crate::stages::extract::cand::Cand;
 use crate::stages::extract::config::Config;
 use crate::stages::extract::counts;
+use crate::stages::extract::falsity::{self, Pair, Snak};
 use crate::stages::extract::keep::{self, Acc, Part, Rules};
 use crate::store::{self, AtomicFile, FileRef, Manifest};
 use serde::{Deserialize, Serialize};
@@ -41,7 +43,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// Version of the part file layout (a join refuses parts of another version).
-pub const PART_VERSION: u32 = 3;
+pub const PART_VERSION: u32 = 4;
 
 /// The first 64 KiB of `data` (what the dump-start checks look at).
 fn head_of(data: &[u8]) -> &[u8] {
@@ -146,6 +148,8 @@ struct ShardAcc<'r> {
     newlines: u64,
     max_bad: u64,
     path: PathBuf,
+    /// Properties seen: whether they carry a distinct-values constraint (`extract::falsity::learn`).
+    distinct_known: std::collections::HashMap<u32, bool>,
 }
 
 impl<'r> ShardAcc<'r> {
@@ -160,6 +164,7 @@ impl<'r> ShardAcc<'r> {
             newlines: 0,
             max_bad,
             path: path.to_path_buf(),
+            distinct_known: Default::default(),
         }
     }
 
@@ -215,6 +220,15 @@ impl<'r> ShardAcc<'r> {
             ));
         }
         let s = &mut self.part;
+        falsity::learn(&mut self.distinct_known, &p.properties, &p.constraints);
+        let known = &self.distinct_known;
+        s.pairs.extend(
+            p.pairs
+                .into_iter()
+                .filter(|x| known.get(&x.p) != Some(&false)),
+        );
+        s.snaks.extend(p.snaks);
+        s.constraints.extend(p.constraints);
         s.entities.extend(p.entities);
         s.properties.extend(p.properties);
         s.candidates.extend(p.candidates);
@@ -271,8 +285,11 @@ struct PartData {
     properties: Vec<PropertyRecord>,
     candidates: Vec<Cand>,
     seed_other: Vec<Cand>,
+    snaks: Vec<Snak>,
+    pairs: Vec<Pair>,
+    constraints: Vec<Constraint>,
     unlabelled_by_prop: Vec<(u64, u64)>,
-    /// The Q-number of every item line of the shard (layout 3).
+    /// The Q-number of every item line of the shard (layout 4).
     items: Vec<u64>,
     counts: BTreeMap<String, u64>,
     other_types: BTreeMap<String, u64>,
@@ -470,6 +487,9 @@ pub fn run_shard(dump: &Path, out: &Path, cfg: &Config, i: u32, n: u32) -> Resul
         properties: part.properties,
         candidates: part.candidates,
         seed_other: part.seed_other,
+        snaks: part.snaks,
+        pairs: part.pairs,
+        constraints: part.constraints,
         unlabelled_by_prop: {
             let mut v: Vec<(u64, u64)> = part
                 .unlabelled_by_prop
@@ -647,6 +667,9 @@ fn to_chunk(path: &Path, pd: PartData) -> Result<ChunkOut<Part>> {
         properties: pd.properties,
         candidates: pd.candidates,
         seed_other: pd.seed_other,
+        snaks: pd.snaks,
+        pairs: pd.pairs,
+        constraints: pd.constraints,
         unlabelled_by_prop: pd
             .unlabelled_by_prop
             .into_iter()

@@ -33,10 +33,11 @@ pub const FAN_IN: usize = 16;
 pub const READ_BUF: usize = 64 << 10;
 /// Write buffer of a run being written, in bytes.
 pub const WRITE_BUF: usize = 256 << 10;
-/// What the merge's buffers take at most: two kinds (candidates and seed statements) of [`FAN_IN`] runs each,
-/// plus one run being written by an intermediate merge.
-pub const MERGE_RESERVE: u64 = (2 * FAN_IN * READ_BUF + WRITE_BUF) as u64;
-/// The smallest `--memory-limit` accepted: the merge's buffers plus as much again for the records.
+/// What the merge's buffers take at most: three kinds (candidates, seed statements and the labelled items'
+/// snaks without a value, merged together) of [`FAN_IN`] runs each, plus one run being written by an
+/// intermediate merge: 3.25 MiB.
+pub const MERGE_RESERVE: u64 = (3 * FAN_IN * READ_BUF + WRITE_BUF) as u64;
+/// The smallest `--memory-limit` accepted: the merge's buffers and 0.75 MiB for the records.
 pub const MIN_LIMIT: u64 = 4 << 20;
 /// Prefix of a spill folder's name (`.extract-spill.<random>.sword.tmp.<pid>` in the run directory).
 pub const DIR_PREFIX: &str = "extract-spill";
@@ -426,6 +427,15 @@ impl<T: Record> Runs<T> {
         self.held.push(r);
     }
 
+    /// Push every record of `v` (left empty), in order: what the stage thread does with each chunk's records,
+    /// so one move of the whole vector rather than a push per record.
+    pub fn append(&mut self, v: &mut Vec<T>) {
+        let mem = v.iter().map(Record::mem).fold(0, usize::saturating_add);
+        self.held_mem = self.held_mem.saturating_add(mem);
+        self.pushed = self.pushed.saturating_add(v.len() as u64);
+        self.held.append(v);
+    }
+
     /// Bytes the held records take (their slots in the vector included).
     pub fn mem(&self) -> usize {
         self.held_mem.saturating_add(
@@ -576,6 +586,11 @@ impl<T: Record> Merge<T> {
     }
 
     fn next_raw(&mut self) -> Result<Option<Head<T>>> {
+        // Nothing spilled: the held records alone, already sorted (no heap to go through; the stage thread
+        // feeds the join's workers from here).
+        if let [Source::Held(it)] = self.sources.as_mut_slice() {
+            return Ok(it.next().map(|rec| Head { rec, src: 0 }));
+        }
         if !self.started {
             self.started = true;
             for s in 0..self.sources.len() {

@@ -1,6 +1,7 @@
 //! `distortions.parquet`: the sampled originals and their distortions, one row each.
 
 use crate::core::error::{Error, IoContext, Result};
+use crate::core::falsity::Tier;
 use crate::core::ids::{Pid, Qid};
 use crate::core::records::{Distortion, Rank, Role, Strategy};
 use arrow_array::{
@@ -16,7 +17,7 @@ use std::sync::Arc;
 use crate::store::tables;
 
 /// Version of the `distortions.parquet` layout (bump on any column change).
-pub const DISTORTIONS_FORMAT_VERSION: u32 = 1;
+pub const DISTORTIONS_FORMAT_VERSION: u32 = 2;
 
 /// Schema of `distortions.parquet` (one row per statement; see `Distortion` for the meaning of each column).
 pub fn distortions_schema() -> Arc<Schema> {
@@ -47,6 +48,7 @@ pub fn distortion_fields() -> Vec<Field> {
         Field::new("attempts", DataType::UInt32, false),
         Field::new("original_rank", DataType::Utf8, false),
         Field::new("original_statement_id", DataType::Utf8, false),
+        Field::new("falsity", DataType::Utf8, true),
     ]
 }
 
@@ -89,6 +91,7 @@ pub fn distortion_columns(chunk: &[Distortion]) -> Vec<ArrayRef> {
         )),
         strs(&|d| d.original_rank.as_str().to_string()),
         strs(&|d| d.original_statement_id.clone()),
+        opt(&|d| d.falsity.map(|t| t.as_str().to_string())),
     ]
 }
 
@@ -116,16 +119,6 @@ pub fn write_distortions<W: Write + Send>(
     writer.into_inner().map_err(|e| Error::parquet(path, e))
 }
 
-fn column<'a, T: 'static>(batch: &'a RecordBatch, name: &str, path: &Path) -> Result<&'a T> {
-    batch
-        .column_by_name(name)
-        .and_then(|c| c.as_any().downcast_ref::<T>())
-        .ok_or_else(|| Error::Corrupt {
-            path: path.to_path_buf(),
-            what: format!("missing or mistyped column `{name}`"),
-        })
-}
-
 /// Read `distortions.parquet`.
 pub fn read_distortions<R: parquet::file::reader::ChunkReader + 'static>(
     src: R,
@@ -135,7 +128,7 @@ pub fn read_distortions<R: parquet::file::reader::ChunkReader + 'static>(
     let mut row = 0usize;
     for batch in tables::read_batches(src, path)? {
         let sid = tables::string_column(&batch, "statement_id", path)?;
-        let oid = column::<UInt32Array>(&batch, "original_id", path)?;
+        let oid = tables::typed_column::<UInt32Array>(&batch, "original_id", path)?;
         let strat = tables::string_column(&batch, "strategy", path)?;
         let s = tables::string_column(&batch, "subject", path)?;
         let p = tables::string_column(&batch, "property", path)?;
@@ -143,11 +136,16 @@ pub fn read_distortions<R: parquet::file::reader::ChunkReader + 'static>(
         let role = tables::string_column(&batch, "replaced_role", path)?;
         let oe = tables::string_column(&batch, "original_entity", path)?;
         let re = tables::string_column(&batch, "replacement_entity", path)?;
-        let cos = column::<Float32Array>(&batch, "cosine", path)?;
-        let cosc = column::<Float32Array>(&batch, "cosine_centred", path)?;
-        let att = column::<UInt32Array>(&batch, "attempts", path)?;
+        let cos = tables::typed_column::<Float32Array>(&batch, "cosine", path)?;
+        let cosc = tables::typed_column::<Float32Array>(&batch, "cosine_centred", path)?;
+        let att = tables::typed_column::<UInt32Array>(&batch, "attempts", path)?;
         let rank = tables::string_column(&batch, "original_rank", path)?;
         let osid = tables::string_column(&batch, "original_statement_id", path)?;
+        // Absent from files of format version 1 (before the falsity tier).
+        let falsity = match batch.column_by_name("falsity") {
+            Some(_) => Some(tables::string_column(&batch, "falsity", path)?),
+            None => None,
+        };
         for i in 0..batch.num_rows() {
             let bad = |what: &str| Error::Corrupt {
                 path: path.to_path_buf(),
@@ -180,6 +178,12 @@ pub fn read_distortions<R: parquet::file::reader::ChunkReader + 'static>(
                 attempts: att.value(i),
                 original_rank: Rank::parse(rank.value(i)).ok_or_else(|| bad("original_rank"))?,
                 original_statement_id: osid.value(i).to_string(),
+                falsity: match falsity {
+                    Some(a) if !a.is_null(i) => {
+                        Some(Tier::parse(a.value(i)).ok_or_else(|| bad("falsity"))?)
+                    }
+                    _ => None,
+                },
             });
         }
         row += batch.num_rows();

@@ -5,10 +5,14 @@
 //! fixed row-group size so that the same rows give the same bytes.
 
 pub mod distortions;
+pub mod falsity;
 pub mod items;
+pub mod parallel;
 pub mod revalidation;
 pub mod sword;
 pub mod texts;
+
+pub use self::parallel::{Budget, Columns, ParSink};
 
 use crate::core::error::{Error, Result};
 use crate::core::ids::{EntityId, Pid, Qid};
@@ -176,17 +180,15 @@ impl<W: Write + Send> Sink<W> {
 
     /// Append triples (one record batch; the sink must have been made with [`triple_schema`]).
     pub fn triples(&mut self, chunk: &[Triple]) -> Result<()> {
-        // Built in place: no `String` per cell (the join streams hundreds of thousands of rows per second).
-        let text = |f: &dyn Fn(&Triple) -> &str| -> ArrayRef {
-            Arc::new(StringArray::from_iter_values(chunk.iter().map(f)))
-        };
-        self.batch(vec![
-            id_column(chunk.iter().map(|t| (b'Q', t.subject.0))),
-            id_column(chunk.iter().map(|t| (b'P', t.property.0))),
-            id_column(chunk.iter().map(|t| (b'Q', t.object.0))),
-            text(&|t| t.rank.as_str()),
-            text(&|t| t.statement_id.as_str()),
-        ])
+        self.rows(&TripleColumns, chunk)
+    }
+
+    /// Append `rows` as one record batch of `columns` (the sink must have been made with its schema).
+    pub fn rows<C: Columns>(&mut self, columns: &C, rows: &[C::Row]) -> Result<()> {
+        columns
+            .check(rows)
+            .map_err(|m| Error::parquet(&self.path, m))?;
+        self.batch(parallel::columns_of(columns, rows))
     }
 
     /// Finish the file; returns the writer.
@@ -216,7 +218,7 @@ pub fn write_rows<W: Write + Send, T>(
 
 /// A utf8 column of entity ids (`Q42`, `P31`: each `(prefix, number)` as the prefix then the number in
 /// decimal), written without a `String` per value.
-fn id_column(ids: impl ExactSizeIterator<Item = (u8, u64)>) -> ArrayRef {
+pub fn id_column(ids: impl ExactSizeIterator<Item = (u8, u64)>) -> ArrayRef {
     let n = ids.len();
     let mut b = arrow_array::builder::StringBuilder::with_capacity(n, n * 8);
     let mut buf = Vec::with_capacity(21);
@@ -451,58 +453,141 @@ impl<W: Write + Send> Sink<W> {
     /// Append labelled entities (one record batch; the sink must have been made with [`entity_schema`] of
     /// `langs`).
     pub fn entities(&mut self, langs: &[String], chunk: &[EntityRecord]) -> Result<()> {
-        if let Some(bad) = chunk
-            .iter()
-            .find(|e| e.labels.len() != langs.len() || e.descriptions.len() != langs.len())
-        {
-            return Err(Error::parquet(
-                &self.path,
-                format!("entity {} does not have {} languages", bad.id, langs.len()),
-            ));
+        self.rows(&EntityColumns::new(langs), chunk)
+    }
+}
+
+/// The columns of `triples.parquet`, `statements.parquet` and `transitive.parquet` ([`triple_schema`]) from
+/// [`Triple`]s.
+pub struct TripleColumns;
+
+impl Columns for TripleColumns {
+    type Row = Triple;
+    fn schema(&self) -> Arc<Schema> {
+        triple_schema()
+    }
+    fn column(&self, rows: &[Triple], c: usize) -> ArrayRef {
+        // Built in place: no `String` per cell (the join streams hundreds of thousands of rows per second).
+        match c {
+            0 => id_column(rows.iter().map(|t| (b'Q', t.subject.0))),
+            1 => id_column(rows.iter().map(|t| (b'P', t.property.0))),
+            2 => id_column(rows.iter().map(|t| (b'Q', t.object.0))),
+            3 => rank_column(rows.iter().map(|t| t.rank)),
+            _ => Arc::new(StringArray::from_iter_values(
+                rows.iter().map(|t| t.statement_id.as_str()),
+            )),
         }
-        let mut cols: Vec<ArrayRef> = vec![
-            id_column(chunk.iter().map(|e| match e.id {
+    }
+    fn weigh(&self, rows: &[Triple]) -> usize {
+        rows.iter()
+            .map(|t| std::mem::size_of::<Triple>() + t.statement_id.capacity())
+            .sum()
+    }
+}
+
+/// The `rank` column of a triples table.
+pub fn rank_column(ranks: impl Iterator<Item = Rank>) -> ArrayRef {
+    Arc::new(StringArray::from_iter_values(ranks.map(Rank::as_str)))
+}
+
+/// The columns of `entities.parquet` ([`entity_schema`] of its languages) from [`EntityRecord`]s, each with
+/// one label and one description slot per language.
+pub struct EntityColumns {
+    langs: usize,
+    schema: Arc<Schema>,
+}
+
+impl EntityColumns {
+    pub fn new(langs: &[String]) -> EntityColumns {
+        EntityColumns {
+            langs: langs.len(),
+            schema: entity_schema(langs),
+        }
+    }
+}
+
+impl Columns for EntityColumns {
+    type Row = EntityRecord;
+    fn schema(&self) -> Arc<Schema> {
+        self.schema.clone()
+    }
+    fn check(&self, rows: &[EntityRecord]) -> std::result::Result<(), String> {
+        match rows
+            .iter()
+            .find(|e| e.labels.len() != self.langs || e.descriptions.len() != self.langs)
+        {
+            Some(bad) => Err(format!(
+                "entity {} does not have {} languages",
+                bad.id, self.langs
+            )),
+            None => Ok(()),
+        }
+    }
+    fn column(&self, chunk: &[EntityRecord], c: usize) -> ArrayRef {
+        let per_lang = c.checked_sub(2).map(|k| (k / 3, k % 3));
+        match (c, per_lang) {
+            (0, _) => id_column(chunk.iter().map(|e| match e.id {
                 EntityId::Item(q) => (b'Q', q.0),
                 EntityId::Property(p) => (b'P', p.0),
             })),
-            Arc::new(StringArray::from_iter_values(
+            (1, _) => Arc::new(StringArray::from_iter_values(
                 chunk.iter().map(|e| entity_kind(&e.id)),
             )),
-        ];
-        for i in 0..langs.len() {
-            cols.push(Arc::new(StringArray::from_iter_values(
+            (_, Some((i, 0))) if i < self.langs => Arc::new(StringArray::from_iter_values(
                 chunk.iter().map(|e| e.labels[i].text.as_str()),
-            )));
-            cols.push(Arc::new(BooleanArray::from(
+            )),
+            (_, Some((i, 1))) if i < self.langs => Arc::new(BooleanArray::from(
                 chunk
                     .iter()
                     .map(|e| e.labels[i].from_mul)
                     .collect::<Vec<_>>(),
-            )));
-            cols.push(Arc::new(StringArray::from(
+            )),
+            (_, Some((i, 2))) if i < self.langs => Arc::new(StringArray::from(
                 chunk
                     .iter()
                     .map(|e| e.descriptions[i].as_deref())
                     .collect::<Vec<_>>(),
-            )));
+            )),
+            (_, Some((i, 0))) if i == self.langs => Arc::new(UInt32Array::from_iter_values(
+                chunk.iter().map(|e| e.sitelinks),
+            )),
+            (_, Some((i, 1))) if i == self.langs => Arc::new(UInt64Array::from(
+                chunk.iter().map(|e| e.lastrevid).collect::<Vec<_>>(),
+            )),
+            _ => Arc::new(StringArray::from(
+                chunk
+                    .iter()
+                    .map(|e| e.modified.as_deref())
+                    .collect::<Vec<_>>(),
+            )),
         }
-        cols.push(Arc::new(UInt32Array::from_iter_values(
-            chunk.iter().map(|e| e.sitelinks),
-        )));
-        cols.push(Arc::new(UInt64Array::from(
-            chunk.iter().map(|e| e.lastrevid).collect::<Vec<_>>(),
-        )));
-        cols.push(Arc::new(StringArray::from(
-            chunk
-                .iter()
-                .map(|e| e.modified.as_deref())
-                .collect::<Vec<_>>(),
-        )));
-        self.batch(cols)
+    }
+    fn weigh(&self, rows: &[EntityRecord]) -> usize {
+        rows.iter().map(entity_mem).sum()
     }
 }
 
-fn typed_column<'a, A: 'static>(batch: &'a RecordBatch, name: &str, path: &Path) -> Result<&'a A> {
+/// Bytes an entity record holds (its struct, its strings and vectors).
+fn entity_mem(e: &EntityRecord) -> usize {
+    let strings: usize = e.labels.iter().map(|l| l.text.capacity()).sum::<usize>()
+        + e.descriptions
+            .iter()
+            .flatten()
+            .map(String::capacity)
+            .sum::<usize>()
+        + e.modified.as_ref().map_or(0, String::capacity);
+    std::mem::size_of::<EntityRecord>()
+        + e.labels.capacity() * std::mem::size_of::<Label>()
+        + e.descriptions.capacity() * std::mem::size_of::<Option<String>>()
+        + strings
+}
+
+/// Column `name` of `batch` as an array of type `A` (an error naming the file when missing or of another type).
+pub(crate) fn typed_column<'a, A: 'static>(
+    batch: &'a RecordBatch,
+    name: &str,
+    path: &Path,
+) -> Result<&'a A> {
     batch
         .column_by_name(name)
         .and_then(|c| c.as_any().downcast_ref::<A>())
@@ -644,54 +729,90 @@ impl<W: Write + Send> Sink<W> {
     /// Append property metadata (one record batch; the sink must have been made with [`property_schema`] of
     /// `langs`).
     pub fn properties(&mut self, langs: &[String], chunk: &[PropertyRecord]) -> Result<()> {
-        if let Some(bad) = chunk.iter().find(|p| p.labels.len() != langs.len()) {
-            return Err(Error::parquet(
-                &self.path,
-                format!(
-                    "property {} does not have {} languages",
-                    bad.id,
-                    langs.len()
-                ),
-            ));
+        self.rows(&PropertyColumns::new(langs), chunk)
+    }
+}
+
+/// The columns of `properties.parquet` ([`property_schema`] of its languages) from [`PropertyRecord`]s, each
+/// with one label slot per language.
+pub struct PropertyColumns {
+    langs: usize,
+    schema: Arc<Schema>,
+}
+
+impl PropertyColumns {
+    pub fn new(langs: &[String]) -> PropertyColumns {
+        PropertyColumns {
+            langs: langs.len(),
+            schema: property_schema(langs),
         }
-        let mut cols: Vec<ArrayRef> = vec![
-            Arc::new(StringArray::from_iter_values(
+    }
+}
+
+impl Columns for PropertyColumns {
+    type Row = PropertyRecord;
+    fn schema(&self) -> Arc<Schema> {
+        self.schema.clone()
+    }
+    fn check(&self, rows: &[PropertyRecord]) -> std::result::Result<(), String> {
+        match rows.iter().find(|p| p.labels.len() != self.langs) {
+            Some(bad) => Err(format!(
+                "property {} does not have {} languages",
+                bad.id, self.langs
+            )),
+            None => Ok(()),
+        }
+    }
+    fn column(&self, chunk: &[PropertyRecord], c: usize) -> ArrayRef {
+        let per_lang = c.checked_sub(2).map(|k| (k / 2, k % 2));
+        match (c, per_lang) {
+            (0, _) => Arc::new(StringArray::from_iter_values(
                 chunk.iter().map(|p| p.id.to_string()),
             )),
-            Arc::new(StringArray::from_iter_values(
+            (1, _) => Arc::new(StringArray::from_iter_values(
                 chunk.iter().map(|p| p.datatype.as_str()),
             )),
-        ];
-        for i in 0..langs.len() {
-            cols.push(Arc::new(StringArray::from(
+            (_, Some((i, 0))) if i < self.langs => Arc::new(StringArray::from(
                 chunk
                     .iter()
                     .map(|p| p.labels[i].as_ref().map(|l| l.text.as_str()))
                     .collect::<Vec<_>>(),
-            )));
-            cols.push(Arc::new(BooleanArray::from(
+            )),
+            (_, Some((i, 1))) if i < self.langs => Arc::new(BooleanArray::from(
                 chunk
                     .iter()
                     .map(|p| p.labels[i].as_ref().map(|l| l.from_mul))
                     .collect::<Vec<_>>(),
-            )));
-        }
-        cols.push(Arc::new(BooleanArray::from(
-            chunk.iter().map(|p| p.transitive).collect::<Vec<_>>(),
-        )));
-        cols.push(Arc::new(BooleanArray::from(
-            chunk.iter().map(|p| p.symmetric).collect::<Vec<_>>(),
-        )));
-        cols.push(Arc::new(StringArray::from_iter_values(chunk.iter().map(
-            |p| {
+            )),
+            (_, Some((i, 0))) if i == self.langs => Arc::new(BooleanArray::from(
+                chunk.iter().map(|p| p.transitive).collect::<Vec<_>>(),
+            )),
+            (_, Some((i, 1))) if i == self.langs => Arc::new(BooleanArray::from(
+                chunk.iter().map(|p| p.symmetric).collect::<Vec<_>>(),
+            )),
+            _ => Arc::new(StringArray::from_iter_values(chunk.iter().map(|p| {
                 p.inverse
                     .iter()
                     .map(|q| q.to_string())
                     .collect::<Vec<_>>()
                     .join(",")
-            },
-        ))));
-        self.batch(cols)
+            }))),
+        }
+    }
+    fn weigh(&self, rows: &[PropertyRecord]) -> usize {
+        rows.iter()
+            .map(|p| {
+                std::mem::size_of::<PropertyRecord>()
+                    + p.datatype.capacity()
+                    + p.inverse.capacity() * 8
+                    + p.labels.capacity() * std::mem::size_of::<Option<Label>>()
+                    + p.labels
+                        .iter()
+                        .flatten()
+                        .map(|l| l.text.capacity())
+                        .sum::<usize>()
+            })
+            .sum()
     }
 }
 

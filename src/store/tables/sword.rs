@@ -17,7 +17,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 /// Version of the `sword.parquet` layout. Bump on any change of column names, types, order or meaning.
-pub const SWORD_FORMAT_VERSION: u32 = 1;
+pub const SWORD_FORMAT_VERSION: u32 = 2;
 
 /// The paper's eight languages, in column order.
 pub const DEFAULT_LANGUAGES: [&str; 8] = ["en", "fr", "de", "es", "it", "pt", "ko", "ja"];

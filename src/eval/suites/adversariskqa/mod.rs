@@ -24,6 +24,7 @@ pub mod suite;
 use crate::core::error::{Error, IoContext, Result};
 use crate::eval::parse::{parse_judge, Judge};
 use crate::llm::request::{Message, Request};
+use crate::store::files::{file_name_of, sorted_entries};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -75,10 +76,7 @@ fn str_field(v: &Value, names: &[&str]) -> Option<String> {
 /// Read one prompt file (a JSON array of objects with `knowledge`, `modified knowledge` or
 /// `modified_knowledge`, `query`, `prompt`).
 pub fn read_prompt_file(path: &Path) -> Result<Vec<Item>> {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let name = file_name_of(path);
     let (domain, difficulty, _) = dataset_of(&name).ok_or_else(|| {
         Error::bad_input(
             path,
@@ -145,10 +143,7 @@ pub struct ResultFile {
 /// Read a published result file: `{"results": [{..., "question", "response": {"success", "answer"},
 /// "evaluation"}]}` (a bare array is accepted too).
 pub fn read_result_file(path: &Path) -> Result<ResultFile> {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let name = file_name_of(path);
     let (domain, difficulty, _) = dataset_of(&name)
         .ok_or_else(|| Error::bad_input(path, "file name names no <domain>_<difficulty>"))?;
     let bytes = std::fs::read(path).at(path)?;
@@ -214,29 +209,11 @@ pub fn read_result_file(path: &Path) -> Result<ResultFile> {
 /// prefix before `-<domain>_<difficulty>` (how the published files are named). Models sorted by name.
 pub fn read_results_dir(dir: &Path) -> Result<Vec<(String, Vec<ResultFile>)>> {
     let mut models: BTreeMap<String, Vec<ResultFile>> = BTreeMap::new();
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-        .at(dir)?
-        .map(|e| e.map(|e| e.path()).at(dir))
-        .collect::<Result<_>>()?;
-    entries.sort();
-    for p in entries {
+    for p in sorted_entries(dir)? {
         if p.is_dir() {
-            let model = p
-                .file_name()
-                .unwrap_or_default()
-                .to_string_lossy()
-                .into_owned();
-            let mut files: Vec<PathBuf> = std::fs::read_dir(&p)
-                .at(&p)?
-                .map(|e| e.map(|e| e.path()).at(&p))
-                .collect::<Result<_>>()?;
-            files.sort();
-            for f in files {
-                let name = f
-                    .file_name()
-                    .unwrap_or_default()
-                    .to_string_lossy()
-                    .into_owned();
+            let model = file_name_of(&p);
+            for f in sorted_entries(&p)? {
+                let name = file_name_of(&f);
                 if name.ends_with(".json") && dataset_of(&name).is_some() {
                     models
                         .entry(model.clone())
@@ -245,11 +222,7 @@ pub fn read_results_dir(dir: &Path) -> Result<Vec<(String, Vec<ResultFile>)>> {
                 }
             }
         } else {
-            let name = p
-                .file_name()
-                .unwrap_or_default()
-                .to_string_lossy()
-                .into_owned();
+            let name = file_name_of(&p);
             if let (true, Some((_, _, pos))) = (name.ends_with(".json"), dataset_of(&name)) {
                 let model = name
                     .get(..pos)

@@ -204,6 +204,18 @@ fn tokens(name: &str) -> Vec<String> {
         .collect()
 }
 
+/// The first of three readings that says something — the file name's, the `dataset` field's, the nearest
+/// folder's — with where it comes from (`file_name`, `dataset_field` or `folder`).
+fn first_said<T>(
+    name: Option<T>,
+    field: Option<T>,
+    folder: Option<T>,
+) -> Option<(T, &'static str)> {
+    name.map(|x| (x, "file_name"))
+        .or(field.map(|x| (x, "dataset_field")))
+        .or(folder.map(|x| (x, "folder")))
+}
+
 /// The condition a name states: `non` followed by a token starting with `ad` (`non_adv`, `non_ad`,
 /// `non_adversial_prompt`), or one token starting with `nonad` → non-adversarial; a token `ad`, `adv` or
 /// starting with `advers` (`adversarial`, `adversial`, sic) → adversarial. `advanced` is a level, not a
@@ -420,10 +432,7 @@ pub fn read_fact_file(
             results.len()
         )));
     }
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let name = crate::store::files::file_name_of(path);
     let field = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
     let dataset_field = field("dataset");
     let mut notes = Vec::new();
@@ -431,15 +440,10 @@ pub fn read_fact_file(
     let from_folders = folders.iter().rev().find_map(|f| dataset_of(f));
     let by_name = dataset_of(&name);
     let by_field = dataset_field.as_deref().and_then(dataset_of);
-    let (dataset, dataset_from) = match (by_name, by_field, from_folders) {
-        (Some(d), _, _) => (d, "file_name"),
-        (None, Some(d), _) => (d, "dataset_field"),
-        (None, None, Some(d)) => (d, "folder"),
-        _ => {
-            return Ok(Err(
-                "neither its name, its \"dataset\" field nor a folder names <domain>_<level> (health|finance|law, basic|advanced)".into(),
-            ))
-        }
+    let Some((dataset, dataset_from)) = first_said(by_name, by_field, from_folders) else {
+        return Ok(Err(
+            "neither its name, its \"dataset\" field nor a folder names <domain>_<level> (health|finance|law, basic|advanced)".into(),
+        ));
     };
     if let (Some(a), Some(b)) = (by_name, by_field) {
         if (a.0, a.1) != (b.0, b.1) {
@@ -453,15 +457,10 @@ pub fn read_fact_file(
     let c_name = condition_of_name(&name);
     let c_field = dataset_field.as_deref().and_then(condition_of_name);
     let c_folder = folders.iter().rev().find_map(|f| condition_of_name(f));
-    let (condition, condition_from) = match (c_name, c_field, c_folder) {
-        (Some(c), _, _) => (c, "file_name"),
-        (None, Some(c), _) => (c, "dataset_field"),
-        (None, None, Some(c)) => (c, "folder"),
-        _ => {
-            return Ok(Err(
-                "neither its name, its \"dataset\" field nor a folder says adversarial or non-adversarial (e.g. _adv, _non_adv, adversarial_prompt/)".into(),
-            ))
-        }
+    let Some((condition, condition_from)) = first_said(c_name, c_field, c_folder) else {
+        return Ok(Err(
+            "neither its name, its \"dataset\" field nor a folder says adversarial or non-adversarial (e.g. _adv, _non_adv, adversarial_prompt/)".into(),
+        ));
     };
     for (other, what) in [(c_field, "its \"dataset\" field"), (c_folder, "its folder")] {
         if let Some(o) = other.filter(|&o| o != condition) {
@@ -524,16 +523,8 @@ pub fn discover(root: &Path) -> Result<(Vec<FactFile>, Vec<Ignored>)> {
     if meta.is_dir() {
         let mut stack = vec![(root.to_path_buf(), Vec::<String>::new())];
         while let Some((dir, names)) = stack.pop() {
-            let mut entries: Vec<PathBuf> = std::fs::read_dir(&dir)
-                .at(&dir)?
-                .map(|e| e.map(|e| e.path()).at(&dir))
-                .collect::<Result<_>>()?;
-            entries.sort();
-            for p in entries {
-                let name = p
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default();
+            for p in crate::store::files::sorted_entries(&dir)? {
+                let name = crate::store::files::file_name_of(&p);
                 if name.starts_with('.') {
                     continue;
                 }

@@ -163,30 +163,18 @@ fn measures_tagged(rows: &[(&SwordRow, u32)]) -> BTreeMap<String, f64> {
 
 /// Measures with percentile bootstrap intervals, resampling original triples (`b` replicates, seeded).
 pub fn bootstrap_measures(rows: &[SwordRow], b: usize, seed: u64) -> BTreeMap<String, Interval> {
-    let mut originals: Vec<&str> = rows.iter().map(|r| r.original.as_str()).collect();
-    originals.sort_unstable();
-    originals.dedup();
-    let index: HashMap<&str, usize> = originals.iter().enumerate().map(|(i, o)| (*o, i)).collect();
-    let mut by_unit: Vec<Vec<&SwordRow>> = vec![Vec::new(); originals.len()];
-    for r in rows {
-        by_unit[index[r.original.as_str()]].push(r);
-    }
+    let by_unit = stats::group_by_unit(rows, |r| r.original.as_str());
     let all: Vec<&SwordRow> = rows.iter().collect();
-    let est = measures(&all);
-    let reps: Vec<BTreeMap<String, f64>> = (0..b)
-        .map(|i| {
-            let idx = stats::bootstrap_indices(by_unit.len(), seed, i);
-            let mut copies = vec![0u32; by_unit.len()];
-            let mut sample: Vec<(&SwordRow, u32)> = Vec::with_capacity(rows.len());
-            for &u in &idx {
-                let c = copies[u];
-                copies[u] += 1;
-                sample.extend(by_unit[u].iter().map(|r| (*r, c)));
-            }
-            measures_tagged(&sample)
-        })
-        .collect();
-    stats::percentile_intervals(est, &reps)
+    stats::bootstrap_measures(by_unit.len(), b, seed, measures(&all), |idx| {
+        let mut copies = vec![0u32; by_unit.len()];
+        let mut sample: Vec<(&SwordRow, u32)> = Vec::with_capacity(rows.len());
+        for &u in idx {
+            let c = copies[u];
+            copies[u] += 1;
+            sample.extend(by_unit[u].iter().map(|r| (*r, c)));
+        }
+        measures_tagged(&sample)
+    })
 }
 
 #[cfg(test)]

@@ -233,28 +233,15 @@ pub fn bootstrap_measures(
     seed: u64,
 ) -> BTreeMap<String, Interval> {
     // Units are question ids (a question may appear in two reasoning settings).
-    let mut ids: Vec<&str> = qs.iter().map(|q| q.question.as_str()).collect();
-    ids.sort_unstable();
-    ids.dedup();
-    let index: std::collections::HashMap<&str, usize> =
-        ids.iter().enumerate().map(|(i, id)| (*id, i)).collect();
-    let mut by_unit: Vec<Vec<&QuestionStates>> = vec![Vec::new(); ids.len()];
-    for q in qs {
-        by_unit[index[q.question.as_str()]].push(q);
-    }
+    let by_unit = stats::group_by_unit(qs, |q| q.question.as_str());
     let full: Vec<&QuestionStates> = qs.iter().collect();
-    let est = measures(&full);
-    let reps: Vec<BTreeMap<String, f64>> = (0..b)
-        .map(|r| {
-            let idx = stats::bootstrap_indices(by_unit.len(), seed, r);
-            let sample: Vec<&QuestionStates> = idx
-                .iter()
-                .flat_map(|&i| by_unit[i].iter().copied())
-                .collect();
-            measures(&sample)
-        })
-        .collect();
-    stats::percentile_intervals(est, &reps)
+    stats::bootstrap_measures(by_unit.len(), b, seed, measures(&full), |idx| {
+        let sample: Vec<&QuestionStates> = idx
+            .iter()
+            .flat_map(|&i| by_unit[i].iter().copied())
+            .collect();
+        measures(&sample)
+    })
 }
 
 /// The regression design for stage 1 or 2: rows where the source state is C; y = target still C.

@@ -612,20 +612,35 @@ mod tests {
         }
         adj[9].push(10);
         adj[10].push(9);
+        let data = walks(seed, 50, 20, |v, below| {
+            let nb = &adj[v as usize];
+            nb[below(nb.len())]
+        });
+        (data, 10)
+    }
+
+    /// `rounds` walks of 10 nodes from every node of `0..n` in turn; `next(v, below)` is the step from `v`,
+    /// `below(m)` a draw from `0..m` of the stream seeded by `seed`.
+    fn walks(
+        seed: u64,
+        rounds: usize,
+        n: u32,
+        next: impl Fn(u32, &mut dyn FnMut(usize) -> usize) -> u32,
+    ) -> Vec<u32> {
         let mut rng = sgd::stream_rng(seed, 5, 5);
+        let mut below = |m: usize| ((rng.next_u32() as u64 * m as u64) >> 32) as usize;
         let mut data = Vec::new();
-        for _ in 0..50 {
-            for s in 0..20u32 {
+        for _ in 0..rounds {
+            for s in 0..n {
                 let mut v = s;
                 data.push(v);
                 for _ in 1..10 {
-                    let nb = &adj[v as usize];
-                    v = nb[((rng.next_u32() as u64 * nb.len() as u64) >> 32) as usize];
+                    v = next(v, &mut below);
                     data.push(v);
                 }
             }
         }
-        (data, 10)
+        data
     }
 
     fn pool(n: usize) -> rayon::ThreadPool {
@@ -642,36 +657,21 @@ mod tests {
             dim: 16,
             ..TrainConfig::default()
         };
-        let a = pool(1).install(|| train(&data, len, 20, &cfg, &Progress::hidden()).unwrap());
-        let b = pool(1).install(|| train(&data, len, 20, &cfg, &Progress::hidden()).unwrap());
+        let run = |cfg: &TrainConfig| {
+            pool(1).install(|| train(&data, len, 20, cfg, &Progress::hidden()).unwrap())
+        };
+        let a = run(&cfg);
+        let b = run(&cfg);
         assert_eq!(a.vectors, b.vectors);
-        let c = pool(1).install(|| {
-            train(
-                &data,
-                len,
-                20,
-                &TrainConfig {
-                    seed: 43,
-                    ..cfg.clone()
-                },
-                &Progress::hidden(),
-            )
-            .unwrap()
+        let c = run(&TrainConfig {
+            seed: 43,
+            ..cfg.clone()
         });
         assert_ne!(a.vectors, c.vectors);
         // The number of blocks is part of the result (unlike the thread count).
-        let d = pool(1).install(|| {
-            train(
-                &data,
-                len,
-                20,
-                &TrainConfig {
-                    blocks: 7,
-                    ..cfg.clone()
-                },
-                &Progress::hidden(),
-            )
-            .unwrap()
+        let d = run(&TrainConfig {
+            blocks: 7,
+            ..cfg.clone()
         });
         assert_ne!(a.vectors, d.vectors);
     }
@@ -767,24 +767,14 @@ mod tests {
     fn every_thread_count_and_kernel_gives_the_same_bits() {
         let (k, size) = (8u32, 25u32);
         let n = k * size;
-        let mut rng = sgd::stream_rng(9, 5, 5);
-        let mut below = |m: usize| ((rng.next_u32() as u64 * m as u64) >> 32) as usize;
-        let mut data = Vec::new();
-        for _ in 0..3 {
-            for s in 0..n {
-                let mut v = s;
-                data.push(v);
-                for _ in 1..10 {
-                    // Mostly inside the community, one step in twenty to the next community.
-                    v = if below(20) == 0 {
-                        (v / size * size + size) % n + below(size as usize) as u32
-                    } else {
-                        v / size * size + below(size as usize) as u32
-                    };
-                    data.push(v);
-                }
+        // Mostly inside the community, one step in twenty to the next community.
+        let data = walks(9, 3, n, |v, below| {
+            if below(20) == 0 {
+                (v / size * size + size) % n + below(size as usize) as u32
+            } else {
+                v / size * size + below(size as usize) as u32
             }
-        }
+        });
         let src: &[u32] = &data;
         let configs = [
             TrainConfig {
