@@ -7,6 +7,7 @@ use sword::stages::distort::DistortStage;
 use sword::stages::embed::{graph::GraphStage, train::TrainStage, walks::WalksStage};
 use sword::stages::export::ExportStage;
 use sword::stages::extract::ExtractStage;
+use sword::stages::revalidate::RevalidateStage;
 use sword::stages::translate::{generate::TranslateStage, import::ImportStage};
 
 /// Rebuild the SWORD benchmark from a Wikidata dump and evaluate models on it and its sibling suites.
@@ -47,6 +48,8 @@ enum Cmd {
     ImportTranslations(StageCli<ImportStage>),
     /// Generate the statements' texts from an OpenAI-compatible endpoint (resumable), with checks.
     Translate(StageCli<TranslateStage>),
+    /// The status of every statement of an old benchmark against the extract of a newer dump.
+    Revalidate(StageCli<RevalidateStage>),
     /// Evaluate models on SWORD, AdversaRiskQA and the Chinese sycophancy suite.
     Eval(sword::eval::Args),
     /// Run every stage on a dump (or on the embedded synthetic default).
@@ -80,6 +83,7 @@ fn main() -> ExitCode {
         Cmd::Export(a) => stage(a),
         Cmd::ImportTranslations(a) => stage(a),
         Cmd::Translate(a) => stage(a),
+        Cmd::Revalidate(a) => stage(a),
         Cmd::Eval(a) => sword::eval::cli(a),
         Cmd::Run(a) => sword::stages::pipeline::cli(a),
     };

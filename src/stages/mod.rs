@@ -10,4 +10,5 @@ pub mod embed;
 pub mod export;
 pub mod extract;
 pub mod pipeline;
+pub mod revalidate;
 pub mod translate;

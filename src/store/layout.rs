@@ -6,8 +6,8 @@
 //!   .sword.lock                    the lock every stage writing here holds
 //!   input/                         the embedded default dump (`sword run` without --dump) and its manifest
 //!   extract.manifest.json          entities.parquet triples.parquet statements.parquet properties.parquet
-//!                                  transitive.parquet constraints.parquet values.parquet types.parquet
-//!                                  distinct.parquet
+//!                                  transitive.parquet items.parquet constraints.parquet values.parquet
+//!                                  types.parquet distinct.parquet
 //!   graph.manifest.json            graph.csr nodes.txt
 //!   walks.manifest.json            walks.bin [walks.txt]
 //!   train.manifest.json            embeddings.npy embeddings.w2v
@@ -15,6 +15,7 @@
 //!   export.manifest.json           sword.parquet translation_requests.jsonl report/
 //!   translate.manifest.json        statements_text.parquet (translate/answers.jsonl: the request log)
 //!   import-translations.manifest.json   statements_text.parquet
+//!   revalidate.manifest.json       revalidation.parquet revalidation.md (in its own folder: `sword revalidate`)
 //!   run.summary.json               what `sword run` did, stage by stage
 //!   parts/                         `extract --shard i/n` parts, joined by `--join-shards n`
 //!   eval/                          `make eval`'s answers, scores and reports
@@ -47,6 +48,8 @@ pub const EXPORT: &str = "export";
 pub const TRANSLATE: &str = "translate";
 /// `sword import-translations`: the statements' texts from OpenAI Batch output.
 pub const IMPORT_TRANSLATIONS: &str = "import-translations";
+/// `sword revalidate`: the status of an old benchmark's statements against a newer dump.
+pub const REVALIDATE: &str = "revalidate";
 
 /// A file of the run folder and the stage that writes it (whose manifest vouches for it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -71,6 +74,8 @@ pub const STATEMENTS: Artifact = artifact("statements.parquet", EXTRACT);
 pub const PROPERTIES: Artifact = artifact("properties.parquet", EXTRACT);
 /// The statements of transitive properties.
 pub const TRANSITIVE: Artifact = artifact("transitive.parquet", EXTRACT);
+/// The Q-number of every item of the dump, labelled or not (what tells a deleted item from an unlabelled one).
+pub const ITEMS: Artifact = artifact("items.parquet", EXTRACT);
 /// The falsity tier's property constraints (P2302 statements of the four types that decide tiers).
 pub const CONSTRAINTS: Artifact = artifact("constraints.parquet", EXTRACT);
 /// The falsity tier's values: per labelled item and property, its live values and `somevalue`/`novalue`.
@@ -110,8 +115,13 @@ pub const TEXTS_GENERATED: Artifact = artifact("statements_text.parquet", TRANSL
 /// The statements' texts, from `sword import-translations` (the same file and schema).
 pub const TEXTS_IMPORTED: Artifact = artifact("statements_text.parquet", IMPORT_TRANSLATIONS);
 
+/// The status of every statement of an old benchmark against a newer dump.
+pub const REVALIDATION: Artifact = artifact("revalidation.parquet", REVALIDATE);
+/// Counts per status × strategy and examples with their old and new labels (Markdown).
+pub const REVALIDATION_MD: Artifact = artifact("revalidation.md", REVALIDATE);
+
 /// What extract writes, in its manifest's order.
-pub const EXTRACT_OUTPUTS: [Artifact; 9] = [
+pub const EXTRACT_OUTPUTS: [Artifact; 10] = [
     ENTITIES,
     TRIPLES,
     STATEMENTS,
@@ -121,6 +131,7 @@ pub const EXTRACT_OUTPUTS: [Artifact; 9] = [
     VALUES,
     TYPES,
     DISTINCT,
+    ITEMS,
 ];
 /// What export writes into the run folder, in its manifest's order.
 pub const EXPORT_OUTPUTS: [Artifact; 6] = [

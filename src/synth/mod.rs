@@ -44,6 +44,7 @@ use std::path::{Path, PathBuf};
 
 mod falsity;
 mod json;
+mod later;
 mod lines;
 mod model;
 mod schema;
@@ -59,6 +60,10 @@ use truth::*;
 use world::*;
 
 pub use falsity::{CSnak, Constraint, Falsity, FalsityTruth, Tier};
+pub use later::{
+    generate_later, generate_later_as, later_truth_json, read_benchmark, write_later_file, Edit,
+    EditKind, Expected, LaterConfig, LaterTruth,
+};
 pub use lines::bench_lines;
 pub use truth::{Closure, Counts, PropertyTruth, Truth};
 pub use writer::{generate, generate_as, generate_counts_as, write_file, write_file_counts};
@@ -186,6 +191,18 @@ pub struct Args {
     /// Also write the oracle (what extract should find under the default rule) as JSON to this file.
     #[arg(long)]
     truth: Option<PathBuf>,
+    /// Write a later version of the dump instead: the same world with edits aimed at the statements of this
+    /// benchmark (a run directory holding `sword.parquet`, or the file), built from the dump these settings
+    /// make. `--truth` then also lists the edits and the status each statement should get
+    /// (docs/versions.md).
+    #[arg(long, value_name = "OLD_RUN")]
+    later_of: Option<PathBuf>,
+    /// With `--later-of`: edits of each kind (default 3).
+    #[arg(long, requires = "later_of")]
+    edits: Option<usize>,
+    /// With `--later-of`: seed of the choice of edits (default 1).
+    #[arg(long, requires = "later_of")]
+    edit_seed: Option<u64>,
 }
 
 /// Entry point from the binary.
@@ -201,6 +218,9 @@ pub fn cli(args: Args) -> Result<()> {
         cfg.member_lines = m;
     }
     let start = std::time::Instant::now();
+    if let Some(old) = &args.later_of {
+        return later_cli(&cfg, old, &args);
+    }
     // The whole oracle only when it is asked for (its sets grow with the dump); otherwise its sizes.
     let stdout = args.out.as_os_str() == "-";
     let (truth, counts) = match (&args.truth, stdout) {
@@ -244,12 +264,49 @@ pub fn cli(args: Args) -> Result<()> {
         counts.triples
     ));
     if let (Some(tp), Some(truth)) = (&args.truth, &truth) {
-        let doc = truth_json(truth);
-        writer::ensure_parent(tp)?;
-        crate::store::write_atomic(tp, |w| {
-            serde_json::to_writer_pretty(&mut *w, &doc)?;
-            w.write_all(b"\n")
-        })?;
+        write_truth(tp, &truth_json(truth))?;
+    }
+    Ok(())
+}
+
+/// Write a truth file (pretty JSON) atomically, creating its folder.
+fn write_truth(path: &Path, doc: &serde_json::Value) -> Result<()> {
+    writer::ensure_parent(path)?;
+    crate::store::write_atomic(path, |w| {
+        serde_json::to_writer_pretty(&mut *w, doc)?;
+        w.write_all(b"\n")
+    })
+}
+
+/// `sword synth --later-of OLD_RUN`: the later version of the dump `cfg` makes.
+fn later_cli(cfg: &Config, old: &Path, args: &Args) -> Result<()> {
+    let start = std::time::Instant::now();
+    let mut lc = LaterConfig::default();
+    if let Some(n) = args.edits {
+        lc.per_kind = n;
+    }
+    if let Some(s) = args.edit_seed {
+        lc.seed = s;
+    }
+    let bench = read_benchmark(old)?;
+    let full = args.truth.is_some();
+    let (truth, _) = if args.out.as_os_str() == "-" {
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, std::io::stdout().lock());
+        let got = generate_later_as(cfg, &lc, &bench, &mut w, Format::Json, &args.out, full)?;
+        w.flush().at(&args.out)?;
+        got
+    } else {
+        write_later_file(cfg, &lc, &bench, &args.out, full)?
+    };
+    progress::log(format!(
+        "synth: wrote the later version {} for the {} statements of {} in {:.1} s",
+        args.out.display(),
+        bench.len(),
+        old.display(),
+        start.elapsed().as_secs_f64()
+    ));
+    if let (Some(tp), Some(truth)) = (&args.truth, &truth) {
+        write_truth(tp, &later_truth_json(truth))?;
     }
     Ok(())
 }

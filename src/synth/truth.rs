@@ -291,15 +291,25 @@ impl Truth {
 impl Closure {
     /// Does (s, p, o) hold in the generator's world?
     pub fn holds(&self, s: Qid, p: Pid, o: Qid) -> bool {
+        self.why(s, p, o).is_some()
+    }
+
+    /// Why (s, p, o) holds, asked in the order of distort's guards: `stated` (as it is, at any rank),
+    /// `symmetric` (the reverse is stated), `inverse` (an inverse property states it the other way) or
+    /// `transitive` (a chain); `None` when it does not hold.
+    pub fn why(&self, s: Qid, p: Pid, o: Qid) -> Option<&'static str> {
         let inv: &[Pid] = self.inverse.get(&p).map_or(&[], |v| v);
-        if self.stated.contains(&(s, p, o))
-            || (self.symmetric.contains(&p) && self.stated.contains(&(o, p, s)))
-            || inv.iter().any(|&q| self.stated.contains(&(o, q, s)))
-        {
-            return true;
+        if self.stated.contains(&(s, p, o)) {
+            return Some("stated");
+        }
+        if self.symmetric.contains(&p) && self.stated.contains(&(o, p, s)) {
+            return Some("symmetric");
+        }
+        if inv.iter().any(|&q| self.stated.contains(&(o, q, s))) {
+            return Some("inverse");
         }
         if !self.transitive.contains(&p) {
-            return false;
+            return None;
         }
         let mut seen = HashSet::from([s]);
         let mut queue = vec![s];
@@ -313,13 +323,13 @@ impl Closure {
             }
             for y in next {
                 if y == o {
-                    return true;
+                    return Some("transitive");
                 }
                 if seen.insert(y) {
                     queue.push(y);
                 }
             }
         }
-        false
+        None
     }
 }

@@ -34,6 +34,19 @@ fn stream<W: Write>(
     path: &Path,
     full: bool,
 ) -> Result<(Truth, Counts)> {
+    stream_with(cfg, w, format, path, full, None)
+}
+
+/// [`stream`], writing the later version of the dump that `plan` describes when there is one (the oracle is
+/// then the first version's, from which the later one is derived).
+pub(super) fn stream_with<W: Write>(
+    cfg: &Config,
+    w: W,
+    format: Format,
+    path: &Path,
+    full: bool,
+    plan: Option<&later::Plan>,
+) -> Result<(Truth, Counts)> {
     check(cfg)?;
     let m = Model::new(cfg);
     let mut truth = Truth::default();
@@ -105,7 +118,11 @@ fn stream<W: Write>(
                     let parts: Vec<Part> = (b0..b1)
                         .into_par_iter()
                         .map(|b| {
-                            let (bytes, t) = block_bytes(m, b * block, ((b + 1) * block).min(n));
+                            let end = ((b + 1) * block).min(n);
+                            let (bytes, t) = match plan {
+                                Some(plan) => later::block_bytes(m, plan, b * block, end),
+                                None => block_bytes(m, b * block, end),
+                            };
                             let bytes = if format == Format::Gzip {
                                 gz::compress_member(&bytes, level)
                             } else {

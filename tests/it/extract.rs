@@ -156,6 +156,18 @@ fn tiny_dump_gives_the_hand_written_triples() {
         m["outputs"].as_array().unwrap().len(),
         EXTRACT_ARTIFACTS.len()
     );
+    // items.parquet: every item line, labelled or not (Q3 has an empty French label, Q2 no `type`), and not
+    // the malformed Q9, the lexeme or the properties.
+    let wanted: std::collections::HashSet<sword::core::ids::Qid> =
+        (0..20).map(sword::core::ids::Qid).collect();
+    let mut items: Vec<u64> =
+        sword::store::tables::items::items_among(&out.join("items.parquet"), &wanted)
+            .unwrap()
+            .into_iter()
+            .map(|q| q.0)
+            .collect();
+    items.sort_unstable();
+    assert_eq!(items, [1, 2, 3, 4]);
     // P10 is transitive and not in the seed: named, in either mode (with the skip, its missed statement is
     // not counted).
     assert_eq!(

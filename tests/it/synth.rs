@@ -236,13 +236,13 @@ fn default_config_is_sized_for_a_quick_pipeline() {
 }
 
 /// What `extract` wrote, read back from its Parquet artifacts.
-struct Extracted {
+pub(crate) struct Extracted {
     triples: BTreeMap<(Qid, Pid, Qid), Rank>,
     statements: BTreeSet<(Qid, Pid, Qid)>,
     labelled: BTreeSet<EntityId>,
 }
 
-fn read_extracted(dir: &Path) -> Extracted {
+pub(crate) fn read_extracted(dir: &Path) -> Extracted {
     let triples = sword::store::tables::read_triples_file(&dir.join("triples.parquet")).unwrap();
     let statements =
         sword::store::tables::read_triples_file(&dir.join("statements.parquet")).unwrap();
@@ -278,7 +278,7 @@ fn synth_then_extract(cfg: &Config, ext: &str) -> (synth::Truth, Extracted) {
     (truth, read_extracted(&out))
 }
 
-fn assert_recovered(truth: &synth::Truth, got: &Extracted) {
+pub(crate) fn assert_recovered(truth: &synth::Truth, got: &Extracted) {
     assert_eq!(got.labelled, truth.labelled, "labelled entities");
     let missing: Vec<_> = truth
         .triples

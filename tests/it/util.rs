@@ -145,6 +145,7 @@ pub const EXTRACT_ARTIFACTS: &[&str] = &[
     layout::VALUES.file,
     layout::TYPES.file,
     layout::DISTINCT.file,
+    layout::ITEMS.file,
 ];
 
 /// Every artifact of a whole run whose bytes must not depend on interruptions, the disk or the thread

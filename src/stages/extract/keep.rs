@@ -19,6 +19,7 @@ use crate::dump::entity::{self, Entity, EntityValue, Kind, Line};
 use crate::dump::line::direct;
 use crate::dump::{self, ChunkOut, Joiner};
 use crate::stages::extract::falsity::{self, Pair, Snak};
+use crate::store::tables::items::ItemSet;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
@@ -155,6 +156,8 @@ pub struct Part {
     pub(crate) seed_other: Vec<Cand>,
     /// Item→item statements of unlabelled subjects, by property (to report transitive statements missed).
     pub(crate) unlabelled_by_prop: HashMap<Pid, u64>,
+    /// The Q-number of every item line, labelled or not (`items.parquet`).
+    pub(crate) items: Vec<u64>,
     /// For the falsity tier (`extract::falsity`): the live snaks without a value of labelled items, the live
     /// (property, object) pairs of every item, the constraints of the property lines.
     pub(crate) snaks: Vec<Snak>,
@@ -284,6 +287,10 @@ fn keep_entity(
             return Ok(());
         }
     };
+    if let EntityId::Item(q) = id {
+        part.items.push(q.0);
+    }
+    let c = &mut part.counts;
     c.add(
         match id {
             EntityId::Item(_) => "entities_item",
@@ -462,6 +469,7 @@ pub struct Acc<'r> {
     pub(crate) candidates: Vec<Cand>,
     pub(crate) seed_other: Vec<Cand>,
     pub(crate) unlabelled_by_prop: HashMap<Pid, u64>,
+    pub(crate) items: ItemSet,
     pub(crate) snaks: Vec<Snak>,
     pub(crate) pairs: Vec<Pair>,
     pub(crate) constraints: Vec<Constraint>,
@@ -490,6 +498,7 @@ impl<'r> Acc<'r> {
             candidates: Vec::new(),
             seed_other: Vec::new(),
             unlabelled_by_prop: HashMap::new(),
+            items: ItemSet::default(),
             snaks: Vec::new(),
             pairs: Vec::new(),
             constraints: Vec::new(),
@@ -545,6 +554,7 @@ impl<'r> Acc<'r> {
         self.properties.extend(part.properties);
         self.candidates.extend(part.candidates);
         self.seed_other.extend(part.seed_other);
+        self.items.extend(part.items);
         for (k, v) in part.unlabelled_by_prop {
             let n = self.unlabelled_by_prop.entry(k).or_insert(0);
             *n = n.saturating_add(v);

@@ -21,7 +21,7 @@ use crate::core::ids::Pid;
 use crate::core::progress::{self, Progress, Unit};
 use crate::dump::{self, ChunkOut, ReadOpts};
 use crate::stages::contract::{Context, Input, Stage};
-use crate::store::layout::{self, Artifact, EXTRACT_OUTPUTS, TRANSITIVE};
+use crate::store::layout::{self, Artifact, EXTRACT_OUTPUTS, ITEMS, TRANSITIVE};
 use crate::store::tables;
 use crate::store::{self, FileRef, Manifest};
 use std::collections::BTreeMap;
@@ -355,6 +355,7 @@ fn run_with(
         bad_by_kind,
         bad_examples,
         max_modified,
+        items,
         ..
     } = acc;
     if let Some(dir) = state.spill_dir() {
@@ -405,7 +406,8 @@ fn run_with(
         ));
     }
     let t2 = Instant::now();
-    let files = sinks.finish()?;
+    let mut files = sinks.finish()?;
+    files.push(write_items(out, &items, complete)?);
     // ...then renamed into place together.
     store::commit_all(files)?;
     let t_write = t2.elapsed().as_secs_f64();
@@ -634,6 +636,18 @@ fn check_whole(
     Ok(incomplete)
 }
 
+/// `items.parquet` (every item of the dump, labelled or not) as a temporary file, renamed with the others.
+fn write_items(
+    out: &Path,
+    items: &tables::items::ItemSet,
+    complete: bool,
+) -> Result<store::AtomicFile> {
+    let path = out.join(ITEMS.file);
+    let f = store::AtomicFile::create(&path)?;
+    let mut f = tables::items::write_items(f, items, complete, &path)?;
+    f.sync()?;
+    Ok(f)
+}
 #[cfg(test)]
 #[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 mod tests {

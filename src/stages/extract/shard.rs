@@ -43,7 +43,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// Version of the part file layout (a join refuses parts of another version).
-pub const PART_VERSION: u32 = 3;
+pub const PART_VERSION: u32 = 4;
 
 /// The first 64 KiB of `data` (what the dump-start checks look at).
 fn head_of(data: &[u8]) -> &[u8] {
@@ -233,6 +233,7 @@ impl<'r> ShardAcc<'r> {
         s.properties.extend(p.properties);
         s.candidates.extend(p.candidates);
         s.seed_other.extend(p.seed_other);
+        s.items.extend(p.items);
         for (k, v) in p.unlabelled_by_prop {
             let n = s.unlabelled_by_prop.entry(k).or_insert(0);
             *n = n.saturating_add(v);
@@ -288,6 +289,8 @@ struct PartData {
     pairs: Vec<Pair>,
     constraints: Vec<Constraint>,
     unlabelled_by_prop: Vec<(u64, u64)>,
+    /// The Q-number of every item line of the shard (layout 4).
+    items: Vec<u64>,
     counts: BTreeMap<String, u64>,
     other_types: BTreeMap<String, u64>,
     /// The first malformed lines: (line, offset) relative to the shard start, kind, message.
@@ -496,6 +499,7 @@ pub fn run_shard(dump: &Path, out: &Path, cfg: &Config, i: u32, n: u32) -> Resul
             v.sort_unstable();
             v
         },
+        items: part.items,
         counts: part
             .counts
             .map
@@ -671,6 +675,7 @@ fn to_chunk(path: &Path, pd: PartData) -> Result<ChunkOut<Part>> {
             .into_iter()
             .map(|(p, c)| (Pid(p), c))
             .collect(),
+        items: pd.items,
         max_modified: pd.max_modified.filter(|m| counts::is_timestamp(m)),
         ..Part::default()
     };

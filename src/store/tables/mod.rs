@@ -6,7 +6,9 @@
 
 pub mod distortions;
 pub mod falsity;
+pub mod items;
 pub mod parallel;
+pub mod revalidation;
 pub mod sword;
 pub mod texts;
 

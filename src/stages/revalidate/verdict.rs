@@ -1,0 +1,770 @@
+//! Revalidation: the status of every statement of an old SWORD benchmark against the extract of a newer dump
+//! (docs/versions.md). The pure core, shared by `sword revalidate` and `distort --carry-from`: read the old
+//! benchmark ([`OldBenchmark`]), read what the newer dump says about the entities it names ([`NewFacts`]), and
+//! give each statement its [`Verdict`], a variant's through distort's own existence index and guards
+//! ([`Index::check`]).
+
+use crate::core::error::{Error, IoContext, Result};
+use crate::core::ids::{EntityId, Pid, Qid};
+use crate::core::records::{Label, PropertyRecord, Rank};
+use crate::stages::distort::{Index, Role, Strategy};
+use crate::store::layout::ITEMS;
+use crate::store::tables;
+use arrow_array::{Array, RecordBatch, StringArray, UInt32Array};
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use rayon::prelude::*;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+/// The `sword.parquet` format versions this reader understands: 1 (positional ids, `original_id` uint32) and 2
+/// (stable ids, `original_id` utf8).
+pub const READABLE_FORMATS: [u32; 2] = [1, 2];
+
+/// The status of a statement of an old benchmark against a newer dump, in precedence order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Status {
+    /// The subject or the object (or the property) is not in the newer dump.
+    EntityMissing,
+    /// The subject, property or object is no longer labelled in every language.
+    LabelMissing,
+    /// An original that is no longer a final triple (its statements removed or deprecated).
+    OriginalRemoved,
+    /// A variant that the existence check and guards now find true.
+    DistortionNowTrue,
+    /// The subject, property or object has another label in some language.
+    LabelChanged,
+    /// None of the above.
+    Valid,
+}
+
+impl Status {
+    /// Every status, in precedence order.
+    pub const ALL: [Status; 6] = [
+        Status::EntityMissing,
+        Status::LabelMissing,
+        Status::OriginalRemoved,
+        Status::DistortionNowTrue,
+        Status::LabelChanged,
+        Status::Valid,
+    ];
+
+    /// The name in `revalidation.parquet`, manifests and reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::EntityMissing => "entity_missing",
+            Status::LabelMissing => "label_missing",
+            Status::OriginalRemoved => "original_removed",
+            Status::DistortionNowTrue => "distortion_now_true",
+            Status::LabelChanged => "label_changed",
+            Status::Valid => "valid",
+        }
+    }
+
+    /// Does a carried benchmark keep a statement with this status?
+    pub fn keeps(self) -> bool {
+        matches!(self, Status::Valid | Status::LabelChanged)
+    }
+}
+
+/// A status with what made it: the missing or unlabelled entities, the guard, the languages whose label
+/// changed (`Q1:en,fr P31:ko`), or why an original is gone.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Verdict {
+    pub status: Status,
+    pub detail: String,
+}
+
+/// One statement of an old benchmark: what revalidation and carrying need of its row.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OldStatement {
+    pub statement_id: String,
+    pub strategy: Strategy,
+    pub subject: Qid,
+    pub property: Pid,
+    pub object: Qid,
+    pub replaced_role: Option<Role>,
+    pub original_entity: Option<Qid>,
+    pub replacement_entity: Option<Qid>,
+    pub attempts: u32,
+}
+
+impl OldStatement {
+    /// The id of its original: the statement id without `-<STRATEGY>` and any `.<tag>` of a redraw
+    /// (`7f3a09c2-000042-PSS.b41e0d77` → `7f3a09c2-000042`; `000042-PSS` → `000042`).
+    pub fn original_id(&self) -> &str {
+        original_of(&self.statement_id).unwrap_or(&self.statement_id)
+    }
+
+    /// The (S, P, O) key.
+    pub fn key(&self) -> (Qid, Pid, Qid) {
+        (self.subject, self.property, self.object)
+    }
+
+    /// The three entities, in role order.
+    pub fn entities(&self) -> [EntityId; 3] {
+        [
+            EntityId::Item(self.subject),
+            EntityId::Property(self.property),
+            EntityId::Item(self.object),
+        ]
+    }
+}
+
+/// The original id in a statement id (`<original_id>-<STRATEGY>[.<tag>]`), if it has that shape.
+pub fn original_of(statement_id: &str) -> Option<&str> {
+    let stem = statement_id.split('.').next()?;
+    let (orig, strategy) = stem.rsplit_once('-')?;
+    Strategy::parse(strategy).map(|_| orig)
+}
+
+/// A fingerprint per language of an entity's label texts (0: no label): what "another label" compares, in
+/// 8 bytes per language instead of the texts.
+pub type LabelPrint = Vec<u64>;
+
+fn print_of<'a>(texts: impl Iterator<Item = Option<&'a str>>) -> LabelPrint {
+    texts
+        .map(|t| t.map_or(0, |t| xxhash_rust::xxh3::xxh3_64(t.as_bytes()) | 1))
+        .collect()
+}
+
+/// An old benchmark, read from its `sword.parquet`.
+#[derive(Clone, Debug, Default)]
+pub struct OldBenchmark {
+    pub path: PathBuf,
+    pub format_version: u32,
+    /// The label languages (`sword.languages`), in column order.
+    pub languages: Vec<String>,
+    /// The tags of the builds its statements were drawn by (`sword.lineage`; empty for format 1).
+    pub lineage: Vec<String>,
+    pub rows: Vec<OldStatement>,
+    /// The label fingerprints of every entity it names, as the benchmark states them.
+    pub labels: HashMap<EntityId, LabelPrint>,
+}
+
+/// Columns of `sword.parquet` read by [`OldBenchmark::read`] besides the labels.
+const KEY_COLUMNS: [&str; 10] = [
+    "statement_id",
+    "original_id",
+    "strategy",
+    "subject",
+    "property",
+    "object",
+    "replaced_role",
+    "original_entity",
+    "replacement_entity",
+    "attempts",
+];
+
+const ROLES: [&str; 3] = ["subject", "property", "object"];
+
+impl OldBenchmark {
+    /// Check, from its footer only, that `path` is a `sword.parquet` this reader understands: bad input
+    /// (exit code 2) naming the file when it is not.
+    pub fn check_format(path: &Path) -> Result<u32> {
+        Self::open(path).map(|(_, v)| v)
+    }
+
+    fn open(path: &Path) -> Result<(ParquetRecordBatchReaderBuilder<std::fs::File>, u32)> {
+        let bad = |what: String| Error::bad_input(path, what);
+        let f = std::fs::File::open(path).at(path)?;
+        let builder = ParquetRecordBatchReaderBuilder::try_new(f)
+            .map_err(|e| bad(format!("not a Parquet file: {e}")))?;
+        let format_version: u32 = builder
+            .schema()
+            .metadata()
+            .get("sword.format_version")
+            .and_then(|v| v.parse().ok())
+            .ok_or_else(|| {
+                bad("not a SWORD benchmark: no `sword.format_version` metadata".into())
+            })?;
+        if !READABLE_FORMATS.contains(&format_version) {
+            return Err(bad(format!(
+                "sword.parquet format version {format_version}: this sword reads versions {READABLE_FORMATS:?}"
+            )));
+        }
+        Ok((builder, format_version))
+    }
+
+    /// Read `path` (a `sword.parquet`). Not a SWORD benchmark (no `sword.format_version`, an unknown version, a
+    /// missing column, an id that is not a Wikidata id, a statement id that does not name its original) is
+    /// bad input (exit code 2) naming the file.
+    pub fn read(path: &Path) -> Result<OldBenchmark> {
+        let bad = |what: String| Error::bad_input(path, what);
+        let (builder, format_version) = Self::open(path)?;
+        let meta = builder.schema().metadata().clone();
+        // A comma-separated list in the file's metadata (empty when absent).
+        let list = |key: &str| -> Vec<String> {
+            meta.get(key)
+                .map(|v| {
+                    v.split(',')
+                        .filter(|l| !l.is_empty())
+                        .map(String::from)
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let languages = list("sword.languages");
+        let lineage = list("sword.lineage");
+        let mut columns: Vec<String> = KEY_COLUMNS.iter().map(|c| c.to_string()).collect();
+        for r in ROLES {
+            for l in &languages {
+                columns.push(format!("{r}_label_{l}"));
+            }
+        }
+        for c in &columns {
+            if builder.schema().column_with_name(c).is_none() {
+                return Err(bad(format!("not a SWORD benchmark: no column `{c}`")));
+            }
+        }
+        let mask = parquet::arrow::ProjectionMask::columns(
+            builder.parquet_schema(),
+            columns.iter().map(String::as_str),
+        );
+        let reader = builder
+            .with_projection(mask)
+            .with_batch_size(tables::STREAM_BATCH)
+            .build()
+            .map_err(|e| Error::parquet(path, e))?;
+        let mut out = OldBenchmark {
+            path: path.to_path_buf(),
+            format_version,
+            languages,
+            lineage,
+            ..OldBenchmark::default()
+        };
+        let mut row = 0usize;
+        for batch in reader {
+            let batch = batch.map_err(|e| Error::parquet(path, e))?;
+            out.add_batch(&batch, row)?;
+            row += batch.num_rows();
+        }
+        Ok(out)
+    }
+
+    fn add_batch(&mut self, b: &RecordBatch, first_row: usize) -> Result<()> {
+        let path = self.path.clone();
+        let bad = |i: usize, what: String| {
+            Error::bad_input(&path, format!("row {}: {what}", first_row + i))
+        };
+        let s = |n: &str| tables::string_column(b, n, &path);
+        let (sid, strategy, subj, prop, obj) = (
+            s("statement_id")?,
+            s("strategy")?,
+            s("subject")?,
+            s("property")?,
+            s("object")?,
+        );
+        let (role, orig_e, repl_e) = (
+            s("replaced_role")?,
+            s("original_entity")?,
+            s("replacement_entity")?,
+        );
+        let orig = b.column_by_name("original_id").expect("projected");
+        let orig_text = orig.as_any().downcast_ref::<StringArray>();
+        let orig_num = orig.as_any().downcast_ref::<UInt32Array>();
+        let attempts = b
+            .column_by_name("attempts")
+            .and_then(|c| c.as_any().downcast_ref::<UInt32Array>())
+            .ok_or_else(|| bad(0, "`attempts` is not uint32".into()))?;
+        let labels: Vec<Vec<&StringArray>> = ROLES
+            .iter()
+            .map(|r| {
+                self.languages
+                    .iter()
+                    .map(|l| s(&format!("{r}_label_{l}")))
+                    .collect::<Result<Vec<_>>>()
+            })
+            .collect::<Result<_>>()?;
+        let qid = |c: &StringArray, i: usize, what: &str| -> Result<Option<Qid>> {
+            if c.is_null(i) {
+                return Ok(None);
+            }
+            Qid::parse(c.value(i))
+                .map(Some)
+                .ok_or_else(|| bad(i, format!("{what} `{}` is not an item id", c.value(i))))
+        };
+        for i in 0..b.num_rows() {
+            let id = sid.value(i).to_string();
+            let st = Strategy::parse(strategy.value(i))
+                .ok_or_else(|| bad(i, format!("strategy `{}`", strategy.value(i))))?;
+            let orig_id = match (orig_text, orig_num) {
+                (Some(t), _) => t.value(i).to_string(),
+                (_, Some(n)) => format!("{:06}", n.value(i)),
+                _ => return Err(bad(i, "`original_id` is neither utf8 nor uint32".into())),
+            };
+            // The original id is the stem of the statement id (docs/versions.md), so it need not be held.
+            if original_of(&id) != Some(orig_id.as_str()) {
+                return Err(bad(
+                    i,
+                    format!("statement id `{id}` does not name its original `{orig_id}`"),
+                ));
+            }
+            let row = OldStatement {
+                statement_id: id,
+                strategy: st,
+                subject: qid(subj, i, "subject")?.ok_or_else(|| bad(i, "null subject".into()))?,
+                property: Pid::parse(prop.value(i))
+                    .ok_or_else(|| bad(i, format!("property `{}`", prop.value(i))))?,
+                object: qid(obj, i, "object")?.ok_or_else(|| bad(i, "null object".into()))?,
+                replaced_role: if role.is_null(i) {
+                    None
+                } else {
+                    Some(
+                        Role::parse(role.value(i))
+                            .ok_or_else(|| bad(i, format!("replaced_role `{}`", role.value(i))))?,
+                    )
+                },
+                original_entity: qid(orig_e, i, "original_entity")?,
+                replacement_entity: qid(repl_e, i, "replacement_entity")?,
+                attempts: attempts.value(i),
+            };
+            for (r, e) in row.entities().into_iter().enumerate() {
+                self.labels.entry(e).or_insert_with(|| {
+                    print_of(labels[r].iter().map(|c| c.is_valid(i).then(|| c.value(i))))
+                });
+            }
+            self.rows.push(row);
+        }
+        Ok(())
+    }
+
+    /// The properties the benchmark uses.
+    pub fn properties(&self) -> HashSet<Pid> {
+        self.rows.iter().map(|r| r.property).collect()
+    }
+
+    /// The items the benchmark names (subjects and objects).
+    pub fn items(&self) -> HashSet<Qid> {
+        self.rows
+            .iter()
+            .flat_map(|r| [r.subject, r.object])
+            .collect()
+    }
+
+    /// The label texts of rows `rows` (in each role's columns, per language), for a report's examples.
+    pub fn label_texts(&self, rows: &[usize]) -> Result<Vec<[Vec<Option<String>>; 3]>> {
+        let want: HashSet<usize> = rows.iter().copied().collect();
+        let mut got: HashMap<usize, [Vec<Option<String>>; 3]> = HashMap::new();
+        let f = std::fs::File::open(&self.path).at(&self.path)?;
+        let builder = ParquetRecordBatchReaderBuilder::try_new(f)
+            .map_err(|e| Error::parquet(&self.path, e))?;
+        let names: Vec<String> = ROLES
+            .iter()
+            .flat_map(|r| self.languages.iter().map(move |l| format!("{r}_label_{l}")))
+            .collect();
+        let mask = parquet::arrow::ProjectionMask::columns(
+            builder.parquet_schema(),
+            names.iter().map(String::as_str),
+        );
+        let reader = builder
+            .with_projection(mask)
+            .with_batch_size(tables::STREAM_BATCH)
+            .build()
+            .map_err(|e| Error::parquet(&self.path, e))?;
+        let mut first = 0usize;
+        for batch in reader {
+            let batch = batch.map_err(|e| Error::parquet(&self.path, e))?;
+            for i in 0..batch.num_rows() {
+                if !want.contains(&(first + i)) {
+                    continue;
+                }
+                let texts = |r: &str| -> Result<Vec<Option<String>>> {
+                    self.languages
+                        .iter()
+                        .map(|l| {
+                            let c = tables::string_column(
+                                &batch,
+                                &format!("{r}_label_{l}"),
+                                &self.path,
+                            )?;
+                            Ok(c.is_valid(i).then(|| c.value(i).to_string()))
+                        })
+                        .collect()
+                };
+                got.insert(
+                    first + i,
+                    [texts("subject")?, texts("property")?, texts("object")?],
+                );
+            }
+            first += batch.num_rows();
+        }
+        Ok(rows
+            .iter()
+            .map(|r| got.remove(r).unwrap_or_default())
+            .collect())
+    }
+}
+
+/// What the newer dump says about the entities and originals of an old benchmark, read from its extract
+/// artifacts without the dump: which items exist (`items.parquet`), the labels of the labelled ones
+/// (`entities.parquet`), every property (`properties.parquet`), and the originals that are still final
+/// triples, with their rank and statement GUID (`triples.parquet`).
+#[derive(Clone, Debug, Default)]
+pub struct NewFacts {
+    pub languages: Vec<String>,
+    /// The benchmark's items that are in the newer dump.
+    pub present: HashSet<Qid>,
+    /// The labels of the benchmark's items that are labelled in every language there.
+    pub labels: HashMap<Qid, Vec<Label>>,
+    /// Every property of the newer dump.
+    pub properties: HashMap<Pid, PropertyRecord>,
+    /// The benchmark's originals that are final triples there: rank and statement GUID.
+    pub finals: HashMap<(Qid, Pid, Qid), (Rank, String)>,
+}
+
+impl NewFacts {
+    /// Read the facts about `old`'s entities and originals from the extract artifacts in `dir`.
+    pub fn read(dir: &Path, old: &OldBenchmark) -> Result<NewFacts> {
+        let items = old.items();
+        let mut out = NewFacts {
+            present: tables::items::items_among(&dir.join(ITEMS.file), &items)?,
+            ..NewFacts::default()
+        };
+        let epath = dir.join("entities.parquet");
+        let f = std::fs::File::open(&epath).at(&epath)?;
+        let (languages, records) =
+            tables::read_entities_where(f, &epath, tables::STREAM_BATCH, |id| match id {
+                EntityId::Item(q) => items.contains(&q),
+                EntityId::Property(_) => false,
+            })?;
+        out.languages = languages;
+        for r in records {
+            if let EntityId::Item(q) = r.id {
+                out.labels.insert(q, r.labels);
+            }
+        }
+        out.properties = tables::read_properties(&dir.join("properties.parquet"))?
+            .into_iter()
+            .map(|p| (p.id, p))
+            .collect();
+        let originals: HashSet<(Qid, Pid, Qid)> = old
+            .rows
+            .iter()
+            .filter(|r| r.strategy == Strategy::ORG)
+            .map(OldStatement::key)
+            .collect();
+        let tpath = dir.join("triples.parquet");
+        let mut found: Vec<((Qid, Pid, Qid), Rank, u64)> = Vec::new();
+        tables::for_each_triple(&tpath, true, |row, s, p, o, rank| {
+            if originals.contains(&(s, p, o)) {
+                found.push(((s, p, o), rank, row));
+            }
+        })?;
+        let rows: Vec<u64> = found.iter().map(|f| f.2).collect();
+        let guids = tables::statement_ids_at(&tpath, &rows)?;
+        out.finals = found
+            .into_iter()
+            .zip(guids)
+            .map(|((k, rank, _), guid)| (k, (rank, guid)))
+            .collect();
+        Ok(out)
+    }
+
+    /// The label of an entity in every language, when it is labelled in all of them.
+    fn labels_of(&self, e: EntityId) -> Option<Vec<&str>> {
+        match e {
+            EntityId::Item(q) => Some(
+                self.labels
+                    .get(&q)?
+                    .iter()
+                    .map(|l| l.text.as_str())
+                    .collect(),
+            ),
+            EntityId::Property(p) => self
+                .properties
+                .get(&p)?
+                .labels
+                .iter()
+                .map(|l| l.as_ref().map(|l| l.text.as_str()))
+                .collect(),
+        }
+    }
+
+    fn is_present(&self, e: EntityId) -> bool {
+        match e {
+            EntityId::Item(q) => self.present.contains(&q),
+            EntityId::Property(p) => self.properties.contains_key(&p),
+        }
+    }
+}
+
+/// The status of one statement (see [`Status`] for the precedence).
+pub fn verdict(
+    old: &OldBenchmark,
+    row: &OldStatement,
+    new: &NewFacts,
+    index: &Index,
+    max_visits: usize,
+) -> Verdict {
+    let ents = row.entities();
+    let list = |v: Vec<String>| v.join(" ");
+    let missing: Vec<String> = ents
+        .iter()
+        .filter(|e| !new.is_present(**e))
+        .map(|e| e.to_string())
+        .collect();
+    if !missing.is_empty() {
+        return Verdict {
+            status: Status::EntityMissing,
+            detail: list(missing),
+        };
+    }
+    let unlabelled: Vec<String> = ents
+        .iter()
+        .filter(|e| new.labels_of(**e).is_none())
+        .map(|e| e.to_string())
+        .collect();
+    if !unlabelled.is_empty() {
+        return Verdict {
+            status: Status::LabelMissing,
+            detail: list(unlabelled),
+        };
+    }
+    let (s, p, o) = row.key();
+    if row.strategy == Strategy::ORG {
+        if !new.finals.contains_key(&(s, p, o)) {
+            // Stated still, at rank deprecated, or gone (perhaps still said the other way round).
+            let detail = match index.check(Strategy::SS, s, p, o, max_visits) {
+                Err(crate::stages::distort::Reason::Exists) => "deprecated".to_string(),
+                Err(r) => format!("no longer stated (still implied: {})", r.as_str()),
+                Ok(()) => "no longer stated".to_string(),
+            };
+            return Verdict {
+                status: Status::OriginalRemoved,
+                detail,
+            };
+        }
+    } else if let Err(reason) = index.check(row.strategy, s, p, o, max_visits) {
+        return Verdict {
+            status: Status::DistortionNowTrue,
+            detail: reason.as_str().to_string(),
+        };
+    }
+    let mut changed = Vec::new();
+    for e in ents {
+        let now = print_of(new.labels_of(e).unwrap_or_default().into_iter().map(Some));
+        let before = old.labels.get(&e);
+        if before != Some(&now) {
+            let langs: Vec<&str> = old
+                .languages
+                .iter()
+                .enumerate()
+                .filter(|(l, _)| before.and_then(|b| b.get(*l)) != now.get(*l))
+                .map(|(_, name)| name.as_str())
+                .collect();
+            changed.push(format!("{e}:{}", langs.join(",")));
+        }
+    }
+    if !changed.is_empty() {
+        return Verdict {
+            status: Status::LabelChanged,
+            detail: list(changed),
+        };
+    }
+    Verdict {
+        status: Status::Valid,
+        detail: String::new(),
+    }
+}
+
+/// The status of every statement of `old`, in its order (in parallel; the same at any thread count).
+pub fn verdicts(
+    old: &OldBenchmark,
+    new: &NewFacts,
+    index: &Index,
+    max_visits: usize,
+) -> Vec<Verdict> {
+    old.rows
+        .par_iter()
+        .map(|r| verdict(old, r, new, index, max_visits))
+        .collect()
+}
+
+/// Counts per status and strategy.
+pub fn tally(
+    old: &OldBenchmark,
+    verdicts: &[Verdict],
+) -> BTreeMap<Status, BTreeMap<Strategy, u64>> {
+    let mut t: BTreeMap<Status, BTreeMap<Strategy, u64>> = BTreeMap::new();
+    for (r, v) in old.rows.iter().zip(verdicts) {
+        *t.entry(v.status)
+            .or_default()
+            .entry(r.strategy)
+            .or_default() += 1;
+    }
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::records::Triple;
+    use crate::stages::distort::KnowledgeBase;
+
+    fn t(s: u64, p: u64, o: u64, rank: Rank) -> Triple {
+        Triple {
+            subject: Qid(s),
+            property: Pid(p),
+            object: Qid(o),
+            rank,
+            statement_id: format!("Q{s}$G"),
+        }
+    }
+
+    fn label(text: &str) -> Label {
+        Label {
+            text: text.into(),
+            from_mul: false,
+        }
+    }
+
+    fn prop(id: u64, name: &str, symmetric: bool, inverse: Vec<Pid>) -> PropertyRecord {
+        PropertyRecord {
+            id: Pid(id),
+            datatype: "wikibase-item".into(),
+            labels: vec![Some(label(name)), Some(label(&format!("{name}-ko")))],
+            transitive: false,
+            symmetric,
+            inverse,
+        }
+    }
+
+    fn row(id: &str, strategy: Strategy, s: u64, p: u64, o: u64) -> OldStatement {
+        OldStatement {
+            statement_id: id.into(),
+            strategy,
+            subject: Qid(s),
+            property: Pid(p),
+            object: Qid(o),
+            replaced_role: None,
+            original_entity: None,
+            replacement_entity: None,
+            attempts: 0,
+        }
+    }
+
+    /// A newer dump by hand: items 1..=9 exist but 8; 7 lost its Korean label; P47 is symmetric, P150 the
+    /// inverse of P131; (1, P131, 2) still holds, (3, P131, 2) was deprecated, (4, P131, 2) removed but (2,
+    /// P150, 4) states it; (5, P47, 6) is stated the other way round only; 9 was renamed in English.
+    fn new_dump() -> (NewFacts, Index) {
+        let kb = KnowledgeBase {
+            final_triples: vec![t(1, 131, 2, Rank::Normal), t(6, 47, 5, Rank::Normal)],
+            statements: vec![
+                t(1, 131, 2, Rank::Normal),
+                t(3, 131, 2, Rank::Deprecated),
+                t(2, 150, 4, Rank::Normal),
+                t(6, 47, 5, Rank::Normal),
+            ],
+            transitive: vec![],
+            properties: vec![
+                prop(131, "located in", false, vec![Pid(150)]),
+                prop(150, "contains", false, vec![]),
+                prop(47, "borders", true, vec![]),
+            ],
+        };
+        let index = Index::build(&kb);
+        let mut labels = HashMap::new();
+        for q in [1u64, 2, 3, 4, 5, 6, 9] {
+            let en = if q == 9 {
+                "nine (new)".to_string()
+            } else {
+                format!("q{q}")
+            };
+            labels.insert(Qid(q), vec![label(&en), label(&format!("q{q}-ko"))]);
+        }
+        let facts = NewFacts {
+            languages: vec!["en".into(), "ko".into()],
+            present: [1u64, 2, 3, 4, 5, 6, 7, 9].into_iter().map(Qid).collect(),
+            labels,
+            properties: kb.properties.iter().map(|p| (p.id, p.clone())).collect(),
+            finals: [(
+                (Qid(1), Pid(131), Qid(2)),
+                (Rank::Normal, "Q1$G".to_string()),
+            )]
+            .into_iter()
+            .collect(),
+        };
+        (facts, index)
+    }
+
+    fn old(rows: Vec<OldStatement>) -> OldBenchmark {
+        let mut labels = HashMap::new();
+        for r in &rows {
+            for e in r.entities() {
+                let (en, ko) = match e {
+                    EntityId::Item(q) => (format!("q{}", q.0), format!("q{}-ko", q.0)),
+                    EntityId::Property(p) => {
+                        let n = [(131, "located in"), (150, "contains"), (47, "borders")]
+                            .iter()
+                            .find(|x| x.0 == p.0)
+                            .map_or("?", |x| x.1);
+                        (n.to_string(), format!("{n}-ko"))
+                    }
+                };
+                labels.insert(
+                    e,
+                    print_of([Some(en.as_str()), Some(ko.as_str())].into_iter()),
+                );
+            }
+        }
+        OldBenchmark {
+            languages: vec!["en".into(), "ko".into()],
+            rows,
+            labels,
+            format_version: 2,
+            ..OldBenchmark::default()
+        }
+    }
+
+    #[test]
+    fn every_status_by_hand_and_the_precedence() {
+        use Strategy::*;
+        let bench = old(vec![
+            row("a-000000-ORG", ORG, 1, 131, 2),
+            row("a-000001-ORG", ORG, 3, 131, 2),
+            row("a-000002-ORG", ORG, 4, 131, 2),
+            row("a-000000-SS", SS, 5, 47, 6),
+            row("a-000000-OS", OS, 1, 131, 8),
+            row("a-000001-POS", POS, 7, 131, 2),
+            row("a-000002-PSS", PSS, 9, 131, 2),
+            row("a-000002-SS", SS, 3, 131, 1),
+            // Both missing (8) and unlabelled (7): missing wins.
+            row("a-000003-ORG", ORG, 7, 131, 8),
+        ]);
+        let (facts, index) = new_dump();
+        let got: Vec<(Status, String)> = verdicts(&bench, &facts, &index, 1000)
+            .into_iter()
+            .map(|v| (v.status, v.detail))
+            .collect();
+        let want = vec![
+            (Status::Valid, String::new()),
+            (Status::OriginalRemoved, "deprecated".into()),
+            (
+                Status::OriginalRemoved,
+                "no longer stated (still implied: inverse)".into(),
+            ),
+            (Status::DistortionNowTrue, "symmetric".into()),
+            (Status::EntityMissing, "Q8".into()),
+            (Status::LabelMissing, "Q7".into()),
+            (Status::LabelChanged, "Q9:en".into()),
+            (Status::Valid, String::new()),
+            (Status::EntityMissing, "Q8".into()),
+        ];
+        assert_eq!(got, want);
+        let t = tally(&bench, &verdicts(&bench, &facts, &index, 1000));
+        assert_eq!(t[&Status::OriginalRemoved][&ORG], 2);
+        assert_eq!(t[&Status::EntityMissing].values().sum::<u64>(), 2);
+    }
+
+    #[test]
+    fn original_ids_are_statement_id_stems() {
+        assert_eq!(original_of("7f3a09c2-000042-PSS"), Some("7f3a09c2-000042"));
+        assert_eq!(
+            original_of("7f3a09c2-000042-PSS.b41e0d77"),
+            Some("7f3a09c2-000042")
+        );
+        assert_eq!(original_of("000042-ORG"), Some("000042"));
+        assert_eq!(original_of("000042-XX"), None);
+        assert_eq!(original_of("nodash"), None);
+    }
+}

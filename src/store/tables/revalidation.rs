@@ -1,0 +1,131 @@
+//! `revalidation.parquet`: the status of every statement of an old benchmark against a newer dump
+//! (`sword revalidate`, docs/versions.md), one row per statement in the old benchmark's order.
+
+use crate::core::error::{Error, IoContext, Result};
+use crate::store::tables;
+use arrow_array::{Array, ArrayRef, RecordBatch, StringArray};
+use arrow_schema::{DataType, Field, Schema};
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::ArrowWriter;
+use std::io::Write;
+use std::path::Path;
+use std::sync::Arc;
+
+/// One row: the statement, its strategy (`ORG`, `SS`, …), its status (`valid`, `label_changed`,
+/// `original_removed`, `distortion_now_true`, `entity_missing`, `label_missing`) and what made it (the missing
+/// entities, the guard, the languages whose label changed; empty for `valid`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RevalidationRow {
+    pub statement_id: String,
+    pub strategy: String,
+    pub status: String,
+    pub detail: String,
+}
+
+const COLUMNS: [&str; 4] = ["statement_id", "strategy", "status", "detail"];
+
+/// Schema of `revalidation.parquet`: four utf8 columns, none null.
+pub fn revalidation_schema() -> Arc<Schema> {
+    Arc::new(Schema::new(
+        COLUMNS
+            .iter()
+            .map(|c| Field::new(*c, DataType::Utf8, false))
+            .collect::<Vec<_>>(),
+    ))
+}
+
+/// Write the rows (one row group per [`tables::ROW_GROUP`] rows: the same rows give the same bytes).
+pub fn write_revalidation<W: Write + Send>(
+    w: W,
+    rows: &[RevalidationRow],
+    complete: bool,
+    path: &Path,
+) -> Result<W> {
+    let schema = revalidation_schema();
+    let mut writer = ArrowWriter::try_new(
+        w,
+        schema.clone(),
+        Some(tables::writer_props_marked(complete)),
+    )
+    .map_err(|e| Error::parquet(path, e))?;
+    for chunk in rows.chunks(tables::ROW_GROUP) {
+        let col = |f: fn(&RevalidationRow) -> &str| -> ArrayRef {
+            Arc::new(StringArray::from_iter_values(chunk.iter().map(f)))
+        };
+        let batch = RecordBatch::try_new(
+            schema.clone(),
+            vec![
+                col(|r| &r.statement_id),
+                col(|r| &r.strategy),
+                col(|r| &r.status),
+                col(|r| &r.detail),
+            ],
+        )
+        .map_err(|e| Error::parquet(path, e))?;
+        writer.write(&batch).map_err(|e| Error::parquet(path, e))?;
+    }
+    writer.into_inner().map_err(|e| Error::parquet(path, e))
+}
+
+/// Read a `revalidation.parquet`.
+pub fn read_revalidation(path: &Path) -> Result<Vec<RevalidationRow>> {
+    let f = std::fs::File::open(path).at(path)?;
+    let reader = ParquetRecordBatchReaderBuilder::try_new(f)
+        .map_err(|e| Error::parquet(path, e))?
+        .build()
+        .map_err(|e| Error::parquet(path, e))?;
+    let mut out = Vec::new();
+    for batch in reader {
+        let batch = batch.map_err(|e| Error::parquet(path, e))?;
+        let cols: Vec<&StringArray> = COLUMNS
+            .iter()
+            .map(|c| {
+                batch
+                    .column_by_name(c)
+                    .and_then(|a| a.as_any().downcast_ref::<StringArray>())
+                    .filter(|a| a.null_count() == 0)
+                    .ok_or_else(|| Error::Corrupt {
+                        path: path.to_path_buf(),
+                        what: format!("missing or null utf8 column `{c}`"),
+                    })
+            })
+            .collect::<Result<_>>()?;
+        for i in 0..batch.num_rows() {
+            out.push(RevalidationRow {
+                statement_id: cols[0].value(i).to_string(),
+                strategy: cols[1].value(i).to_string(),
+                status: cols[2].value(i).to_string(),
+                detail: cols[3].value(i).to_string(),
+            });
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_round_trip() {
+        let rows = vec![
+            RevalidationRow {
+                statement_id: "000001-ORG".into(),
+                strategy: "ORG".into(),
+                status: "valid".into(),
+                detail: String::new(),
+            },
+            RevalidationRow {
+                statement_id: "000001-SS".into(),
+                strategy: "SS".into(),
+                status: "distortion_now_true".into(),
+                detail: "inverse".into(),
+            },
+        ];
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.parquet");
+        let bytes = write_revalidation(Vec::new(), &rows, true, &path).unwrap();
+        std::fs::write(&path, bytes).unwrap();
+        assert_eq!(read_revalidation(&path).unwrap(), rows);
+    }
+}

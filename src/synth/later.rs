@@ -1,0 +1,938 @@
+//! Later versions of a generated world (`sword synth --later-of OLD_RUN`): the dump of the same world after a
+//! month of edits, with the edits aimed at the statements of a benchmark built from the first version, and the
+//! status each of those statements should get when the benchmark is revalidated against the later dump.
+//!
+//! The later dump is the first one with a handful of lines edited: an entity deleted (its line is gone, as a
+//! deleted or merged-away item is gone from a JSON dump), a label dropped or renamed, a description changed, a
+//! statement removed or deprecated while its entity stays, a statement added that makes a false statement of
+//! the benchmark true — directly, only through its symmetric reverse, only through an inverse property, or only
+//! through a chain of a transitive property. Each edit is aimed at a different statement of the benchmark,
+//! preferring entities that few other statements name, so every status occurs; what else an edit touches
+//! (every statement naming a deleted entity, say) is part of the expected statuses, which are computed for
+//! every statement of the benchmark from the generator's model and the list of edits — the first version's
+//! [`Truth`], changed by the edits, and its [`Closure`] — never by reading the output.
+//!
+//! Lines that are not edited are the first version's bytes; an edited line is the first version's line parsed,
+//! changed and written again (key order and escapes then differ, which the extract stage does not mind).
+
+use super::*;
+use crate::stages::distort::Strategy;
+use crate::stages::revalidate::{OldBenchmark, OldStatement};
+use std::collections::{HashMap, HashSet};
+
+/// Settings of a later version.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LaterConfig {
+    /// Edits of each kind, each aimed at another statement of the old benchmark (one property rename at
+    /// most: it reaches every statement of its property). Typical 3.
+    pub per_kind: usize,
+    /// Seed of the choice of edits and of the new texts (the world itself is the first version's).
+    pub seed: u64,
+}
+
+impl Default for LaterConfig {
+    fn default() -> Self {
+        LaterConfig {
+            per_kind: 3,
+            seed: 1,
+        }
+    }
+}
+
+/// The statements of a benchmark: `sword.parquet` itself, or the run directory that holds it.
+pub fn read_benchmark(path: &Path) -> Result<Vec<OldStatement>> {
+    let file = if path.is_dir() {
+        path.join("sword.parquet")
+    } else {
+        path.to_path_buf()
+    };
+    Ok(OldBenchmark::read(&file)?.rows)
+}
+
+/// The kinds of edit, in the order they are planned, with the status each gives the statement it aims at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EditKind {
+    /// The line of a variant's replacement entity is gone (a deleted or merged-away item): `entity_missing`.
+    Delete,
+    /// An entity loses its Korean label: `label_missing`.
+    DropLabel,
+    /// The statements behind an original are removed from its subject's line: `original_removed`.
+    RemoveStatement,
+    /// The statements behind an original are deprecated: `original_removed`.
+    Deprecate,
+    /// A variant is stated as it is: `distortion_now_true` (`exists` / `subject_has_value`).
+    AddDirect,
+    /// A variant of a symmetric property is stated the other way round only: `distortion_now_true`
+    /// (`symmetric`).
+    AddSymmetric,
+    /// A variant is stated through an inverse property only: `distortion_now_true` (`inverse`).
+    AddInverse,
+    /// A variant of a transitive property becomes true through a new chain of two statements via an
+    /// unlabelled item: `distortion_now_true` (`transitive`).
+    AddTransitive,
+    /// An entity gets another label in one language: `label_changed`.
+    Rename,
+    /// A property gets another label in one language: `label_changed` for every statement of it.
+    RenameProperty,
+    /// An entity gets another English description: `valid` (descriptions are not part of the status).
+    Describe,
+}
+
+impl EditKind {
+    /// Every kind, in planning order.
+    pub const ALL: [EditKind; 11] = [
+        EditKind::Delete,
+        EditKind::DropLabel,
+        EditKind::RemoveStatement,
+        EditKind::Deprecate,
+        EditKind::AddDirect,
+        EditKind::AddSymmetric,
+        EditKind::AddInverse,
+        EditKind::AddTransitive,
+        EditKind::Rename,
+        EditKind::RenameProperty,
+        EditKind::Describe,
+    ];
+
+    /// The name used in the truth file.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EditKind::Delete => "delete",
+            EditKind::DropLabel => "drop_label",
+            EditKind::RemoveStatement => "remove_statement",
+            EditKind::Deprecate => "deprecate",
+            EditKind::AddDirect => "add_direct",
+            EditKind::AddSymmetric => "add_symmetric",
+            EditKind::AddInverse => "add_inverse",
+            EditKind::AddTransitive => "add_transitive",
+            EditKind::Rename => "rename",
+            EditKind::RenameProperty => "rename_property",
+            EditKind::Describe => "describe",
+        }
+    }
+}
+
+/// One edit, as the truth file lists it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Edit {
+    pub kind: EditKind,
+    /// The statement of the old benchmark it aims at.
+    pub target: String,
+    /// The entity whose line is edited (`Q42`, `P31`); for `add_transitive`, the subject's.
+    pub entity: String,
+    /// Statements removed, deprecated or added (`[S, P, O]`).
+    pub statements: Vec<[String; 3]>,
+    /// The language of a label or description edit.
+    pub language: Option<String>,
+    /// The new text of a label or description edit.
+    pub text: Option<String>,
+}
+
+/// A change to one line.
+#[derive(Clone, Debug, PartialEq)]
+enum LineOp {
+    /// Set (`Some`) or remove (`None`) the label in a language.
+    Label(&'static str, Option<String>),
+    /// Set the description in a language.
+    Description(&'static str, String),
+    /// Remove every statement (P, O) of the line.
+    Remove(Pid, Qid),
+    /// Deprecate every statement (P, O) of the line.
+    Deprecate(Pid, Qid),
+    /// Add a statement (P, O) with this GUID.
+    Add(Pid, Qid, String),
+}
+
+/// The edits of a later version: what each line becomes, and what that means for the oracle.
+#[derive(Clone, Debug, Default)]
+pub struct Plan {
+    pub edits: Vec<Edit>,
+    /// Kinds for which fewer than the asked edits found a statement to aim at, and how many are missing.
+    pub unmade: BTreeMap<EditKind, u64>,
+    deleted_lines: HashSet<u64>,
+    ops: HashMap<u64, Vec<LineOp>>,
+    deleted: HashSet<Qid>,
+    dropped: HashSet<EntityId>,
+    renamed: HashSet<EntityId>,
+    removed: HashSet<(Qid, Pid, Qid)>,
+    deprecated: HashSet<(Qid, Pid, Qid)>,
+    added: Vec<(Qid, Pid, Qid)>,
+}
+
+impl Plan {
+    /// Is line `k` of the first version left out of the later one?
+    fn skips(&self, k: u64) -> bool {
+        self.deleted_lines.contains(&k)
+    }
+}
+
+impl Model {
+    /// The popularity rank of an item id of this dump (None for ids that are not in it).
+    pub(super) fn item_rank(&self, q: Qid) -> Option<u64> {
+        let r = q.0.checked_sub(1)? / 5;
+        (r < self.n_items && self.item_id(r) == q).then_some(r)
+    }
+
+    /// The line of item `r` (the r-th line that is not a property or a lexeme).
+    pub(super) fn item_line(&self, r: u64) -> u64 {
+        // k = r + (special lines at or before k): a fixed point, reached from below in a few steps.
+        let mut k = r;
+        loop {
+            let before = self.special.partition_point(|s| s.0 <= k) as u64;
+            if r + before == k {
+                return k;
+            }
+            k = r + before;
+        }
+    }
+
+    /// The line of property `props[j]`.
+    pub(super) fn property_line(&self, j: usize) -> Option<u64> {
+        self.special
+            .iter()
+            .find(|s| s.1 == Kind::Property(j))
+            .map(|s| s.0)
+    }
+
+    /// The line of an entity of the dump.
+    fn line_of(&self, e: EntityId) -> Option<u64> {
+        match e {
+            EntityId::Item(q) => self.item_rank(q).map(|r| self.item_line(r)),
+            EntityId::Property(p) => self.property_line(self.props.iter().position(|d| d.id == p)?),
+        }
+    }
+
+    fn is_labelled(&self, e: EntityId) -> bool {
+        match e {
+            EntityId::Item(q) => self
+                .item_rank(q)
+                .is_some_and(|r| self.labelled(EntityIndex::Item(r))),
+            EntityId::Property(p) => self
+                .props
+                .iter()
+                .position(|d| d.id == p)
+                .is_some_and(|j| self.labelled(EntityIndex::Prop(j))),
+        }
+    }
+
+    fn prop(&self, p: Pid) -> Option<&PropDef> {
+        self.props.iter().find(|d| d.id == p)
+    }
+}
+
+/// Line `k` of the first version, parsed.
+fn parsed_line(m: &Model, k: u64) -> serde_json::Value {
+    let mut out = Vec::new();
+    entity_line(m, k, &mut out, &mut BlockTruth::default());
+    serde_json::from_slice(&out).expect("the generator writes JSON")
+}
+
+/// The explicit label of a parsed line in `lang`.
+fn label_in<'a>(line: &'a serde_json::Value, lang: &str) -> Option<&'a str> {
+    line["labels"][lang]["value"]
+        .as_str()
+        .filter(|s| !s.is_empty())
+}
+
+/// A deterministic order over the benchmark for one kind: by a hash of (seed, kind, statement).
+fn shuffled(bench: &[OldStatement], seed: u64, kind: EditKind) -> Vec<usize> {
+    let h = |s: &str| {
+        s.bytes()
+            .fold(splitmix(seed ^ ((kind as u64) << 40)), |a, b| {
+                splitmix(a ^ u64::from(b))
+            })
+    };
+    let mut order: Vec<(u64, usize)> = bench
+        .iter()
+        .enumerate()
+        .map(|(i, st)| (h(&st.statement_id), i))
+        .collect();
+    order.sort_unstable();
+    order.into_iter().map(|x| x.1).collect()
+}
+
+/// Choose the edits of a later version for a benchmark of the first version of `m`'s world.
+fn plan(m: &Model, bench: &[OldStatement], lc: &LaterConfig) -> Result<Plan> {
+    // The benchmark must come from this world: every entity of it an item or property labelled here.
+    for st in bench {
+        for e in [
+            EntityId::Item(st.subject),
+            EntityId::Property(st.property),
+            EntityId::Item(st.object),
+        ] {
+            if !m.is_labelled(e) {
+                return Err(Error::Config(format!(
+                    "statement {} names {e}, which is not a labelled entity of this generated dump: give \
+                     `sword synth --later-of` the --entities, --seed and --config that made the old run's dump",
+                    st.statement_id
+                )));
+            }
+        }
+    }
+    let mut degree: HashMap<Qid, u64> = HashMap::new();
+    let mut per_property: BTreeMap<Pid, u64> = BTreeMap::new();
+    for st in bench {
+        *degree.entry(st.subject).or_default() += 1;
+        *degree.entry(st.object).or_default() += 1;
+        *per_property.entry(st.property).or_default() += 1;
+    }
+    let last_line = m.cfg.entities.saturating_sub(1);
+    let mut rng = ChaCha8Rng::seed_from_u64(splitmix(lc.seed ^ 0x1A7E5));
+    let mut plan = Plan::default();
+    let mut used: HashSet<Qid> = HashSet::new();
+    let free = |used: &HashSet<Qid>, st: &OldStatement| {
+        !used.contains(&st.subject) && !used.contains(&st.object)
+    };
+    for kind in EditKind::ALL {
+        let want = if kind == EditKind::RenameProperty {
+            lc.per_kind.min(1)
+        } else {
+            lc.per_kind
+        };
+        // Candidates: statements of the benchmark this kind can aim at, the ones whose edited entity few other
+        // statements name first.
+        let order = shuffled(bench, lc.seed, kind);
+        let edited = |st: &OldStatement| -> Qid {
+            match kind {
+                EditKind::Delete => st.replacement_entity.unwrap_or(st.subject),
+                EditKind::AddSymmetric | EditKind::AddInverse | EditKind::Rename => st.object,
+                _ => st.subject,
+            }
+        };
+        let mut candidates: Vec<usize> = order
+            .into_iter()
+            .filter(|&i| {
+                let st = &bench[i];
+                let p = m.prop(st.property);
+                match kind {
+                    EditKind::Delete => st.replacement_entity.is_some(),
+                    EditKind::RemoveStatement | EditKind::Deprecate => st.strategy == Strategy::ORG,
+                    EditKind::AddDirect => st.strategy != Strategy::ORG,
+                    EditKind::AddSymmetric => {
+                        st.strategy != Strategy::ORG
+                            && p.is_some_and(|p| p.symmetric_p31 || p.symmetric_constraint)
+                    }
+                    EditKind::AddInverse => {
+                        st.strategy != Strategy::ORG && p.is_some_and(|p| !p.inverse.is_empty())
+                    }
+                    EditKind::AddTransitive => {
+                        st.strategy != Strategy::ORG && p.is_some_and(|p| p.transitive)
+                    }
+                    _ => true,
+                }
+            })
+            .collect();
+        if kind == EditKind::RenameProperty {
+            // The property with the fewest statements in the benchmark (its statements all change).
+            candidates.sort_by_key(|&i| per_property[&bench[i].property]);
+        } else {
+            candidates.sort_by_key(|&i| degree[&edited(&bench[i])]);
+        }
+        let mut made = 0;
+        for i in candidates {
+            if made == want {
+                break;
+            }
+            let st = &bench[i];
+            if !free(&used, st) {
+                continue;
+            }
+            let e = edited(st);
+            let Some(k) = m.line_of(EntityId::Item(e)) else {
+                continue;
+            };
+            if kind == EditKind::Delete && k == last_line {
+                // The last line carries no comma; keeping it keeps the layout of the dump simple.
+                continue;
+            }
+            let key = (st.subject, st.property, st.object);
+            let triple = |(s, p, o): (Qid, Pid, Qid)| [s.to_string(), p.to_string(), o.to_string()];
+            let mut edit = Edit {
+                kind,
+                target: st.statement_id.clone(),
+                entity: e.to_string(),
+                statements: Vec::new(),
+                language: None,
+                text: None,
+            };
+            match kind {
+                EditKind::Delete => {
+                    plan.deleted_lines.insert(k);
+                    plan.deleted.insert(e);
+                }
+                EditKind::DropLabel => {
+                    plan.ops
+                        .entry(k)
+                        .or_default()
+                        .push(LineOp::Label("ko", None));
+                    plan.dropped.insert(EntityId::Item(e));
+                    edit.language = Some("ko".into());
+                }
+                EditKind::RemoveStatement | EditKind::Deprecate => {
+                    let op = if kind == EditKind::Deprecate {
+                        plan.deprecated.insert(key);
+                        LineOp::Deprecate(st.property, st.object)
+                    } else {
+                        plan.removed.insert(key);
+                        LineOp::Remove(st.property, st.object)
+                    };
+                    plan.ops.entry(k).or_default().push(op);
+                    edit.statements.push(triple(key));
+                }
+                EditKind::AddDirect | EditKind::AddSymmetric | EditKind::AddInverse => {
+                    let (s, p, o) = match kind {
+                        EditKind::AddDirect => key,
+                        EditKind::AddSymmetric => (st.object, st.property, st.subject),
+                        _ => {
+                            let inv = m.prop(st.property).map(|d| d.inverse[0]);
+                            (st.object, inv.expect("filtered on inverses"), st.subject)
+                        }
+                    };
+                    plan.ops
+                        .entry(k)
+                        .or_default()
+                        .push(LineOp::Add(p, o, new_guid(&mut rng, s)));
+                    plan.added.push((s, p, o));
+                    edit.statements.push(triple((s, p, o)));
+                }
+                EditKind::AddTransitive => {
+                    // (S', P, M) and (M, P, O'), M an unlabelled item no statement of the benchmark names.
+                    let Some((mid, mk)) = pick_middle(m, &mut rng, &degree, &used, last_line)
+                    else {
+                        continue;
+                    };
+                    let (s, p, o) = key;
+                    for (a, b, line) in [(s, mid, k), (mid, o, mk)] {
+                        plan.ops.entry(line).or_default().push(LineOp::Add(
+                            p,
+                            b,
+                            new_guid(&mut rng, a),
+                        ));
+                        plan.added.push((a, p, b));
+                        edit.statements.push(triple((a, p, b)));
+                    }
+                    used.insert(mid);
+                }
+                EditKind::Rename | EditKind::RenameProperty | EditKind::Describe => {
+                    let target = if kind == EditKind::RenameProperty {
+                        EntityId::Property(st.property)
+                    } else {
+                        EntityId::Item(e)
+                    };
+                    let Some(line_k) = m.line_of(target) else {
+                        continue;
+                    };
+                    let line = parsed_line(m, line_k);
+                    let op = if kind == EditKind::Describe {
+                        let old = line["descriptions"]["en"]["value"].as_str().unwrap_or("");
+                        let text = loop {
+                            let t = format!("{} (revised)", latin_name(&mut rng, 2).to_lowercase());
+                            if t != old {
+                                break t;
+                            }
+                        };
+                        edit.language = Some("en".into());
+                        edit.text = Some(text.clone());
+                        LineOp::Description("en", text)
+                    } else {
+                        // A language with a label of its own (ko and ja always have one).
+                        let langs: Vec<&'static str> = SWORD_LANGS
+                            .into_iter()
+                            .filter(|l| label_in(&line, l).is_some())
+                            .collect();
+                        let lang = langs[rng.random_range(0..langs.len())];
+                        let old = label_in(&line, lang).unwrap_or("");
+                        let text = loop {
+                            let t = script_name(lang, &latin_name(&mut rng, 2), &mut rng);
+                            if t != old && !t.is_empty() {
+                                break t;
+                            }
+                        };
+                        plan.renamed.insert(target);
+                        edit.language = Some(lang.into());
+                        edit.text = Some(text.clone());
+                        LineOp::Label(lang, Some(text))
+                    };
+                    plan.ops.entry(line_k).or_default().push(op);
+                    edit.entity = target.to_string();
+                }
+            }
+            used.insert(st.subject);
+            used.insert(st.object);
+            used.insert(e);
+            plan.edits.push(edit);
+            made += 1;
+        }
+        if made < want {
+            plan.unmade.insert(kind, (want - made) as u64);
+        }
+    }
+    Ok(plan)
+}
+
+/// An unlabelled item that no statement of the benchmark names and no edit touched yet, with its line.
+fn pick_middle(
+    m: &Model,
+    rng: &mut ChaCha8Rng,
+    degree: &HashMap<Qid, u64>,
+    used: &HashSet<Qid>,
+    last_line: u64,
+) -> Option<(Qid, u64)> {
+    for _ in 0..10_000 {
+        let r = rng.random_range(0..m.n_items.max(1));
+        let q = m.item_id(r);
+        let k = m.item_line(r);
+        if !m.labelled(EntityIndex::Item(r))
+            && !degree.contains_key(&q)
+            && !used.contains(&q)
+            && k != last_line
+        {
+            return Some((q, k));
+        }
+    }
+    None
+}
+
+/// A statement GUID in Wikidata's shape, `Q42$8AB2…`.
+fn new_guid(rng: &mut ChaCha8Rng, subject: Qid) -> String {
+    let (a, b, c, d, e): (u32, u16, u16, u16, u64) = (
+        rng.random(),
+        rng.random(),
+        rng.random(),
+        rng.random(),
+        rng.random(),
+    );
+    format!(
+        "{subject}${a:08X}-{b:04X}-{c:04X}-{d:04X}-{:012X}",
+        e & 0xFFFF_FFFF_FFFF
+    )
+}
+
+/// Does the statement value of `st` name item `o`?
+fn names_item(st: &serde_json::Value, o: Qid) -> bool {
+    let v = &st["mainsnak"]["datavalue"]["value"];
+    v["entity-type"] == "item" && v["numeric-id"].as_u64() == Some(o.0)
+}
+
+/// `{}` in place of a `[]` written for an empty map (the 2015 serialisation), so keys can be added.
+fn as_object<'a>(
+    v: &'a mut serde_json::Value,
+    key: &str,
+) -> &'a mut serde_json::Map<String, serde_json::Value> {
+    if !v[key].is_object() {
+        v[key] = serde_json::Value::Object(Default::default());
+    }
+    v[key].as_object_mut().expect("made an object")
+}
+
+/// Apply the edits of one line.
+fn apply(line: &mut serde_json::Value, ops: &[LineOp]) {
+    use serde_json::{json, Value};
+    for op in ops {
+        match op {
+            LineOp::Label(lang, Some(text)) => {
+                as_object(line, "labels")
+                    .insert(lang.to_string(), json!({"language": lang, "value": text}));
+            }
+            LineOp::Label(lang, None) => {
+                as_object(line, "labels").remove(*lang);
+            }
+            LineOp::Description(lang, text) => {
+                as_object(line, "descriptions")
+                    .insert(lang.to_string(), json!({"language": lang, "value": text}));
+            }
+            LineOp::Remove(p, o) | LineOp::Deprecate(p, o) => {
+                let claims = as_object(line, "claims");
+                let key = p.to_string();
+                if let Some(Value::Array(sts)) = claims.get_mut(&key) {
+                    if matches!(op, LineOp::Remove(..)) {
+                        sts.retain(|st| !names_item(st, *o));
+                    } else {
+                        for st in sts.iter_mut().filter(|st| names_item(st, *o)) {
+                            st["rank"] = json!("deprecated");
+                        }
+                    }
+                    if sts.is_empty() {
+                        claims.remove(&key);
+                    }
+                }
+            }
+            LineOp::Add(p, o, guid) => {
+                let st = json!({
+                    "mainsnak": {
+                        "snaktype": "value",
+                        "property": p.to_string(),
+                        "datavalue": {
+                            "value": {"entity-type": "item", "numeric-id": o.0, "id": o.to_string()},
+                            "type": "wikibase-entityid"
+                        },
+                        "datatype": "wikibase-item"
+                    },
+                    "type": "statement",
+                    "id": guid,
+                    "rank": "normal"
+                });
+                let claims = as_object(line, "claims");
+                match claims.get_mut(&p.to_string()) {
+                    Some(Value::Array(sts)) => sts.push(st),
+                    _ => {
+                        claims.insert(p.to_string(), Value::Array(vec![st]));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Lines `start..end` of the later version (the first version's oracle for all of them, deleted lines
+/// included: the later oracle is derived from it), in the dump layout.
+pub(super) fn block_bytes(m: &Model, plan: &Plan, start: u64, end: u64) -> (Vec<u8>, BlockTruth) {
+    let mut out = Vec::with_capacity(((end - start) * 2048) as usize);
+    let mut t = BlockTruth::default();
+    let mut line = Vec::new();
+    for k in start..end {
+        line.clear();
+        entity_line(m, k, &mut line, &mut t);
+        if plan.skips(k) {
+            continue;
+        }
+        match plan.ops.get(&k) {
+            Some(ops) => {
+                let mut v: serde_json::Value =
+                    serde_json::from_slice(&line).expect("the generator writes JSON");
+                apply(&mut v, ops);
+                serde_json::to_writer(&mut out, &v).expect("JSON to memory");
+            }
+            None => out.extend_from_slice(&line),
+        }
+        if k + 1 < m.cfg.entities {
+            out.extend_from_slice(b",\n");
+        }
+    }
+    (out, t)
+}
+
+/// The status a statement of the old benchmark should get against the later version.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Expected {
+    pub statement_id: String,
+    pub strategy: String,
+    /// `valid`, `label_changed`, `original_removed`, `distortion_now_true`, `entity_missing` or
+    /// `label_missing`.
+    pub status: String,
+    /// For `distortion_now_true`, the guard that finds it true, as distort names it (`exists`,
+    /// `subject_has_value`, `symmetric`, `inverse`, `transitive`); empty otherwise.
+    pub guard: String,
+}
+
+/// What a later version holds: its oracle (as for a first version), the edits and the expected statuses.
+#[derive(Clone, Debug)]
+pub struct LaterTruth {
+    pub truth: Truth,
+    pub edits: Vec<Edit>,
+    pub unmade: BTreeMap<EditKind, u64>,
+    /// One per statement of the old benchmark, in its order.
+    pub expected: Vec<Expected>,
+}
+
+/// The later version's oracle: the first version's, changed by the edits.
+fn later_truth(m: &Model, v1: &Truth, plan: &Plan) -> Truth {
+    let gone =
+        |s: Qid, p: Pid, o: Qid| plan.deleted.contains(&s) || plan.removed.contains(&(s, p, o));
+    let mut t = v1.clone();
+    let deleted_items: Vec<EntityId> = plan.deleted.iter().map(|&q| EntityId::Item(q)).collect();
+    for e in deleted_items.iter().chain(&plan.dropped) {
+        if t.labelled.remove(e) {
+            let mul_only = match *e {
+                EntityId::Item(q) => m.item_rank(q).is_some_and(|r| m.item_profile(r).mul_only()),
+                EntityId::Property(_) => false,
+            };
+            t.mul_only -= u64::from(mul_only);
+        }
+    }
+    t.entities -= plan.deleted.len() as u64;
+    t.items -= plan.deleted.len() as u64;
+    t.stated.retain(|&(s, p, o)| !gone(s, p, o));
+    t.stated.extend(plan.added.iter().copied());
+    t.item_statements = t.stated.len() as u64;
+    let lab = |e: EntityId| t.labelled.contains(&e);
+    let labelled3 = |s: Qid, p: Pid, o: Qid| {
+        lab(EntityId::Item(s)) && lab(EntityId::Property(p)) && lab(EntityId::Item(o))
+    };
+    let mut triples: BTreeMap<(Qid, Pid, Qid), Rank> = v1
+        .triples
+        .iter()
+        .filter(|(&(s, p, o), _)| {
+            !gone(s, p, o) && !plan.deprecated.contains(&(s, p, o)) && labelled3(s, p, o)
+        })
+        .map(|(k, r)| (*k, *r))
+        .collect();
+    let mut statements: BTreeSet<(Qid, Pid, Qid)> = v1
+        .statements
+        .iter()
+        .filter(|&&(s, p, o)| !gone(s, p, o) && lab(EntityId::Item(s)) && lab(EntityId::Item(o)))
+        .copied()
+        .collect();
+    let mut transitive: BTreeMap<(Qid, Pid, Qid), Rank> = v1
+        .transitive
+        .iter()
+        .filter(|(&(s, p, o), _)| !gone(s, p, o))
+        .map(|(&k, &r)| {
+            (
+                k,
+                if plan.deprecated.contains(&k) {
+                    Rank::Deprecated
+                } else {
+                    r
+                },
+            )
+        })
+        .collect();
+    for &(s, p, o) in &plan.added {
+        let key = (s, p, o);
+        let def = m.prop(p);
+        let partner_labelled =
+            def.is_some_and(|d| d.inverse.iter().any(|&q| lab(EntityId::Property(q))));
+        if lab(EntityId::Item(s))
+            && lab(EntityId::Item(o))
+            && (lab(EntityId::Property(p)) || partner_labelled)
+        {
+            statements.insert(key);
+            if lab(EntityId::Property(p)) {
+                let r = triples.entry(key).or_insert(Rank::Normal);
+                *r = (*r).max(Rank::Normal);
+            }
+        }
+        if def.is_some_and(|d| d.transitive) {
+            let r = transitive.entry(key).or_insert(Rank::Normal);
+            *r = (*r).max(Rank::Normal);
+        }
+    }
+    t.triples = triples;
+    t.statements = statements;
+    t.transitive = transitive;
+    t
+}
+
+/// The status of every statement of the old benchmark against the later version (see docs/versions.md for
+/// the precedence): from the later oracle and its closure, not from the dump.
+fn expected_statuses(
+    m: &Model,
+    later: &Truth,
+    plan: &Plan,
+    bench: &[OldStatement],
+) -> Vec<Expected> {
+    let closure = later.closure();
+    let present = |q: Qid| m.item_rank(q).is_some() && !plan.deleted.contains(&q);
+    bench
+        .iter()
+        .map(|st| {
+            let (s, p, o) = (st.subject, st.property, st.object);
+            let ids = [EntityId::Item(s), EntityId::Property(p), EntityId::Item(o)];
+            let mut guard = String::new();
+            let status = if !present(s) || !present(o) {
+                "entity_missing"
+            } else if ids.iter().any(|e| !later.labelled.contains(e)) {
+                "label_missing"
+            } else if st.strategy == Strategy::ORG {
+                if later.triples.contains_key(&(s, p, o)) {
+                    if ids.iter().any(|e| plan.renamed.contains(e)) {
+                        "label_changed"
+                    } else {
+                        "valid"
+                    }
+                } else {
+                    "original_removed"
+                }
+            } else if let Some(why) = closure.why(s, p, o) {
+                guard = match why {
+                    "stated" if matches!(st.strategy, Strategy::OS | Strategy::POS) => {
+                        "subject_has_value"
+                    }
+                    "stated" => "exists",
+                    other => other,
+                }
+                .to_string();
+                "distortion_now_true"
+            } else if ids.iter().any(|e| plan.renamed.contains(e)) {
+                "label_changed"
+            } else {
+                "valid"
+            };
+            Expected {
+                statement_id: st.statement_id.clone(),
+                strategy: st.strategy.as_str().to_string(),
+                status: status.to_string(),
+                guard,
+            }
+        })
+        .collect()
+}
+
+/// Write the later version of `cfg`'s dump for the benchmark `bench` to `w` in `format` (`path` names the
+/// destination in errors). With `full`, the whole later oracle and the expected statuses are returned (their
+/// sets grow with the dump); otherwise only the first version's sizes, in memory that does not grow with it.
+pub fn generate_later_as<W: Write>(
+    cfg: &Config,
+    lc: &LaterConfig,
+    bench: &[OldStatement],
+    w: W,
+    format: Format,
+    path: &Path,
+    full: bool,
+) -> Result<(Option<LaterTruth>, Counts)> {
+    writer::check(cfg)?;
+    let m = Model::new(cfg);
+    let plan = plan(&m, bench, lc)?;
+    for (kind, n) in &plan.unmade {
+        progress::log(format!(
+            "synth: {n} {} edit(s) found no statement of the benchmark to aim at",
+            kind.as_str()
+        ));
+    }
+    let (v1, counts) = writer::stream_with(cfg, w, format, path, full, Some(&plan))?;
+    if !full {
+        return Ok((None, counts));
+    }
+    let truth = later_truth(&m, &v1, &plan);
+    let expected = expected_statuses(&m, &truth, &plan, bench);
+    let counts = truth.counts();
+    Ok((
+        Some(LaterTruth {
+            truth,
+            edits: plan.edits,
+            unmade: plan.unmade,
+            expected,
+        }),
+        counts,
+    ))
+}
+
+/// Write the later version as a plain JSON dump to `w` and return its whole oracle (tests).
+pub fn generate_later<W: Write>(
+    cfg: &Config,
+    lc: &LaterConfig,
+    bench: &[OldStatement],
+    w: W,
+) -> Result<LaterTruth> {
+    let (t, _) = generate_later_as(cfg, lc, bench, w, Format::Json, Path::new("-"), true)?;
+    Ok(t.expect("full oracle asked for"))
+}
+
+/// Write the later version to `path` atomically, in the format its extension names.
+pub fn write_later_file(
+    cfg: &Config,
+    lc: &LaterConfig,
+    bench: &[OldStatement],
+    path: &Path,
+    full: bool,
+) -> Result<(Option<LaterTruth>, Counts)> {
+    let format = Format::from_path(path)?;
+    writer::ensure_parent(path)?;
+    let mut file = AtomicFile::create(path)?;
+    let got = generate_later_as(cfg, lc, bench, &mut file, format, path, full)?;
+    file.commit()?;
+    Ok(got)
+}
+
+/// The later oracle as JSON: the first version's fields (see [`truth_json`]) for the later dump, the edits,
+/// the kinds that found no statement to aim at, and the expected status of every statement of the old
+/// benchmark.
+pub fn later_truth_json(t: &LaterTruth) -> serde_json::Value {
+    let mut doc = truth_json(&t.truth);
+    doc["edits"] = serde_json::to_value(&t.edits).expect("edits serialise");
+    doc["unmade"] = serde_json::to_value(
+        t.unmade
+            .iter()
+            .map(|(k, n)| (k.as_str(), *n))
+            .collect::<BTreeMap<_, _>>(),
+    )
+    .expect("counts serialise");
+    doc["expected"] = serde_json::to_value(&t.expected).expect("statuses serialise");
+    doc
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn item_lines_and_property_lines_are_where_the_model_puts_them() {
+        let m = Model::new(&Config {
+            entities: 3000,
+            seed: 4,
+            ..Config::default()
+        });
+        for k in 0..m.cfg.entities {
+            match m.kind(k) {
+                Kind::Item(r) => {
+                    assert_eq!(m.item_line(r), k);
+                    assert_eq!(m.item_rank(m.item_id(r)), Some(r));
+                }
+                Kind::Property(j) => assert_eq!(m.property_line(j), Some(k)),
+                Kind::Lexeme(_) => {}
+            }
+        }
+        assert_eq!(m.item_rank(m.dangling_id(7, 1)), None);
+        assert_eq!(m.item_rank(Qid(0)), None);
+    }
+
+    #[test]
+    fn edits_apply_to_both_serialisations() {
+        let st = |o: u64, rank: &str| {
+            json!({"mainsnak": {"snaktype": "value", "property": "P47", "datavalue": {"value":
+                {"entity-type": "item", "numeric-id": o}, "type": "wikibase-entityid"}},
+                "type": "statement", "rank": rank, "id": format!("Q1$x{o}")})
+        };
+        let mut line = json!({"type": "item", "id": "Q1", "labels": {"ko": {"language": "ko", "value": "가"},
+            "en": {"language": "en", "value": "a"}}, "descriptions": [],
+            "claims": {"P47": [st(5, "normal"), st(6, "normal"), st(5, "preferred")], "P17": [st(9, "normal")]}});
+        apply(
+            &mut line,
+            &[
+                LineOp::Label("ko", None),
+                LineOp::Label("en", Some("b".into())),
+                LineOp::Description("en", "d".into()),
+                LineOp::Remove(Pid(47), Qid(5)),
+                LineOp::Deprecate(Pid(17), Qid(9)),
+                LineOp::Add(Pid(150), Qid(3), "Q1$G".into()),
+                LineOp::Add(Pid(47), Qid(4), "Q1$H".into()),
+            ],
+        );
+        assert!(line["labels"].get("ko").is_none());
+        assert_eq!(line["labels"]["en"]["value"], "b");
+        assert_eq!(line["descriptions"]["en"]["value"], "d");
+        let p47: Vec<u64> = line["claims"]["P47"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| {
+                s["mainsnak"]["datavalue"]["value"]["numeric-id"]
+                    .as_u64()
+                    .unwrap()
+            })
+            .collect();
+        assert_eq!(p47, vec![6, 4]);
+        assert_eq!(line["claims"]["P17"][0]["rank"], "deprecated");
+        assert_eq!(line["claims"]["P150"][0]["id"], "Q1$G");
+        assert_eq!(
+            line["claims"]["P150"][0]["mainsnak"]["datavalue"]["value"]["id"],
+            "Q3"
+        );
+        // The 2015 serialisation writes empty maps as `[]`; removing a claim's last statement removes it.
+        let mut legacy = json!({"type": "item", "id": "Q2", "labels": [], "claims": []});
+        apply(
+            &mut legacy,
+            &[
+                LineOp::Add(Pid(47), Qid(8), "Q2$A".into()),
+                LineOp::Label("fr", Some("x".into())),
+            ],
+        );
+        assert_eq!(legacy["labels"]["fr"]["value"], "x");
+        assert!(names_item(&legacy["claims"]["P47"][0], Qid(8)));
+        apply(&mut legacy, &[LineOp::Remove(Pid(47), Qid(8))]);
+        assert!(legacy["claims"].get("P47").is_none());
+    }
+}
