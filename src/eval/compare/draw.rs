@@ -1,6 +1,6 @@
 //! Drawing primitives for the comparison's figures: colours (viridis for heat maps, Okabe–Ito for groups and
 //! strategies), colour scales and ticks, text, a heat-map panel, a colour bar, a titled canvas and a grid of
-//! panels. [`super::figures`] composes them into the paper's figures.
+//! panels. The figures module composes them into the paper's figures.
 
 use crate::core::error::{Error, Result};
 use plotters::coord::Shift;
