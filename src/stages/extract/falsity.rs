@@ -17,7 +17,7 @@ use crate::core::falsity::{Constraint, Kind, SubjectValues, Summary, TypeStateme
 use crate::core::ids::{Pid, Qid};
 use crate::core::records::PropertyRecord;
 use crate::stages::extract::counts::Counts;
-use crate::stages::extract::spill::Record;
+use crate::stages::extract::spill::{read_json, write_json, Record};
 use rayon::slice::ParallelSliceMut;
 use serde::{Deserialize, Serialize};
 use std::cmp::Ordering;
@@ -248,17 +248,10 @@ impl Record for Constraint {
         v.sort();
     }
     fn write(&self, w: &mut dyn Write) -> std::io::Result<()> {
-        serde_json::to_writer(&mut *w, self)?;
-        w.write_all(b"\n")
+        write_json(self, w)
     }
     fn read(r: &mut dyn BufRead, scratch: &mut Vec<u8>) -> std::io::Result<Option<Self>> {
-        scratch.clear();
-        if r.read_until(b'\n', scratch)? == 0 {
-            return Ok(None);
-        }
-        serde_json::from_slice(scratch)
-            .map(Some)
-            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+        read_json(r, scratch)
     }
 }
 

@@ -93,12 +93,12 @@ fn entity_key(e: &EntityRecord) -> (u8, u64) {
 }
 
 /// One JSON document per line (serde_json escapes newlines inside strings).
-fn write_json<T: serde::Serialize>(v: &T, w: &mut dyn Write) -> std::io::Result<()> {
+pub(super) fn write_json<T: serde::Serialize>(v: &T, w: &mut dyn Write) -> std::io::Result<()> {
     serde_json::to_writer(&mut *w, v)?;
     w.write_all(b"\n")
 }
 
-fn read_json<T: serde::de::DeserializeOwned>(
+pub(super) fn read_json<T: serde::de::DeserializeOwned>(
     r: &mut dyn BufRead,
     scratch: &mut Vec<u8>,
 ) -> std::io::Result<Option<T>> {
