@@ -941,6 +941,16 @@ fn accuracy_by_tier_hand_computed_and_nothing_else_changes() {
     assert!(!plain_md.contains("tier"), "{plain_md}");
     let manifest: Value = serde_json::from_slice(&wd.read("tiered/compare.manifest.json")).unwrap();
     assert_eq!(manifest["config"]["benchmark"], "run");
+    // Answered distortions per tier: 2-SS likely; 0-SS, 2-PSS open; the other five certain.
+    let counts = &manifest["counts"];
+    assert_eq!(
+        [
+            &counts["tier_open"],
+            &counts["tier_likely"],
+            &counts["tier_certain"]
+        ],
+        [2, 1, 5]
+    );
     // figures.csv: the tier column after strategy.
     let csv = String::from_utf8(wd.read("tiered/figures.csv")).unwrap();
     assert!(csv

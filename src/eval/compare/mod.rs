@@ -125,6 +125,13 @@ pub fn run(a: &Args) -> Result<()> {
     m.counts.insert("groups".into(), data.groups.len() as u64);
     m.counts
         .insert("statements".into(), data.statements.len() as u64);
+    if let Some(tiers) = &data.tiers {
+        // Answered distortions per tier (`tier_open`, `tier_likely`, `tier_certain`).
+        for t in crate::core::falsity::Tier::ALL {
+            let n = tiers.iter().filter(|x| **x == Some(t)).count();
+            m.counts.insert(format!("tier_{t}"), n as u64);
+        }
+    }
     m.counts.insert("rows".into(), rows.len() as u64);
     m.counts.insert("figures".into(), figs.len() as u64);
     let names: Vec<&str> = outputs.iter().map(|(n, _)| n.as_str()).collect();
