@@ -813,6 +813,37 @@ mod tests {
         }
 
         #[test]
+        fn tiers_add_rows_that_split_accuracy_and_change_nothing_else(a in answers(2), seed in 0u64..1000) {
+            // Statement i (a distortion when i % 5 != 0) gets tier (i / 5 + i) % 3.
+            let mut d = data(&["a", "b"], &a);
+            let plain = compute(&d, 40, seed);
+            d.tiers = Some(
+                (0..d.statements.len())
+                    .map(|i| (i % 5 != 0).then(|| Tier::ALL[(i / 5 + i) % 3]))
+                    .collect(),
+            );
+            let tiered = compute(&d, 40, seed);
+            let (other, by_tier): (Vec<Row>, Vec<Row>) =
+                tiered.into_iter().partition(|r| r.tier.is_none());
+            prop_assert_eq!(&other, &plain);
+            // Per model, language and distortion strategy: the tiers' n add up to accuracy's n, and their
+            // n-weighted accuracies to accuracy's right answers.
+            for acc in plain.iter().filter(|r| r.measure == "accuracy" && r.strategy.as_deref() != Some("ORG")) {
+                let parts: Vec<&Row> = by_tier
+                    .iter()
+                    .filter(|r| r.measure == "accuracy_by_tier" && r.model == acc.model
+                        && r.language == acc.language && r.strategy == acc.strategy)
+                    .collect();
+                prop_assert_eq!(parts.len(), 3);
+                let n: i64 = parts.iter().map(|r| r.n.unwrap()).sum();
+                prop_assert_eq!(n, acc.n.unwrap());
+                let right: f64 = parts.iter().filter_map(|r| r.value.map(|v| v * r.n.unwrap() as f64)).sum();
+                let expected = acc.value.map_or(0.0, |v| v * n as f64);
+                prop_assert!((right - expected).abs() < 1e-9, "{acc:?}");
+            }
+        }
+
+        #[test]
         fn jaccard_is_symmetric_in_models(a in answers(2)) {
             // The same two answer sets under swapped names: (x, y) and (y, x) give one value per cell.
             let one = compute(&data(&["x", "y"], &a), 0, 0);

@@ -5,6 +5,7 @@
 use super::figures::Figure;
 use super::measures::{Row, MEASURES, TIER_MEASURES};
 use super::table::{variants_and_models, Key, Lookup};
+use crate::core::falsity::Tier;
 use crate::eval::suites::sword::{LANGUAGES, STRATEGIES};
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -471,9 +472,6 @@ fn tables_for(fig: &Figure, look: &Lookup, models: &[String], langs: &[&str]) ->
     out
 }
 
-/// The falsity tiers, weakest first (the `tier` column's values).
-const TIERS: [&str; 3] = ["open", "likely", "certain"];
-
 /// The tables of accuracy by falsity tier (`--benchmark`): the swap effects per tier for every model, then
 /// per model its accuracy per distortion strategy × tier in each language and pooled. Empty without
 /// tier rows.
@@ -491,11 +489,13 @@ fn tier_tables(look: &Lookup, variant: &str, models: &[String], langs: &[&str]) 
     if !has {
         return Vec::new();
     }
+    // The `tier` column's values, weakest first.
+    let tiers = Tier::ALL.map(Tier::as_str);
     let effects = ["effect_pss_ss_by_tier", "effect_pos_os_by_tier"];
     let mut t = Table {
         caption: "Swap effects by falsity tier (points, all languages pooled) [95 % interval]: does the plausible swap stay harder on the statements that are certainly false?".into(),
         header: std::iter::once("model".to_string())
-            .chain(["PSS − SS", "POS − OS"].iter().flat_map(|e| TIERS.iter().map(move |t| format!("{e} {t}"))))
+            .chain(["PSS − SS", "POS − OS"].iter().flat_map(|e| tiers.iter().map(move |t| format!("{e} {t}"))))
             .collect(),
         rows: Vec::new(),
     };
@@ -503,7 +503,7 @@ fn tier_tables(look: &Lookup, variant: &str, models: &[String], langs: &[&str]) 
         t.rows.push(
             std::iter::once(m.clone())
                 .chain(effects.iter().flat_map(|e| {
-                    TIERS.iter().map(move |tier| {
+                    tiers.iter().map(move |tier| {
                         verdict(
                             &look
                                 .get(Key {
@@ -533,7 +533,7 @@ fn tier_tables(look: &Lookup, variant: &str, models: &[String], langs: &[&str]) 
             rows: Vec::new(),
         };
         for s in &STRATEGIES[1..] {
-            for tier in TIERS {
+            for tier in tiers {
                 let key = Key {
                     model: Some(m),
                     variant: Some(variant),
