@@ -696,9 +696,9 @@ fn make_eval_compare_and_the_nightly_summary_link() {
 /// A statement of a benchmark: (id, strategy, falsity tier).
 type BenchRow<'a> = (&'a str, &'a str, Option<&'a str>);
 
-/// `eval compare` of the tier case's answers into `out`, with `--benchmark bench`.
-fn compare_tiers(wd: &Workdir, out: &str, bench: &str) -> (i32, String) {
-    let args = [
+/// `eval compare` of the tier case's answers into `out` (with `--benchmark bench`): exit code and stderr.
+fn compare_tiers(wd: &Workdir, out: &str, bench: Option<&str>) -> (i32, String) {
+    let mut args = vec![
         "eval",
         "compare",
         "--results",
@@ -707,9 +707,10 @@ fn compare_tiers(wd: &Workdir, out: &str, bench: &str) -> (i32, String) {
         out,
         "--bootstrap",
         "200",
-        "--benchmark",
-        bench,
     ];
+    if let Some(b) = bench {
+        args.extend(["--benchmark", b]);
+    }
     let o = wd.command(&args).output().unwrap();
     (
         o.status.code().unwrap_or(-1),
@@ -844,25 +845,15 @@ fn accuracy_by_tier_hand_computed_and_nothing_else_changes() {
     wd.write("in/samples.jsonl", tier_samples());
     let rows: Vec<_> = TIER_CASE.iter().map(|&(id, _, s, t)| (id, s, t)).collect();
     write_benchmark(&wd, "run/sword.parquet", &rows, false);
-    let compare = |out: &str, extra: &[&str]| {
-        let mut args = vec![
-            "eval",
-            "compare",
-            "--results",
-            "in/samples.jsonl",
-            "--out",
-            out,
-            "--bootstrap",
-            "200",
-        ];
-        args.extend(extra);
-        wd.run_ok(&args);
+    let compare = |out: &str, bench: Option<&str>| {
+        let (code, err) = compare_tiers(&wd, out, bench);
+        assert_eq!(code, 0, "{err}");
         read_parquet(&wd.join(&format!("{out}/figures.parquet"))).unwrap()
     };
-    let plain = compare("plain", &[]);
-    let tiered = compare("tiered", &["--benchmark", "run"]);
+    let plain = compare("plain", None);
+    let tiered = compare("tiered", Some("run"));
     // The run folder or its sword.parquet: the same.
-    let by_file = compare("by-file", &["--benchmark", "run/sword.parquet"]);
+    let by_file = compare("by-file", Some("run/sword.parquet"));
     assert_eq!(tiered, by_file);
     // Without --benchmark no row has a tier; with it, every other row is the same (values and intervals:
     // the measures by tier resample the same originals) and the rows by tier follow.
@@ -1027,12 +1018,12 @@ fn bad_benchmark_exits_2_and_writes_nothing() {
     let mut more = all.clone();
     more.push(("3-SS", "SS", Some("open")));
     write_benchmark(&wd, "more/sword.parquet", &more, false);
-    assert_eq!(compare_tiers(&wd, "ok", "more").0, 0);
+    assert_eq!(compare_tiers(&wd, "ok", Some("more")).0, 0);
     for (what, rows, format_1, expect) in cases.drain(..) {
         let dir = format!("bad-{}", what.replace(' ', "-"));
         write_benchmark(&wd, &format!("{dir}/sword.parquet"), &rows, format_1);
         let before = snapshot(&wd.join("ok"));
-        let (code, err) = compare_tiers(&wd, "ok", &dir);
+        let (code, err) = compare_tiers(&wd, "ok", Some(&dir));
         assert_eq!(code, 2, "{what}: {err}");
         assert!(
             err.contains(&format!("{dir}/sword.parquet")),
@@ -1048,6 +1039,6 @@ fn bad_benchmark_exits_2_and_writes_nothing() {
         );
     }
     // A missing benchmark is an I/O error.
-    let (code, _) = compare_tiers(&wd, "ok", "nowhere");
+    let (code, _) = compare_tiers(&wd, "ok", Some("nowhere"));
     assert_eq!(code, 4);
 }
