@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
 """Cross-check `sword eval compare` with DuckDB and polars: recompute accuracy, gaps, agreement, Jaccard
-(languages and models) and the unparsed share from the samples with SQL, and compare every value with
-figures.parquet; check that figures.csv holds the same rows as figures.parquet.
+(languages and models), the unparsed share and, with a benchmark, accuracy and swap effects by falsity tier
+from the samples with SQL, and compare every value with figures.parquet; check that figures.csv holds the
+same rows as figures.parquet.
 
-  scripts/check-compare.py SAMPLES_DIR OUT_DIR
+  scripts/check-compare.py SAMPLES_DIR OUT_DIR [SWORD_PARQUET]    # OUT_DIR: compare's, --benchmark SWORD_PARQUET
 
 SAMPLES_DIR is searched for samples.jsonl (as `--results` does); answers are read with a deliberately simple
 rule that fits scripts/gen-compare-samples.py's answers ("True…" / "False…", anything else unparsed), not the
 crate's parser of eight languages: use it on generated answers. Without arguments it generates 5 models × 150
-originals and runs SWORD (default target/debug/sword) itself. Exits 1 on any difference above 1e-12.
+originals, a benchmark giving each distortion a random falsity tier (a sword.parquet of the three columns
+`--benchmark` reads, written with pyarrow) and runs SWORD (default target/debug/sword) itself. Exits 1 on any
+difference above 1e-12.
 """
 import os
 import pathlib
@@ -26,22 +29,45 @@ if (not os.environ.get("_SWORD_PYTHON_SET") and os.access(PY, os.X_OK)
 
 import duckdb  # noqa: E402
 import polars as pl  # noqa: E402
+import pyarrow as pa  # noqa: E402
+import pyarrow.parquet as pq  # noqa: E402
 
 
 LANGS = ["en", "fr", "de", "es", "it", "pt", "ko", "ja"]
 
 
+def write_benchmark(samples, path, seed=3):
+    """A sword.parquet with each answered statement's id and strategy and, for a distortion, a tier drawn at
+    random (seeded)."""
+    import json
+    import random
+    rnd = random.Random(seed)
+    seen = {}
+    for f in sorted(samples.rglob("samples.jsonl")):
+        with open(f) as fh:
+            for line in fh:
+                meta = json.loads(line)["meta"]
+                seen.setdefault(meta["statement_id"], meta["strategy"])
+    ids = sorted(seen)
+    tiers = [None if seen[i] == "ORG" else rnd.choice(["open", "likely", "certain"]) for i in ids]
+    pq.write_table(pa.table({"statement_id": ids, "strategy": [seen[i] for i in ids],
+                             "falsity": pa.array(tiers, pa.string())}), path, compression="zstd")
+
+
 def main():
-    if len(sys.argv) == 3:
+    bench = None
+    if len(sys.argv) in (3, 4):
         samples, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+        bench = pathlib.Path(sys.argv[3]) if len(sys.argv) == 4 else None
     else:
         tmp = pathlib.Path(tempfile.mkdtemp())
         subprocess.run([sys.executable, str(ROOT / "scripts/gen-compare-samples.py"), "--out", str(tmp),
                         "--models", "5", "--originals", "150", "--seed", "5"], check=True)
-        samples, out = tmp / "eval", tmp / "out"
+        samples, out, bench = tmp / "eval", tmp / "out", tmp / "sword.parquet"
+        write_benchmark(samples, bench)
         sword = os.environ.get("SWORD", str(ROOT / "target/debug/sword"))
         subprocess.run([sword, "-q", "eval", "compare", "--results", str(samples), "--out", str(out),
-                        "--bootstrap", "50"], check=True)
+                        "--bootstrap", "50", "--benchmark", str(bench)], check=True)
     files = sorted(str(p) for p in samples.rglob("samples.jsonl"))
     con = duckdb.connect()
     con.execute(f"""
@@ -55,33 +81,48 @@ def main():
     expected = {}
     for m, l, s, v, n in con.execute(
             "select model, lang, strat, avg(ok::int), count(*) from a group by all").fetchall():
-        expected[("accuracy", m, None, l, None, s, None)] = (v, n)
+        expected[("accuracy", m, None, l, None, s, None, None)] = (v, n)
     for m, s, v in con.execute("""
             select model, strat, max(acc) - min(acc) from
               (select model, strat, lang, avg(ok::int) acc from a group by all) group by all""").fetchall():
-        expected[("gap", m, None, None, None, s, None)] = (v, None)
+        expected[("gap", m, None, None, None, s, None, None)] = (v, None)
     for m, l, v, n in con.execute(
             "select model, lang, avg(unparsed::int), count(*) from a group by all").fetchall():
-        expected[("unparsed", m, None, l, None, None, None)] = (v, n)
+        expected[("unparsed", m, None, l, None, None, None, None)] = (v, n)
     con.execute("""create table k as select model, sid, any_value(strat) strat, sum(ok::int) k, count(*) nl
                    from a group by model, sid""")
     for m, s, kk, l, v, n in con.execute("""
             select a.model, a.strat, k.k, a.lang, avg(a.ok::int), count(*) from a join k using (model, sid)
             where k.nl = 8 group by all""").fetchall():
-        expected[("accuracy_by_agreement", m, None, l, None, s, kk)] = (v, n)
+        expected[("accuracy_by_agreement", m, None, l, None, s, kk, None)] = (v, n)
     for m, l1, l2, s, v, n in con.execute("""
             select x.model, x.lang, y.lang, x.strat,
                    sum((x.ok and y.ok)::int) / nullif(sum((x.ok or y.ok)::int), 0), count(*)
             from a x join a y on x.model = y.model and x.sid = y.sid and x.lang < y.lang
             group by all""").fetchall():
         l1, l2 = sorted((l1, l2), key=LANGS.index)  # the table's pairs follow the paper's language order
-        expected[("jaccard_languages", m, None, l1, l2, s, None)] = (v, n)
+        expected[("jaccard_languages", m, None, l1, l2, s, None, None)] = (v, n)
     for m1, m2, l, s, v, n in con.execute("""
             select x.model, y.model, x.lang, x.strat,
                    sum((x.ok and y.ok)::int) / nullif(sum((x.ok or y.ok)::int), 0), count(*)
             from a x join a y on x.sid = y.sid and x.lang = y.lang and x.model < y.model
             group by all""").fetchall():
-        expected[("jaccard_models", m1, m2, l, None, s, None)] = (v, n)
+        expected[("jaccard_models", m1, m2, l, None, s, None, None)] = (v, n)
+    if bench is not None:
+        con.execute(f"""create table t as select a.*, b.falsity as tier from a
+                        join read_parquet('{bench}') b on a.sid = b.statement_id where a.strat != 'ORG'""")
+        for m, l, s, t, v, n in con.execute(
+                "select model, lang, strat, tier, avg(ok::int), count(*) from t group by all").fetchall():
+            expected[("accuracy_by_tier", m, None, l, None, s, None, t)] = (v, n)
+        for m, s, t, v, n in con.execute(
+                "select model, strat, tier, avg(ok::int), count(*) from t group by all").fetchall():
+            expected[("accuracy_by_tier_pooled", m, None, None, None, s, None, t)] = (v, n)
+        for name, hard, easy in [("effect_pss_ss_by_tier", "PSS", "SS"), ("effect_pos_os_by_tier", "POS", "OS")]:
+            for m, t, v, n in con.execute(f"""
+                    select model, tier, avg(ok::int) filter (where strat = '{hard}')
+                                        - avg(ok::int) filter (where strat = '{easy}'), count(*)
+                    from t where strat in ('{hard}', '{easy}') group by all""").fetchall():
+                expected[(name, m, None, None, None, None, None, t)] = (v, n)
     table = pl.read_parquet(out / "figures.parquet")
     csv = pl.read_csv(out / "figures.csv", infer_schema_length=0)
     fails = []
@@ -89,7 +130,7 @@ def main():
         fails.append(f"figures.csv has {csv.height} rows, figures.parquet {table.height}")
     else:
         as_text = table.select([pl.col(c).cast(pl.Utf8) for c in table.columns])
-        for c in ["measure", "model", "model_b", "language", "language_b", "strategy", "agreement", "n"]:
+        for c in ["measure", "model", "model_b", "language", "language_b", "strategy", "tier", "agreement", "n"]:
             if as_text[c].fill_null("").to_list() != csv[c].fill_null("").to_list():
                 fails.append(f"figures.csv column {c} differs from figures.parquet")
         for c in ["value", "lo", "hi"]:
@@ -99,7 +140,8 @@ def main():
                 fails.append(f"figures.csv column {c} differs from figures.parquet")
     got = {}
     for r in table.iter_rows(named=True):
-        key = (r["measure"], r["model"], r["model_b"], r["language"], r["language_b"], r["strategy"], r["agreement"])
+        key = (r["measure"], r["model"], r["model_b"], r["language"], r["language_b"], r["strategy"], r["agreement"],
+               r["tier"])
         got[key] = (r["value"], r["n"])
     checked = 0
     for key, (v, n) in expected.items():

@@ -232,7 +232,7 @@ fn hand_computed_case_every_measure() {
     let csv = String::from_utf8(wd.read("out/figures.csv")).unwrap();
     assert_eq!(csv.lines().count(), rows.len() + 1);
     assert!(
-        csv.contains("\njaccard_models,A,B,plain,ko,,ORG,,0,,,2\n"),
+        csv.contains("\njaccard_models,A,B,plain,ko,,ORG,,,0,,,2\n"),
         "{csv}"
     );
     // Every figure is in the page, and the page loads nothing.
@@ -691,4 +691,354 @@ fn make_eval_compare_and_the_nightly_summary_link() {
         summary.contains("models compared: ") && summary.contains("eval-compare/report.html"),
         "{summary}"
     );
+}
+
+/// A statement of a benchmark: (id, strategy, falsity tier).
+type BenchRow<'a> = (&'a str, &'a str, Option<&'a str>);
+
+/// `eval compare` of the tier case's answers into `out` (with `--benchmark bench`): exit code and stderr.
+fn compare_tiers(wd: &Workdir, out: &str, bench: Option<&str>) -> (i32, String) {
+    let mut args = vec![
+        "eval",
+        "compare",
+        "--results",
+        "in/samples.jsonl",
+        "--out",
+        out,
+        "--bootstrap",
+        "200",
+    ];
+    if let Some(b) = bench {
+        args.extend(["--benchmark", b]);
+    }
+    let o = wd.command(&args).output().unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// A `sword.parquet` (written by export's writer, format version 2) holding `rows` = (statement id,
+/// strategy, falsity tier); the entities have no labels, which `--benchmark` does not read. With
+/// `format_1`, the same file without the `falsity` column (as export wrote it before the tier).
+fn write_benchmark(wd: &Workdir, path: &str, rows: &[BenchRow], format_1: bool) {
+    use sword::core::falsity::Tier;
+    use sword::core::ids::{Pid, Qid};
+    use sword::core::records::Rank;
+    use sword::stages::distort::{Distortion, Strategy};
+    let q = |s: &str| Qid::parse(s).unwrap();
+    let rows: Vec<Distortion> = rows
+        .iter()
+        .enumerate()
+        .map(|(i, &(id, strategy, tier))| Distortion {
+            statement_id: id.to_string(),
+            original_id: i as u32,
+            strategy: Strategy::parse(strategy).unwrap(),
+            subject: q("Q1"),
+            property: Pid::parse("P1").unwrap(),
+            object: q("Q2"),
+            replaced_role: None,
+            original_entity: None,
+            replacement_entity: None,
+            cosine: None,
+            cosine_centred: None,
+            attempts: 1,
+            original_rank: Rank::Normal,
+            original_statement_id: String::new(),
+            falsity: tier.map(|t| Tier::parse(t).unwrap()),
+        })
+        .collect();
+    let langs: Vec<String> = LANGS.iter().map(|l| l.to_string()).collect();
+    let lookup = sword::stages::export::EntityLookup::new(langs, Vec::new(), Vec::new());
+    let bytes =
+        sword::stages::export::write_sword(Vec::new(), &rows, &lookup, None, Path::new(path))
+            .unwrap();
+    let bytes = if format_1 {
+        use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+        let reader = ParquetRecordBatchReaderBuilder::try_new(bytes::Bytes::from(bytes))
+            .unwrap()
+            .build()
+            .unwrap();
+        let batches: Vec<_> = reader
+            .map(|b| {
+                let mut b = b.unwrap();
+                let at = b.schema().index_of("falsity").unwrap();
+                b.remove_column(at);
+                b
+            })
+            .collect();
+        let mut out = Vec::new();
+        let mut w =
+            parquet::arrow::ArrowWriter::try_new(&mut out, batches[0].schema(), None).unwrap();
+        for b in &batches {
+            w.write(b).unwrap();
+        }
+        w.close().unwrap();
+        out
+    } else {
+        bytes
+    };
+    wd.write(path, bytes);
+}
+
+/// The statements of the tier case: (id, original, strategy, tier), one model, en and ko.
+const TIER_CASE: [(&str, &str, &str, Option<&str>); 11] = [
+    ("0-ORG", "0", "ORG", None),
+    ("0-SS", "0", "SS", Some("open")),
+    ("0-PSS", "0", "PSS", Some("certain")),
+    ("1-ORG", "1", "ORG", None),
+    ("1-SS", "1", "SS", Some("certain")),
+    ("1-PSS", "1", "PSS", Some("certain")),
+    ("2-ORG", "2", "ORG", None),
+    ("2-SS", "2", "SS", Some("likely")),
+    ("2-PSS", "2", "PSS", Some("open")),
+    ("2-OS", "2", "OS", Some("certain")),
+    ("2-POS", "2", "POS", Some("certain")),
+];
+
+/// The tier case's samples: per statement the answers in en and ko, right (✓) or wrong (✗); 2-POS in ko
+/// has no verdict (wrong).
+fn tier_samples() -> String {
+    // ✓ = the label's verdict.
+    let right = [
+        (true, true),   // 0-ORG
+        (true, false),  // 0-SS open
+        (false, false), // 0-PSS certain
+        (true, false),  // 1-ORG
+        (true, true),   // 1-SS certain
+        (true, false),  // 1-PSS certain
+        (true, true),   // 2-ORG
+        (false, true),  // 2-SS likely
+        (true, true),   // 2-PSS open
+        (true, true),   // 2-OS certain
+        (false, false), // 2-POS certain (ko: no verdict)
+    ];
+    let mut text = String::new();
+    for (&(id, orig, strat, _), &(en, ko)) in TIER_CASE.iter().zip(&right) {
+        let label = strat == "ORG";
+        for (lang, ok) in [("en", en), ("ko", ko)] {
+            let verdict = if ok == label { "True" } else { "False" };
+            let answer = if id == "2-POS" && lang == "ko" {
+                "Maybe."
+            } else {
+                verdict
+            };
+            text.push_str(&line("A", id, orig, strat, label, lang, Some(answer)));
+            text.push('\n');
+        }
+    }
+    text
+}
+
+fn tier_key(
+    measure: &str,
+    lang: &str,
+    strat: &str,
+    tier: &str,
+) -> (String, String, String, String) {
+    (measure.into(), lang.into(), strat.into(), tier.into())
+}
+
+#[test]
+fn accuracy_by_tier_hand_computed_and_nothing_else_changes() {
+    let wd = Workdir::new();
+    wd.write("in/samples.jsonl", tier_samples());
+    let rows: Vec<_> = TIER_CASE.iter().map(|&(id, _, s, t)| (id, s, t)).collect();
+    write_benchmark(&wd, "run/sword.parquet", &rows, false);
+    let compare = |out: &str, bench: Option<&str>| {
+        let (code, err) = compare_tiers(&wd, out, bench);
+        assert_eq!(code, 0, "{err}");
+        read_parquet(&wd.join(&format!("{out}/figures.parquet"))).unwrap()
+    };
+    let plain = compare("plain", None);
+    let tiered = compare("tiered", Some("run"));
+    // The run folder or its sword.parquet: the same.
+    let by_file = compare("by-file", Some("run/sword.parquet"));
+    assert_eq!(tiered, by_file);
+    // Without --benchmark no row has a tier; with it, every other row is the same (values and intervals:
+    // the measures by tier resample the same originals) and the rows by tier follow.
+    assert!(plain.iter().all(|r| r.tier.is_none()));
+    let (other, by_tier): (Vec<Row>, Vec<Row>) = tiered.into_iter().partition(|r| r.tier.is_none());
+    assert_eq!(other, plain);
+    let ix: HashMap<_, Row> = by_tier
+        .iter()
+        .map(|r| {
+            let s = |x: &Option<String>| x.clone().unwrap_or_default();
+            (
+                tier_key(&r.measure, &s(&r.language), &s(&r.strategy), &s(&r.tier)),
+                r.clone(),
+            )
+        })
+        .collect();
+    let v = |measure: &str, lang: &str, strat: &str, tier: &str| {
+        let r = ix
+            .get(&tier_key(measure, lang, strat, tier))
+            .unwrap_or_else(|| panic!("no row {measure} {lang} {strat} {tier}"));
+        (r.value, r.n.unwrap())
+    };
+    let acc = "accuracy_by_tier";
+    let pooled = "accuracy_by_tier_pooled";
+    // SS: open 0-SS (en ✓, ko ✗), likely 2-SS (en ✗, ko ✓), certain 1-SS (✓ ✓).
+    assert_eq!(v(acc, "en", "SS", "open"), (Some(1.0), 1));
+    assert_eq!(v(acc, "ko", "SS", "open"), (Some(0.0), 1));
+    assert_eq!(v(pooled, "", "SS", "open"), (Some(0.5), 2));
+    assert_eq!(v(acc, "en", "SS", "likely"), (Some(0.0), 1));
+    assert_eq!(v(acc, "ko", "SS", "likely"), (Some(1.0), 1));
+    assert_eq!(v(pooled, "", "SS", "likely"), (Some(0.5), 2));
+    assert_eq!(v(acc, "en", "SS", "certain"), (Some(1.0), 1));
+    assert_eq!(v(pooled, "", "SS", "certain"), (Some(1.0), 2));
+    // PSS: certain 0-PSS (✗ ✗) and 1-PSS (✓ ✗), open 2-PSS (✓ ✓), no likely one.
+    assert_eq!(v(acc, "en", "PSS", "certain"), (Some(0.5), 2));
+    assert_eq!(v(acc, "ko", "PSS", "certain"), (Some(0.0), 2));
+    assert_eq!(v(pooled, "", "PSS", "certain"), (Some(0.25), 4));
+    assert_eq!(v(pooled, "", "PSS", "open"), (Some(1.0), 2));
+    assert_eq!(v(acc, "en", "PSS", "likely"), (None, 0));
+    assert_eq!(v(pooled, "", "PSS", "likely"), (None, 0));
+    // OS certain 2-OS (✓ ✓); POS certain 2-POS (✗, no verdict).
+    assert_eq!(v(pooled, "", "OS", "certain"), (Some(1.0), 2));
+    assert_eq!(v(pooled, "", "OS", "open"), (None, 0));
+    assert_eq!(v(acc, "ko", "POS", "certain"), (Some(0.0), 1));
+    assert_eq!(v(pooled, "", "POS", "certain"), (Some(0.0), 2));
+    // Effects per tier, pooled over languages: PSS − SS certain 0.25 − 1 over 4 + 2 answers, open 1 − 0.5,
+    // likely undefined (no PSS); POS − OS certain 0 − 1.
+    assert_eq!(
+        v("effect_pss_ss_by_tier", "", "", "certain"),
+        (Some(-0.75), 6)
+    );
+    assert_eq!(v("effect_pss_ss_by_tier", "", "", "open"), (Some(0.5), 4));
+    assert_eq!(v("effect_pss_ss_by_tier", "", "", "likely"), (None, 2));
+    assert_eq!(
+        v("effect_pos_os_by_tier", "", "", "certain"),
+        (Some(-1.0), 4)
+    );
+    assert_eq!(v("effect_pos_os_by_tier", "", "", "open"), (None, 0));
+    // 4 strategies × 3 tiers × (2 languages + pooled) + 2 effects × 3 tiers; no ORG row.
+    assert_eq!(by_tier.len(), 4 * 3 * 3 + 2 * 3);
+    assert!(by_tier.iter().all(|r| r.strategy.as_deref() != Some("ORG")));
+    // Percentile intervals of a share bracket it.
+    for r in by_tier.iter().filter(|r| r.measure.starts_with("accuracy")) {
+        if let (Some(x), Some(lo), Some(hi)) = (r.value, r.lo, r.hi) {
+            assert!(lo <= x && x <= hi, "{r:?}");
+        }
+    }
+    // The report: a table by tier with the hand-computed cells, only with --benchmark.
+    let md = String::from_utf8(wd.read("tiered/report.md")).unwrap();
+    assert!(md.contains("### Accuracy by falsity tier"), "{md}");
+    assert!(md.contains("| PSS certain | 50.0 ["), "{md}");
+    assert!(md.contains("- `accuracy_by_tier`: "));
+    let html = String::from_utf8(wd.read("tiered/report.html")).unwrap();
+    assert!(html.contains("<h3>Accuracy by falsity tier</h3>"));
+    let plain_md = String::from_utf8(wd.read("plain/report.md")).unwrap();
+    assert!(!plain_md.contains("tier"), "{plain_md}");
+    let manifest: Value = serde_json::from_slice(&wd.read("tiered/compare.manifest.json")).unwrap();
+    assert_eq!(manifest["config"]["benchmark"], "run");
+    // Answered distortions per tier: 2-SS likely; 0-SS, 2-PSS open; the other five certain.
+    let counts = &manifest["counts"];
+    assert_eq!(
+        [
+            &counts["tier_open"],
+            &counts["tier_likely"],
+            &counts["tier_certain"]
+        ],
+        [2, 1, 5]
+    );
+    // figures.csv: the tier column after strategy.
+    let csv = String::from_utf8(wd.read("tiered/figures.csv")).unwrap();
+    assert!(csv
+        .starts_with("measure,model,model_b,variant,language,language_b,strategy,tier,agreement,"));
+    assert!(csv.contains("\naccuracy_by_tier_pooled,A,,plain,,,PSS,certain,,0.25,"));
+    // Bytes at any -j.
+    for j in ["1", "2"] {
+        let out = format!("j{j}");
+        let o = wd
+            .command(&["-j", j])
+            .args([
+                "eval",
+                "compare",
+                "--results",
+                "in/samples.jsonl",
+                "--out",
+                &out,
+            ])
+            .args(["--bootstrap", "200", "--benchmark", "run"])
+            .output()
+            .unwrap();
+        assert!(o.status.success());
+    }
+    for f in ["figures.parquet", "figures.csv", "report.md", "report.html"] {
+        assert!(
+            wd.read(&format!("j1/{f}")) == wd.read(&format!("j2/{f}")),
+            "{f}"
+        );
+    }
+}
+
+#[test]
+fn bad_benchmark_exits_2_and_writes_nothing() {
+    let wd = Workdir::new();
+    wd.write("in/samples.jsonl", tier_samples());
+    let all: Vec<_> = TIER_CASE.iter().map(|&(id, _, s, t)| (id, s, t)).collect();
+    let mut cases: Vec<(&str, Vec<BenchRow>, bool, Vec<&str>)> = vec![
+        (
+            "format 1",
+            all.clone(),
+            true,
+            vec!["no `falsity` column", "format version 1"],
+        ),
+        (
+            "a statement missing",
+            all.iter().copied().filter(|r| r.0 != "2-OS").collect(),
+            false,
+            vec!["1 answered statement(s) are not in this benchmark, the first `2-OS`"],
+        ),
+        (
+            "another strategy",
+            all.iter()
+                .map(|&r| {
+                    if r.0 == "1-SS" {
+                        ("1-SS", "OS", r.2)
+                    } else {
+                        r
+                    }
+                })
+                .collect(),
+            false,
+            vec!["statement `1-SS` is OS here but SS in the answers"],
+        ),
+        (
+            "a distortion without a tier",
+            all.iter()
+                .map(|&r| if r.0 == "2-PSS" { (r.0, r.1, None) } else { r })
+                .collect(),
+            false,
+            vec!["distortion `2-PSS` has no falsity tier"],
+        ),
+    ];
+    // Statements of the benchmark nobody answered are fine.
+    let mut more = all.clone();
+    more.push(("3-SS", "SS", Some("open")));
+    write_benchmark(&wd, "more/sword.parquet", &more, false);
+    assert_eq!(compare_tiers(&wd, "ok", Some("more")).0, 0);
+    for (what, rows, format_1, expect) in cases.drain(..) {
+        let dir = format!("bad-{}", what.replace(' ', "-"));
+        write_benchmark(&wd, &format!("{dir}/sword.parquet"), &rows, format_1);
+        let before = snapshot(&wd.join("ok"));
+        let (code, err) = compare_tiers(&wd, "ok", Some(&dir));
+        assert_eq!(code, 2, "{what}: {err}");
+        assert!(
+            err.contains(&format!("{dir}/sword.parquet")),
+            "{what}: {err}"
+        );
+        for e in expect {
+            assert!(err.contains(e), "{what}: {err}");
+        }
+        assert_eq!(
+            snapshot(&wd.join("ok")),
+            before,
+            "{what}: the output changed"
+        );
+    }
+    // A missing benchmark is an I/O error.
+    let (code, _) = compare_tiers(&wd, "ok", Some("nowhere"));
+    assert_eq!(code, 4);
 }

@@ -86,6 +86,34 @@ pub fn draw_all(rows: &[Row]) -> Result<Vec<Figure>> {
     Ok(out)
 }
 
+/// The caption of each kind of figure.
+const CAPTIONS: &[(&str, &str)] = &[
+    (
+        "accuracy",
+        "Share of statements judged correctly (ORG true, the four distortions false), per language and strategy; colour scale over the values shown.",
+    ),
+    (
+        "fig3",
+        "Rows: strategy × language; columns: the agreement level k/L (statements that exactly k of the model's L languages answered correctly). A cell is the share of those statements this language answered correctly (L/L is 100 % by definition); grey: no statement at that level.",
+    ),
+    (
+        "fig4",
+        "One matrix per language: Jaccard similarity of the sets of statements two models answered correctly, over the statements both were asked (diagonal left blank: 100 % by definition). Colour scale over the values of this strategy.",
+    ),
+    (
+        "fig5",
+        "One matrix per model: Jaccard similarity of the sets of statements two languages answered correctly, over the statements asked in both (diagonal blank). Colour scale over the values of this strategy.",
+    ),
+    (
+        "fig2",
+        "Top row of each band: per language, accuracy on the random swap (x) against the property-based swap (y); circles SS → PSS, triangles OS → POS. Below a point on the dashed y = x line, the plausible swap is the harder one. Bottom row: accuracy on the original statements (x) against the four distortions pooled (y). Blue: Western languages (en fr de es it pt); orange: East-Asian (ko ja). Axes span the values shown, the same in every panel of a row.",
+    ),
+    (
+        "gap",
+        "Top: per model and strategy, the best language's accuracy minus the worst's (the paper's headline gap), with 95 % bootstrap intervals resampling original triples. Bottom: mean accuracy of the Western languages minus that of ko and ja (negative: the East-Asian languages do better). Axes span the values and intervals shown.",
+    ),
+];
+
 struct Ctx<'a> {
     look: &'a Lookup<'a>,
     variant: &'a str,
@@ -111,14 +139,22 @@ impl Ctx<'_> {
         })
     }
 
+    /// The figure of `kind` (its caption from [`CAPTIONS`]), in `KIND_VARIANT[_STRATEGY].svg`.
     fn figure(
         &self,
         kind: &'static str,
-        file: String,
+        strategy: Option<&str>,
         title: String,
-        caption: &str,
         svg: String,
     ) -> Figure {
+        let file = match strategy {
+            Some(s) => format!("{kind}_{}_{s}.svg", self.variant),
+            None => format!("{kind}_{}.svg", self.variant),
+        };
+        let caption = CAPTIONS
+            .iter()
+            .find(|(k, _)| *k == kind)
+            .map_or("", |(_, c)| c);
         Figure {
             file,
             variant: self.variant.to_string(),
@@ -159,13 +195,7 @@ impl Ctx<'_> {
         );
         let title = format!("Accuracy (%) per language × strategy — {}", self.variant);
         let svg = heat_grid(&title, &panels, self.per_row(), &scale, "accuracy")?;
-        Ok(self.figure(
-            "accuracy",
-            format!("accuracy_{}.svg", self.variant),
-            title,
-            "Share of statements judged correctly (ORG true, the four distortions false), per language and strategy; colour scale over the values shown.",
-            svg,
-        ))
+        Ok(self.figure("accuracy", None, title, svg))
     }
 
     fn fig3(&self) -> Result<Figure> {
@@ -218,13 +248,7 @@ impl Ctx<'_> {
             &scale,
             "accuracy at that level",
         )?;
-        Ok(self.figure(
-            "fig3",
-            format!("fig3_{}.svg", self.variant),
-            title,
-            "Rows: strategy × language; columns: the agreement level k/L (statements that exactly k of the model's L languages answered correctly). A cell is the share of those statements this language answered correctly (L/L is 100 % by definition); grey: no statement at that level.",
-            svg,
-        ))
+        Ok(self.figure("fig3", None, title, svg))
     }
 
     fn jaccard_scale(&self, measure: &str, strategy: &str) -> Scale {
@@ -262,13 +286,7 @@ impl Ctx<'_> {
             self.variant
         );
         let svg = heat_grid(&title, &panels, 4, &scale, "Jaccard similarity")?;
-        Ok(self.figure(
-            "fig4",
-            format!("fig4_{}_{s}.svg", self.variant),
-            title,
-            "One matrix per language: Jaccard similarity of the sets of statements two models answered correctly, over the statements both were asked (diagonal left blank: 100 % by definition). Colour scale over the values of this strategy.",
-            svg,
-        ))
+        Ok(self.figure("fig4", Some(s), title, svg))
     }
 
     fn fig5(&self, s: &str) -> Result<Figure> {
@@ -306,13 +324,7 @@ impl Ctx<'_> {
             &scale,
             "Jaccard similarity",
         )?;
-        Ok(self.figure(
-            "fig5",
-            format!("fig5_{}_{s}.svg", self.variant),
-            title,
-            "One matrix per model: Jaccard similarity of the sets of statements two languages answered correctly, over the statements asked in both (diagonal blank). Colour scale over the values of this strategy.",
-            svg,
-        ))
+        Ok(self.figure("fig5", Some(s), title, svg))
     }
 
     /// Fig. 2: two rows of scatter panels per band of models.
@@ -388,9 +400,11 @@ impl Ctx<'_> {
         })?;
         Ok(self.figure(
             "fig2",
-            format!("fig2_{}.svg", self.variant),
-            format!("Fig. 2 — swap difficulty and original against shuffled accuracy — {}", self.variant),
-            "Top row of each band: per language, accuracy on the random swap (x) against the property-based swap (y); circles SS → PSS, triangles OS → POS. Below a point on the dashed y = x line, the plausible swap is the harder one. Bottom row: accuracy on the original statements (x) against the four distortions pooled (y). Blue: Western languages (en fr de es it pt); orange: East-Asian (ko ja). Axes span the values shown, the same in every panel of a row.",
+            None,
+            format!(
+                "Fig. 2 — swap difficulty and original against shuffled accuracy — {}",
+                self.variant
+            ),
             svg,
         ))
     }
@@ -478,9 +492,8 @@ impl Ctx<'_> {
         })?;
         Ok(self.figure(
             "gap",
-            format!("gap_{}.svg", self.variant),
+            None,
             format!("Cross-lingual gap — {}", self.variant),
-            "Top: per model and strategy, the best language's accuracy minus the worst's (the paper's headline gap), with 95 % bootstrap intervals resampling original triples. Bottom: mean accuracy of the Western languages minus that of ko and ja (negative: the East-Asian languages do better). Axes span the values and intervals shown.",
             svg,
         ))
     }

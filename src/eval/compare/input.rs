@@ -67,6 +67,8 @@ pub struct Data {
     pub files: Vec<PathBuf>,
     /// Files found in folders but left out because their answers are of another suite: (file, suite).
     pub skipped: Vec<(PathBuf, String)>,
+    /// With `--benchmark`: the falsity tier of each statement (by index; `None` for ORG).
+    pub tiers: Option<Vec<Option<crate::core::falsity::Tier>>>,
 }
 
 /// The samples files named by `paths`: a file as is; a folder searched (recursively, sorted, hidden entries
@@ -371,6 +373,7 @@ pub fn read(paths: &[PathBuf], variant: Option<&str>) -> Result<Data> {
         statements: rd.statements,
         files: rd.files,
         skipped,
+        tiers: None,
     })
 }
 

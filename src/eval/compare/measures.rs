@@ -14,6 +14,7 @@
 //! Agreement and Jaccard values are point values (the paper's Figs. 3–5 show no intervals).
 
 use super::input::{Answered, Data, Group};
+use crate::core::falsity::Tier;
 use crate::eval::stats;
 use crate::eval::suites::sword::{LANGUAGES, STRATEGIES};
 use rayon::prelude::*;
@@ -43,6 +44,14 @@ pub const MEASURES: &[(&str, &str)] = &[
     ("unanswered", "Share of a language's requests with no answer at all (null). n = requests."),
 ];
 
+/// The measures by falsity tier (only with `--benchmark`), after [`MEASURES`] in table order.
+pub const TIER_MEASURES: &[(&str, &str)] = &[
+    ("accuracy_by_tier", "Accuracy on a distortion strategy's statements of one falsity tier (tier: open, likely or certain, how sure the statement's \"false\" is) in one language. n = those statements asked in that language."),
+    ("accuracy_by_tier_pooled", "Accuracy on a distortion strategy's statements of one falsity tier over all languages' answers. n = answers."),
+    ("effect_pss_ss_by_tier", "Accuracy on PSS minus accuracy on SS among the statements of one falsity tier, all languages' answers pooled: whether the plausible swap is harder on the certainly false statements too (interval below 0). n = answers."),
+    ("effect_pos_os_by_tier", "Accuracy on POS minus accuracy on OS among the statements of one falsity tier, all languages' answers pooled. n = answers."),
+];
+
 /// One value of the tidy table: `figures.parquet` / `figures.csv` have these columns, null where a column
 /// does not apply.
 #[derive(Clone, Debug, PartialEq, Default)]
@@ -55,6 +64,8 @@ pub struct Row {
     pub language_b: Option<String>,
     pub strategy: Option<String>,
     pub agreement: Option<i32>,
+    /// The falsity tier (`open`, `likely`, `certain`) of the `*_by_tier` measures.
+    pub tier: Option<String>,
     pub value: Option<f64>,
     pub lo: Option<f64>,
     pub hi: Option<f64>,
@@ -83,6 +94,27 @@ const M_ALL: usize = M_EA + NS;
 const M_EFF: usize = M_ALL + NS;
 /// Number of bootstrapped measures.
 pub const BOOT_MEASURES: usize = M_EFF + 2 * (NL + 1);
+
+/// Falsity tiers (weakest first, as [`Tier::ALL`]) and the distortion strategies (SS OS PSS POS) that have one.
+const NT: usize = 3;
+const ND: usize = NS - 1;
+/// Per-original counters by tier (only with `--benchmark`): statements asked (n) and answered right (c) per
+/// language × distortion strategy × tier.
+pub const TIER_FEATURES: usize = 2 * NL * ND * NT;
+const T_N: usize = 0;
+const T_C: usize = NL * ND * NT;
+/// Layout of the bootstrapped measures by tier (see [`derive_tiers`]).
+const MT_ACC: usize = 0;
+const MT_POOLED: usize = MT_ACC + NL * ND * NT;
+/// Two effects (PSS − SS, POS − OS) × tiers, pooled over languages.
+const MT_EFF: usize = MT_POOLED + ND * NT;
+/// Number of bootstrapped measures by tier.
+pub const TIER_BOOT_MEASURES: usize = MT_EFF + 2 * NT;
+
+/// Index of (language, distortion strategy 1..=4, tier) among the tier counters of one kind.
+fn tier_cell(l: usize, s: usize, t: usize) -> usize {
+    (l * ND + s - 1) * NT + t
+}
 
 const SS: usize = 1;
 const OS: usize = 2;
@@ -156,6 +188,32 @@ pub fn derive(sums: &[u32; UNIT_FEATURES]) -> [f64; BOOT_MEASURES] {
     m
 }
 
+/// Every bootstrapped measure by tier from the summed per-original tier counters (NaN where a cell has no
+/// statement).
+pub fn derive_tiers(sums: &[u32; TIER_FEATURES]) -> [f64; TIER_BOOT_MEASURES] {
+    let mut m = [f64::NAN; TIER_BOOT_MEASURES];
+    let n = |l: usize, s: usize, t: usize| sums[T_N + tier_cell(l, s, t)];
+    let c = |l: usize, s: usize, t: usize| sums[T_C + tier_cell(l, s, t)];
+    let mut pooled = [[f64::NAN; NT]; NS];
+    for s in SS..=POS {
+        for t in 0..NT {
+            for l in 0..NL {
+                m[MT_ACC + tier_cell(l, s, t)] = frac(c(l, s, t), n(l, s, t));
+            }
+            let nn = (0..NL).map(|l| n(l, s, t)).sum();
+            let cc = (0..NL).map(|l| c(l, s, t)).sum();
+            pooled[s][t] = frac(cc, nn);
+            m[MT_POOLED + (s - 1) * NT + t] = pooled[s][t];
+        }
+    }
+    for (e, &(hard, easy)) in EFFECTS.iter().enumerate() {
+        for t in 0..NT {
+            m[MT_EFF + e * NT + t] = pooled[hard][t] - pooled[easy][t];
+        }
+    }
+    m
+}
+
 /// The languages a group was asked in (bit mask).
 fn languages_of(g: &Group) -> u8 {
     g.answered.iter().fold(0, |m, a| m | a.asked)
@@ -210,11 +268,34 @@ fn unit_features(
     f
 }
 
-fn sum_units(
-    features: &[[u32; UNIT_FEATURES]],
-    draw: impl Iterator<Item = usize>,
-) -> [u32; UNIT_FEATURES] {
-    let mut acc = [0u32; UNIT_FEATURES];
+/// Per-original counters by tier of a group ([`TIER_FEATURES`] each; `tiers` by statement index).
+fn tier_features(
+    g: &Group,
+    data: &Data,
+    tiers: &[Option<Tier>],
+    n_units: usize,
+    unit_of: &[u32],
+) -> Vec<[u32; TIER_FEATURES]> {
+    let mut f = vec![[0u32; TIER_FEATURES]; n_units];
+    for (a, &u) in g.answered.iter().zip(unit_of) {
+        let s = data.statements[a.statement as usize].strategy as usize;
+        let Some(t) = tiers[a.statement as usize].filter(|_| s != 0) else {
+            continue;
+        };
+        let t = t as usize; // weakest first, as Tier::ALL
+        let v = &mut f[u as usize];
+        for l in 0..NL {
+            if a.asked & (1 << l) != 0 {
+                v[T_N + tier_cell(l, s, t)] += 1;
+                v[T_C + tier_cell(l, s, t)] += u32::from(a.correct & (1 << l) != 0);
+            }
+        }
+    }
+    f
+}
+
+fn sum_units<const F: usize>(features: &[[u32; F]], draw: impl Iterator<Item = usize>) -> [u32; F] {
+    let mut acc = [0u32; F];
     for u in draw {
         for (a, x) in acc.iter_mut().zip(&features[u]) {
             *a += x;
@@ -223,81 +304,123 @@ fn sum_units(
     acc
 }
 
-/// Estimate and bootstrap bounds of every bootstrapped measure of one group.
-struct Boot {
-    estimate: [f64; BOOT_MEASURES],
-    lo: [f64; BOOT_MEASURES],
-    hi: [f64; BOOT_MEASURES],
-    sums: [u32; UNIT_FEATURES],
+/// Estimate and bootstrap bounds of every bootstrapped measure of one group (`M` measures derived from `F`
+/// per-original counters).
+struct Boot<const F: usize, const M: usize> {
+    estimate: [f64; M],
+    lo: [f64; M],
+    hi: [f64; M],
+    sums: [u32; F],
+}
+
+impl<const F: usize, const M: usize> Boot<F, M> {
+    /// The estimate over every original and the 95 % percentile bounds over the replicates `reps` (the
+    /// finite values among them; none where the estimate is undefined).
+    fn of<'r>(
+        features: &[[u32; F]],
+        derive: fn(&[u32; F]) -> [f64; M],
+        reps: impl Iterator<Item = &'r [f64; M]> + Clone,
+    ) -> Boot<F, M> {
+        let sums = sum_units(features, 0..features.len());
+        let estimate = derive(&sums);
+        let mut lo = [f64::NAN; M];
+        let mut hi = [f64::NAN; M];
+        for m in 0..M {
+            let mut v: Vec<f64> = reps
+                .clone()
+                .map(|r| r[m])
+                .filter(|x| x.is_finite())
+                .collect();
+            if estimate[m].is_finite() && !v.is_empty() {
+                v.sort_by(f64::total_cmp);
+                lo[m] = stats::quantile_sorted(&v, 0.025);
+                hi[m] = stats::quantile_sorted(&v, 0.975);
+            }
+        }
+        Boot {
+            estimate,
+            lo,
+            hi,
+            sums,
+        }
+    }
+
+    /// A row of measure `m` (index into the derived measures) with denominator `n`.
+    fn row(&self, measure: &str, g: &Group, m: usize, n: u32) -> Row {
+        Row {
+            value: finite(self.estimate[m]),
+            lo: finite(self.lo[m]),
+            hi: finite(self.hi[m]),
+            n: Some(i64::from(n)),
+            ..base(measure, g)
+        }
+    }
 }
 
 fn finite(x: f64) -> Option<f64> {
     x.is_finite().then_some(x)
 }
 
-/// Every measure of the comparison, in table order.
+/// One group's per-original counters: every measure's, and by tier with `--benchmark`.
+type Prepared = (Vec<[u32; UNIT_FEATURES]>, Option<Vec<[u32; TIER_FEATURES]>>);
+
+/// One bootstrap replicate of a group: every measure, and by tier with `--benchmark`.
+type Replicate = ([f64; BOOT_MEASURES], Option<[f64; TIER_BOOT_MEASURES]>);
+
+/// Every measure of the comparison, in table order ([`MEASURES`], then [`TIER_MEASURES`] when `data` has
+/// the statements' tiers).
 pub fn compute(data: &Data, b: usize, seed: u64) -> Vec<Row> {
-    let prepared: Vec<(usize, Vec<[u32; UNIT_FEATURES]>)> = data
+    let prepared: Vec<Prepared> = data
         .groups
         .par_iter()
         .map(|g| {
             let (n_units, unit_of) = units(g, data);
-            (n_units, unit_features(g, data, n_units, &unit_of))
+            (
+                unit_features(g, data, n_units, &unit_of),
+                data.tiers
+                    .as_ref()
+                    .map(|t| tier_features(g, data, t, n_units, &unit_of)),
+            )
         })
         .collect();
-    // Replicates of every group, in parallel; each is determined by (seed, r) alone.
+    // Replicates of every group, in parallel; each is determined by (seed, r) alone, and the measures by
+    // tier resample the same originals as the others.
     let tasks: Vec<(usize, usize)> = (0..data.groups.len())
         .flat_map(|g| (0..b).map(move |r| (g, r)))
         .collect();
-    let reps: Vec<[f64; BOOT_MEASURES]> = tasks
+    let reps: Vec<Replicate> = tasks
         .par_iter()
         .map(|&(g, r)| {
-            let (n_units, f) = &prepared[g];
-            let idx = stats::bootstrap_indices(*n_units, seed, r);
-            derive(&sum_units(f, idx.into_iter()))
-        })
-        .collect();
-    let boots: Vec<Boot> = prepared
-        .iter()
-        .enumerate()
-        .map(|(g, (n_units, f))| {
-            let sums = sum_units(f, 0..*n_units);
-            let estimate = derive(&sums);
-            let mut lo = [f64::NAN; BOOT_MEASURES];
-            let mut hi = [f64::NAN; BOOT_MEASURES];
-            let mine = &reps[g * b..(g + 1) * b];
-            for m in 0..BOOT_MEASURES {
-                let mut v: Vec<f64> = mine
-                    .iter()
-                    .map(|r| r[m])
-                    .filter(|x| x.is_finite())
-                    .collect();
-                if estimate[m].is_finite() && !v.is_empty() {
-                    v.sort_by(f64::total_cmp);
-                    lo[m] = stats::quantile_sorted(&v, 0.025);
-                    hi[m] = stats::quantile_sorted(&v, 0.975);
-                }
-            }
-            Boot {
-                estimate,
-                lo,
-                hi,
-                sums,
-            }
+            let (f, tf) = &prepared[g];
+            let idx = stats::bootstrap_indices(f.len(), seed, r);
+            (
+                derive(&sum_units(f, idx.iter().copied())),
+                tf.as_ref()
+                    .map(|tf| derive_tiers(&sum_units(tf, idx.iter().copied()))),
+            )
         })
         .collect();
     let mut rows = Vec::new();
-    for (g, boot) in data.groups.iter().zip(&boots) {
-        group_rows(g, data, boot, &mut rows);
+    let mut by_tier = Vec::new();
+    for (g, (group, (f, tf))) in data.groups.iter().zip(&prepared).enumerate() {
+        let mine = &reps[g * b..(g + 1) * b];
+        let boot = Boot::of(f, derive, mine.iter().map(|r| &r.0));
+        group_rows(group, data, &boot, &mut rows);
+        if let Some(tf) = tf {
+            let boot = Boot::of(tf, derive_tiers, mine.iter().filter_map(|r| r.1.as_ref()));
+            tier_rows(group, &boot, &mut by_tier);
+        }
     }
     rows.extend(jaccard_models(data));
-    let order = |m: &str| {
-        MEASURES
+    let order = |measures: &[(&str, &str)], m: &str| {
+        measures
             .iter()
             .position(|(n, _)| *n == m)
             .unwrap_or(usize::MAX)
     };
-    rows.sort_by_key(|r| order(&r.measure));
+    rows.sort_by_key(|r| order(MEASURES, &r.measure));
+    by_tier.sort_by_key(|r| order(TIER_MEASURES, &r.measure));
+    rows.extend(by_tier);
     rows
 }
 
@@ -319,17 +442,16 @@ fn strat(s: usize) -> Option<String> {
 }
 
 /// The rows of one group's measures (all but `jaccard_models`).
-fn group_rows(g: &Group, data: &Data, boot: &Boot, rows: &mut Vec<Row>) {
+fn group_rows(
+    g: &Group,
+    data: &Data,
+    boot: &Boot<UNIT_FEATURES, BOOT_MEASURES>,
+    rows: &mut Vec<Row>,
+) {
     let all = languages_of(g);
     let present: Vec<usize> = (0..NL).filter(|l| all & (1 << l) != 0).collect();
     let sums = &boot.sums;
-    let bootstrapped = |measure: &str, m: usize, n: u32| Row {
-        value: finite(boot.estimate[m]),
-        lo: finite(boot.lo[m]),
-        hi: finite(boot.hi[m]),
-        n: Some(i64::from(n)),
-        ..base(measure, g)
-    };
+    let bootstrapped = |measure: &str, m: usize, n: u32| boot.row(measure, g, m, n);
     // Statements per strategy (asked in any language).
     let mut per_strategy = [0u32; NS];
     for a in &g.answered {
@@ -399,6 +521,55 @@ fn group_rows(g: &Group, data: &Data, boot: &Boot, rows: &mut Vec<Row>) {
                 value: (n > 0).then(|| count as f64 / n as f64),
                 n: Some(n as i64),
                 ..base(name, g)
+            });
+        }
+    }
+}
+
+/// The rows of one group's measures by tier: per distortion strategy and tier, the accuracy in each
+/// language the group was asked in and pooled, then the two swap effects per tier.
+fn tier_rows(g: &Group, boot: &Boot<TIER_FEATURES, TIER_BOOT_MEASURES>, rows: &mut Vec<Row>) {
+    let all = languages_of(g);
+    let n = |l: usize, s: usize, t: usize| boot.sums[T_N + tier_cell(l, s, t)];
+    let tier = |t: usize| Some(Tier::ALL[t].as_str().to_string());
+    for s in SS..=POS {
+        for t in 0..NT {
+            for l in (0..NL).filter(|l| all & (1 << l) != 0) {
+                rows.push(Row {
+                    language: lang(l),
+                    strategy: strat(s),
+                    tier: tier(t),
+                    ..boot.row(
+                        "accuracy_by_tier",
+                        g,
+                        MT_ACC + tier_cell(l, s, t),
+                        n(l, s, t),
+                    )
+                });
+            }
+            let answers: u32 = (0..NL).map(|l| n(l, s, t)).sum();
+            rows.push(Row {
+                strategy: strat(s),
+                tier: tier(t),
+                ..boot.row(
+                    "accuracy_by_tier_pooled",
+                    g,
+                    MT_POOLED + (s - 1) * NT + t,
+                    answers,
+                )
+            });
+        }
+    }
+    for (e, (name, (hard, easy))) in ["effect_pss_ss_by_tier", "effect_pos_os_by_tier"]
+        .iter()
+        .zip(EFFECTS)
+        .enumerate()
+    {
+        for t in 0..NT {
+            let answers: u32 = (0..NL).map(|l| n(l, hard, t) + n(l, easy, t)).sum();
+            rows.push(Row {
+                tier: tier(t),
+                ..boot.row(name, g, MT_EFF + e * NT + t, answers)
             });
         }
     }
@@ -638,6 +809,37 @@ mod tests {
             }
             for s in sums.values() {
                 prop_assert!((s - 1.0).abs() < 1e-9);
+            }
+        }
+
+        #[test]
+        fn tiers_add_rows_that_split_accuracy_and_change_nothing_else(a in answers(2), seed in 0u64..1000) {
+            // Statement i (a distortion when i % 5 != 0) gets tier (i / 5 + i) % 3.
+            let mut d = data(&["a", "b"], &a);
+            let plain = compute(&d, 40, seed);
+            d.tiers = Some(
+                (0..d.statements.len())
+                    .map(|i| (i % 5 != 0).then(|| Tier::ALL[(i / 5 + i) % 3]))
+                    .collect(),
+            );
+            let tiered = compute(&d, 40, seed);
+            let (other, by_tier): (Vec<Row>, Vec<Row>) =
+                tiered.into_iter().partition(|r| r.tier.is_none());
+            prop_assert_eq!(&other, &plain);
+            // Per model, language and distortion strategy: the tiers' n add up to accuracy's n, and their
+            // n-weighted accuracies to accuracy's right answers.
+            for acc in plain.iter().filter(|r| r.measure == "accuracy" && r.strategy.as_deref() != Some("ORG")) {
+                let parts: Vec<&Row> = by_tier
+                    .iter()
+                    .filter(|r| r.measure == "accuracy_by_tier" && r.model == acc.model
+                        && r.language == acc.language && r.strategy == acc.strategy)
+                    .collect();
+                prop_assert_eq!(parts.len(), 3);
+                let n: i64 = parts.iter().map(|r| r.n.unwrap()).sum();
+                prop_assert_eq!(n, acc.n.unwrap());
+                let right: f64 = parts.iter().filter_map(|r| r.value.map(|v| v * r.n.unwrap() as f64)).sum();
+                let expected = acc.value.map_or(0.0, |v| v * n as f64);
+                prop_assert!((right - expected).abs() < 1e-9, "{acc:?}");
             }
         }
 

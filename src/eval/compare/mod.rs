@@ -2,6 +2,7 @@
 //! set of models, from their samples files.
 //!
 //! * [`input`]: finding and reading samples files, every line checked (exit 2 naming the file and line);
+//! * [`benchmark`]: with `--benchmark`, each answered statement's falsity tier from the run's sword.parquet;
 //! * [`measures`]: every measure as tidy rows, with percentile bootstrap intervals resampling originals;
 //! * [`table`]: `figures.parquet` and `figures.csv`, the rows as a table any tool can load;
 //! * [`figures`]: the SVG figures, each drawn from those rows;
@@ -12,6 +13,7 @@
 //! written to a temporary name and all are renamed into place together at the end, so a failure (bad input,
 //! full disk) leaves the folder as it was.
 
+pub mod benchmark;
 mod draw;
 pub mod figures;
 pub mod input;
@@ -44,6 +46,11 @@ pub struct Args {
     /// Seed of the bootstrap (replicate r of every model draws from (seed, r), as `eval score` does).
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// The run folder (or its sword.parquet, format version 2) the answers are of: accuracy is also split by
+    /// each distortion's falsity tier (open, likely, certain; docs/falsity.md). Every answered statement
+    /// must be in it.
+    #[arg(long, value_name = "RUN_DIR")]
+    pub benchmark: Option<PathBuf>,
 }
 
 /// Name of the manifest in the output folder.
@@ -52,7 +59,10 @@ pub const STAGE: &str = "compare";
 /// Run `sword eval compare`.
 pub fn run(a: &Args) -> Result<()> {
     let t = std::time::Instant::now();
-    let data = input::read(&a.results, a.variant.as_deref())?;
+    let mut data = input::read(&a.results, a.variant.as_deref())?;
+    if let Some(b) = &a.benchmark {
+        data.tiers = Some(benchmark::tiers(&data, b)?);
+    }
     for (f, suite) in &data.skipped {
         crate::core::progress::log(format!(
             "compare: skipped {} (answers of suite `{suite}`)",
@@ -79,6 +89,7 @@ pub fn run(a: &Args) -> Result<()> {
         bootstrap: a.bootstrap,
         seed: a.seed,
         files: data.files.clone(),
+        benchmark: a.benchmark.as_deref().map(benchmark::sword_parquet),
     };
     let mut outputs: Vec<(String, Vec<u8>)> = Vec::new();
     let pq = a.out.join("figures.parquet");
@@ -99,16 +110,28 @@ pub fn run(a: &Args) -> Result<()> {
         "variant": a.variant, "bootstrap": a.bootstrap, "seed": a.seed,
         "results": a.results.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
     });
+    if let Some(b) = &a.benchmark {
+        m.config["benchmark"] = b.display().to_string().into();
+    }
     m.seed = Some(a.seed);
     m.inputs = data
         .files
         .iter()
-        .map(|f| FileRef::of(f))
+        .cloned()
+        .chain(settings.benchmark.clone())
+        .map(|f| FileRef::of(&f))
         .collect::<Result<_>>()?;
     m.counts.insert("answers".into(), answers);
     m.counts.insert("groups".into(), data.groups.len() as u64);
     m.counts
         .insert("statements".into(), data.statements.len() as u64);
+    if let Some(tiers) = &data.tiers {
+        // Answered distortions per tier (`tier_open`, `tier_likely`, `tier_certain`).
+        for t in crate::core::falsity::Tier::ALL {
+            let n = tiers.iter().filter(|x| **x == Some(t)).count();
+            m.counts.insert(format!("tier_{t}"), n as u64);
+        }
+    }
     m.counts.insert("rows".into(), rows.len() as u64);
     m.counts.insert("figures".into(), figs.len() as u64);
     let names: Vec<&str> = outputs.iter().map(|(n, _)| n.as_str()).collect();

@@ -3,8 +3,9 @@
 //! from the tidy rows and the drawn figures only.
 
 use super::figures::Figure;
-use super::measures::{Row, MEASURES};
+use super::measures::{Row, MEASURES, TIER_MEASURES};
 use super::table::{variants_and_models, Key, Lookup};
+use crate::core::falsity::Tier;
 use crate::eval::suites::sword::{LANGUAGES, STRATEGIES};
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -15,6 +16,8 @@ pub struct Settings {
     pub bootstrap: usize,
     pub seed: u64,
     pub files: Vec<PathBuf>,
+    /// The `sword.parquet` the falsity tiers were read from (`--benchmark`).
+    pub benchmark: Option<PathBuf>,
 }
 
 /// A table of the report: caption, header, rows of cells (plain text).
@@ -37,6 +40,14 @@ fn cell(r: Option<&Row>) -> String {
             (Some(lo), Some(hi)) => format!("{} [{}, {}]", pct(v), pct(lo), pct(hi)),
             _ => pct(v),
         },
+        None => "–".into(),
+    }
+}
+
+/// A value with its interval and denominator: `12.3 [10.1, 14.6] (n 40)`; `– (n 0)` without a value.
+fn cell_interval_n(r: Option<&Row>) -> String {
+    match r {
+        Some(r) => format!("{} (n {})", cell(Some(r)), r.n.unwrap_or(0)),
         None => "–".into(),
     }
 }
@@ -461,6 +472,97 @@ fn tables_for(fig: &Figure, look: &Lookup, models: &[String], langs: &[&str]) ->
     out
 }
 
+/// The tables of accuracy by falsity tier (`--benchmark`): the swap effects per tier for every model, then
+/// per model its accuracy per distortion strategy × tier in each language and pooled. Empty without
+/// tier rows.
+fn tier_tables(look: &Lookup, variant: &str, models: &[String], langs: &[&str]) -> Vec<Table> {
+    let has = models.iter().any(|m| {
+        look.get(Key {
+            measure: "effect_pss_ss_by_tier",
+            model: Some(m),
+            variant: Some(variant),
+            tier: Some("open"),
+            ..Key::default()
+        })
+        .is_some()
+    });
+    if !has {
+        return Vec::new();
+    }
+    // The `tier` column's values, weakest first.
+    let tiers = Tier::ALL.map(Tier::as_str);
+    let effects = ["effect_pss_ss_by_tier", "effect_pos_os_by_tier"];
+    let mut t = Table {
+        caption: "Swap effects by falsity tier (points, all languages pooled) [95 % interval]: does the plausible swap stay harder on the statements that are certainly false?".into(),
+        header: std::iter::once("model".to_string())
+            .chain(["PSS − SS", "POS − OS"].iter().flat_map(|e| tiers.iter().map(move |t| format!("{e} {t}"))))
+            .collect(),
+        rows: Vec::new(),
+    };
+    for m in models {
+        t.rows.push(
+            std::iter::once(m.clone())
+                .chain(effects.iter().flat_map(|e| {
+                    tiers.iter().map(move |tier| {
+                        verdict(
+                            &look
+                                .get(Key {
+                                    measure: e,
+                                    model: Some(m),
+                                    variant: Some(variant),
+                                    tier: Some(tier),
+                                    ..Key::default()
+                                })
+                                .cloned(),
+                        )
+                    })
+                }))
+                .collect(),
+        );
+    }
+    let mut out = vec![t];
+    for m in models {
+        let mut t = Table {
+            caption: format!(
+                "{m}: accuracy (%) by falsity tier [95 % interval] (n statements; pooled: n answers)"
+            ),
+            header: std::iter::once("strategy / tier".to_string())
+                .chain(langs.iter().map(|l| l.to_string()))
+                .chain(["pooled".to_string()])
+                .collect(),
+            rows: Vec::new(),
+        };
+        for s in &STRATEGIES[1..] {
+            for tier in tiers {
+                let key = Key {
+                    model: Some(m),
+                    variant: Some(variant),
+                    strategy: Some(s),
+                    tier: Some(tier),
+                    ..Key::default()
+                };
+                t.rows.push(
+                    std::iter::once(format!("{s} {tier}"))
+                        .chain(langs.iter().map(|l| {
+                            cell_interval_n(look.get(Key {
+                                measure: "accuracy_by_tier",
+                                language: Some(l),
+                                ..key
+                            }))
+                        }))
+                        .chain([cell_interval_n(look.get(Key {
+                            measure: "accuracy_by_tier_pooled",
+                            ..key
+                        }))])
+                        .collect(),
+                );
+            }
+        }
+        out.push(t);
+    }
+    out
+}
+
 fn html_table(out: &mut String, t: &Table) {
     let _ = write!(
         out,
@@ -598,6 +700,22 @@ pub fn render(rows: &[Row], figs: &[Figure], settings: &Settings) -> (String, St
                 html.push_str("</div></details>\n");
             }
         }
+        let tiers = tier_tables(&look, variant, models, &langs);
+        if !tiers.is_empty() {
+            let title = "Accuracy by falsity tier";
+            let lead = "How sure each distortion's \"false\" is (from the benchmark's falsity column): open when nothing says the subject has any value for the property (possibly an unrecorded truth), likely when it has another value, certain when a novalue statement or a property constraint rules the statement out. If the plausible swaps are harder only on open statements, part of the effect is label noise.";
+            let _ = writeln!(
+                html,
+                "<h3>{title}</h3>\n<p>{}</p>\n<div class=\"scroll\">",
+                esc(lead)
+            );
+            let _ = writeln!(md, "### {title}\n\n{lead}\n");
+            for t in &tiers {
+                html_table(&mut html, t);
+                md_table(&mut md, t);
+            }
+            html.push_str("</div>\n");
+        }
         if models.len() < 2 {
             let note = "One model only: no model × model comparison (Fig. 4).";
             let _ = writeln!(html, "<p>{note}</p>");
@@ -606,7 +724,14 @@ pub fn render(rows: &[Row], figs: &[Figure], settings: &Settings) -> (String, St
     }
     html.push_str("<h2>How each number is defined</h2>\n<p>An answer is correct when its verdict equals the statement's label (ORG true, SS/OS/PSS/POS false); an answer without a verdict, or no answer, is wrong. Intervals: 95 % percentile bootstrap, resampling original triples (an original with all its distortions, in every language), exactly as <code>sword eval score</code> draws them. <code>n</code> is the denominator behind a value. Columns of figures.parquet / figures.csv: measure, model, model_b, variant, language, language_b, strategy, agreement, value, lo, hi, n (values are fractions; null where a column does not apply).</p>\n<dl>\n");
     md.push_str("## How each number is defined\n\nAn answer is correct when its verdict equals the statement's label (ORG true, SS/OS/PSS/POS false); an answer without a verdict, or no answer, is wrong. Intervals: 95 % percentile bootstrap, resampling original triples, exactly as `sword eval score` draws them. `n` is the denominator behind a value. Columns of figures.parquet / figures.csv: measure, model, model_b, variant, language, language_b, strategy, agreement, value, lo, hi, n (values are fractions; null where a column does not apply).\n\n");
-    for (name, def) in MEASURES {
+    let by_tier = rows.iter().any(|r| r.tier.is_some());
+    let tier_defs: &[(&str, &str)] = if by_tier {
+        &[("tier (column)", "The falsity tier (open, likely, certain) of the *_by_tier rows, read from the benchmark's sword.parquet; null on every other row.")]
+    } else {
+        &[]
+    };
+    let tier_measures = if by_tier { TIER_MEASURES } else { &[] };
+    for (name, def) in MEASURES.iter().chain(tier_measures).chain(tier_defs) {
         let _ = writeln!(html, "<dt>{name}</dt><dd>{}</dd>", esc(def));
         let _ = writeln!(md, "- `{name}`: {def}");
     }
@@ -619,6 +744,14 @@ pub fn render(rows: &[Row], figs: &[Figure], settings: &Settings) -> (String, St
             esc(&f.display().to_string())
         );
         let _ = writeln!(md, "- `{}`", f.display());
+    }
+    if let Some(b) = &settings.benchmark {
+        let _ = writeln!(
+            html,
+            "<li>falsity tiers: <code>{}</code></li>",
+            esc(&b.display().to_string())
+        );
+        let _ = writeln!(md, "- falsity tiers: `{}`", b.display());
     }
     html.push_str("</ul>\n<p>Load the table: <code>pandas.read_parquet(\"figures.parquet\")</code>, <code>arrow::read_parquet(\"figures.parquet\")</code> in R, or <code>figures.csv</code> anywhere.</p>\n</body>\n</html>\n");
     md.push_str("\nLoad the table: `pandas.read_parquet(\"figures.parquet\")`, `arrow::read_parquet(\"figures.parquet\")` in R, or `figures.csv` anywhere.\n");

@@ -1,7 +1,8 @@
 //! The tidy table behind every figure: `figures.parquet` and the same rows as `figures.csv`.
 //!
 //! Columns (one row per value, null where a column does not apply): `measure, model, model_b, variant,
-//! language, language_b, strategy` (utf8), `agreement` (int32), `value, lo, hi` (float64, fractions: shares
+//! language, language_b, strategy, tier` (utf8; `tier` only on the `*_by_tier` rows of `--benchmark`),
+//! `agreement` (int32), `value, lo, hi` (float64, fractions: shares
 //! in [0, 1], differences in [−1, 1]), `n` (int64, the denominator behind the value). The Parquet file uses
 //! the project's writer properties (ZSTD, fixed row groups), so the same rows are the same bytes; the CSV is
 //! RFC 4180 (quoted only where needed), with empty fields for nulls and floats in Rust's shortest round-trip
@@ -17,7 +18,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 /// Text columns, in order.
-pub const TEXT_COLUMNS: [&str; 7] = [
+pub const TEXT_COLUMNS: [&str; 8] = [
     "measure",
     "model",
     "model_b",
@@ -25,6 +26,7 @@ pub const TEXT_COLUMNS: [&str; 7] = [
     "language",
     "language_b",
     "strategy",
+    "tier",
 ];
 
 /// Schema of `figures.parquet`.
@@ -41,7 +43,7 @@ pub fn schema() -> Arc<Schema> {
     Arc::new(Schema::new(fields))
 }
 
-fn texts(r: &Row) -> [Option<&str>; 7] {
+fn texts(r: &Row) -> [Option<&str>; 8] {
     [
         Some(r.measure.as_str()),
         r.model.as_deref(),
@@ -50,6 +52,7 @@ fn texts(r: &Row) -> [Option<&str>; 7] {
         r.language.as_deref(),
         r.language_b.as_deref(),
         r.strategy.as_deref(),
+        r.tier.as_deref(),
     ]
 }
 
@@ -77,14 +80,18 @@ pub fn parquet_bytes(rows: &[Row], path: &Path) -> Result<Vec<u8>> {
     crate::eval::output::parquet_bytes(schema, cols, path)
 }
 
-/// Read `figures.parquet` back (for checks and for anyone replotting from Rust).
+/// Read `figures.parquet` back (for checks and for anyone replotting from Rust; a file written before the
+/// `tier` column reads with it null).
 pub fn read_parquet(path: &Path) -> Result<Vec<Row>> {
     let f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
     let mut rows = Vec::new();
     for batch in crate::store::tables::read_batches(f, path)? {
-        let text: Vec<&StringArray> = TEXT_COLUMNS
+        let text: Vec<Option<&StringArray>> = TEXT_COLUMNS
             .iter()
-            .map(|c| crate::store::tables::string_column(&batch, c, path))
+            .map(|c| match (*c, batch.column_by_name(c)) {
+                ("tier", None) => Ok(None),
+                _ => crate::store::tables::string_column(&batch, c, path).map(Some),
+            })
             .collect::<Result<_>>()?;
         let col = |name: &str| {
             batch.column_by_name(name).ok_or_else(|| Error::Corrupt {
@@ -113,7 +120,9 @@ pub fn read_parquet(path: &Path) -> Result<Vec<Row>> {
                 what: "a column of figures.parquet has the wrong type".into(),
             });
         };
-        let s = |a: &StringArray, i: usize| a.is_valid(i).then(|| a.value(i).to_string());
+        let s = |a: Option<&StringArray>, i: usize| {
+            a.filter(|a| a.is_valid(i)).map(|a| a.value(i).to_string())
+        };
         let f = |a: &Float64Array, i: usize| a.is_valid(i).then(|| a.value(i));
         for i in 0..batch.num_rows() {
             rows.push(Row {
@@ -124,6 +133,7 @@ pub fn read_parquet(path: &Path) -> Result<Vec<Row>> {
                 language: s(text[4], i),
                 language_b: s(text[5], i),
                 strategy: s(text[6], i),
+                tier: s(text[7], i),
                 agreement: agreement.is_valid(i).then(|| agreement.value(i)),
                 value: f(value, i),
                 lo: f(lo, i),
@@ -194,6 +204,7 @@ pub struct Key<'a> {
     pub language: Option<&'a str>,
     pub language_b: Option<&'a str>,
     pub strategy: Option<&'a str>,
+    pub tier: Option<&'a str>,
     pub agreement: Option<i32>,
 }
 
@@ -211,6 +222,7 @@ impl<'a> Lookup<'a> {
                         language: r.language.as_deref(),
                         language_b: r.language_b.as_deref(),
                         strategy: r.strategy.as_deref(),
+                        tier: r.tier.as_deref(),
                         agreement: r.agreement,
                     },
                     r,
@@ -289,6 +301,14 @@ mod tests {
                 n: Some(0),
                 ..Row::default()
             },
+            Row {
+                measure: "accuracy_by_tier".into(),
+                strategy: Some("PSS".into()),
+                tier: Some("certain".into()),
+                value: Some(0.25),
+                n: Some(4),
+                ..Row::default()
+            },
         ]
     }
 
@@ -314,12 +334,13 @@ mod tests {
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(
             lines[0],
-            "measure,model,model_b,variant,language,language_b,strategy,agreement,value,lo,hi,n"
+            "measure,model,model_b,variant,language,language_b,strategy,tier,agreement,value,lo,hi,n"
         );
         assert_eq!(
             lines[1],
-            "accuracy,\"m, \"\"quoted\"\"\",,plain,en,,SS,,0.1,0,0.3333333333333333,3"
+            "accuracy,\"m, \"\"quoted\"\"\",,plain,en,,SS,,,0.1,0,0.3333333333333333,3"
         );
-        assert_eq!(lines[2], "accuracy_by_agreement,,,,,,,0,,,,0");
+        assert_eq!(lines[2], "accuracy_by_agreement,,,,,,,,0,,,,0");
+        assert_eq!(lines[3], "accuracy_by_tier,,,,,,PSS,certain,,0.25,,,4");
     }
 }
