@@ -469,7 +469,6 @@ pub fn work_chunk(rules: &Rules, bytes: &[u8], at_line_start: bool) -> ChunkOut<
 
 // ---- merge and join ----------------------------------------------------------------------------------------
 
-/// Sequential accumulator (input order).
 /// Moves the records of `$part` (a [`Part`] in a local variable; its `bad` and `overlong` are left to the
 /// caller) into `$into`: an [`Acc`], or the [`Part`] a shard of a sharded extract gathers (fields of the same
 /// names). First learns from the part's property lines which properties carry an applicable distinct-values
@@ -505,6 +504,7 @@ macro_rules! absorb_records {
 }
 pub(crate) use absorb_records;
 
+/// Sequential accumulator (input order).
 pub struct Acc<'r> {
     pub(crate) rules: &'r Rules,
     pub(crate) joiner: Joiner,
