@@ -67,6 +67,12 @@ impl J<'_> {
         }
         self.out.push(b'"');
     }
+    /// The comma before element `i` of an array or an object (none before the first).
+    pub(super) fn comma(&mut self, i: usize) {
+        if i > 0 {
+            self.out.push(b',');
+        }
+    }
     pub(super) fn raw(&mut self, s: &str) {
         self.out.extend_from_slice(s.as_bytes());
     }

@@ -14,11 +14,24 @@ pub(super) struct Gen<'m> {
 /// A value snak's datavalue, written into `j` (without the surrounding snak).
 impl<'m> Gen<'m> {
     pub(super) fn item_value(&mut self, j: &mut J, q: Qid) {
-        j.raw("{\"value\":{\"entity-type\":\"item\",\"numeric-id\":");
-        j.num(q.0);
+        self.entity_value(j, "item", b'Q', q.0);
+    }
+
+    /// A property value's datavalue (without the surrounding snak).
+    pub(super) fn prop_value(&mut self, j: &mut J, p: Pid) {
+        self.entity_value(j, "property", b'P', p.0);
+    }
+
+    /// An item's or a property's `wikibase-entityid` datavalue: the numeric id, and the full id (`letter`
+    /// then the number) unless the line is in the 2015 serialisation.
+    fn entity_value(&self, j: &mut J, entity_type: &str, letter: u8, n: u64) {
+        j.raw("{\"value\":{\"entity-type\":\"");
+        j.raw(entity_type);
+        j.raw("\",\"numeric-id\":");
+        j.num(n);
         if !self.legacy {
             j.raw(",\"id\":");
-            j.id(b'Q', q.0);
+            j.id(letter, n);
         }
         j.raw("},\"type\":\"wikibase-entityid\"}");
     }
@@ -105,13 +118,7 @@ impl<'m> Gen<'m> {
             }
             "wikibase-property" => {
                 let p = self.m.props[self.rng.random_range(0..self.m.props.len())].id;
-                j.raw("{\"value\":{\"entity-type\":\"property\",\"numeric-id\":");
-                j.num(p.0);
-                if !self.legacy {
-                    j.raw(",\"id\":");
-                    j.id(b'P', p.0);
-                }
-                j.raw("},\"type\":\"wikibase-entityid\"}");
+                self.prop_value(j, p);
             }
             "wikibase-lexeme" => {
                 let l = self.rng.random_range(1..500_000);
@@ -193,9 +200,7 @@ impl<'m> Gen<'m> {
     ) {
         j.raw("{");
         for (i, p) in defs.iter().enumerate() {
-            if i > 0 {
-                j.raw(",");
-            }
+            j.comma(i);
             j.key_id(b'P', p.id.0);
             j.raw("[");
             self.aux_snak(j, p, name, hashes);
@@ -205,9 +210,7 @@ impl<'m> Gen<'m> {
         j.key(order_key);
         j.raw("[");
         for (i, p) in defs.iter().enumerate() {
-            if i > 0 {
-                j.raw(",");
-            }
+            j.comma(i);
             j.id(b'P', p.id.0);
         }
         j.raw("]");
@@ -318,9 +321,7 @@ pub(super) fn terms(g: &mut Gen, j: &mut J, prof: LabelProfile, base: &str, popu
     } else {
         j.raw("{");
         for (i, l) in langs.iter().enumerate() {
-            if i > 0 {
-                j.raw(",");
-            }
+            j.comma(i);
             let text = if *l == "mul" {
                 base.to_string()
             } else {
@@ -347,9 +348,7 @@ pub(super) fn terms(g: &mut Gen, j: &mut J, prof: LabelProfile, base: &str, popu
     } else {
         j.raw("{");
         for (i, l) in descs.iter().enumerate() {
-            if i > 0 {
-                j.raw(",");
-            }
+            j.comma(i);
             let d = format!(
                 "{} {}",
                 ["entity", "village", "species", "person", "article", "work"]
@@ -378,11 +377,10 @@ pub(super) fn terms(g: &mut Gen, j: &mut J, prof: LabelProfile, base: &str, popu
     } else {
         j.raw("{");
         for (i, l) in langs.iter().take(n_alias).enumerate() {
-            if i > 0 {
-                j.raw(",");
-            }
+            j.comma(i);
             j.key(l);
             j.raw("[");
+            // Not `j.comma(a)`: that would make the draw a usize, another stream of random numbers.
             for a in 0..g.rng.random_range(1..5) {
                 if a > 0 {
                     j.raw(",");
@@ -535,9 +533,7 @@ pub(super) fn item_line(
         j.raw("{");
         for (ci, &pi) in chosen.iter().enumerate() {
             let p = &m.props[pi];
-            if ci > 0 {
-                j.raw(",");
-            }
+            j.comma(ci);
             j.key_id(b'P', p.id.0);
             j.raw("[");
             // The statements of this claim: the schema's objects, or a heavy-tailed number of generated values.
@@ -586,9 +582,7 @@ pub(super) fn item_line(
                     Plan::Snak(s) => (s, None),
                     Plan::Value => ("value", None),
                 };
-                if written > 0 {
-                    j.raw(",");
-                }
+                j.comma(written);
                 let name = &base;
                 statement(g, &mut j, &qs, rk, name, |g, j| {
                     snak_head(j, snaktype, p);
@@ -634,9 +628,7 @@ pub(super) fn item_line(
     } else {
         j.raw("{");
         for (i, site) in SITES.iter().take(n_sl).enumerate() {
-            if i > 0 {
-                j.raw(",");
-            }
+            j.comma(i);
             j.key(site);
             j.raw("{\"site\":");
             j.str(site);
@@ -732,9 +724,7 @@ pub(super) fn property_line(
     } else {
         j.raw("{");
         for (gi, (pid, snaks)) in groups.iter().enumerate() {
-            if gi > 0 {
-                j.raw(",");
-            }
+            j.comma(gi);
             if *pid == 2302 {
                 j.key_id(b'P', 2302);
                 j.raw("[");
@@ -754,24 +744,14 @@ pub(super) fn property_line(
             j.key_id(b'P', def.id.0);
             j.raw("[");
             for (si, (rk, snak)) in snaks.iter().enumerate() {
-                if si > 0 {
-                    j.raw(",");
-                }
+                j.comma(si);
                 let snak = *snak;
                 statement(g, &mut j, &ps, *rk, &base, |g, j| {
                     snak_head(j, "value", &def);
                     j.raw(",\"datavalue\":");
                     match snak {
                         Snak::Item(q) => g.item_value(j, q),
-                        Snak::Prop(pp) => {
-                            j.raw("{\"value\":{\"entity-type\":\"property\",\"numeric-id\":");
-                            j.num(pp.0);
-                            if !g.legacy {
-                                j.raw(",\"id\":");
-                                j.id(b'P', pp.0);
-                            }
-                            j.raw("},\"type\":\"wikibase-entityid\"}");
-                        }
+                        Snak::Prop(pp) => g.prop_value(j, pp),
                     }
                     j.raw(",\"datatype\":");
                     j.str(def.datatype);

@@ -351,6 +351,14 @@ mod tests {
         (v, t)
     }
 
+    /// Every entity line of a generated dump (`[`, a line per entity with a comma after all but the last,
+    /// `]`), parsed by serde_json.
+    fn parsed_lines(bytes: &[u8]) -> impl Iterator<Item = serde_json::Value> + '_ {
+        bytes[2..bytes.len() - 3]
+            .split(|&b| b == b'\n')
+            .map(|l| serde_json::from_slice(l.strip_suffix(b",").unwrap_or(l)).unwrap())
+    }
+
     #[test]
     fn layout_and_every_line_parses() {
         let (bytes, truth) = gen(&small(1500, 7));
@@ -430,14 +438,10 @@ mod tests {
     #[test]
     fn labelled_set_matches_the_rule_on_parsed_lines() {
         let (bytes, truth) = gen(&small(2000, 11));
-        let body = &bytes[2..bytes.len() - 3];
         let mut labelled = BTreeSet::new();
         let mut mul_only = 0;
-        for l in body.split(|&b| b == b'\n') {
-            let l = l.strip_suffix(b",").unwrap_or(l);
-            let v: serde_json::Value = serde_json::from_slice(l).unwrap();
-            let ty = v["type"].as_str().unwrap();
-            if ty == "lexeme" {
+        for v in parsed_lines(&bytes) {
+            if v["type"].as_str().unwrap() == "lexeme" {
                 continue;
             }
             let labels = &v["labels"];
@@ -468,11 +472,8 @@ mod tests {
     #[test]
     fn triples_match_the_parsed_lines() {
         let (bytes, truth) = gen(&small(3000, 5));
-        let body = &bytes[2..bytes.len() - 3];
         let mut statements: Vec<(Qid, Pid, Qid, Rank)> = Vec::new();
-        for l in body.split(|&b| b == b'\n') {
-            let l = l.strip_suffix(b",").unwrap_or(l);
-            let v: serde_json::Value = serde_json::from_slice(l).unwrap();
+        for v in parsed_lines(&bytes) {
             if v["type"] != "item" {
                 continue;
             }
@@ -527,13 +528,10 @@ mod tests {
     /// reader (serde_json and its own keep rule; triples with their three ends labelled, not deprecated,
     /// distinct): (labelled items, items, final triples).
     fn count_parsed(bytes: &[u8]) -> (u64, u64, u64) {
-        let body = &bytes[2..bytes.len() - 3];
         let mut labelled = BTreeSet::new();
         let mut items = 0;
         let mut statements = Vec::new();
-        for l in body.split(|&b| b == b'\n') {
-            let l = l.strip_suffix(b",").unwrap_or(l);
-            let v: serde_json::Value = serde_json::from_slice(l).unwrap();
+        for v in parsed_lines(bytes) {
             let ty = v["type"].as_str().unwrap();
             if ty == "lexeme" {
                 continue;
@@ -637,22 +635,18 @@ mod tests {
 
     #[test]
     fn format_from_extension() {
-        assert_eq!(
-            Format::from_path(Path::new("a.json")).unwrap(),
-            Format::Json
-        );
-        assert_eq!(
-            Format::from_path(Path::new("a.json.gz")).unwrap(),
-            Format::Gzip
-        );
-        assert_eq!(
-            Format::from_path(Path::new("a.JSON.BZ2")).unwrap(),
-            Format::Bzip2
-        );
-        assert_eq!(
-            Format::from_path(Path::new("a.json.zst")).unwrap(),
-            Format::Zstd
-        );
+        for (name, format) in [
+            ("a.json", Format::Json),
+            ("a.json.gz", Format::Gzip),
+            ("a.JSON.BZ2", Format::Bzip2),
+            ("a.json.zst", Format::Zstd),
+        ] {
+            assert_eq!(
+                Format::from_path(Path::new(name)).unwrap(),
+                format,
+                "{name}"
+            );
+        }
         assert!(Format::from_path(Path::new("a.txt")).is_err());
     }
 

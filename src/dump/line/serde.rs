@@ -24,131 +24,128 @@ use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqA
 use std::borrow::Cow;
 use std::fmt;
 
+/// `impl Deserialize for $ty` through a visitor `V` with the given methods (and `expecting` = `$what`), driven
+/// by `Deserializer::$how`.
+macro_rules! visited {
+    ($ty:ty, $what:literal, $how:ident, { $($methods:tt)* }) => {
+        impl<'de> de::Deserialize<'de> for $ty {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                struct V;
+                impl<'de> Visitor<'de> for V {
+                    type Value = $ty;
+                    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                        f.write_str($what)
+                    }
+                    $($methods)*
+                }
+                d.$how(V)
+            }
+        }
+    };
+}
+
+/// The `visit_*` methods of a visitor for the kinds of JSON value it does not read: each gives `$v` (an array
+/// or an object is skipped whole). Kinds: `str`, `bool`, `i64`, `u64`, `f64`, `unit`, `none`, `seq`, `map`.
+macro_rules! others_give {
+    ($v:expr => $($kind:ident),+) => { $(others_give!(@ $kind, $v);)+ };
+    (@ str, $v:expr) => { others_give!(@ visit_str(_: &str), $v); };
+    (@ bool, $v:expr) => { others_give!(@ visit_bool(_: bool), $v); };
+    (@ i64, $v:expr) => { others_give!(@ visit_i64(_: i64), $v); };
+    (@ u64, $v:expr) => { others_give!(@ visit_u64(_: u64), $v); };
+    (@ f64, $v:expr) => { others_give!(@ visit_f64(_: f64), $v); };
+    (@ unit, $v:expr) => { others_give!(@ visit_unit(), $v); };
+    (@ none, $v:expr) => { others_give!(@ visit_none(), $v); };
+    (@ $method:ident($($arg:tt)*), $v:expr) => {
+        fn $method<E: de::Error>(self, $($arg)*) -> Result<Self::Value, E> {
+            Ok($v)
+        }
+    };
+    (@ seq, $v:expr) => {
+        fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
+            while a.next_element::<IgnoredAny>()?.is_some() {}
+            Ok($v)
+        }
+    };
+    (@ map, $v:expr) => {
+        fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
+            while m.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+            Ok($v)
+        }
+    };
+}
+
+/// `Deserialize` for `$ty` from a JSON object: `$v` starts as `$init`; the value of each listed key is read
+/// by its statement (the map is `$m`), the other values are skipped; the result is `$done`. After the table,
+/// the visitor's other methods.
+macro_rules! object {
+    (
+        $ty:ty, $what:literal, $how:ident, |$v:ident, $m:ident| $init:expr => $done:expr,
+        { $($key:literal => $read:expr,)* } $($others:tt)*
+    ) => {
+        visited!($ty, $what, $how, {
+            fn visit_map<A: MapAccess<'de>>(self, mut $m: A) -> Result<Self::Value, A::Error> {
+                let mut $v = $init;
+                while let Some(CowStr(k)) = $m.next_key::<CowStr>()? {
+                    match k.as_ref() {
+                        $($key => $read,)*
+                        _ => {
+                            $m.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok($done)
+            }
+            $($others)*
+        });
+    };
+}
+
 /// A string that borrows from the input when it can.
 struct CowStr<'a>(Cow<'a, str>);
 
-impl<'de> de::Deserialize<'de> for CowStr<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = CowStr<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a string")
-            }
-            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
-                Ok(CowStr(Cow::Borrowed(v)))
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-                Ok(CowStr(Cow::Owned(v.to_owned())))
-            }
-            fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
-                Ok(CowStr(Cow::Owned(v)))
-            }
-        }
-        d.deserialize_str(V)
+visited!(CowStr<'de>, "a string", deserialize_str, {
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(CowStr(Cow::Borrowed(v)))
     }
-}
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(CowStr(Cow::Owned(v.to_owned())))
+    }
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+        Ok(CowStr(Cow::Owned(v)))
+    }
+});
 
 /// Any JSON value, read as a string if it is one, else skipped (`None`).
 struct MaybeStr<'a>(Option<Cow<'a, str>>);
 
-impl<'de> de::Deserialize<'de> for MaybeStr<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = MaybeStr<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("any value")
-            }
-            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
-                Ok(MaybeStr(Some(Cow::Borrowed(v))))
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-                Ok(MaybeStr(Some(Cow::Owned(v.to_owned()))))
-            }
-            fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
-                Ok(MaybeStr(Some(Cow::Owned(v))))
-            }
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-                Ok(MaybeStr(None))
-            }
-            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-                Ok(MaybeStr(None))
-            }
-            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-                Ok(MaybeStr(None))
-            }
-            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-                Ok(MaybeStr(None))
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-                Ok(MaybeStr(None))
-            }
-            fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
-                Ok(MaybeStr(None))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
-                while a.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(MaybeStr(None))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
-                while a.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(MaybeStr(None))
-            }
-        }
-        d.deserialize_any(V)
+visited!(MaybeStr<'de>, "any value", deserialize_any, {
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(MaybeStr(Some(Cow::Borrowed(v))))
     }
-}
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(MaybeStr(Some(Cow::Owned(v.to_owned()))))
+    }
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+        Ok(MaybeStr(Some(Cow::Owned(v))))
+    }
+    others_give!(MaybeStr(None) => bool, i64, u64, f64, unit, none, seq, map);
+});
 
 /// A non-negative integer if the value is one (numbers, or digit strings), else `None`.
-struct MaybeU64(Option<u64>);
-
-impl<'de> de::Deserialize<'de> for MaybeU64 {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let v = MaybeNum::deserialize(d)?;
-        Ok(MaybeU64(v.0))
-    }
-}
-
 struct MaybeNum(Option<u64>);
-impl<'de> de::Deserialize<'de> for MaybeNum {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = MaybeNum;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a number")
-            }
-            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
-                Ok(MaybeNum(Some(v)))
-            }
-            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
-                Ok(MaybeNum(u64::try_from(v).ok()))
-            }
-            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-                Ok(MaybeNum(None))
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-                Ok(MaybeNum(v.parse().ok()))
-            }
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-                Ok(MaybeNum(None))
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-                Ok(MaybeNum(None))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
-                while a.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(MaybeNum(None))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
-                while a.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(MaybeNum(None))
-            }
-        }
-        d.deserialize_any(V)
+
+visited!(MaybeNum, "a number", deserialize_any, {
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+        Ok(MaybeNum(Some(v)))
     }
-}
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+        Ok(MaybeNum(u64::try_from(v).ok()))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(MaybeNum(v.parse().ok()))
+    }
+    others_give!(MaybeNum(None) => f64, bool, unit, seq, map);
+});
 
 // ---- the entity ----------------------------------------------------------------------------------------
 
@@ -210,7 +207,7 @@ impl<'de> Visitor<'de> for EntitySeed<'_> {
                 }
                 // Written by `skim` in place of a `sitelinks` object: its number of entries.
                 "sitelinks#" => {
-                    let count = m.next_value::<MaybeU64>()?.0.unwrap_or(0);
+                    let count = m.next_value::<MaybeNum>()?.0.unwrap_or(0);
                     e.sitelinks = u32::try_from(count).unwrap_or(u32::MAX);
                 }
                 "claims" => {
@@ -221,7 +218,7 @@ impl<'de> Visitor<'de> for EntitySeed<'_> {
                     })?;
                 }
                 "datatype" => e.datatype = m.next_value::<MaybeStr>()?.0,
-                "lastrevid" => e.lastrevid = m.next_value::<MaybeU64>()?.0,
+                "lastrevid" => e.lastrevid = m.next_value::<MaybeNum>()?.0,
                 "modified" => e.modified = m.next_value::<MaybeStr>()?.0,
                 _ => {
                     m.next_value::<IgnoredAny>()?;
@@ -275,36 +272,13 @@ impl<'de> Visitor<'de> for TermsSeed<'_, '_, 'de> {
 /// `{language, value}` → value.
 struct Term<'a>(Option<Cow<'a, str>>);
 
-impl<'de> de::Deserialize<'de> for Term<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Term<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a term object")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
-                let mut value = None;
-                while let Some(CowStr(k)) = m.next_key::<CowStr>()? {
-                    if k == "value" {
-                        value = m.next_value::<MaybeStr>()?.0;
-                    } else {
-                        m.next_value::<IgnoredAny>()?;
-                    }
-                }
-                Ok(Term(value))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
-                while a.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(Term(None))
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-                Ok(Term(None))
-            }
-        }
-        d.deserialize_any(V)
+object!(
+    Term<'de>, "a term object", deserialize_any, |value, m| None => Term(value),
+    {
+        "value" => value = m.next_value::<MaybeStr>()?.0,
     }
-}
+    others_give!(Term(None) => seq, unit);
+);
 
 /// Counts the entries of a map (or array) without reading them. Returns (count, was an array).
 struct CountSeed;
@@ -335,9 +309,7 @@ impl<'de> Visitor<'de> for CountSeed {
         }
         Ok((n, true))
     }
-    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok((0, false))
-    }
+    others_give!((0, false) => unit);
 }
 
 /// `claims`: `{P: [statement...]}` (or `[]`). Returns whether it was an array.
@@ -401,13 +373,7 @@ impl<'de> Visitor<'de> for StatementsSeed<'_, 'de> {
         }
         Ok(())
     }
-    fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<(), A::Error> {
-        while m.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-        Ok(())
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
-        Ok(())
-    }
+    others_give!(() => map, unit);
 }
 
 /// Count one statement's main snak and keep it when its value is an item or property (shared by the serde
@@ -531,156 +497,55 @@ pub(super) struct RawStatement<'a> {
     pub(super) id: Option<Cow<'a, str>>,
 }
 
-impl<'de> de::Deserialize<'de> for RawStatement<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = RawStatement<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a statement")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
-                let mut st = RawStatement {
-                    snak: RawSnak::default(),
-                    rank: None,
-                    id: None,
-                };
-                while let Some(CowStr(k)) = m.next_key::<CowStr>()? {
-                    match k.as_ref() {
-                        "mainsnak" => st.snak = m.next_value()?,
-                        "rank" => st.rank = m.next_value::<MaybeStr>()?.0,
-                        "id" => st.id = m.next_value::<MaybeStr>()?.0,
-                        _ => {
-                            m.next_value::<IgnoredAny>()?;
-                        }
-                    }
-                }
-                Ok(st)
-            }
-        }
-        d.deserialize_map(V)
+object!(
+    RawStatement<'de>, "a statement", deserialize_map,
+    |st, m| RawStatement { snak: RawSnak::default(), rank: None, id: None } => st,
+    {
+        "mainsnak" => st.snak = m.next_value()?,
+        "rank" => st.rank = m.next_value::<MaybeStr>()?.0,
+        "id" => st.id = m.next_value::<MaybeStr>()?.0,
     }
-}
+);
 
-impl<'de> de::Deserialize<'de> for RawSnak<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = RawSnak<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a snak")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
-                let mut s = RawSnak::default();
-                while let Some(CowStr(k)) = m.next_key::<CowStr>()? {
-                    match k.as_ref() {
-                        "snaktype" => s.snaktype = m.next_value::<MaybeStr>()?.0,
-                        "datatype" => s.datatype = m.next_value::<MaybeStr>()?.0,
-                        "datavalue" => {
-                            let dv: RawDataValue = m.next_value()?;
-                            s.dv_type = dv.ty;
-                            s.value = dv.value;
-                        }
-                        _ => {
-                            m.next_value::<IgnoredAny>()?;
-                        }
-                    }
-                }
-                Ok(s)
-            }
-        }
-        d.deserialize_map(V)
+object!(
+    RawSnak<'de>, "a snak", deserialize_map, |s, m| RawSnak::default() => s,
+    {
+        "snaktype" => s.snaktype = m.next_value::<MaybeStr>()?.0,
+        "datatype" => s.datatype = m.next_value::<MaybeStr>()?.0,
+        "datavalue" => {
+            let dv: RawDataValue = m.next_value()?;
+            s.dv_type = dv.ty;
+            s.value = dv.value;
+        },
     }
-}
+);
 
 struct RawDataValue<'a> {
     ty: Option<Cow<'a, str>>,
     value: RawEntityValue<'a>,
 }
 
-impl<'de> de::Deserialize<'de> for RawDataValue<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = RawDataValue<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a datavalue")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
-                let mut dv = RawDataValue {
-                    ty: None,
-                    value: RawEntityValue::default(),
-                };
-                while let Some(CowStr(k)) = m.next_key::<CowStr>()? {
-                    match k.as_ref() {
-                        "type" => dv.ty = m.next_value::<MaybeStr>()?.0,
-                        "value" => dv.value = m.next_value::<ValueAny>()?.0,
-                        _ => {
-                            m.next_value::<IgnoredAny>()?;
-                        }
-                    }
-                }
-                Ok(dv)
-            }
-        }
-        d.deserialize_map(V)
+object!(
+    RawDataValue<'de>, "a datavalue", deserialize_map,
+    |dv, m| RawDataValue { ty: None, value: RawEntityValue::default() } => dv,
+    {
+        "type" => dv.ty = m.next_value::<MaybeStr>()?.0,
+        "value" => dv.value = m.next_value::<ValueAny>()?.0,
     }
-}
+);
 
 /// A datavalue's `value`: read the entity keys if it is a map, skip anything else.
 struct ValueAny<'a>(RawEntityValue<'a>);
 
-impl<'de> de::Deserialize<'de> for ValueAny<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = ValueAny<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a value")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
-                let mut v = RawEntityValue::default();
-                while let Some(CowStr(k)) = m.next_key::<CowStr>()? {
-                    match k.as_ref() {
-                        "entity-type" => v.entity_type = m.next_value::<MaybeStr>()?.0,
-                        "numeric-id" => v.numeric_id = m.next_value::<MaybeU64>()?.0,
-                        "id" => v.id = m.next_value::<MaybeStr>()?.0,
-                        _ => {
-                            m.next_value::<IgnoredAny>()?;
-                        }
-                    }
-                }
-                Ok(ValueAny(v))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
-                while a.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(ValueAny(RawEntityValue::default()))
-            }
-            fn visit_borrowed_str<E: de::Error>(self, _: &'de str) -> Result<Self::Value, E> {
-                Ok(ValueAny(RawEntityValue::default()))
-            }
-            fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
-                Ok(ValueAny(RawEntityValue::default()))
-            }
-            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-                Ok(ValueAny(RawEntityValue::default()))
-            }
-            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-                Ok(ValueAny(RawEntityValue::default()))
-            }
-            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-                Ok(ValueAny(RawEntityValue::default()))
-            }
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-                Ok(ValueAny(RawEntityValue::default()))
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-                Ok(ValueAny(RawEntityValue::default()))
-            }
-        }
-        d.deserialize_any(V)
+object!(
+    ValueAny<'de>, "a value", deserialize_any, |v, m| RawEntityValue::default() => ValueAny(v),
+    {
+        "entity-type" => v.entity_type = m.next_value::<MaybeStr>()?.0,
+        "numeric-id" => v.numeric_id = m.next_value::<MaybeNum>()?.0,
+        "id" => v.id = m.next_value::<MaybeStr>()?.0,
     }
-}
+    others_give!(ValueAny(RawEntityValue::default()) => seq, str, u64, i64, f64, bool, unit);
+);
 
 // ---- line framing --------------------------------------------------------------------------------------
 

@@ -17,7 +17,7 @@ use crate::core::falsity::{Constraint, Kind, SubjectValues, Summary, TypeStateme
 use crate::core::ids::{Pid, Qid};
 use crate::core::records::PropertyRecord;
 use crate::stages::extract::counts::Counts;
-use crate::stages::extract::spill::{read_json, write_json, Record};
+use crate::stages::extract::spill::{json_lines, read_json, write_json, Record};
 use rayon::slice::ParallelSliceMut;
 use serde::{Deserialize, Serialize};
 use std::cmp::Ordering;
@@ -170,17 +170,25 @@ fn read_exact_or_end<const N: usize>(r: &mut dyn BufRead) -> std::io::Result<Opt
     }
 }
 
+/// [`Record::mem`], [`Record::order`] and [`Record::sort`] of a record with no heap data, in the order of its
+/// `Ord` (equal records are identical, so the parallel unstable sort is exact and the same at any `-j`).
+macro_rules! flat_record {
+    () => {
+        fn mem(&self) -> usize {
+            std::mem::size_of::<Self>()
+        }
+        fn order(a: &Self, b: &Self) -> Ordering {
+            a.cmp(b)
+        }
+        fn sort(v: &mut Vec<Self>) {
+            v.par_sort_unstable();
+        }
+    };
+}
+
 /// On disk: s (8 bytes, little-endian), p (4), novalue (1).
 impl Record for Snak {
-    fn mem(&self) -> usize {
-        std::mem::size_of::<Self>()
-    }
-    fn order(a: &Self, b: &Self) -> Ordering {
-        a.cmp(b)
-    }
-    fn sort(v: &mut Vec<Self>) {
-        v.par_sort_unstable();
-    }
+    flat_record!();
     fn write(&self, w: &mut dyn Write) -> std::io::Result<()> {
         w.write_all(&self.s.to_le_bytes())?;
         w.write_all(&self.p.to_le_bytes())?;
@@ -202,15 +210,7 @@ impl Record for Snak {
 
 /// On disk: p (4 bytes, little-endian), o (8).
 impl Record for Pair {
-    fn mem(&self) -> usize {
-        std::mem::size_of::<Self>()
-    }
-    fn order(a: &Self, b: &Self) -> Ordering {
-        a.cmp(b)
-    }
-    fn sort(v: &mut Vec<Self>) {
-        v.par_sort_unstable();
-    }
+    flat_record!();
     fn write(&self, w: &mut dyn Write) -> std::io::Result<()> {
         w.write_all(&self.p.to_le_bytes())?;
         w.write_all(&self.o.to_le_bytes())
@@ -247,12 +247,7 @@ impl Record for Constraint {
     fn sort(v: &mut Vec<Self>) {
         v.sort();
     }
-    fn write(&self, w: &mut dyn Write) -> std::io::Result<()> {
-        write_json(self, w)
-    }
-    fn read(r: &mut dyn BufRead, scratch: &mut Vec<u8>) -> std::io::Result<Option<Self>> {
-        read_json(r, scratch)
-    }
+    json_lines!();
 }
 
 /// The `values.parquet` and `types.parquet` rows of the join's merged statement stream (sorted by subject,

@@ -172,6 +172,15 @@ pub struct Part {
     pub(crate) overlong: Option<(u64, u64)>,
 }
 
+impl Part {
+    /// The part's overlong line (see `overlong`) at its absolute position: (0-based line, byte offset) of a
+    /// part that starts at line `base_line`, byte `base_offset`.
+    pub(crate) fn overlong_at(&self, base_line: u64, base_offset: u64) -> Option<(u64, u64)> {
+        self.overlong
+            .map(|(l, o)| (base_line.saturating_add(l), base_offset.saturating_add(o)))
+    }
+}
+
 impl dump::Held for Part {
     /// The records kept (counted as the join state counts them: `spill::Record::mem`) and the per-property
     /// tallies; what a parsed chunk holds until its turn.
@@ -460,6 +469,41 @@ pub fn work_chunk(rules: &Rules, bytes: &[u8], at_line_start: bool) -> ChunkOut<
 
 // ---- merge and join ----------------------------------------------------------------------------------------
 
+/// Moves the records of `$part` (a [`Part`] in a local variable; its `bad` and `overlong` are left to the
+/// caller) into `$into`: an [`Acc`], or the [`Part`] a shard of a sharded extract gathers (fields of the same
+/// names). First learns from the part's property lines which properties carry an applicable distinct-values
+/// constraint (`$known`), so that the pairs of the others are dropped as they come.
+macro_rules! absorb_records {
+    ($into:expr, $known:expr, $part:ident) => {{
+        falsity::learn(&mut $known, &$part.properties, &$part.constraints);
+        let known = &$known;
+        $into.pairs.extend(
+            $part
+                .pairs
+                .into_iter()
+                .filter(|x| known.get(&x.p) != Some(&false)),
+        );
+        $into.snaks.extend($part.snaks);
+        $into.constraints.extend($part.constraints);
+        $into.entities.extend($part.entities);
+        $into.properties.extend($part.properties);
+        $into.candidates.extend($part.candidates);
+        $into.seed_other.extend($part.seed_other);
+        $into.items.extend($part.items);
+        for (k, v) in $part.unlabelled_by_prop {
+            let n = $into.unlabelled_by_prop.entry(k).or_insert(0);
+            *n = n.saturating_add(v);
+        }
+        $into.counts.merge($part.counts);
+        if let Some(m) = $part.max_modified {
+            if $into.max_modified.as_ref().is_none_or(|x| &m > x) {
+                $into.max_modified = Some(m);
+            }
+        }
+    }};
+}
+pub(crate) use absorb_records;
+
 /// Sequential accumulator (input order).
 pub struct Acc<'r> {
     pub(crate) rules: &'r Rules,
@@ -526,45 +570,14 @@ impl<'r> Acc<'r> {
     }
 
     fn absorb(&mut self, part: Part, base_line: u64, base_offset: u64) -> Result<()> {
-        if let Some((l, o)) = part.overlong {
-            return Err(self.overlong(
-                base_line.saturating_add(l),
-                base_offset.saturating_add(o),
-                true,
-            ));
+        if let Some((line, offset)) = part.overlong_at(base_line, base_offset) {
+            return Err(self.overlong(line, offset, true));
         }
         let n_ent = part.counts.entity_lines();
         if let Some(p) = self.progress {
             p.inc_extra("entities", n_ent);
         }
-        falsity::learn(
-            &mut self.distinct_known,
-            &part.properties,
-            &part.constraints,
-        );
-        let known = &self.distinct_known;
-        self.pairs.extend(
-            part.pairs
-                .into_iter()
-                .filter(|x| known.get(&x.p) != Some(&false)),
-        );
-        self.snaks.extend(part.snaks);
-        self.constraints.extend(part.constraints);
-        self.entities.extend(part.entities);
-        self.properties.extend(part.properties);
-        self.candidates.extend(part.candidates);
-        self.seed_other.extend(part.seed_other);
-        self.items.extend(part.items);
-        for (k, v) in part.unlabelled_by_prop {
-            let n = self.unlabelled_by_prop.entry(k).or_insert(0);
-            *n = n.saturating_add(v);
-        }
-        self.counts.merge(part.counts);
-        if let Some(m) = part.max_modified {
-            if self.max_modified.as_ref().is_none_or(|x| &m > x) {
-                self.max_modified = Some(m);
-            }
-        }
+        absorb_records!(self, self.distinct_known, part);
         let BadLines {
             total,
             by_kind,

@@ -34,7 +34,7 @@ use crate::stages::extract::cand::Cand;
 use crate::stages::extract::config::Config;
 use crate::stages::extract::counts;
 use crate::stages::extract::falsity::{self, Pair, Snak};
-use crate::stages::extract::keep::{self, Acc, Part, Rules};
+use crate::stages::extract::keep::{self, absorb_records, Acc, Part, Rules};
 use crate::store::{self, AtomicFile, FileRef, Manifest};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -212,38 +212,11 @@ impl<'r> ShardAcc<'r> {
     }
 
     fn absorb(&mut self, p: Part, base_line: u64, base_offset: u64) -> Result<()> {
-        if let Some((l, o)) = p.overlong {
-            return Err(self.overlong(
-                base_line.saturating_add(l),
-                base_offset.saturating_add(o),
-                true,
-            ));
+        if let Some((line, offset)) = p.overlong_at(base_line, base_offset) {
+            return Err(self.overlong(line, offset, true));
         }
+        absorb_records!(self.part, self.distinct_known, p);
         let s = &mut self.part;
-        falsity::learn(&mut self.distinct_known, &p.properties, &p.constraints);
-        let known = &self.distinct_known;
-        s.pairs.extend(
-            p.pairs
-                .into_iter()
-                .filter(|x| known.get(&x.p) != Some(&false)),
-        );
-        s.snaks.extend(p.snaks);
-        s.constraints.extend(p.constraints);
-        s.entities.extend(p.entities);
-        s.properties.extend(p.properties);
-        s.candidates.extend(p.candidates);
-        s.seed_other.extend(p.seed_other);
-        s.items.extend(p.items);
-        for (k, v) in p.unlabelled_by_prop {
-            let n = s.unlabelled_by_prop.entry(k).or_insert(0);
-            *n = n.saturating_add(v);
-        }
-        s.counts.merge(p.counts);
-        if let Some(m) = p.max_modified {
-            if s.max_modified.as_ref().is_none_or(|x| &m > x) {
-                s.max_modified = Some(m);
-            }
-        }
         s.bad
             .append(p.bad, base_line, base_offset, self.rules.bad_keep);
         if s.bad.total > self.max_bad {

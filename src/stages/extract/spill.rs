@@ -111,6 +111,20 @@ pub(super) fn read_json<T: serde::de::DeserializeOwned>(
         .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
 }
 
+/// [`Record::write`] and [`Record::read`] of a record spilled as one JSON document per line ([`write_json`],
+/// [`read_json`]), for the records with strings and lists.
+macro_rules! json_lines {
+    () => {
+        fn write(&self, w: &mut dyn Write) -> std::io::Result<()> {
+            write_json(self, w)
+        }
+        fn read(r: &mut dyn BufRead, scratch: &mut Vec<u8>) -> std::io::Result<Option<Self>> {
+            read_json(r, scratch)
+        }
+    };
+}
+pub(super) use json_lines;
+
 impl Record for EntityRecord {
     fn mem(&self) -> usize {
         let labels: usize = self
@@ -146,12 +160,7 @@ impl Record for EntityRecord {
     fn sort(v: &mut Vec<Self>) {
         sort_by_id(v, entity_key);
     }
-    fn write(&self, w: &mut dyn Write) -> std::io::Result<()> {
-        write_json(self, w)
-    }
-    fn read(r: &mut dyn BufRead, scratch: &mut Vec<u8>) -> std::io::Result<Option<Self>> {
-        read_json(r, scratch)
-    }
+    json_lines!();
 }
 
 impl Record for PropertyRecord {
@@ -179,12 +188,7 @@ impl Record for PropertyRecord {
     fn sort(v: &mut Vec<Self>) {
         sort_by_id(v, |p| (1, p.id.0));
     }
-    fn write(&self, w: &mut dyn Write) -> std::io::Result<()> {
-        write_json(self, w)
-    }
-    fn read(r: &mut dyn BufRead, scratch: &mut Vec<u8>) -> std::io::Result<Option<Self>> {
-        read_json(r, scratch)
-    }
+    json_lines!();
 }
 
 /// A candidate on disk: s, o (8 bytes each, little-endian), p (4), rank (1), then the id: tag 0 = GUID (16

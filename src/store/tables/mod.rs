@@ -10,6 +10,8 @@ pub mod items;
 pub mod parallel;
 pub mod revalidation;
 pub mod sword;
+#[cfg(test)]
+mod testdata;
 pub mod texts;
 
 pub use self::parallel::{Budget, Columns, ParSink};
@@ -21,7 +23,7 @@ use arrow_array::{
     Array, ArrayRef, BooleanArray, RecordBatch, StringArray, UInt32Array, UInt64Array,
 };
 use arrow_schema::{DataType, Field, Schema};
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
@@ -409,18 +411,22 @@ pub fn entity_schema(langs: &[String]) -> Arc<Schema> {
         Field::new("kind", DataType::Utf8, false),
     ];
     for l in langs {
-        fields.push(Field::new(format!("label_{l}"), DataType::Utf8, false));
-        fields.push(Field::new(
-            format!("label_{l}_from_mul"),
-            DataType::Boolean,
-            false,
-        ));
+        fields.extend(label_fields(l, false));
         fields.push(Field::new(format!("description_{l}"), DataType::Utf8, true));
     }
     fields.push(Field::new("sitelinks", DataType::UInt32, false));
     fields.push(Field::new("lastrevid", DataType::UInt64, true));
     fields.push(Field::new("modified", DataType::Utf8, true));
     Arc::new(Schema::new(fields))
+}
+
+/// `label_L` utf8 and `label_L_from_mul` bool of language `l` (nullable in `properties.parquet`, where a
+/// property may have no label in a language).
+fn label_fields(l: &str, nullable: bool) -> [Field; 2] {
+    [
+        Field::new(format!("label_{l}"), DataType::Utf8, nullable),
+        Field::new(format!("label_{l}_from_mul"), DataType::Boolean, nullable),
+    ]
 }
 
 fn entity_kind(id: &EntityId) -> &'static str {
@@ -608,6 +614,40 @@ fn label_languages(schema: &Schema) -> Vec<String> {
         .collect()
 }
 
+/// A reader of `entities.parquet` or `properties.parquet`, `batch` rows at a time, and the file's languages
+/// (column order).
+fn labelled_reader<R: ChunkReader + 'static>(
+    src: R,
+    path: &Path,
+    batch: usize,
+) -> Result<(Vec<String>, ParquetRecordBatchReader)> {
+    let builder =
+        ParquetRecordBatchReaderBuilder::try_new(src).map_err(|e| Error::parquet(path, e))?;
+    let langs = label_languages(builder.schema());
+    let reader = builder
+        .with_batch_size(batch.max(1))
+        .build()
+        .map_err(|e| Error::parquet(path, e))?;
+    Ok((langs, reader))
+}
+
+/// The `label_L` and `label_L_from_mul` columns of `batch` for every language `L` of `langs`.
+fn label_columns<'a>(
+    batch: &'a RecordBatch,
+    langs: &[String],
+    path: &Path,
+) -> Result<Vec<(&'a StringArray, &'a BooleanArray)>> {
+    langs
+        .iter()
+        .map(|l| {
+            Ok((
+                string_column(batch, &format!("label_{l}"), path)?,
+                typed_column::<BooleanArray>(batch, &format!("label_{l}_from_mul"), path)?,
+            ))
+        })
+        .collect()
+}
+
 /// Read `entities.parquet` from any source: the languages (column order) and the records.
 pub fn read_entities_from<R: ChunkReader + 'static>(
     src: R,
@@ -624,26 +664,15 @@ pub fn read_entities_where<R: ChunkReader + 'static>(
     batch: usize,
     keep: impl Fn(EntityId) -> bool,
 ) -> Result<(Vec<String>, Vec<EntityRecord>)> {
-    let builder =
-        ParquetRecordBatchReaderBuilder::try_new(src).map_err(|e| Error::parquet(path, e))?;
-    let langs = label_languages(builder.schema());
-    let reader = builder
-        .with_batch_size(batch.max(1))
-        .build()
-        .map_err(|e| Error::parquet(path, e))?;
+    let (langs, reader) = labelled_reader(src, path, batch)?;
     let mut out = Vec::new();
     for batch in reader {
         let batch = batch.map_err(|e| Error::parquet(path, e))?;
         let id = string_column(&batch, "id", path)?;
-        let labels: Vec<(&StringArray, &BooleanArray, &StringArray)> = langs
+        let labels = label_columns(&batch, &langs, path)?;
+        let descriptions: Vec<&StringArray> = langs
             .iter()
-            .map(|l| {
-                Ok((
-                    string_column(&batch, &format!("label_{l}"), path)?,
-                    typed_column::<BooleanArray>(&batch, &format!("label_{l}_from_mul"), path)?,
-                    string_column(&batch, &format!("description_{l}"), path)?,
-                ))
-            })
+            .map(|l| string_column(&batch, &format!("description_{l}"), path))
             .collect::<Result<_>>()?;
         let sitelinks = typed_column::<UInt32Array>(&batch, "sitelinks", path)?;
         let lastrevid = typed_column::<UInt64Array>(&batch, "lastrevid", path)?;
@@ -660,14 +689,14 @@ pub fn read_entities_where<R: ChunkReader + 'static>(
                 id: eid,
                 labels: labels
                     .iter()
-                    .map(|(t, m, _)| Label {
+                    .map(|(t, m)| Label {
                         text: t.value(i).to_string(),
                         from_mul: m.value(i),
                     })
                     .collect(),
-                descriptions: labels
+                descriptions: descriptions
                     .iter()
-                    .map(|(_, _, d)| d.is_valid(i).then(|| d.value(i).to_string()))
+                    .map(|d| d.is_valid(i).then(|| d.value(i).to_string()))
                     .collect(),
                 sitelinks: sitelinks.value(i),
                 lastrevid: lastrevid.is_valid(i).then(|| lastrevid.value(i)),
@@ -693,12 +722,7 @@ pub fn property_schema(langs: &[String]) -> Arc<Schema> {
         Field::new("datatype", DataType::Utf8, false),
     ];
     for l in langs {
-        fields.push(Field::new(format!("label_{l}"), DataType::Utf8, true));
-        fields.push(Field::new(
-            format!("label_{l}_from_mul"),
-            DataType::Boolean,
-            true,
-        ));
+        fields.extend(label_fields(l, true));
     }
     fields.push(Field::new("transitive", DataType::Boolean, false));
     fields.push(Field::new("symmetric", DataType::Boolean, false));
@@ -821,27 +845,13 @@ pub fn read_properties_from<R: ChunkReader + 'static>(
     src: R,
     path: &Path,
 ) -> Result<Vec<PropertyRecord>> {
-    let builder =
-        ParquetRecordBatchReaderBuilder::try_new(src).map_err(|e| Error::parquet(path, e))?;
-    let langs = label_languages(builder.schema());
-    let reader = builder
-        .with_batch_size(ROW_GROUP)
-        .build()
-        .map_err(|e| Error::parquet(path, e))?;
+    let (langs, reader) = labelled_reader(src, path, ROW_GROUP)?;
     let mut out = Vec::new();
     for batch in reader {
         let batch = batch.map_err(|e| Error::parquet(path, e))?;
         let id = string_column(&batch, "id", path)?;
         let datatype = string_column(&batch, "datatype", path)?;
-        let labels: Vec<(&StringArray, &BooleanArray)> = langs
-            .iter()
-            .map(|l| {
-                Ok((
-                    string_column(&batch, &format!("label_{l}"), path)?,
-                    typed_column::<BooleanArray>(&batch, &format!("label_{l}_from_mul"), path)?,
-                ))
-            })
-            .collect::<Result<_>>()?;
+        let labels = label_columns(&batch, &langs, path)?;
         let transitive = typed_column::<BooleanArray>(&batch, "transitive", path)?;
         let symmetric = typed_column::<BooleanArray>(&batch, "symmetric", path)?;
         let inverse = string_column(&batch, "inverse", path)?;
@@ -961,19 +971,7 @@ mod tests {
     /// boundary for triples; entities with varied strings and nulls).
     #[test]
     fn stream_batches_give_the_bytes_of_whole_row_groups() {
-        let triples: Vec<Triple> = (0..ROW_GROUP as u64 + 20_000)
-            .map(|i| Triple {
-                subject: Qid(i * 7 % 100_003),
-                property: Pid(i % 13),
-                object: Qid(i / 3),
-                rank: [Rank::Normal, Rank::Preferred, Rank::Deprecated][(i % 3) as usize],
-                statement_id: if i % 5 == 0 {
-                    String::new()
-                } else {
-                    format!("Q{i}${:x}", i * 31)
-                },
-            })
-            .collect();
+        let triples = testdata::triples(ROW_GROUP as u64 + 20_000);
         let whole = write_triples(Vec::new(), &triples, Path::new("mem")).unwrap();
         let streamed = write_triples_chunked(
             Vec::new(),
@@ -984,29 +982,7 @@ mod tests {
         .unwrap();
         assert!(whole == streamed, "triples: bytes differ");
         let langs = vec!["en".to_string(), "ko".to_string()];
-        let ents: Vec<EntityRecord> = (0..20_000u64)
-            .map(|i| EntityRecord {
-                id: if i % 9 == 0 {
-                    EntityId::Property(Pid(i))
-                } else {
-                    EntityId::Item(Qid(i))
-                },
-                labels: vec![
-                    Label {
-                        text: format!("label {}", i * i % 977),
-                        from_mul: i % 4 == 0,
-                    },
-                    Label {
-                        text: "라벨".repeat((i % 7) as usize + 1),
-                        from_mul: false,
-                    },
-                ],
-                descriptions: vec![(i % 3 == 0).then(|| format!("d{i}")), None],
-                sitelinks: (i % 50) as u32,
-                lastrevid: (i % 2 == 0).then_some(i * 1000),
-                modified: (i % 6 != 0).then(|| "2024-01-01T00:00:00Z".to_string()),
-            })
-            .collect();
+        let ents = testdata::entities(20_000, langs.len() as u64);
         let whole = write_entities(Vec::new(), &langs, &ents, true, Path::new("mem")).unwrap();
         let mut sink =
             Sink::new(Vec::new(), entity_schema(&langs), true, Path::new("mem")).unwrap();

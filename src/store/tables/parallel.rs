@@ -234,6 +234,25 @@ impl<C: Columns, W: Write + Send + 'static> Shared<C, W> {
         self.changed.notify_all();
     }
 
+    /// Run one step of a column writer (a piece, or the close), catching a panic: its value, or `None` once
+    /// the failure is recorded (a panic as an internal error).
+    fn guarded<T>(&self, step: impl FnOnce() -> Result<T>) -> Option<T> {
+        match panic::catch_unwind(AssertUnwindSafe(step)) {
+            Ok(Ok(v)) => Some(v),
+            Ok(Err(e)) => {
+                self.fail(e);
+                None
+            }
+            Err(_) => {
+                self.fail(Error::internal(format!(
+                    "{}: a column writer panicked",
+                    self.path.display()
+                )));
+                None
+            }
+        }
+    }
+
     /// Drain lane `c` of `group`: write its pieces in order, and close its column chunk when asked to.
     fn drain(self: &Arc<Self>, group: &Arc<Group<C::Row>>, c: usize) {
         let Some(lane) = group.lanes.get(c) else {
@@ -245,25 +264,9 @@ impl<C: Columns, W: Write + Send + 'static> Shared<C, W> {
                 let writer = l.writer.take();
                 drop(l);
                 let writer = match writer {
-                    Some(mut w) if !self.failed.load(Ordering::Relaxed) => {
-                        let r = panic::catch_unwind(AssertUnwindSafe(|| {
-                            self.write(&mut w, &piece.rows, c)
-                        }));
-                        match r {
-                            Ok(Ok(())) => Some(w),
-                            Ok(Err(e)) => {
-                                self.fail(e);
-                                None
-                            }
-                            Err(_) => {
-                                self.fail(Error::internal(format!(
-                                    "{}: a column writer panicked",
-                                    self.path.display()
-                                )));
-                                None
-                            }
-                        }
-                    }
+                    Some(mut w) if !self.failed.load(Ordering::Relaxed) => self
+                        .guarded(|| self.write(&mut w, &piece.rows, c))
+                        .map(|()| w),
                     other => other,
                 };
                 lock(lane).writer = writer;
@@ -281,20 +284,7 @@ impl<C: Columns, W: Write + Send + 'static> Shared<C, W> {
             drop(l);
             let chunk = match writer {
                 Some(w) if !self.failed.load(Ordering::Relaxed) => {
-                    match panic::catch_unwind(AssertUnwindSafe(|| w.close())) {
-                        Ok(Ok(ch)) => Some(ch),
-                        Ok(Err(e)) => {
-                            self.fail(Error::parquet(&self.path, e));
-                            None
-                        }
-                        Err(_) => {
-                            self.fail(Error::internal(format!(
-                                "{}: a column writer panicked",
-                                self.path.display()
-                            )));
-                            None
-                        }
-                    }
+                    self.guarded(|| w.close().map_err(|e| Error::parquet(&self.path, e)))
                 }
                 _ => None,
             };
@@ -579,32 +569,23 @@ impl<C: Columns, W: Write + Send + 'static> Drop for ParSink<C, W> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::testdata::{entities, triples};
     use super::super::{
         write_entities, write_triples_chunked, EntityColumns, TripleColumns, ROW_GROUP,
     };
     use super::*;
-    use crate::core::ids::{EntityId, Pid, Qid};
-    use crate::core::records::{EntityRecord, Label, Rank, Triple};
+    use crate::core::ids::{EntityId, Qid};
+    use crate::core::records::{EntityRecord, Triple};
     use std::borrow::Cow;
 
-    fn triples(n: u64) -> Vec<Triple> {
-        (0..n)
-            .map(|i| Triple {
-                subject: Qid(i * 7 % 100_003),
-                property: Pid(i % 13),
-                object: Qid(i / 3),
-                rank: [Rank::Normal, Rank::Preferred, Rank::Deprecated][(i % 3) as usize],
-                statement_id: if i % 5 == 0 {
-                    String::new()
-                } else {
-                    format!(
-                        "Q{}${:08X}-{i}",
-                        i * 7 % 100_003,
-                        i.wrapping_mul(2654435761)
-                    )
-                },
-            })
-            .collect()
+    /// A complete file of `columns` written to `w` (`path` names it in errors), `budget` bytes in flight.
+    fn sink<C: Columns, W: Write + Send + 'static>(
+        w: W,
+        columns: C,
+        path: &str,
+        budget: usize,
+    ) -> ParSink<C, W> {
+        ParSink::new(w, columns, true, Path::new(path), Budget::new(budget)).unwrap()
     }
 
     /// The one-thread writer's bytes: batches of `STREAM_BATCH` rows, as the stage gave them.
@@ -620,14 +601,7 @@ mod tests {
             .build()
             .unwrap();
         pool.install(|| {
-            let mut s = ParSink::new(
-                Vec::new(),
-                TripleColumns,
-                true,
-                Path::new("mem"),
-                Budget::new(budget),
-            )
-            .unwrap();
+            let mut s = sink(Vec::new(), TripleColumns, "mem", budget);
             let mut rest = rows;
             for &n in sends.iter().cycle() {
                 if rest.is_empty() {
@@ -679,27 +653,7 @@ mod tests {
     #[test]
     fn entities_with_many_columns_give_the_one_thread_bytes() {
         let langs: Vec<String> = ["en", "fr", "ko"].iter().map(|s| s.to_string()).collect();
-        let rows: Vec<EntityRecord> = (0..30_000u64)
-            .map(|i| EntityRecord {
-                id: if i % 11 == 0 {
-                    EntityId::Property(Pid(i))
-                } else {
-                    EntityId::Item(Qid(i))
-                },
-                labels: (0..3)
-                    .map(|l| Label {
-                        text: format!("label {i} {l}"),
-                        from_mul: (i + l) % 4 == 0,
-                    })
-                    .collect(),
-                descriptions: (0..3)
-                    .map(|l| (i % (l + 2) == 0).then(|| format!("d{}", i % 97)))
-                    .collect(),
-                sitelinks: (i % 300) as u32,
-                lastrevid: (i % 3 != 0).then_some(i * 17),
-                modified: (i % 5 != 0).then(|| format!("2024-01-{:02}T00:00:00Z", i % 28 + 1)),
-            })
-            .collect();
+        let rows = entities(30_000, langs.len() as u64);
         let want = {
             let mut s = super::super::Sink::new(
                 Vec::new(),
@@ -720,14 +674,7 @@ mod tests {
             .build()
             .unwrap();
         let got = pool.install(|| {
-            let mut s = ParSink::new(
-                Vec::new(),
-                EntityColumns::new(&langs),
-                true,
-                Path::new("mem"),
-                Budget::new(1 << 20),
-            )
-            .unwrap();
+            let mut s = sink(Vec::new(), EntityColumns::new(&langs), "mem", 1 << 20);
             for chunk in rows.chunks(5_000) {
                 s.send(chunk.to_vec()).unwrap();
             }
@@ -758,14 +705,12 @@ mod tests {
     #[test]
     fn a_failing_file_is_an_error_naming_it_and_nothing_hangs() {
         let rows = triples(3 * ROW_GROUP as u64);
-        let mut s = ParSink::new(
+        let mut s = sink(
             Failing { left: 100_000 },
             TripleColumns,
-            true,
-            Path::new("out/t.parquet"),
-            Budget::new(1 << 20),
-        )
-        .unwrap();
+            "out/t.parquet",
+            1 << 20,
+        );
         // The failure shows at a later send or at the end, never as a hang.
         let mut err = None;
         for chunk in rows.chunks(STREAM_BATCH) {
@@ -780,14 +725,7 @@ mod tests {
         };
         assert!(e.to_string().contains("out/t.parquet"), "{e}");
         // Rows left unfinished: dropping the sink waits for its lanes and returns.
-        let mut s = ParSink::new(
-            Vec::new(),
-            TripleColumns,
-            true,
-            Path::new("mem"),
-            Budget::new(1 << 20),
-        )
-        .unwrap();
+        let mut s = sink(Vec::new(), TripleColumns, "mem", 1 << 20);
         s.send(rows).unwrap();
         drop(s);
     }
@@ -795,14 +733,7 @@ mod tests {
     #[test]
     fn rows_that_do_not_fit_the_schema_are_refused_when_sent() {
         let langs = vec!["en".to_string(), "fr".to_string()];
-        let mut s = ParSink::new(
-            Vec::new(),
-            EntityColumns::new(&langs),
-            true,
-            Path::new("e.parquet"),
-            Budget::new(1 << 20),
-        )
-        .unwrap();
+        let mut s = sink(Vec::new(), EntityColumns::new(&langs), "e.parquet", 1 << 20);
         let e = s
             .send(vec![EntityRecord {
                 id: EntityId::Item(Qid(1)),

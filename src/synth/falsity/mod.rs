@@ -507,13 +507,8 @@ impl Gen<'_> {
                 self.item_value(j, q);
             }
             CSnak::Prop(p) => {
-                j.raw(",\"datavalue\":{\"value\":{\"entity-type\":\"property\",\"numeric-id\":");
-                j.num(p.0);
-                if !self.legacy {
-                    j.raw(",\"id\":");
-                    j.id(b'P', p.0);
-                }
-                j.raw("},\"type\":\"wikibase-entityid\"}");
+                j.raw(",\"datavalue\":");
+                self.prop_value(j, p);
             }
             CSnak::NoValue | CSnak::SomeValue => {}
         }
@@ -525,9 +520,7 @@ impl Gen<'_> {
     /// The P2302 claim's statements (`[` and `]` written by the caller).
     pub(super) fn constraint_statements(&mut self, j: &mut J, entity: &str, cons: &[Constraint]) {
         for (i, c) in cons.iter().enumerate() {
-            if i > 0 {
-                j.raw(",");
-            }
+            j.comma(i);
             j.raw("{\"mainsnak\":");
             self.csnak(j, 2302, c.kind, false);
             j.raw(",\"type\":\"statement\"");
@@ -545,24 +538,18 @@ impl Gen<'_> {
             if !groups.is_empty() {
                 j.raw(",\"qualifiers\":{");
                 for (gi, (p, snaks)) in groups.iter().enumerate() {
-                    if gi > 0 {
-                        j.raw(",");
-                    }
+                    j.comma(gi);
                     j.key_id(b'P', *p);
                     j.raw("[");
                     for (si, s) in snaks.iter().enumerate() {
-                        if si > 0 {
-                            j.raw(",");
-                        }
+                        j.comma(si);
                         self.csnak(j, *p, *s, true);
                     }
                     j.raw("]");
                 }
                 j.raw("},\"qualifiers-order\":[");
                 for (gi, (p, _)) in groups.iter().enumerate() {
-                    if gi > 0 {
-                        j.raw(",");
-                    }
+                    j.comma(gi);
                     j.id(b'P', *p);
                 }
                 j.raw("]");

@@ -1016,25 +1016,15 @@ mod tests {
         assert_eq!((out.batches, out.pairs, out.steps), (2, 2, 1));
         let dot = |a: [f32; 2], b: [f32; 2]| a[0] as f64 * b[0] as f64 + a[1] as f64 * b[1] as f64;
         // Batch 1: g = (1 − σ(c1·o0))·lr; c1 += g·o0, o0 += g·c1 (old c1).
+        // a + g·b, in f64.
+        let step = |a: [f32; 2], g: f64, b: [f32; 2]| {
+            [a[0] as f64 + g * b[0] as f64, a[1] as f64 + g * b[1] as f64]
+        };
         let g1 = (1.0 - sigma(dot(c1, o0))) * 0.5;
-        let c1n = [
-            c1[0] as f64 + g1 * o0[0] as f64,
-            c1[1] as f64 + g1 * o0[1] as f64,
-        ];
-        let o0n = [
-            o0[0] as f64 + g1 * c1[0] as f64,
-            o0[1] as f64 + g1 * c1[1] as f64,
-        ];
+        let (c1n, o0n) = (step(c1, g1, o0), step(o0, g1, c1));
         // Batch 2 (next super-step): context 0 against centre 1 (o1 untouched so far).
         let g2 = (1.0 - sigma(dot(c0, o1))) * 0.5;
-        let c0n = [
-            c0[0] as f64 + g2 * o1[0] as f64,
-            c0[1] as f64 + g2 * o1[1] as f64,
-        ];
-        let o1n = [
-            o1[0] as f64 + g2 * c0[0] as f64,
-            o1[1] as f64 + g2 * c0[1] as f64,
-        ];
+        let (c0n, o1n) = (step(c0, g2, o1), step(o1, g2, c0));
         let want0 = [c0n[0], c0n[1], c1n[0], c1n[1]];
         let want1 = [o0n[0], o0n[1], o1n[0], o1n[1]];
         for (got, want) in syn0.iter().zip(want0).chain(syn1.iter().zip(want1)) {
