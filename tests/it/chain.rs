@@ -611,7 +611,7 @@ fn translate_uses_a_template_file_and_the_first_originals_only() {
     // The oracle: the Batch path's prompt with the brackets swapped for the template's.
     let first = prompts
         .keys()
-        .map(|k| k.split('-').next().unwrap().to_string())
+        .map(|k| k.rsplit_once('-').unwrap().0.to_string())
         .min()
         .unwrap();
     let want: std::collections::BTreeSet<String> = prompts
