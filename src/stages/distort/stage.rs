@@ -227,8 +227,21 @@ fn run(cx: &mut Context, cfg: &DistortConfig, carry_from: Option<&Path>) -> Resu
                     new_originals: &new_originals,
                 },
             );
+            let mut counts = row_counts(&c.rows, &index, sizes);
+            // What the carry did, flat for the nightly's summary line: carried, dropped (and why), drawn.
+            for l in &c.lineage {
+                *counts.entry(format!("carry_{}", l.action)).or_default() += 1;
+                if l.action == "dropped" {
+                    *counts
+                        .entry(format!("carry_dropped_{}", l.status))
+                        .or_default() += 1;
+                }
+            }
+            for a in ["carried", "dropped", "drawn"] {
+                counts.entry(format!("carry_{a}")).or_default();
+            }
             let out = super::draw::DistortOutput {
-                counts: row_counts(&c.rows, &index, sizes),
+                counts,
                 rows: c.rows.clone(),
                 sampling,
                 rejects: c
