@@ -206,14 +206,14 @@ impl Stage for TranslateStage {
     }
 }
 
+/// Reusable texts by `custom_id`, and the files that said they are reusable.
+type Reusable = (HashMap<String, StatementText>, Vec<FileRef>);
+
 /// The texts a carried run can take from the run it was carried from, by `custom_id`, and the files that
 /// said so (for the manifest): `None` unless the run has `lineage.parquet`, distort's manifest names the old
 /// run (`extra.carry.from`), and that run has texts from `sword translate` with the same template. Only the
 /// statements carried as `valid` (labels unchanged: the same prompt) whose old text passed the check.
-fn reusable_texts(
-    dir: &Path,
-    template: &str,
-) -> Result<Option<(HashMap<String, StatementText>, Vec<FileRef>)>> {
+fn reusable_texts(dir: &Path, template: &str) -> Result<Option<Reusable>> {
     let lineage_path = dir.join(LINEAGE.file);
     let dm = Manifest::path_in(dir, DISTORT);
     if !lineage_path.is_file() || !dm.is_file() {
