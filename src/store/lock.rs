@@ -9,7 +9,7 @@ use super::layout::{self, LOCK_FILE};
 use crate::core::error::{Error, IoContext, Result};
 use std::collections::BTreeSet;
 use std::fs::{self, File};
-use std::io::{Read, Write};
+use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
@@ -199,6 +199,20 @@ fn check_writable(dir: &Path) -> Result<()> {
     }
 }
 
+/// How long [`DirLock::acquire`] waits for a lock that this process itself released but that a child being
+/// forked still holds (a fork followed by `exec` takes microseconds to milliseconds).
+const OWN_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// The lock file's text (`pid N (command)`) names this process.
+fn names_this_process(holder: &str) -> bool {
+    holder
+        .trim()
+        .strip_prefix("pid ")
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|pid| pid.parse::<u32>().ok())
+        == Some(std::process::id())
+}
+
 /// An exclusive lock on a run directory, held for the life of the value: an advisory `flock` on
 /// `<dir>/.sword.lock`, released by the OS even on `kill -9`. Every stage that writes into a run directory
 /// takes it ([`DirLock::stage`]); a second process (another `sword extract`, a `sword run`) is refused at once
@@ -263,17 +277,30 @@ impl DirLock {
             });
         }
         let mut file = open_lock(&path)?;
-        match file.try_lock() {
-            Ok(()) => {}
-            Err(fs::TryLockError::WouldBlock) => {
-                let mut holder = Vec::new();
-                let _ = (&mut file).take(256).read_to_end(&mut holder);
-                return Err(Error::Locked {
-                    path: dir.to_path_buf(),
-                    what: format!("held by {}", String::from_utf8_lossy(&holder).trim()),
-                });
+        // A lock file that names this process while no `Held` has it was closed by this process a moment ago
+        // and is still held through a copy of its descriptor in a child that another thread is forking (the
+        // copy lives until the child's `exec` closes it): wait for that, up to `OWN_LOCK_WAIT`, instead of
+        // refusing our own run folder.
+        let since = std::time::Instant::now();
+        loop {
+            match file.try_lock() {
+                Ok(()) => break,
+                Err(fs::TryLockError::WouldBlock) => {
+                    let mut holder = Vec::new();
+                    let _ = file.seek(std::io::SeekFrom::Start(0));
+                    let _ = (&mut file).take(256).read_to_end(&mut holder);
+                    let holder = String::from_utf8_lossy(&holder);
+                    if names_this_process(&holder) && since.elapsed() < OWN_LOCK_WAIT {
+                        std::thread::sleep(std::time::Duration::from_millis(5));
+                        continue;
+                    }
+                    return Err(Error::Locked {
+                        path: dir.to_path_buf(),
+                        what: format!("held by {}", holder.trim()),
+                    });
+                }
+                Err(fs::TryLockError::Error(e)) => return Err(Error::io(&path, e)),
             }
-            Err(fs::TryLockError::Error(e)) => return Err(Error::io(&path, e)),
         }
         let command: Vec<String> = std::env::args()
             .take(2)
@@ -356,6 +383,40 @@ impl Drop for DirLock {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_lock_this_process_released_while_a_child_was_forked_is_waited_for() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(LOCK_FILE);
+        // Another open file description of the lock file, locked and naming this process: what a child that
+        // is being forked keeps of a lock this process has just released.
+        let mut copy = File::create(&path).unwrap();
+        copy.lock().unwrap();
+        write!(copy, "pid {} (sword extract)", std::process::id()).unwrap();
+        let exec = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(150));
+            drop(copy);
+        });
+        let t0 = std::time::Instant::now();
+        let lock = DirLock::acquire(dir.path()).unwrap();
+        assert!(t0.elapsed() >= std::time::Duration::from_millis(100));
+        exec.join().unwrap();
+        drop(lock);
+        // Held under another process's name: refused at once.
+        let mut other = File::create(&path).unwrap();
+        other.lock().unwrap();
+        write!(other, "pid {} (sword run)", std::process::id() + 1).unwrap();
+        let t0 = std::time::Instant::now();
+        let refused = DirLock::acquire(dir.path()).map(|_| ());
+        assert!(matches!(refused, Err(Error::Locked { .. })), "{refused:?}");
+        assert!(t0.elapsed() < OWN_LOCK_WAIT);
+        assert!(names_this_process(&format!("pid {}\n", std::process::id())));
+        assert!(!names_this_process(&format!(
+            "pid {}0 (sword run)",
+            std::process::id()
+        )));
+        assert!(!names_this_process("garbage"));
+    }
 
     #[test]
     fn dir_lock_is_exclusive_across_threads_and_shared_within_one() {
