@@ -3,15 +3,10 @@
 //! old statement (`carried` or `dropped`, in the old benchmark's order), then one per statement drawn by this
 //! build (`drawn`, in the new benchmark's order).
 
-use crate::core::error::{Error, IoContext, Result};
-use crate::store::tables;
-use arrow_array::{Array, ArrayRef, RecordBatch, StringArray};
-use arrow_schema::{DataType, Field, Schema};
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
-use parquet::arrow::ArrowWriter;
+use crate::core::error::Result;
+use crate::store::tables::revalidation::{read_utf8_table, write_utf8_table};
 use std::io::Write;
 use std::path::Path;
-use std::sync::Arc;
 
 /// One row of `lineage.parquet`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -41,94 +36,44 @@ const COLUMNS: [&str; 7] = [
     "replaces",
 ];
 
-/// Schema of `lineage.parquet`: seven utf8 columns, none null (empty strings where a field does not apply).
-pub fn lineage_schema() -> Arc<Schema> {
-    Arc::new(Schema::new(
-        COLUMNS
-            .iter()
-            .map(|c| Field::new(*c, DataType::Utf8, false))
-            .collect::<Vec<_>>(),
-    ))
-}
-
-fn fields(r: &LineageRow) -> [&str; 7] {
-    [
-        &r.statement_id,
-        &r.original_id,
-        &r.strategy,
-        &r.action,
-        &r.status,
-        &r.detail,
-        &r.replaces,
-    ]
-}
-
-/// Write the rows (one row group per [`tables::ROW_GROUP`] rows: the same rows give the same bytes).
+/// Write the rows (one row group per [`crate::store::tables::ROW_GROUP`] rows: the same rows give the same bytes), seven
+/// utf8 columns, none null.
 pub fn write_lineage<W: Write + Send>(
     w: W,
     rows: &[LineageRow],
     complete: bool,
     path: &Path,
 ) -> Result<W> {
-    let schema = lineage_schema();
-    let mut writer = ArrowWriter::try_new(
-        w,
-        schema.clone(),
-        Some(tables::writer_props_marked(complete)),
-    )
-    .map_err(|e| Error::parquet(path, e))?;
-    for chunk in rows.chunks(tables::ROW_GROUP) {
-        let cols: Vec<ArrayRef> = (0..COLUMNS.len())
-            .map(|c| -> ArrayRef {
-                Arc::new(StringArray::from_iter_values(
-                    chunk.iter().map(|r| fields(r)[c]),
-                ))
-            })
-            .collect();
-        let batch =
-            RecordBatch::try_new(schema.clone(), cols).map_err(|e| Error::parquet(path, e))?;
-        writer.write(&batch).map_err(|e| Error::parquet(path, e))?;
+    fn fields(r: &LineageRow) -> [&String; 7] {
+        [
+            &r.statement_id,
+            &r.original_id,
+            &r.strategy,
+            &r.action,
+            &r.status,
+            &r.detail,
+            &r.replaces,
+        ]
     }
-    writer.into_inner().map_err(|e| Error::parquet(path, e))
+    write_utf8_table(w, &COLUMNS, rows, fields, complete, path)
 }
 
 /// Read a `lineage.parquet`.
 pub fn read_lineage(path: &Path) -> Result<Vec<LineageRow>> {
-    let f = std::fs::File::open(path).at(path)?;
-    let reader = ParquetRecordBatchReaderBuilder::try_new(f)
-        .map_err(|e| Error::parquet(path, e))?
-        .build()
-        .map_err(|e| Error::parquet(path, e))?;
-    let mut out = Vec::new();
-    for batch in reader {
-        let batch = batch.map_err(|e| Error::parquet(path, e))?;
-        let cols: Vec<&StringArray> = COLUMNS
-            .iter()
-            .map(|c| {
-                batch
-                    .column_by_name(c)
-                    .and_then(|a| a.as_any().downcast_ref::<StringArray>())
-                    .filter(|a| a.null_count() == 0)
-                    .ok_or_else(|| Error::Corrupt {
-                        path: path.to_path_buf(),
-                        what: format!("missing or null utf8 column `{c}`"),
-                    })
-            })
-            .collect::<Result<_>>()?;
-        for i in 0..batch.num_rows() {
-            let v = |c: usize| cols[c].value(i).to_string();
-            out.push(LineageRow {
-                statement_id: v(0),
-                original_id: v(1),
-                strategy: v(2),
-                action: v(3),
-                status: v(4),
-                detail: v(5),
-                replaces: v(6),
-            });
-        }
-    }
-    Ok(out)
+    Ok(read_utf8_table(path, &COLUMNS)?
+        .into_iter()
+        .map(
+            |[statement_id, original_id, strategy, action, status, detail, replaces]| LineageRow {
+                statement_id,
+                original_id,
+                strategy,
+                action,
+                status,
+                detail,
+                replaces,
+            },
+        )
+        .collect())
 }
 
 #[cfg(test)]
