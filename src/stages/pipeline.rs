@@ -133,6 +133,10 @@ pub struct Args {
     /// `open`, the paper's rule): keep only distortions at least this sure to be false (docs/falsity.md).
     #[arg(long, value_name = "TIER")]
     pub min_falsity: Option<String>,
+    /// Distort's `--carry-from`: carry the benchmark of this earlier run to the new dump (keep what still
+    /// holds, with its ids; draw the rest anew; `lineage.parquet` says which). docs/versions.md.
+    #[arg(long, value_name = "OLD_RUN")]
+    pub carry_from: Option<PathBuf>,
     /// Stop after this stage.
     #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(stage_names()))]
     pub until: Option<String>,
@@ -340,6 +344,9 @@ pub fn run(args: &Args) -> Result<Vec<StageReport>> {
     }
     if let Some(t) = &args.min_falsity {
         forwarded.push(("min-falsity", t.into()));
+    }
+    if let Some(old) = &args.carry_from {
+        forwarded.push(("carry-from", old.into()));
     }
     let plan = Plan {
         dir: dir.to_path_buf(),

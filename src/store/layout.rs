@@ -115,6 +115,9 @@ pub const TEXTS_GENERATED: Artifact = artifact("statements_text.parquet", TRANSL
 /// The statements' texts, from `sword import-translations` (the same file and schema).
 pub const TEXTS_IMPORTED: Artifact = artifact("statements_text.parquet", IMPORT_TRANSLATIONS);
 
+/// What `distort --carry-from` carried, dropped and drew (docs/versions.md).
+pub const LINEAGE: Artifact = artifact("lineage.parquet", DISTORT);
+
 /// The status of every statement of an old benchmark against a newer dump.
 pub const REVALIDATION: Artifact = artifact("revalidation.parquet", REVALIDATE);
 /// Counts per status × strategy and examples with their old and new labels (Markdown).

@@ -611,7 +611,7 @@ fn translate_uses_a_template_file_and_the_first_originals_only() {
     // The oracle: the Batch path's prompt with the brackets swapped for the template's.
     let first = prompts
         .keys()
-        .map(|k| k.split('-').next().unwrap().to_string())
+        .map(|k| k.rsplit_once('-').unwrap().0.to_string())
         .min()
         .unwrap();
     let want: std::collections::BTreeSet<String> = prompts
@@ -987,5 +987,74 @@ fn longform_verification_killed_mid_run_resumes_without_asking_twice() {
         ),
         (Some(9), Some(3), Some(6)),
         "{c}"
+    );
+}
+
+/// `sword translate` on a carried run takes the texts of the statements carried as `valid` from the run it
+/// was carried from (what lineage.parquet and the old texts say, read here independently) and asks the model
+/// only for the others.
+#[test]
+fn translate_on_a_carried_run_reuses_the_texts_of_statements_carried_as_valid() {
+    use sword::stages::translate::import::read_texts_file;
+    let wd = Workdir::new();
+    let cfg = sword::synth::Config {
+        entities: 1500,
+        seed: 3,
+        ..sword::synth::Config::default()
+    };
+    let (_, old) = crate::versions::first_version(&wd, &cfg, 20);
+    let lc = sword::synth::LaterConfig::default();
+    let (v2, _) = crate::versions::later_version(&wd, &cfg, &old, &lc);
+    let new = wd.join("new");
+    let (o, n) = (old.to_str().unwrap(), new.to_str().unwrap());
+    wd.run_ok(&["extract", "--dump", v2.to_str().unwrap(), "--out", n]);
+    wd.run_ok(&[
+        "distort",
+        "--out",
+        n,
+        "--seed",
+        "7",
+        "--samples",
+        "20",
+        "--carry-from",
+        o,
+    ]);
+    wd.run_ok(&["export", "--out", n]);
+    let answered: Answered = Arc::default();
+    let server = start(0, answered.clone(), None);
+    wd.run_ok(&translate_args(&server.url, o, &["--retry-bad", "1"]));
+    let out = wd.run_ok(&translate_args(&server.url, n, &["--retry-bad", "1"]));
+    let s: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let valid: std::collections::HashSet<String> =
+        sword::store::tables::lineage::read_lineage(&new.join("lineage.parquet"))
+            .unwrap()
+            .into_iter()
+            .filter(|l| l.action == "carried" && l.status == "valid")
+            .map(|l| l.statement_id)
+            .collect();
+    let want: HashMap<String, String> = read_texts_file(&old.join("statements_text.parquet"))
+        .unwrap()
+        .into_iter()
+        .filter(|t| t.text_ok == Some(true) && valid.contains(&t.statement_id))
+        .map(|t| (t.custom_id, t.text))
+        .collect();
+    let (pairs, reused) = (s["pairs"].as_u64().unwrap(), s["reused"].as_u64().unwrap());
+    assert!(reused > 0 && reused < pairs, "{s}");
+    assert_eq!(reused as usize, want.len());
+    // Only the others were asked (first round; retries come on top).
+    let first_round = s["requests"].as_u64().unwrap() - s["retried"].as_u64().unwrap();
+    assert_eq!(first_round, pairs - reused, "{s}");
+    let got: HashMap<String, String> = read_texts_file(&new.join("statements_text.parquet"))
+        .unwrap()
+        .into_iter()
+        .map(|t| (t.custom_id, t.text))
+        .collect();
+    assert_eq!(got.len() as u64, s["translated"].as_u64().unwrap());
+    for (id, text) in &want {
+        assert_eq!(got.get(id), Some(text), "{id}");
+    }
+    assert_eq!(
+        crate::util::count(&crate::util::manifest(&new, "translate"), "reused"),
+        reused
     );
 }

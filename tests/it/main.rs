@@ -4,6 +4,7 @@ mod stub;
 mod util;
 
 mod bz2;
+mod carry;
 mod chain;
 mod cli;
 mod compare;

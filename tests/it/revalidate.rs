@@ -308,9 +308,10 @@ fn revalidate_refuses_runs_it_cannot_compare_and_writes_nothing() {
 }
 
 /// The nightly revalidates the promoted run against the new one (its counts in the summary, the table in the
-/// new run), says so when there is none, and `REVALIDATE=0` turns it off; the promotion guard still decides.
+/// new run) and carries its benchmark into the new run (`--carry-from`, counts in the summary), says so when
+/// there is none, and `REVALIDATE=0` / `CARRY=0` turn them off; the promotion guard still decides.
 #[test]
-fn the_nightly_revalidates_the_promoted_benchmark_unless_turned_off() {
+fn the_nightly_revalidates_and_carries_the_promoted_benchmark_unless_turned_off() {
     let wd = Workdir::new();
     std::fs::create_dir_all(wd.join("dumps")).unwrap();
     let first = wd.join("dumps/wikidata-20240101-all.json");
@@ -339,6 +340,8 @@ fn the_nightly_revalidates_the_promoted_benchmark_unless_turned_off() {
         |run: &str| String::from_utf8(wd.read(&format!("out/{run}/logs/summary.txt"))).unwrap();
     nightly(&first, &[]);
     assert!(summary("20240101").contains("revalidation: no promoted run to revalidate"));
+    assert!(summary("20240101").contains("carry: no promoted run to carry from"));
+    assert!(!wd.join("out/20240101/lineage.parquet").exists());
     assert!(!wd.join("out/20240101/revalidation.parquet").exists());
 
     // A month on: the same world with edits aimed at the promoted benchmark.
@@ -377,6 +380,48 @@ fn the_nightly_revalidates_the_promoted_benchmark_unless_turned_off() {
         );
     }
     assert!(got.iter().any(|r| r.status != "valid"), "no edit found");
+    // The new benchmark was carried from the promoted one: the statements that hold keep their ids, and the
+    // summary counts what was carried, dropped (by status) and drawn, as lineage.parquet says.
+    let lineage =
+        sword::store::tables::lineage::read_lineage(&wd.join("out/20240201/lineage.parquet"))
+            .unwrap();
+    let carry = s
+        .lines()
+        .find(|l| l.starts_with("carry from "))
+        .unwrap_or_else(|| panic!("no carry in the summary:\n{s}"));
+    assert!(carry.contains("20240101"), "{carry}");
+    for action in ["carried", "dropped", "drawn"] {
+        let n = lineage.iter().filter(|l| l.action == action).count();
+        assert!(
+            carry.contains(&format!(" {action}={n} ")),
+            "{action}={n} not in {carry}"
+        );
+    }
+    let new_ids: std::collections::BTreeSet<String> =
+        sword::synth::read_benchmark(&wd.join("out/20240201"))
+            .unwrap()
+            .into_iter()
+            .map(|r| r.statement_id)
+            .collect();
+    for (r, v) in got.iter().zip(&old) {
+        let holds = r.status == "valid" || r.status == "label_changed";
+        if !holds {
+            assert!(
+                !new_ids.contains(&v.statement_id),
+                "{} dropped",
+                v.statement_id
+            );
+        }
+    }
+    let carried = lineage.iter().filter(|l| l.action == "carried").count();
+    assert!(
+        carried > 0
+            && carried
+                == old
+                    .iter()
+                    .filter(|o| new_ids.contains(&o.statement_id))
+                    .count()
+    );
     // Promoted all the same (the guard's counts are close).
     assert_eq!(
         std::fs::read_link(wd.join("out/latest")).unwrap(),
@@ -386,7 +431,9 @@ fn the_nightly_revalidates_the_promoted_benchmark_unless_turned_off() {
     // Turned off.
     let third = wd.join("dumps/wikidata-20240301-all.json");
     std::fs::copy(&second, &third).unwrap();
-    nightly(&third, &["REVALIDATE=0"]);
+    nightly(&third, &["REVALIDATE=0", "CARRY=0"]);
     assert!(summary("20240301").contains("revalidation: off (REVALIDATE=0)"));
     assert!(!wd.join("out/20240301/revalidation.parquet").exists());
+    assert!(summary("20240301").contains("carry: off (CARRY=0)"));
+    assert!(!wd.join("out/20240301/lineage.parquet").exists());
 }

@@ -5,7 +5,6 @@
 use crate::util::Workdir;
 use std::collections::BTreeMap;
 use sword::core::ids::{Pid, Qid};
-use sword::stages::contract::NoSettings;
 use sword::stages::distort::{self, DistortConfig, DistortStage, Strategy};
 use sword::synth::{self, Config};
 
@@ -51,7 +50,8 @@ fn run(
         ..DistortConfig::default()
     };
     let manifest =
-        sword::stages::contract::run::<DistortStage>(&out, &dcfg, &NoSettings {}).unwrap();
+        sword::stages::contract::run::<DistortStage>(&out, &dcfg, &distort::DistortArgs::default())
+            .unwrap();
     let rows = distort::read_distortions_file(&out.join("distortions.parquet")).unwrap();
     (truth, rows, manifest, wd)
 }

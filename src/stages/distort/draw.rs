@@ -52,42 +52,11 @@ pub fn distort_one(
 ) -> OriginalResult {
     let mut rng = item_rng(cfg.seed, 3, u64::from(original_id));
     let org = Distortion::original(original_id, t);
-    let empty = Vec::new();
     let mut rejections = BTreeMap::new();
     let mut variants = Vec::with_capacity(4);
     let mut falsity_rejected = [0u64; 4];
     for (k, strategy) in Strategy::VARIANTS.into_iter().enumerate() {
-        let role = strategy.role().expect("variants have a role");
-        let original = replaced(t, strategy);
-        // Draw from the pool without the original.
-        let pool = pool_of(index, t, strategy, &empty);
-        let n = pool.len();
-        if n == 0 {
-            variants.push(VariantOutcome::Dropped {
-                strategy,
-                reason: Reason::EmptyPool,
-                attempts: 0,
-            });
-            continue;
-        }
-        let mut local: BTreeMap<Reason, u64> = BTreeMap::new();
-        let mut accepted = None;
-        let mut attempts = 0;
-        while attempts < cfg.max_attempts {
-            attempts += 1;
-            let cand = pool.get(below(&mut rng, n as u64) as usize);
-            let (s, o) = variant_of(t, strategy, cand);
-            let checked = index
-                .check(strategy, s, t.property, o, cfg.transitive_max_visits)
-                .and_then(|()| falsity_of(rule, s, t.property, o, cfg.min_falsity));
-            match checked {
-                Ok(tier) => {
-                    accepted = Some((cand, s, o, tier));
-                    break;
-                }
-                Err(r) => *local.entry(r).or_default() += 1,
-            }
-        }
+        let (v, local) = draw_variant(index, rule, original_id, t, strategy, &mut rng, cfg, sim);
         falsity_rejected[k] = [Reason::FalsityOpen, Reason::FalsityLikely]
             .iter()
             .filter_map(|r| local.get(r))
@@ -95,38 +64,7 @@ pub fn distort_one(
         for (r, c) in &local {
             *rejections.entry(*r).or_default() += c;
         }
-        match accepted {
-            Some((cand, s, o, falsity)) => variants.push(VariantOutcome::Emitted(Distortion {
-                statement_id: statement_id(original_id, strategy),
-                original_id,
-                strategy,
-                subject: s,
-                property: t.property,
-                object: o,
-                replaced_role: Some(role),
-                original_entity: Some(original),
-                replacement_entity: Some(cand),
-                cosine: sim.cosine(original, cand),
-                cosine_centred: sim.cosine_centred(original, cand),
-                attempts,
-                original_rank: t.rank,
-                original_statement_id: t.statement_id.clone(),
-                falsity,
-            })),
-            None => {
-                // The most frequent rejection reason names the drop (ties: the first check in order).
-                let reason = local
-                    .iter()
-                    .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))
-                    .map(|(r, _)| *r)
-                    .unwrap_or(Reason::Exists);
-                variants.push(VariantOutcome::Dropped {
-                    strategy,
-                    reason,
-                    attempts,
-                });
-            }
-        }
+        variants.push(v);
     }
     OriginalResult {
         org,
@@ -137,8 +75,89 @@ pub fn distort_one(
     }
 }
 
+/// Draw one variant of `t` with `strategy` from `rng`: candidates from the strategy's pool until one passes
+/// every guard (and the falsity rule), or `max_attempts` is spent. Returns the outcome (its statement id the
+/// positional `statement_id(original_id, strategy)`) and the rejected candidates by reason.
+#[allow(clippy::too_many_arguments)]
+pub fn draw_variant(
+    index: &Index,
+    rule: Option<&Rule>,
+    original_id: u32,
+    t: &Triple,
+    strategy: Strategy,
+    rng: &mut rand::rngs::ChaCha8Rng,
+    cfg: &DistortConfig,
+    sim: &dyn Similarity,
+) -> (VariantOutcome, BTreeMap<Reason, u64>) {
+    let role = strategy.role().expect("variants have a role");
+    let original = replaced(t, strategy);
+    // Draw from the pool without the original.
+    let empty = Vec::new();
+    let pool = pool_of(index, t, strategy, &empty);
+    let n = pool.len();
+    let mut local: BTreeMap<Reason, u64> = BTreeMap::new();
+    if n == 0 {
+        let v = VariantOutcome::Dropped {
+            strategy,
+            reason: Reason::EmptyPool,
+            attempts: 0,
+        };
+        return (v, local);
+    }
+    let mut accepted = None;
+    let mut attempts = 0;
+    while attempts < cfg.max_attempts {
+        attempts += 1;
+        let cand = pool.get(below(rng, n as u64) as usize);
+        let (s, o) = variant_of(t, strategy, cand);
+        let checked = index
+            .check(strategy, s, t.property, o, cfg.transitive_max_visits)
+            .and_then(|()| falsity_of(rule, s, t.property, o, cfg.min_falsity));
+        match checked {
+            Ok(tier) => {
+                accepted = Some((cand, s, o, tier));
+                break;
+            }
+            Err(r) => *local.entry(r).or_default() += 1,
+        }
+    }
+    let v = match accepted {
+        Some((cand, s, o, falsity)) => VariantOutcome::Emitted(Distortion {
+            statement_id: statement_id(original_id, strategy),
+            original_id,
+            strategy,
+            subject: s,
+            property: t.property,
+            object: o,
+            replaced_role: Some(role),
+            original_entity: Some(original),
+            replacement_entity: Some(cand),
+            cosine: sim.cosine(original, cand),
+            cosine_centred: sim.cosine_centred(original, cand),
+            attempts,
+            original_rank: t.rank,
+            original_statement_id: t.statement_id.clone(),
+            falsity,
+        }),
+        None => {
+            // The most frequent rejection reason names the drop (ties: the first check in order).
+            let reason = local
+                .iter()
+                .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))
+                .map(|(r, _)| *r)
+                .unwrap_or(Reason::Exists);
+            VariantOutcome::Dropped {
+                strategy,
+                reason,
+                attempts,
+            }
+        }
+    };
+    (v, local)
+}
+
 /// The tier of a candidate the guards let through (`None` without a rule), or why it is below `min`.
-fn falsity_of(
+pub(super) fn falsity_of(
     rule: Option<&Rule>,
     s: crate::core::ids::Qid,
     p: crate::core::ids::Pid,
@@ -192,7 +211,8 @@ pub fn distort_with_index(
         statements: kb.statements.len() as u64,
         transitive: kb.transitive.len() as u64,
     };
-    draw_all(index, None, &originals, sampling, sizes, cfg, sim)
+    let tag = super::ids::build_tag(&[], cfg, &[]);
+    draw_all(index, None, &originals, sampling, sizes, cfg, sim, &tag)
 }
 
 /// Rows of the three triple files distort reads (counted in its manifest).
@@ -203,7 +223,9 @@ pub struct InputSizes {
     pub transitive: u64,
 }
 
-/// Draw the variants of the sampled `originals` (in sample order) and gather the output.
+/// Draw the variants of the sampled `originals` (in sample order) and gather the output. The n-th original's
+/// statements get the stable ids `<tag>-<n>-<STRATEGY>` ([`super::ids`]).
+#[allow(clippy::too_many_arguments)]
 pub fn draw_all(
     index: &Index,
     rule: Option<&Rule>,
@@ -212,6 +234,7 @@ pub fn draw_all(
     sizes: InputSizes,
     cfg: &DistortConfig,
     sim: &dyn Similarity,
+    tag: &str,
 ) -> DistortOutput {
     let results: Vec<OriginalResult> = originals
         .par_iter()
@@ -231,7 +254,14 @@ pub fn draw_all(
         counts.insert(format!("emitted_{}", s.as_str()), 0);
     }
     let mut probe: [ProbeTally; 4] = Default::default();
-    for r in results {
+    for (n, mut r) in results.into_iter().enumerate() {
+        let key = super::ids::original_key(tag, n);
+        r.org.statement_id = super::ids::drawn_id(&key, Strategy::ORG);
+        for v in &mut r.variants {
+            if let VariantOutcome::Emitted(d) = v {
+                d.statement_id = super::ids::drawn_id(&key, d.strategy);
+            }
+        }
         for (acc, p) in probe.iter_mut().zip(&r.probe) {
             acc.add(p);
         }

@@ -25,9 +25,11 @@
 //! the replacement embeddings. Each original uses its own ChaCha8 stream seeded from (seed, original index),
 //! and results are collected in input order, so the output does not depend on the thread count.
 
+pub mod carry;
 pub mod config;
 pub mod draw;
 pub mod falsity;
+pub mod ids;
 pub mod index;
 pub mod probe;
 pub mod sample;
@@ -38,8 +40,8 @@ mod tests;
 
 pub use self::config::DistortConfig;
 pub use self::draw::{
-    differences, distort, distort_one, distort_with_index, draw_all, DistortOutput, InputSizes,
-    OriginalResult, VariantOutcome,
+    differences, distort, distort_one, distort_with_index, draw_all, draw_variant, DistortOutput,
+    InputSizes, OriginalResult, VariantOutcome,
 };
 pub use self::index::{Index, IndexBuilder, KnowledgeBase, Reason};
 pub use self::probe::{probe_json, probe_one, ProbeTally};
@@ -47,7 +49,7 @@ pub use self::sample::{sample_frame, sample_originals, PropertyWeight, SamplingF
 pub use self::similarity::{
     EmbeddingSimilarity, FnSimilarity, NoSimilarity, NpySimilarity, Similarity,
 };
-pub use self::stage::DistortStage;
+pub use self::stage::{DistortArgs, DistortStage};
 pub use crate::core::records::{statement_id, Distortion, Role, Strategy};
 pub use crate::store::tables::distortions::{
     distortion_columns, distortions_schema, read_distortions, read_distortions_file,

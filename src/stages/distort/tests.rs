@@ -317,6 +317,7 @@ fn a_falsity_rule_adds_the_tier_and_min_falsity_draws_again() {
             InputSizes::default(),
             &cfg,
             &NoSimilarity,
+            "0000beef",
         )
     };
     let plain = run(None, Tier::Open);

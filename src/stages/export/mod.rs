@@ -256,8 +256,19 @@ pub fn write_all(
 ) -> Result<()> {
     let dest = dir.join(SWORD.file);
     let complete = manifest.complete;
+    // The tags of the builds the statements come from (distort's manifest), kept with the benchmark so that a
+    // later carry never draws ids of its lineage again.
+    let lineage: Vec<String> = distort_manifest
+        .and_then(|m| m.extra.get("lineage"))
+        .and_then(|v| v.as_array())
+        .map(|v| {
+            v.iter()
+                .filter_map(|t| t.as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default();
     let mut f = store::AtomicFile::create(&dest)?;
-    write_sword_marked(&mut f, rows, lookup, dump_date, complete, &dest)?;
+    write_sword_marked(&mut f, rows, lookup, dump_date, complete, &lineage, &dest)?;
     f.commit()?;
     let (requests, skipped) = translation_requests(rows, lookup, &cfg.model);
     store::write_atomic(dir.join(TRANSLATION_REQUESTS.file), |w| {

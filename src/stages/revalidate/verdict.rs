@@ -7,6 +7,7 @@
 use crate::core::error::{Error, IoContext, Result};
 use crate::core::ids::{EntityId, Pid, Qid};
 use crate::core::records::{Label, PropertyRecord, Rank};
+pub use crate::stages::distort::ids::original_of;
 use crate::stages::distort::{Index, Role, Strategy};
 use crate::store::layout::ITEMS;
 use crate::store::tables;
@@ -16,9 +17,10 @@ use rayon::prelude::*;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-/// The `sword.parquet` format versions this reader understands: 1 (positional ids, `original_id` uint32) and 2
-/// (stable ids, `original_id` utf8).
-pub const READABLE_FORMATS: [u32; 2] = [1, 2];
+/// The `sword.parquet` format versions this reader understands: 1 and 2 (positional ids, `000042-PSS`, whose
+/// `original_id` is 42) and 3 (stable ids, `7f3a09c2-000042-PSS`, whose `original_id` is the original's
+/// position in the file, not part of the id). A utf8 `original_id` (the original's id itself) is read too.
+pub const READABLE_FORMATS: [u32; 3] = [1, 2, 3];
 
 /// The status of a statement of an old benchmark against a newer dump, in precedence order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -110,13 +112,6 @@ impl OldStatement {
     }
 }
 
-/// The original id in a statement id (`<original_id>-<STRATEGY>[.<tag>]`), if it has that shape.
-pub fn original_of(statement_id: &str) -> Option<&str> {
-    let stem = statement_id.split('.').next()?;
-    let (orig, strategy) = stem.rsplit_once('-')?;
-    Strategy::parse(strategy).map(|_| orig)
-}
-
 /// A fingerprint per language of an entity's label texts (0: no label): what "another label" compares, in
 /// 8 bytes per language instead of the texts.
 pub type LabelPrint = Vec<u64>;
@@ -204,7 +199,7 @@ impl OldBenchmark {
                 .unwrap_or_default()
         };
         let languages = list("sword.languages");
-        let lineage = list("sword.lineage");
+        let lineage = list(tables::sword::LINEAGE_KEY);
         let mut columns: Vec<String> = KEY_COLUMNS.iter().map(|c| c.to_string()).collect();
         for r in ROLES {
             for l in &languages {
@@ -289,7 +284,9 @@ impl OldBenchmark {
                 .ok_or_else(|| bad(i, format!("strategy `{}`", strategy.value(i))))?;
             let orig_id = match (orig_text, orig_num) {
                 (Some(t), _) => t.value(i).to_string(),
-                (_, Some(n)) => format!("{:06}", n.value(i)),
+                // Positional ids name their original's position; stable ids their original's id.
+                (_, Some(n)) if self.format_version < 3 => format!("{:06}", n.value(i)),
+                (_, Some(_)) => original_of(&id).unwrap_or_default().to_string(),
                 _ => return Err(bad(i, "`original_id` is neither utf8 nor uint32".into())),
             };
             // The original id is the stem of the statement id (docs/versions.md), so it need not be held.

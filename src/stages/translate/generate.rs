@@ -12,19 +12,20 @@
 //! the last one, marked `text_ok` false with its reason. A request never answered has no row.
 
 use super::check::{self, Reason};
-use super::import::{read_sources, write_texts, Source, StatementText};
+use super::import::{read_sources, read_texts_file, write_texts, Source, StatementText};
 use crate::core::error::{Error, IoContext, Result};
 use crate::llm::client::RunConfig;
 use crate::llm::request::{Message, Request};
 use crate::llm::resume::{self as runner, RunSummary};
 use crate::stages::contract::{Context, Input, NoSettings, Stage};
 use crate::stages::export::{custom_id, render, DEFAULT_TEMPLATE};
-use crate::store::layout::{self, Artifact, SWORD, TEXTS_GENERATED};
+use crate::store::layout::{self, Artifact, DISTORT, LINEAGE, SWORD, TEXTS_GENERATED, TRANSLATE};
 use crate::store::tables;
-use crate::store::Manifest;
+use crate::store::tables::lineage::read_lineage;
+use crate::store::{FileRef, Manifest};
 use serde::Serialize;
 use serde_json::{json, Map};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 /// Keep the rows of the first `n` originals (smallest original ids) with all their variants.
@@ -71,6 +72,9 @@ pub struct Summary {
     pub pairs: usize,
     /// Pairs left out because a label is missing in that language.
     pub missing_label: usize,
+    /// Pairs whose text was taken from the run carried from (a statement carried as `valid`: the same
+    /// labels, so the same prompt), not asked.
+    pub reused: usize,
     /// Requests over every round (first asks and retries).
     pub requests: usize,
     pub cached: usize,
@@ -202,6 +206,52 @@ impl Stage for TranslateStage {
     }
 }
 
+/// Reusable texts by `custom_id`, and the files that said they are reusable.
+type Reusable = (HashMap<String, StatementText>, Vec<FileRef>);
+
+/// The texts a carried run can take from the run it was carried from, by `custom_id`, and the files that
+/// said so (for the manifest): `None` unless the run has `lineage.parquet`, distort's manifest names the old
+/// run (`extra.carry.from`), and that run has texts from `sword translate` with the same template. Only the
+/// statements carried as `valid` (labels unchanged: the same prompt) whose old text passed the check.
+fn reusable_texts(dir: &Path, template: &str) -> Result<Option<Reusable>> {
+    let lineage_path = dir.join(LINEAGE.file);
+    let dm = Manifest::path_in(dir, DISTORT);
+    if !lineage_path.is_file() || !dm.is_file() {
+        return Ok(None);
+    }
+    let Some(old) = Manifest::read(&dm)?.extra["carry"]["from"]
+        .as_str()
+        .map(PathBuf::from)
+    else {
+        return Ok(None);
+    };
+    let (texts, tm) = (
+        old.join(TEXTS_GENERATED.file),
+        Manifest::path_in(&old, TRANSLATE),
+    );
+    if !texts.is_file() || !tm.is_file() || Manifest::read(&tm)?.config["template"] != template {
+        crate::core::progress::log(format!(
+            "translate: no texts of {} from `sword translate` with this template to reuse",
+            old.display()
+        ));
+        return Ok(None);
+    }
+    let valid: HashSet<String> = read_lineage(&lineage_path)?
+        .into_iter()
+        .filter(|l| l.action == "carried" && l.status == "valid")
+        .map(|l| l.statement_id)
+        .collect();
+    let map = read_texts_file(&texts)?
+        .into_iter()
+        .filter(|t| t.text_ok == Some(true) && valid.contains(&t.statement_id))
+        .map(|t| (t.custom_id.clone(), t))
+        .collect();
+    Ok(Some((
+        map,
+        vec![FileRef::of(&lineage_path)?, FileRef::of(&texts)?],
+    )))
+}
+
 /// The work: render the prompts, ask (and ask again those that fail the check), write the texts.
 fn run(cx: &mut Context, args: &TranslateArgs) -> Result<Summary> {
     let dir = cx.dir().to_path_buf();
@@ -219,7 +269,7 @@ fn run(cx: &mut Context, args: &TranslateArgs) -> Result<Summary> {
         }
     }
     let mut summary = Summary::default();
-    let mut jobs = Vec::new();
+    let mut jobs: Vec<Job> = Vec::new();
     for src in first_originals(&sources.rows, args.originals) {
         for lang in &sources.languages {
             match src.labels_in(&sources.languages, lang) {
@@ -234,6 +284,25 @@ fn run(cx: &mut Context, args: &TranslateArgs) -> Result<Summary> {
         }
     }
     summary.pairs = jobs.len();
+    // A carried run: the texts of statements carried as `valid` come from the old run, when it has them
+    // for the same template and they passed the check.
+    let mut reused_rows: Vec<StatementText> = Vec::new();
+    if let Some((reusable, inputs)) = reusable_texts(&dir, &template)? {
+        cx.manifest().inputs.extend(inputs);
+        jobs.retain(
+            |job| match reusable.get(&custom_id(&job.src.statement_id, job.lang)) {
+                Some(t) => {
+                    reused_rows.push(StatementText {
+                        original_id: Some(job.src.original_id.to_string()),
+                        ..t.clone()
+                    });
+                    false
+                }
+                None => true,
+            },
+        );
+    }
+    summary.reused = reused_rows.len();
     let log = dir.join("translate").join("answers.jsonl");
     let mut cfg = args.cfg.clone();
     // best[j]: the kept (checked) answer and its usage key.
@@ -330,6 +399,14 @@ fn run(cx: &mut Context, args: &TranslateArgs) -> Result<Summary> {
             lc.text_ok as f64 / lc.pairs as f64
         };
     }
+    for t in reused_rows {
+        let lc = summary.languages.entry(t.language.clone()).or_default();
+        lc.pairs += 1;
+        lc.translated += 1;
+        lc.text_ok += 1;
+        summary.text_ok += 1;
+        rows.push(t);
+    }
     summary.translated = rows.len();
     rows.sort_by(|a, b| a.custom_id.cmp(&b.custom_id));
     let dest = cx.path(&TEXTS_GENERATED);
@@ -356,7 +433,7 @@ fn run(cx: &mut Context, args: &TranslateArgs) -> Result<Summary> {
             }
         }
     }
-    m.extra = json!({ "reasons": summary.reasons, "languages": summary.languages });
+    m.extra = json!({ "reasons": summary.reasons, "languages": summary.languages, "reused": summary.reused });
     Ok(summary)
 }
 

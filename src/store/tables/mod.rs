@@ -7,6 +7,7 @@
 pub mod distortions;
 pub mod falsity;
 pub mod items;
+pub mod lineage;
 pub mod parallel;
 pub mod revalidation;
 pub mod sword;

@@ -26,8 +26,13 @@ const COLUMNS: [&str; 4] = ["statement_id", "strategy", "status", "detail"];
 
 /// Schema of `revalidation.parquet`: four utf8 columns, none null.
 pub fn revalidation_schema() -> Arc<Schema> {
+    utf8_schema(&COLUMNS)
+}
+
+/// A schema of non-null utf8 columns.
+fn utf8_schema(columns: &[&str]) -> Arc<Schema> {
     Arc::new(Schema::new(
-        COLUMNS
+        columns
             .iter()
             .map(|c| Field::new(*c, DataType::Utf8, false))
             .collect::<Vec<_>>(),
@@ -41,7 +46,28 @@ pub fn write_revalidation<W: Write + Send>(
     complete: bool,
     path: &Path,
 ) -> Result<W> {
-    let schema = revalidation_schema();
+    write_utf8_table(
+        w,
+        &COLUMNS,
+        rows,
+        |r: &RevalidationRow| [&r.statement_id, &r.strategy, &r.status, &r.detail],
+        complete,
+        path,
+    )
+}
+
+/// Write a table of non-null utf8 columns named `columns`, `fields` giving each row's values in that order
+/// (one row group per [`tables::ROW_GROUP`] rows). `revalidation.parquet` and `lineage.parquet` are such
+/// tables.
+pub(crate) fn write_utf8_table<W: Write + Send, R, const N: usize>(
+    w: W,
+    columns: &[&str; N],
+    rows: &[R],
+    fields: impl Fn(&R) -> [&String; N],
+    complete: bool,
+    path: &Path,
+) -> Result<W> {
+    let schema = utf8_schema(columns);
     let mut writer = ArrowWriter::try_new(
         w,
         schema.clone(),
@@ -49,26 +75,26 @@ pub fn write_revalidation<W: Write + Send>(
     )
     .map_err(|e| Error::parquet(path, e))?;
     for chunk in rows.chunks(tables::ROW_GROUP) {
-        let col = |f: fn(&RevalidationRow) -> &str| -> ArrayRef {
-            Arc::new(StringArray::from_iter_values(chunk.iter().map(f)))
-        };
-        let batch = RecordBatch::try_new(
-            schema.clone(),
-            vec![
-                col(|r| &r.statement_id),
-                col(|r| &r.strategy),
-                col(|r| &r.status),
-                col(|r| &r.detail),
-            ],
-        )
-        .map_err(|e| Error::parquet(path, e))?;
+        let cols: Vec<ArrayRef> = (0..N)
+            .map(|c| -> ArrayRef {
+                Arc::new(StringArray::from_iter_values(
+                    chunk.iter().map(|r| fields(r)[c].as_str()),
+                ))
+            })
+            .collect();
+        let batch =
+            RecordBatch::try_new(schema.clone(), cols).map_err(|e| Error::parquet(path, e))?;
         writer.write(&batch).map_err(|e| Error::parquet(path, e))?;
     }
     writer.into_inner().map_err(|e| Error::parquet(path, e))
 }
 
-/// Read a `revalidation.parquet`.
-pub fn read_revalidation(path: &Path) -> Result<Vec<RevalidationRow>> {
+/// Read a table [`write_utf8_table`] wrote: each row's values of `columns`, in that order; a column missing,
+/// of another type or with a null is `Corrupt` naming the file.
+pub(crate) fn read_utf8_table<const N: usize>(
+    path: &Path,
+    columns: &[&str; N],
+) -> Result<Vec<[String; N]>> {
     let f = std::fs::File::open(path).at(path)?;
     let reader = ParquetRecordBatchReaderBuilder::try_new(f)
         .map_err(|e| Error::parquet(path, e))?
@@ -77,7 +103,7 @@ pub fn read_revalidation(path: &Path) -> Result<Vec<RevalidationRow>> {
     let mut out = Vec::new();
     for batch in reader {
         let batch = batch.map_err(|e| Error::parquet(path, e))?;
-        let cols: Vec<&StringArray> = COLUMNS
+        let cols: Vec<&StringArray> = columns
             .iter()
             .map(|c| {
                 batch
@@ -91,15 +117,23 @@ pub fn read_revalidation(path: &Path) -> Result<Vec<RevalidationRow>> {
             })
             .collect::<Result<_>>()?;
         for i in 0..batch.num_rows() {
-            out.push(RevalidationRow {
-                statement_id: cols[0].value(i).to_string(),
-                strategy: cols[1].value(i).to_string(),
-                status: cols[2].value(i).to_string(),
-                detail: cols[3].value(i).to_string(),
-            });
+            out.push(std::array::from_fn(|c| cols[c].value(i).to_string()));
         }
     }
     Ok(out)
+}
+
+/// Read a `revalidation.parquet`.
+pub fn read_revalidation(path: &Path) -> Result<Vec<RevalidationRow>> {
+    Ok(read_utf8_table(path, &COLUMNS)?
+        .into_iter()
+        .map(|[statement_id, strategy, status, detail]| RevalidationRow {
+            statement_id,
+            strategy,
+            status,
+            detail,
+        })
+        .collect())
 }
 
 #[cfg(test)]

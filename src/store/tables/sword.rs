@@ -17,7 +17,13 @@ use std::path::Path;
 use std::sync::Arc;
 
 /// Version of the `sword.parquet` layout. Bump on any change of column names, types, order or meaning.
-pub const SWORD_FORMAT_VERSION: u32 = 2;
+/// 1: positional statement ids (`000042-PSS`); 2: the `falsity` column; 3: stable statement ids
+/// (`<tag>-<n>-<STRATEGY>`, docs/versions.md) and the `sword.lineage` metadata; `original_id` stays the
+/// original's position in this file (a group key), the original's stable id is the statement id's stem.
+pub const SWORD_FORMAT_VERSION: u32 = 3;
+
+/// The key-value metadata naming the builds a benchmark's statements were drawn by (comma-separated tags).
+pub const LINEAGE_KEY: &str = "sword.lineage";
 
 /// The paper's eight languages, in column order.
 pub const DEFAULT_LANGUAGES: [&str; 8] = ["en", "fr", "de", "es", "it", "pt", "ko", "ja"];
@@ -193,25 +199,30 @@ pub fn write_sword<W: Write + Send>(
     dump_date: Option<&str>,
     path: &Path,
 ) -> Result<W> {
-    write_sword_marked(w, rows, lookup, dump_date, true, path)
+    write_sword_marked(w, rows, lookup, dump_date, true, &[], path)
 }
 
 /// [`write_sword`], marking an incomplete build (`complete == false`) with the key-value metadata
-/// `sword.complete = false` (in the file's key-value metadata and in the Arrow schema's metadata).
+/// `sword.complete = false` (in the file's key-value metadata and in the Arrow schema's metadata), and
+/// recording the build tags of its `lineage` as [`LINEAGE_KEY`] (absent when empty).
 pub fn write_sword_marked<W: Write + Send>(
     w: W,
     rows: &[Distortion],
     lookup: &EntityLookup,
     dump_date: Option<&str>,
     complete: bool,
+    lineage: &[String],
     path: &Path,
 ) -> Result<W> {
     let mut schema = sword_schema(&lookup.languages);
+    let mut md = schema.metadata().clone();
     if !complete {
-        let mut md = schema.metadata().clone();
         md.insert(tables::COMPLETE_KEY.to_string(), "false".to_string());
-        schema = Arc::new(schema.as_ref().clone().with_metadata(md));
     }
+    if !lineage.is_empty() {
+        md.insert(LINEAGE_KEY.to_string(), lineage.join(","));
+    }
+    schema = Arc::new(schema.as_ref().clone().with_metadata(md));
     let mut writer = ArrowWriter::try_new(
         w,
         schema.clone(),
