@@ -23,7 +23,8 @@
 #
 # Comparison (`make eval-compare RUN=DIR`, needs neither BASE_URL nor MODEL): every model evaluated on the run
 # side by side (`sword eval compare` over RUN/eval/*/sword/samples.jsonl) → RUN/eval-compare/ (report.html,
-# report.md, figures.parquet, figures.csv, figures/*.svg); COMPARE_VARIANT=plain keeps one variant.
+# report.md, figures.parquet, figures.csv, figures/*.svg); COMPARE_VARIANT=plain keeps one variant; with
+# RUN/sword.parquet, accuracy by falsity tier too (COMPARE_TIERS=0 leaves it out; a benchmark without tiers fails).
 #
 # Options: TRANSLATE_MODEL / TRANSLATE_BASE_URL (default MODEL / BASE_URL), TEMPLATE (prompt template file),
 # RETRY_BAD (default 1), JUDGE_BASE_URL (default BASE_URL), API_KEY_ENV (variable holding the key),
@@ -208,10 +209,14 @@ eval: $(EV)/report.md $(if $(LONGFORM),$(EV)/longform.scores.json)
 EV_COMPARE      := $(RUN)/eval-compare
 COMPARE_SAMPLES := $(sort $(wildcard $(RUN)/eval/*/sword/samples.jsonl))
 
-$(EV_COMPARE)/report.html: $(COMPARE_SAMPLES) $(SWORD)
+# With the run's sword.parquet (and COMPARE_TIERS not 0) accuracy is also split by falsity tier (--benchmark).
+COMPARE_TIERS     ?= 1
+COMPARE_BENCHMARK := $(if $(filter-out 0,$(COMPARE_TIERS)),$(wildcard $(RUN)/sword.parquet))
+
+$(EV_COMPARE)/report.html: $(COMPARE_SAMPLES) $(COMPARE_BENCHMARK) $(SWORD)
 	@[ -n '$(COMPARE_SAMPLES)' ] || { echo "eval-compare: no $(RUN)/eval/*/sword/samples.jsonl (run make eval first)" >&2; exit 2; }
 	$(SWORD) eval compare --results $(COMPARE_SAMPLES) --out $(EV_COMPARE) --bootstrap $(BOOTSTRAP) \
-	  $(if $(COMPARE_VARIANT),--variant $(COMPARE_VARIANT))
+	  $(if $(COMPARE_VARIANT),--variant $(COMPARE_VARIANT)) $(if $(COMPARE_BENCHMARK),--benchmark $(COMPARE_BENCHMARK))
 
 eval-compare: $(EV_COMPARE)/report.html
 	@echo "eval-compare: $(EV_COMPARE)/report.html"

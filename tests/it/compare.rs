@@ -691,6 +691,37 @@ fn make_eval_compare_and_the_nightly_summary_link() {
         summary.contains("models compared: ") && summary.contains("eval-compare/report.html"),
         "{summary}"
     );
+    // With the run's benchmark beside the answers, the comparison is redone and split by falsity tier.
+    let ids: Vec<(String, &str)> = (0..20)
+        .flat_map(|o| {
+            STRATS.iter().enumerate().map(move |(si, s)| {
+                let orig = format!("Q{o}|P1|Q{}", o + 1);
+                (
+                    if si == 0 {
+                        orig.clone()
+                    } else {
+                        format!("{orig}#{s}")
+                    },
+                    *s,
+                )
+            })
+        })
+        .collect();
+    let rows: Vec<BenchRow> = ids
+        .iter()
+        .map(|(id, s)| (id.as_str(), *s, (*s != "ORG").then_some("certain")))
+        .collect();
+    let bench = wd.join("run/sword.parquet");
+    write_benchmark(&wd, bench.to_str().unwrap(), &rows, false);
+    let out = make("eval-compare");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("--benchmark"));
+    let report = String::from_utf8(wd.read("run/eval-compare/report.md")).unwrap();
+    assert!(report.contains("Accuracy by falsity tier"));
 }
 
 /// A statement of a benchmark: (id, strategy, falsity tier).
