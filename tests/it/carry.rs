@@ -253,6 +253,19 @@ fn a_carried_benchmark_keeps_what_holds_refills_the_rest_and_is_the_same_at_any_
         sword::stages::revalidate::verdict::OldBenchmark::read(&new.join("sword.parquet")).unwrap();
     assert_eq!(again.lineage, tags);
     assert_eq!(again.format_version, 3);
+    // A fresh build in a folder that held a carried one leaves no lineage of the old build behind.
+    let fresh = runs[2].to_str().unwrap();
+    wd.run_ok(&[
+        "distort",
+        "--out",
+        fresh,
+        "--seed",
+        "7",
+        "--samples",
+        SAMPLES,
+    ]);
+    assert!(!runs[2].join("lineage.parquet").exists());
+    assert!(manifest(&runs[2], "distort")["extra"]["carry"].is_null());
 }
 
 #[test]

@@ -264,10 +264,17 @@ fn run(cx: &mut Context, cfg: &DistortConfig, carry_from: Option<&Path>) -> Resu
     let mut file = cx.create(&DISTORTIONS)?;
     write_distortions(&mut file, &out.rows, complete, &dest)?;
     file.commit()?;
+    let lineage_path = cx.path(&LINEAGE);
     if let Some(c) = &carried {
-        let dest = cx.path(&LINEAGE);
         let file = cx.create(&LINEAGE)?;
-        write_lineage(file, &c.lineage, complete, &dest)?.commit()?;
+        write_lineage(file, &c.lineage, complete, &lineage_path)?.commit()?;
+    } else {
+        // A lineage left by an earlier carried build in this folder would describe a benchmark that is gone.
+        match std::fs::remove_file(&lineage_path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(Error::io(&lineage_path, e)),
+        }
     }
     let manifest = cx.manifest();
     manifest.counts = out.counts;
