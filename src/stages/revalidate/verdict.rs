@@ -8,7 +8,7 @@ use crate::core::error::{Error, IoContext, Result};
 use crate::core::ids::{EntityId, Pid, Qid};
 use crate::core::records::{Label, PropertyRecord, Rank};
 pub use crate::stages::distort::ids::original_of;
-use crate::stages::distort::{Index, Role, Strategy};
+use crate::stages::distort::{Index, Role, SearchStats, Searches, Strategy};
 use crate::store::layout::ITEMS;
 use crate::store::tables;
 use arrow_array::{Array, RecordBatch, StringArray, UInt32Array};
@@ -491,7 +491,7 @@ pub fn verdict(
     row: &OldStatement,
     new: &NewFacts,
     index: &Index,
-    max_visits: usize,
+    searches: &mut Searches<'_>,
 ) -> Verdict {
     let ents = row.entities();
     let list = |v: Vec<String>| v.join(" ");
@@ -521,7 +521,7 @@ pub fn verdict(
     if row.strategy == Strategy::ORG {
         if !new.finals.contains_key(&(s, p, o)) {
             // Stated still, at rank deprecated, or gone (perhaps still said the other way round).
-            let detail = match index.check(Strategy::SS, s, p, o, max_visits) {
+            let detail = match index.check_with(Strategy::SS, s, p, o, searches) {
                 Err(crate::stages::distort::Reason::Exists) => "deprecated".to_string(),
                 Err(r) => format!("no longer stated (still implied: {})", r.as_str()),
                 Ok(()) => "no longer stated".to_string(),
@@ -531,7 +531,7 @@ pub fn verdict(
                 detail,
             };
         }
-    } else if let Err(reason) = index.check(row.strategy, s, p, o, max_visits) {
+    } else if let Err(reason) = index.check_with(row.strategy, s, p, o, searches) {
         return Verdict {
             status: Status::DistortionNowTrue,
             detail: reason.as_str().to_string(),
@@ -565,15 +565,43 @@ pub fn verdict(
 }
 
 /// The status of every statement of `old`, in its order (in parallel; the same at any thread count).
+///
+/// The statements are checked in groups of the same (property, subject), each group by one worker with one
+/// [`Searches`]: an original's OS and POS variants (and the original itself, when it is gone) keep its
+/// subject and property, so one reachability search answers all of them. A verdict does not depend on the
+/// grouping (a shared search answers what a search of its own would), only the work does.
 pub fn verdicts(
     old: &OldBenchmark,
     new: &NewFacts,
     index: &Index,
     max_visits: usize,
 ) -> Vec<Verdict> {
-    old.rows
-        .par_iter()
-        .map(|r| verdict(old, r, new, index, max_visits))
+    let rows = &old.rows;
+    let mut order: Vec<usize> = (0..rows.len()).collect();
+    let key = |i: usize| (rows[i].property, rows[i].subject);
+    order.par_sort_unstable_by_key(|&i| key(i));
+    let groups: Vec<(Vec<(usize, Verdict)>, SearchStats)> = order
+        .par_chunk_by(|&a, &b| key(a) == key(b))
+        .map(|group| {
+            let mut searches = Searches::new(index, max_visits);
+            let found = group
+                .iter()
+                .map(|&i| (i, verdict(old, &rows[i], new, index, &mut searches)))
+                .collect();
+            (found, searches.stats)
+        })
+        .collect();
+    let mut stats = SearchStats::default();
+    let mut out: Vec<Option<Verdict>> = vec![None; rows.len()];
+    for (found, s) in groups {
+        stats.add(&s);
+        for (i, v) in found {
+            out[i] = Some(v);
+        }
+    }
+    crate::core::progress::log(format!("revalidate: existence checks: {stats}"));
+    out.into_iter()
+        .map(|v| v.expect("every row is in one group"))
         .collect()
 }
 
@@ -751,6 +779,87 @@ mod tests {
         let t = tally(&bench, &verdicts(&bench, &facts, &index, 1000));
         assert_eq!(t[&Status::OriginalRemoved][&ORG], 2);
         assert_eq!(t[&Status::EntityMissing].values().sum::<u64>(), 2);
+    }
+
+    /// Statements of a transitive property sharing subjects, out of order, with a budget that runs out: the
+    /// grouped verdicts (one search per (property, subject)) are the hand-worked ones, and those of a search
+    /// of its own per statement.
+    #[test]
+    fn grouped_searches_give_each_statement_its_own_verdict() {
+        use Strategy::*;
+        // P131 transitive: 1 → 2 → 3 → 4 and 1 → 5. From 1, expansion 1 meets 2 and 5, expansion 2 (node 2)
+        // meets 3, expansion 3 (node 5) nothing, expansion 4 (node 3) meets 4.
+        let mut located = prop(131, "located in", false, vec![]);
+        located.transitive = true;
+        let chain = [(1, 2), (2, 3), (3, 4), (1, 5)];
+        let kb = KnowledgeBase {
+            final_triples: vec![t(1, 131, 2, Rank::Normal)],
+            transitive: chain
+                .iter()
+                .map(|&(s, o)| t(s, 131, o, Rank::Normal))
+                .collect(),
+            properties: vec![located],
+            ..KnowledgeBase::default()
+        };
+        let index = Index::build(&kb);
+        let facts = NewFacts {
+            languages: vec!["en".into(), "ko".into()],
+            present: (1u64..10).map(Qid).collect(),
+            labels: (1u64..10)
+                .map(|q| {
+                    let l = vec![label(&format!("q{q}")), label(&format!("q{q}-ko"))];
+                    (Qid(q), l)
+                })
+                .collect(),
+            properties: kb.properties.iter().map(|p| (p.id, p.clone())).collect(),
+            finals: [(
+                (Qid(1), Pid(131), Qid(2)),
+                (Rank::Normal, "Q1$G".to_string()),
+            )]
+            .into_iter()
+            .collect(),
+        };
+        let bench = old(vec![
+            row("b-000000-OS", OS, 1, 131, 4),
+            row("b-000001-SS", SS, 2, 131, 4),
+            row("b-000000-ORG", ORG, 1, 131, 2),
+            row("b-000003-OS", OS, 4, 131, 1),
+            row("b-000000-POS", POS, 1, 131, 3),
+            row("b-000002-OS", OS, 1, 131, 9),
+            row("b-000004-ORG", ORG, 1, 131, 3),
+        ]);
+        let got: Vec<(Status, String)> = verdicts(&bench, &facts, &index, 3)
+            .into_iter()
+            .map(|v| (v.status, v.detail))
+            .collect();
+        let now_true = |d: &str| (Status::DistortionNowTrue, d.to_string());
+        let want = vec![
+            now_true("transitive_bound"), // 4 is met at expansion 4 > 3
+            now_true("transitive"),       // from 2: 4 met at expansion 2
+            (Status::Valid, String::new()),
+            (Status::Valid, String::new()), // 4 has no successor
+            now_true("transitive"),         // 3 met at expansion 2
+            now_true("transitive_bound"),   // 9 never met, the search unfinished after 3
+            (
+                Status::OriginalRemoved,
+                "no longer stated (still implied: transitive)".into(),
+            ),
+        ];
+        assert_eq!(got, want);
+        let alone: Vec<(Status, String)> = bench
+            .rows
+            .iter()
+            .map(|r| verdict(&bench, r, &facts, &index, &mut Searches::new(&index, 3)))
+            .map(|v| (v.status, v.detail))
+            .collect();
+        assert_eq!(got, alone);
+        // With the budget for the whole graph (5 nodes from 1), the bound no longer decides.
+        let got: Vec<Status> = verdicts(&bench, &facts, &index, 5)
+            .into_iter()
+            .map(|v| v.status)
+            .collect();
+        assert_eq!(got[0], Status::DistortionNowTrue);
+        assert_eq!(got[5], Status::Valid);
     }
 
     #[test]
