@@ -265,7 +265,9 @@ fn a_carried_benchmark_keeps_what_holds_refills_the_rest_and_is_the_same_at_any_
         SAMPLES,
     ]);
     assert!(!runs[2].join("lineage.parquet").exists());
-    assert!(manifest(&runs[2], "distort")["extra"]["carry"].is_null());
+    let m = manifest(&runs[2], "distort");
+    assert!(m["extra"]["carry"].is_null());
+    assert_eq!(m["removed"], serde_json::json!(["lineage.parquet"]));
 }
 
 #[test]
