@@ -60,7 +60,9 @@ impl Stage for DistortStage {
         v
     }
 
-    /// The settings, and the run carried from (a carried build differs from a fresh one).
+    /// The settings, and the run carried from (a carried build differs from a fresh one). The old benchmark's
+    /// contents need not be here: `run` lists `OLD_RUN/sword.parquet` with its size and hash among the inputs,
+    /// and freshness compares every input, so the same path with other bytes makes the build stale.
     fn identity(&self, cfg: &DistortConfig, args: &DistortArgs) -> serde_json::Value {
         let mut v = serde_json::to_value(cfg).unwrap_or_default();
         if let (Some(old), Some(m)) = (&args.carry_from, v.as_object_mut()) {
