@@ -585,29 +585,36 @@ pub fn verdicts(
     let mut order: Vec<usize> = (0..rows.len()).collect();
     let key = |i: usize| (rows[i].property, rows[i].subject);
     order.par_sort_unstable_by_key(|&i| key(i));
-    let groups: Vec<(Vec<(usize, Verdict)>, SearchStats)> = order
+    let stats = std::sync::Mutex::new(SearchStats::default());
+    // The verdicts in `order`'s order, then each moved to its row's place (no second vector of them).
+    let mut found: Vec<Verdict> = order
         .par_chunk_by(|&a, &b| key(a) == key(b))
-        .map(|group| {
+        .flat_map_iter(|group| {
             let mut searches = Searches::new(index, max_visits);
-            let found = group
+            let found: Vec<Verdict> = group
                 .iter()
-                .map(|&i| (i, verdict(old, &rows[i], new, index, &mut searches)))
+                .map(|&i| verdict(old, &rows[i], new, index, &mut searches))
                 .collect();
-            (found, searches.stats)
+            if searches.stats.questions > 0 {
+                stats
+                    .lock()
+                    .expect("no panic while held")
+                    .add(&searches.stats);
+            }
+            found
         })
         .collect();
-    let mut stats = SearchStats::default();
-    let mut out: Vec<Option<Verdict>> = vec![None; rows.len()];
-    for (found, s) in groups {
-        stats.add(&s);
-        for (i, v) in found {
-            out[i] = Some(v);
+    // found[k] belongs at order[k]: follow the cycles of the permutation, swapping.
+    for k in 0..found.len() {
+        while order[k] != k {
+            let j = order[k];
+            found.swap(k, j);
+            order.swap(k, j);
         }
     }
+    let stats = stats.into_inner().expect("no panic while held");
     crate::core::progress::log(format!("revalidate: existence checks: {stats}"));
-    out.into_iter()
-        .map(|v| v.expect("every row is in one group"))
-        .collect()
+    found
 }
 
 /// Counts per status and strategy.
