@@ -4,7 +4,7 @@
 
 use super::config::DistortConfig;
 use super::falsity::Rule;
-use super::index::{pool_of, replaced, variant_of, Index, KnowledgeBase, Reason};
+use super::index::{pool_of, replaced, variant_of, Index, KnowledgeBase, Reason, Searches};
 use super::probe::{probe_one, ProbeTally};
 use super::sample::{below, item_rng, sample_originals, SamplingFrame};
 use super::similarity::Similarity;
@@ -106,12 +106,14 @@ pub fn draw_variant(
     }
     let mut accepted = None;
     let mut attempts = 0;
+    // The candidates of an OS or POS variant share its subject: one reachability search serves them all.
+    let mut searches = Searches::new(index, cfg.transitive_max_visits);
     while attempts < cfg.max_attempts {
         attempts += 1;
         let cand = pool.get(below(rng, n as u64) as usize);
         let (s, o) = variant_of(t, strategy, cand);
         let checked = index
-            .check(strategy, s, t.property, o, cfg.transitive_max_visits)
+            .check_with(strategy, s, t.property, o, &mut searches)
             .and_then(|()| falsity_of(rule, s, t.property, o, cfg.min_falsity));
         match checked {
             Ok(tier) => {

@@ -57,6 +57,9 @@ pub struct KnowledgeBase {
 
 type Key = (Qid, Pid, Qid);
 
+/// Per (property, id): the other ids of its statements with an id wider than 32 bits, sorted.
+type WideEdges = HashMap<(Pid, Qid), Vec<Qid>>;
+
 /// `(a, b)` as one sorted-order-preserving `u64` (`a << 32 | b`) when both ids fit in 32 bits — every real
 /// Q-id does (Wikidata is at Q1.3·10⁸) — so the existence index costs 8 bytes per statement. Keys with a wider
 /// id (only crafted input has them) live in plain sets beside ([`Index`]).
@@ -97,8 +100,8 @@ pub struct Index {
     /// Per property of a reachability search: the (object, subject) pairs, packed, sorted.
     rev: HashMap<Pid, Vec<u64>>,
     /// Successors and predecessors through wide statements of those properties, sorted.
-    fwd_wide: HashMap<(Pid, Qid), Vec<Qid>>,
-    rev_wide: HashMap<(Pid, Qid), Vec<Qid>>,
+    fwd_wide: WideEdges,
+    rev_wide: WideEdges,
     /// Every entity of the graph (subjects and objects of the final triples), sorted.
     pub all_entities: Vec<Qid>,
     /// Subjects of P in the final triples, sorted.
@@ -212,8 +215,8 @@ impl IndexBuilder {
                 rev.insert(*p, r);
             }
         }
-        let mut fwd_wide: HashMap<(Pid, Qid), Vec<Qid>> = HashMap::new();
-        let mut rev_wide: HashMap<(Pid, Qid), Vec<Qid>> = HashMap::new();
+        let mut fwd_wide = WideEdges::new();
+        let mut rev_wide = WideEdges::new();
         for &(s, p, o) in &exists_wide {
             if relevant.contains(&p) {
                 fwd_wide.entry((p, s)).or_default().push(o);
@@ -267,67 +270,30 @@ impl Index {
         }
     }
 
-    /// Objects of the statements (x, p, ·) (p a property of a reachability search), sorted: the packed ones,
-    /// then the wide ones, which are larger (a wide statement with a narrow `x` has a wide object).
-    fn forward(&self, p: Pid, x: Qid, out: &mut Vec<Qid>) {
-        if let Some(v) = self.exists.get(&p) {
-            packed_range(v, x, out);
-        }
-        if let Some(v) = self.fwd_wide.get(&(p, x)) {
-            out.extend_from_slice(v);
-        }
-    }
-
-    /// Subjects of the statements (·, p, x), sorted, likewise.
-    fn backward(&self, p: Pid, x: Qid, out: &mut Vec<Qid>) {
-        if let Some(v) = self.rev.get(&p) {
-            packed_range(v, x, out);
-        }
-        if let Some(v) = self.rev_wide.get(&(p, x)) {
-            out.extend_from_slice(v);
-        }
-    }
-
-    /// Successors of `x` for a reachability search through P.
-    fn successors(&self, p: Pid, x: Qid, out: &mut Vec<Qid>) {
-        out.clear();
-        self.forward(p, x, out);
-        if self.symmetric.contains(&p) {
-            self.backward(p, x, out);
-        }
-        if let Some(inv) = self.inverse.get(&p) {
-            for &q in inv {
-                // (y, P', x) means (x, P, y).
-                self.backward(q, x, out);
+    /// The edge lists a reachability search through P follows, looked up once per search rather than per
+    /// node: P's (subject, object) pairs; its (object, subject) pairs when P is symmetric; the (object,
+    /// subject) pairs of each inverse P′ of P ((y, P′, x) means (x, P, y)).
+    fn edges(&self, p: Pid) -> Vec<EdgeList<'_>> {
+        fn list<'a>(packed: Option<&'a Vec<u64>>, wide: &'a WideEdges, q: Pid) -> EdgeList<'a> {
+            EdgeList {
+                packed: packed.map_or(&[], Vec::as_slice),
+                wide: (!wide.is_empty()).then_some((wide, q)),
             }
         }
+        let mut out = vec![list(self.exists.get(&p), &self.fwd_wide, p)];
+        if self.symmetric.contains(&p) {
+            out.push(list(self.rev.get(&p), &self.rev_wide, p));
+        }
+        for &q in self.inverse.get(&p).into_iter().flatten() {
+            out.push(list(self.rev.get(&q), &self.rev_wide, q));
+        }
+        out
     }
 
     /// Bounded breadth-first search: `Some(true)` if `to` is reachable from `from` through P, `Some(false)`
     /// if not, `None` if `max_visits` nodes were expanded without an answer.
     pub fn reachable(&self, p: Pid, from: Qid, to: Qid, max_visits: usize) -> Option<bool> {
-        let mut seen: HashSet<Qid> = HashSet::new();
-        let mut queue = VecDeque::new();
-        let mut next = Vec::new();
-        seen.insert(from);
-        queue.push_back(from);
-        let mut visits = 0usize;
-        while let Some(x) = queue.pop_front() {
-            if visits >= max_visits {
-                return None;
-            }
-            visits += 1;
-            self.successors(p, x, &mut next);
-            for &y in &next {
-                if y == to {
-                    return Some(true);
-                }
-                if seen.insert(y) {
-                    queue.push_back(y);
-                }
-            }
-        }
-        Some(false)
+        Reach::new(self, p, from, max_visits).answer(to)
     }
 
     /// Run every existence check on the variant (s, p, o) of `strategy`; `Err(reason)` when it may be true.
@@ -338,6 +304,20 @@ impl Index {
         p: Pid,
         o: Qid,
         max_visits: usize,
+    ) -> std::result::Result<(), Reason> {
+        self.check_with(strategy, s, p, o, &mut Searches::new(self, max_visits))
+    }
+
+    /// [`Index::check`], its reachability search taken from `searches` (which reuses the previous search when
+    /// it started from the same subject through the same property): the same verdict, for less work when
+    /// consecutive checks share (P, S).
+    pub fn check_with(
+        &self,
+        strategy: Strategy,
+        s: Qid,
+        p: Pid,
+        o: Qid,
+        searches: &mut Searches<'_>,
     ) -> std::result::Result<(), Reason> {
         if s == o {
             return Err(Reason::SelfLoop);
@@ -359,13 +339,240 @@ impl Index {
             }
         }
         if self.transitive.contains(&p) {
-            match self.reachable(p, s, o, max_visits) {
+            match searches.reachable(p, s, o) {
                 Some(true) => return Err(Reason::Transitive),
                 None => return Err(Reason::TransitiveBound),
                 Some(false) => {}
             }
         }
         Ok(())
+    }
+
+    /// Is P transitive (do its checks search)?
+    pub fn is_transitive(&self, p: Pid) -> bool {
+        self.transitive.contains(&p)
+    }
+}
+
+/// One list of edges of a reachability search: pairs packed and sorted by their first id, and the statements
+/// with a wider id beside them (their map, when not empty, and the property to look up in it).
+#[derive(Clone, Copy)]
+struct EdgeList<'a> {
+    packed: &'a [u64],
+    wide: Option<(&'a WideEdges, Pid)>,
+}
+
+/// Successors of `x` along `edges`, list by list, each in order: the packed ones, then the wide ones, which
+/// are larger (a wide statement with a narrow `x` has a wide other id).
+fn successors(edges: &[EdgeList<'_>], x: Qid, out: &mut Vec<Qid>) {
+    out.clear();
+    for e in edges {
+        packed_range(e.packed, x, out);
+        if let Some(v) = e.wide.and_then(|(m, q)| m.get(&(q, x))) {
+            out.extend_from_slice(v);
+        }
+    }
+}
+
+/// Hasher of the searches' sets of ids: one 64×64→128-bit multiply, folded. SipHash, the default, cost about
+/// as much as the rest of a search step; the keys are ids of the dump, so flooding is no concern.
+#[derive(Clone, Copy, Default)]
+struct IdHasher(u64);
+
+impl std::hash::Hasher for IdHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+
+    fn write_u64(&mut self, x: u64) {
+        let m = u128::from(self.0 ^ x) * 0x9E37_79B9_7F4A_7C15_u128;
+        self.0 = (m as u64) ^ ((m >> 64) as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+type IdSet = HashSet<Qid, std::hash::BuildHasherDefault<IdHasher>>;
+
+/// A breadth-first search from `from` through P (the order of [`Index::reachable`]), extended only as far as
+/// the targets asked of it need: [`Reach::answer`] gives, for any number of targets in any order, exactly
+/// what `reachable(p, from, to, max_visits)` gives for each, for the work of the one search they share.
+///
+/// Why it is exact: the order in which the plain search expands nodes and meets successors does not depend
+/// on its target; it stops early when it meets the target (during expansion k ≤ `max_visits`: `Some(true)`),
+/// when the queue runs out (`Some(false)`) or when it would expand node `max_visits` + 1 (`None`). Here the
+/// expansions go on past one target's answer for the next target, and each target is answered by the same
+/// three events.
+pub struct Reach<'a> {
+    index: &'a Index,
+    p: Pid,
+    edges: Vec<EdgeList<'a>>,
+    from: Qid,
+    max_visits: usize,
+    /// `from` and every node met as a successor.
+    seen: IdSet,
+    /// Was `from` itself met as a successor (a cycle back to it)?
+    from_met: bool,
+    queue: VecDeque<Qid>,
+    next: Vec<Qid>,
+    /// Nodes expanded.
+    visits: usize,
+}
+
+impl<'a> Reach<'a> {
+    /// A search from `from` through P, nothing expanded yet.
+    pub fn new(index: &'a Index, p: Pid, from: Qid, max_visits: usize) -> Reach<'a> {
+        let mut r = Reach {
+            index,
+            p,
+            edges: index.edges(p),
+            from,
+            max_visits,
+            seen: IdSet::default(),
+            from_met: false,
+            queue: VecDeque::new(),
+            next: Vec::new(),
+            visits: 0,
+        };
+        r.restart(p, from);
+        r
+    }
+
+    /// Start again from `from` through P, keeping the allocations.
+    fn restart(&mut self, p: Pid, from: Qid) {
+        if p != self.p {
+            self.edges = self.index.edges(p);
+        }
+        self.p = p;
+        self.from = from;
+        // Clearing costs the set's capacity: a set grown by a large search is dropped rather than cleared for
+        // each of the small searches after it.
+        if self.seen.capacity() > 1 << 16 {
+            self.seen = IdSet::default();
+        } else {
+            self.seen.clear();
+        }
+        self.queue.clear();
+        self.seen.insert(from);
+        self.queue.push_back(from);
+        self.from_met = false;
+        self.visits = 0;
+    }
+
+    fn met(&self, to: Qid) -> bool {
+        if to == self.from {
+            self.from_met
+        } else {
+            self.seen.contains(&to)
+        }
+    }
+
+    /// `Some(true)` if `to` is reachable, `Some(false)` if not, `None` if `max_visits` nodes were expanded
+    /// without an answer: what [`Index::reachable`] answers.
+    pub fn answer(&mut self, to: Qid) -> Option<bool> {
+        while !self.met(to) {
+            if self.queue.is_empty() {
+                return Some(false);
+            }
+            if self.visits >= self.max_visits {
+                return None;
+            }
+            let x = self.queue.pop_front().expect("not empty");
+            self.visits += 1;
+            successors(&self.edges, x, &mut self.next);
+            for &y in &self.next {
+                self.from_met |= y == self.from;
+                if self.seen.insert(y) {
+                    self.queue.push_back(y);
+                }
+            }
+        }
+        Some(true)
+    }
+
+    /// Nodes expanded so far.
+    pub fn visits(&self) -> usize {
+        self.visits
+    }
+}
+
+/// The reachability searches of a sequence of checks (one worker's): the last search is kept, and extended
+/// when the next check searches from the same subject through the same property — the candidates of an OS or
+/// POS variant in distort, statements ordered by (property, subject) in revalidation. Memory: one search
+/// (its set of met nodes; at most the successors of `max_visits` nodes).
+pub struct Searches<'a> {
+    index: &'a Index,
+    max_visits: usize,
+    last: Option<Reach<'a>>,
+    /// What the searches did so far.
+    pub stats: SearchStats,
+}
+
+/// The work of reachability searches, for a log line: targets asked, searches started for them (fewer when
+/// targets shared a search), nodes expanded, answers the budget gave (`transitive_bound`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SearchStats {
+    pub questions: u64,
+    pub searches: u64,
+    pub visits: u64,
+    pub out_of_budget: u64,
+}
+
+impl SearchStats {
+    /// Add `o`'s counts.
+    pub fn add(&mut self, o: &SearchStats) {
+        self.questions += o.questions;
+        self.searches += o.searches;
+        self.visits += o.visits;
+        self.out_of_budget += o.out_of_budget;
+    }
+}
+
+impl std::fmt::Display for SearchStats {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} reachability questions, {} searches, {} nodes expanded, {} answered by the budget",
+            self.questions, self.searches, self.visits, self.out_of_budget
+        )
+    }
+}
+
+impl<'a> Searches<'a> {
+    /// No search yet; each expands at most `max_visits` nodes.
+    pub fn new(index: &'a Index, max_visits: usize) -> Searches<'a> {
+        Searches {
+            index,
+            max_visits,
+            last: None,
+            stats: SearchStats::default(),
+        }
+    }
+
+    /// [`Index::reachable`]`(p, from, to, max_visits)`.
+    pub fn reachable(&mut self, p: Pid, from: Qid, to: Qid) -> Option<bool> {
+        self.stats.questions += 1;
+        match self.last.as_mut() {
+            Some(r) if r.p == p && r.from == from => {}
+            Some(r) => {
+                r.restart(p, from);
+                self.stats.searches += 1;
+            }
+            None => {
+                self.last = Some(Reach::new(self.index, p, from, self.max_visits));
+                self.stats.searches += 1;
+            }
+        }
+        let r = self.last.as_mut().expect("set above");
+        let before = r.visits;
+        let answer = r.answer(to);
+        self.stats.visits += (r.visits - before) as u64;
+        self.stats.out_of_budget += u64::from(answer.is_none());
+        answer
     }
 }
 
@@ -434,7 +641,7 @@ mod compact_index {
     use proptest::strategy::Strategy as _;
 
     /// The index as it was: every statement a 24-byte hash-set key, successors in hash maps.
-    struct Plain {
+    pub(super) struct Plain {
         exists: HashSet<Key>,
         symmetric: HashSet<Pid>,
         inverse: HashMap<Pid, Vec<Pid>>,
@@ -444,7 +651,7 @@ mod compact_index {
     }
 
     impl Plain {
-        fn build(kb: &KnowledgeBase) -> Plain {
+        pub(super) fn build(kb: &KnowledgeBase) -> Plain {
             let exists: HashSet<Key> = kb
                 .statements
                 .iter()
@@ -507,7 +714,7 @@ mod compact_index {
             out
         }
 
-        fn reachable(&self, p: Pid, from: Qid, to: Qid, max: usize) -> Option<bool> {
+        pub(super) fn reachable(&self, p: Pid, from: Qid, to: Qid, max: usize) -> Option<bool> {
             let mut seen = HashSet::from([from]);
             let mut queue = VecDeque::from([from]);
             let mut visits = 0;
@@ -528,7 +735,14 @@ mod compact_index {
             Some(false)
         }
 
-        fn check(&self, st: Strategy, s: Qid, p: Pid, o: Qid, max: usize) -> Result<(), Reason> {
+        pub(super) fn check(
+            &self,
+            st: Strategy,
+            s: Qid,
+            p: Pid,
+            o: Qid,
+            max: usize,
+        ) -> Result<(), Reason> {
             if s == o {
                 return Err(Reason::SelfLoop);
             }
@@ -558,12 +772,12 @@ mod compact_index {
     }
 
     /// Ids from a small range, some lifted above 2³² (as a crafted dump could), so that chains form.
-    fn qid() -> impl proptest::strategy::Strategy<Value = Qid> {
+    pub(super) fn qid() -> impl proptest::strategy::Strategy<Value = Qid> {
         (0u64..12, prop::bool::weighted(0.2))
             .prop_map(|(n, wide)| Qid(if wide { (1 << 32) + n } else { n }))
     }
 
-    fn kb() -> impl proptest::strategy::Strategy<Value = KnowledgeBase> {
+    pub(super) fn kb() -> impl proptest::strategy::Strategy<Value = KnowledgeBase> {
         let triple = || {
             (qid(), 1u64..5, qid()).prop_map(|(s, p, o)| Triple {
                 subject: s,
@@ -641,5 +855,111 @@ mod compact_index {
         assert!(out.is_empty());
         assert_eq!(pack(Qid(1 << 32), Qid(1)), None);
         assert_eq!(pack(Qid(u64::from(u32::MAX)), Qid(0)), Some(u64::MAX << 32));
+    }
+}
+
+/// The shared searches against the plain search of the test above (the index as it was, its own breadth-first
+/// search per question): a [`Reach`] asked many targets in any order, and a [`Searches`] over a sequence of
+/// checks that keeps and switches sources, answer every question as a fresh plain search does — on random
+/// graphs with cycles, symmetric and inverse properties, and budgets small enough to run out.
+#[cfg(test)]
+mod shared_searches {
+    use super::compact_index::{kb, qid, Plain};
+    use super::*;
+    use proptest::prelude::{prop, prop_assert, prop_assert_eq, proptest};
+
+    proptest! {
+        #[test]
+        fn a_shared_search_answers_each_target_as_a_search_of_its_own(
+            kb in kb(),
+            asked in prop::collection::vec((qid(), 1u64..5, prop::collection::vec(qid(), 1..10)), 1..8),
+            max in 1usize..10,
+        ) {
+            let (compact, plain) = (Index::build(&kb), Plain::build(&kb));
+            // Searches are asked through transitive properties only (the plain index has edge lists for
+            // those alone).
+            for (from, p, tos) in asked.iter().filter(|a| compact.is_transitive(Pid(a.1))) {
+                let mut r = Reach::new(&compact, Pid(*p), *from, max);
+                for &to in tos {
+                    prop_assert_eq!(
+                        r.answer(to),
+                        plain.reachable(Pid(*p), *from, to, max),
+                        "P{} from {:?} to {:?}, max {}", p, from, to, max
+                    );
+                    prop_assert!(r.visits() <= max);
+                }
+            }
+            // One `Searches` over all the questions in turn (runs of one source, then another), through the
+            // whole check.
+            let mut searches = Searches::new(&compact, max);
+            for (from, p, tos) in &asked {
+                for (k, &to) in tos.iter().enumerate() {
+                    let st = Strategy::VARIANTS[k % 4];
+                    prop_assert_eq!(
+                        compact.check_with(st, *from, Pid(*p), to, &mut searches),
+                        plain.check(st, *from, Pid(*p), to, max)
+                    );
+                }
+            }
+        }
+    }
+
+    /// A chain 1 → 2 → 3 → 4 → 5 of P1 (transitive) with a cycle back 5 → 1, and a branch 2 → 9.
+    fn chain() -> Index {
+        let t = |s, o| Triple {
+            subject: Qid(s),
+            property: Pid(1),
+            object: Qid(o),
+            rank: crate::core::records::Rank::Normal,
+            statement_id: String::new(),
+        };
+        let kb = KnowledgeBase {
+            transitive: vec![t(1, 2), t(2, 3), t(3, 4), t(4, 5), t(5, 1), t(2, 9)],
+            properties: vec![PropertyRecord {
+                id: Pid(1),
+                datatype: "wikibase-item".into(),
+                labels: Vec::new(),
+                transitive: true,
+                symmetric: false,
+                inverse: Vec::new(),
+            }],
+            ..KnowledgeBase::default()
+        };
+        Index::build(&kb)
+    }
+
+    #[test]
+    fn the_budget_decides_as_in_a_search_of_its_own_whatever_was_asked_before() {
+        let ix = chain();
+        // By hand, from 1: expansion 1 (node 1) meets 2; 2 (node 2) meets 3 and 9; 3 (node 3) meets 4; 4 (node
+        // 9) meets nothing; 5 (node 4) meets 5; 6 (node 5) meets 1 itself.
+        let mut r = Reach::new(&ix, Pid(1), Qid(1), 4);
+        assert_eq!(r.answer(Qid(4)), Some(true)); // met at expansion 3
+        assert_eq!(r.visits(), 3);
+        assert_eq!(r.answer(Qid(2)), Some(true)); // met already
+        assert_eq!(r.answer(Qid(5)), None); // met at expansion 5 > 4
+        assert_eq!(r.answer(Qid(1)), None); // the cycle back, later still
+        assert_eq!(r.answer(Qid(9)), Some(true)); // met at expansion 2, asked after the budget ran out
+        assert_eq!(r.answer(Qid(7)), None); // not in the graph, but the search did not finish
+        let mut r = Reach::new(&ix, Pid(1), Qid(1), 6);
+        assert_eq!(r.answer(Qid(1)), Some(true)); // the cycle: met at expansion 6
+        assert_eq!(r.answer(Qid(7)), Some(false)); // the search ends: 6 nodes, every one expanded
+        assert_eq!(r.visits(), 6);
+        // The same through `Searches` and distort's check, the source switching back and forth.
+        let mut s = Searches::new(&ix, 4);
+        for (from, to, want) in [
+            (1, 4, Err(Reason::Transitive)),
+            (3, 9, Err(Reason::TransitiveBound)),
+            (1, 5, Err(Reason::TransitiveBound)),
+            (9, 1, Ok(())),
+            (1, 9, Err(Reason::Transitive)),
+        ] {
+            assert_eq!(
+                ix.check_with(Strategy::OS, Qid(from), Pid(1), Qid(to), &mut s),
+                want,
+                "{from} → {to}"
+            );
+            assert_eq!(ix.check(Strategy::OS, Qid(from), Pid(1), Qid(to), 4), want);
+        }
     }
 }

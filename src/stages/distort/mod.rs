@@ -43,7 +43,7 @@ pub use self::draw::{
     differences, distort, distort_one, distort_with_index, draw_all, draw_variant, DistortOutput,
     InputSizes, OriginalResult, VariantOutcome,
 };
-pub use self::index::{Index, IndexBuilder, KnowledgeBase, Reason};
+pub use self::index::{Index, IndexBuilder, KnowledgeBase, Reach, Reason, SearchStats, Searches};
 pub use self::probe::{probe_json, probe_one, ProbeTally};
 pub use self::sample::{sample_frame, sample_originals, PropertyWeight, SamplingFrame};
 pub use self::similarity::{

@@ -3,7 +3,7 @@
 //! often a uniform draw would be true, per strategy and guard.
 
 use super::config::DistortConfig;
-use super::index::{pool_of, variant_of, Index, Reason};
+use super::index::{pool_of, variant_of, Index, Reason, Searches};
 use super::sample::{below, item_rng};
 use crate::core::records::Strategy;
 use crate::core::records::Triple;
@@ -66,6 +66,7 @@ pub fn probe_one(
         tally.exact_pools = u64::from(exact);
         let draws = if exact { n } else { k };
         let mut local: BTreeMap<Reason, u64> = BTreeMap::new();
+        let mut searches = Searches::new(index, cfg.transitive_max_visits);
         for i in 0..draws {
             let j = if exact {
                 i
@@ -73,7 +74,7 @@ pub fn probe_one(
                 below(&mut rng, n as u64) as usize
             };
             let (s, o) = variant_of(t, strategy, pool.get(j));
-            if let Err(r) = index.check(strategy, s, t.property, o, cfg.transitive_max_visits) {
+            if let Err(r) = index.check_with(strategy, s, t.property, o, &mut searches) {
                 *local.entry(r).or_default() += 1;
             }
         }

@@ -8,7 +8,7 @@ use crate::core::error::{Error, IoContext, Result};
 use crate::core::ids::{EntityId, Pid, Qid};
 use crate::core::records::{Label, PropertyRecord, Rank};
 pub use crate::stages::distort::ids::original_of;
-use crate::stages::distort::{Index, Role, Strategy};
+use crate::stages::distort::{Index, Role, SearchStats, Searches, Strategy};
 use crate::store::layout::ITEMS;
 use crate::store::tables;
 use arrow_array::{Array, RecordBatch, StringArray, UInt32Array};
@@ -77,6 +77,11 @@ pub struct Verdict {
 }
 
 /// One statement of an old benchmark: what revalidation and carrying need of its row.
+///
+/// Not a [`crate::core::records::Distortion`], though it holds most of its fields: a row read as one would
+/// carry made-up values (the position `original_id`, which older formats give differently; the cosines, the
+/// original's rank and GUID, the falsity tier: none of them is read here) and cost some 50 bytes more per
+/// statement (≈ 100 MB for 2 M statements); carrying fills those fields from the new run anyway.
 #[derive(Clone, Debug, PartialEq)]
 pub struct OldStatement {
     pub statement_id: String,
@@ -491,7 +496,7 @@ pub fn verdict(
     row: &OldStatement,
     new: &NewFacts,
     index: &Index,
-    max_visits: usize,
+    searches: &mut Searches<'_>,
 ) -> Verdict {
     let ents = row.entities();
     let list = |v: Vec<String>| v.join(" ");
@@ -521,7 +526,7 @@ pub fn verdict(
     if row.strategy == Strategy::ORG {
         if !new.finals.contains_key(&(s, p, o)) {
             // Stated still, at rank deprecated, or gone (perhaps still said the other way round).
-            let detail = match index.check(Strategy::SS, s, p, o, max_visits) {
+            let detail = match index.check_with(Strategy::SS, s, p, o, searches) {
                 Err(crate::stages::distort::Reason::Exists) => "deprecated".to_string(),
                 Err(r) => format!("no longer stated (still implied: {})", r.as_str()),
                 Ok(()) => "no longer stated".to_string(),
@@ -531,7 +536,7 @@ pub fn verdict(
                 detail,
             };
         }
-    } else if let Err(reason) = index.check(row.strategy, s, p, o, max_visits) {
+    } else if let Err(reason) = index.check_with(row.strategy, s, p, o, searches) {
         return Verdict {
             status: Status::DistortionNowTrue,
             detail: reason.as_str().to_string(),
@@ -565,16 +570,51 @@ pub fn verdict(
 }
 
 /// The status of every statement of `old`, in its order (in parallel; the same at any thread count).
+///
+/// The statements are checked in groups of the same (property, subject), each group by one worker with one
+/// [`Searches`]: an original's OS and POS variants (and the original itself, when it is gone) keep its
+/// subject and property, so one reachability search answers all of them. A verdict does not depend on the
+/// grouping (a shared search answers what a search of its own would), only the work does.
 pub fn verdicts(
     old: &OldBenchmark,
     new: &NewFacts,
     index: &Index,
     max_visits: usize,
 ) -> Vec<Verdict> {
-    old.rows
-        .par_iter()
-        .map(|r| verdict(old, r, new, index, max_visits))
-        .collect()
+    let rows = &old.rows;
+    let mut order: Vec<usize> = (0..rows.len()).collect();
+    let key = |i: usize| (rows[i].property, rows[i].subject);
+    order.par_sort_unstable_by_key(|&i| key(i));
+    let stats = std::sync::Mutex::new(SearchStats::default());
+    // The verdicts in `order`'s order, then each moved to its row's place (no second vector of them).
+    let mut found: Vec<Verdict> = order
+        .par_chunk_by(|&a, &b| key(a) == key(b))
+        .flat_map_iter(|group| {
+            let mut searches = Searches::new(index, max_visits);
+            let found: Vec<Verdict> = group
+                .iter()
+                .map(|&i| verdict(old, &rows[i], new, index, &mut searches))
+                .collect();
+            if searches.stats.questions > 0 {
+                stats
+                    .lock()
+                    .expect("no panic while held")
+                    .add(&searches.stats);
+            }
+            found
+        })
+        .collect();
+    // found[k] belongs at order[k]: follow the cycles of the permutation, swapping.
+    for k in 0..found.len() {
+        while order[k] != k {
+            let j = order[k];
+            found.swap(k, j);
+            order.swap(k, j);
+        }
+    }
+    let stats = stats.into_inner().expect("no panic while held");
+    crate::core::progress::log(format!("revalidate: existence checks: {stats}"));
+    found
 }
 
 /// Counts per status and strategy.
@@ -751,6 +791,87 @@ mod tests {
         let t = tally(&bench, &verdicts(&bench, &facts, &index, 1000));
         assert_eq!(t[&Status::OriginalRemoved][&ORG], 2);
         assert_eq!(t[&Status::EntityMissing].values().sum::<u64>(), 2);
+    }
+
+    /// Statements of a transitive property sharing subjects, out of order, with a budget that runs out: the
+    /// grouped verdicts (one search per (property, subject)) are the hand-worked ones, and those of a search
+    /// of its own per statement.
+    #[test]
+    fn grouped_searches_give_each_statement_its_own_verdict() {
+        use Strategy::*;
+        // P131 transitive: 1 → 2 → 3 → 4 and 1 → 5. From 1, expansion 1 meets 2 and 5, expansion 2 (node 2)
+        // meets 3, expansion 3 (node 5) nothing, expansion 4 (node 3) meets 4.
+        let mut located = prop(131, "located in", false, vec![]);
+        located.transitive = true;
+        let chain = [(1, 2), (2, 3), (3, 4), (1, 5)];
+        let kb = KnowledgeBase {
+            final_triples: vec![t(1, 131, 2, Rank::Normal)],
+            transitive: chain
+                .iter()
+                .map(|&(s, o)| t(s, 131, o, Rank::Normal))
+                .collect(),
+            properties: vec![located],
+            ..KnowledgeBase::default()
+        };
+        let index = Index::build(&kb);
+        let facts = NewFacts {
+            languages: vec!["en".into(), "ko".into()],
+            present: (1u64..10).map(Qid).collect(),
+            labels: (1u64..10)
+                .map(|q| {
+                    let l = vec![label(&format!("q{q}")), label(&format!("q{q}-ko"))];
+                    (Qid(q), l)
+                })
+                .collect(),
+            properties: kb.properties.iter().map(|p| (p.id, p.clone())).collect(),
+            finals: [(
+                (Qid(1), Pid(131), Qid(2)),
+                (Rank::Normal, "Q1$G".to_string()),
+            )]
+            .into_iter()
+            .collect(),
+        };
+        let bench = old(vec![
+            row("b-000000-OS", OS, 1, 131, 4),
+            row("b-000001-SS", SS, 2, 131, 4),
+            row("b-000000-ORG", ORG, 1, 131, 2),
+            row("b-000003-OS", OS, 4, 131, 1),
+            row("b-000000-POS", POS, 1, 131, 3),
+            row("b-000002-OS", OS, 1, 131, 9),
+            row("b-000004-ORG", ORG, 1, 131, 3),
+        ]);
+        let got: Vec<(Status, String)> = verdicts(&bench, &facts, &index, 3)
+            .into_iter()
+            .map(|v| (v.status, v.detail))
+            .collect();
+        let now_true = |d: &str| (Status::DistortionNowTrue, d.to_string());
+        let want = vec![
+            now_true("transitive_bound"), // 4 is met at expansion 4 > 3
+            now_true("transitive"),       // from 2: 4 met at expansion 2
+            (Status::Valid, String::new()),
+            (Status::Valid, String::new()), // 4 has no successor
+            now_true("transitive"),         // 3 met at expansion 2
+            now_true("transitive_bound"),   // 9 never met, the search unfinished after 3
+            (
+                Status::OriginalRemoved,
+                "no longer stated (still implied: transitive)".into(),
+            ),
+        ];
+        assert_eq!(got, want);
+        let alone: Vec<(Status, String)> = bench
+            .rows
+            .iter()
+            .map(|r| verdict(&bench, r, &facts, &index, &mut Searches::new(&index, 3)))
+            .map(|v| (v.status, v.detail))
+            .collect();
+        assert_eq!(got, alone);
+        // With the budget for the whole graph (5 nodes from 1), the bound no longer decides.
+        let got: Vec<Status> = verdicts(&bench, &facts, &index, 5)
+            .into_iter()
+            .map(|v| v.status)
+            .collect();
+        assert_eq!(got[0], Status::DistortionNowTrue);
+        assert_eq!(got[5], Status::Valid);
     }
 
     #[test]
