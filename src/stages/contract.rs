@@ -13,13 +13,18 @@
 //!    missing, stale or corrupt; `--force` only hashes them) and recorded, in declaration order;
 //! 4. `run` does the work, writing its outputs through the context (atomic files: nothing half-written is
 //!    ever seen) and recording counts, rejects, timings and anything else in the manifest being built;
-//! 5. every declared output must then exist (a stage that forgets one is an internal error, exit 1); their
-//!    sizes and hashes, the total time and the manifest (`<name>.manifest.json`, written last, atomically)
-//!    vouch for them.
+//! 5. every declared output must then exist (a stage that forgets one is an internal error, exit 1);
+//! 6. each artifact the stage may write ([`Stage::WRITES`], [`Stage::MAY_WRITE`]) that this run did not write
+//!    is removed from the folder (an earlier run with other flags left it there: `walks.txt` after `walks
+//!    --text`, `lineage.parquet` after `distort --carry-from`), said on stderr and listed in the manifest's
+//!    `removed`, so that the folder never mixes this run's outputs with an earlier run's;
+//! 7. the outputs' sizes and hashes, the total time and the manifest (`<name>.manifest.json`, written last,
+//!    atomically) vouch for them.
 //!
 //! When `run` or the manifest fails, the outputs the stage had already renamed into place are removed again
 //! (its old manifest went with the first of them), so the run folder never holds outputs no manifest vouches
-//! for, and a rerun redoes the stage; a panic does the same while it unwinds ([`DirLock`]).
+//! for, and a rerun redoes the stage; a panic does the same while it unwinds ([`DirLock`]). A run that fails
+//! removes nothing else: step 6 comes only after `run` succeeded and every output is in place.
 //!
 //! `sword <name>` (the `cli` module beside this one) and `sword run` (the `pipeline` module) both end in
 //! [`execute`].
@@ -113,6 +118,14 @@ pub trait Stage: Send + Sync + 'static {
     /// outputs do not depend on its settings or flags (else it overrides [`Stage::outputs`]).
     const WRITES: &'static [Artifact] = &[];
 
+    /// The artifacts that only some runs write, as a setting or flag asks (`walks --text`'s `walks.txt`,
+    /// `distort --carry-from`'s `lineage.parquet`). With [`Stage::WRITES`], every artifact the stage may ever
+    /// write into the run folder: [`Stage::outputs`] names only declared ones (else an internal error, exit 1),
+    /// and after a successful run [`execute`] removes each declared artifact this run did not write, so that
+    /// what an earlier run with other flags left does not stay beside this run's outputs as if it described
+    /// them.
+    const MAY_WRITE: &'static [Artifact] = &[];
+
     /// The inputs, in the order the manifest lists them: [`Stage::READS`] by default.
     fn inputs(&self, settings: &Self::Settings, args: &Self::Args) -> Vec<Input> {
         let _ = (settings, args);
@@ -120,7 +133,8 @@ pub trait Stage: Send + Sync + 'static {
     }
 
     /// The artifacts `run` writes into the run folder, in the order the manifest lists them
-    /// ([`Stage::WRITES`] by default). All must exist when `run` returns.
+    /// ([`Stage::WRITES`] by default; a stage that overrides this declares the artifacts only some runs write in
+    /// [`Stage::MAY_WRITE`]). All must exist when `run` returns.
     fn outputs(&self, settings: &Self::Settings, args: &Self::Args) -> Vec<Artifact> {
         let _ = (settings, args);
         Self::WRITES.to_vec()
@@ -318,12 +332,13 @@ pub fn execute<S: Stage>(
     force: bool,
 ) -> Result<(Manifest, S::Outcome)> {
     stage.validate(settings, args)?;
+    let outputs = stage.outputs(settings, args);
+    let stale = not_written::<S>(&outputs)?;
     let lock = DirLock::stage(dir, S::NAME)?;
     let mut manifest = Manifest::new(S::NAME);
     manifest.config = stage.identity(settings, args);
     manifest.seed = stage.seed(settings);
     let inputs = stage.inputs(settings, args);
-    let outputs = stage.outputs(settings, args);
     for input in &inputs {
         match input {
             Input::Vouched(a) => manifest
@@ -353,7 +368,7 @@ pub fn execute<S: Stage>(
     };
     let result = stage
         .run(&mut cx, settings, args)
-        .and_then(|outcome| finish(cx).map(|m| (m, outcome)));
+        .and_then(|outcome| finish(cx, &stale).map(|m| (m, outcome)));
     if result.is_err() {
         let removed = lock.remove_outputs();
         if removed > 0 {
@@ -376,14 +391,51 @@ pub fn run<S: Stage + Default>(
     execute(&S::default(), dir, settings, args, false).map(|(m, _)| m)
 }
 
-/// After `run`: every declared output listed with its size and hash, the total time, the manifest written.
-fn finish(mut cx: Context) -> Result<Manifest> {
+/// The artifacts the stage declares ([`Stage::WRITES`], [`Stage::MAY_WRITE`]) that a run writing `outputs`
+/// does not write; an output it does not declare is an internal error.
+fn not_written<S: Stage>(outputs: &[Artifact]) -> Result<Vec<Artifact>> {
+    let declared: Vec<Artifact> = S::WRITES.iter().chain(S::MAY_WRITE).copied().collect();
+    if let Some(a) = outputs.iter().find(|a| !declared.contains(a)) {
+        return Err(Error::internal(format!(
+            "stage {} writes {}, which neither its WRITES nor its MAY_WRITE declares",
+            S::NAME,
+            a.file
+        )));
+    }
+    Ok(declared
+        .into_iter()
+        .filter(|a| !outputs.contains(a))
+        .collect())
+}
+
+/// After a successful `run`: every declared output must be there; the declared artifacts this run did not write
+/// (`stale`) are removed and listed; every output listed with its size and hash, the total time, the manifest
+/// written.
+fn finish(mut cx: Context, stale: &[Artifact]) -> Result<Manifest> {
     for a in &cx.outputs {
         if !cx.dir.join(a.file).is_file() {
             return Err(Error::internal(format!(
                 "stage {} did not write its output {}",
                 cx.stage, a.file
             )));
+        }
+    }
+    // Before the manifest: if a removal fails, the stage fails and its new outputs go (a rerun tries again);
+    // no manifest vouches for the file meanwhile (the old one went with the first output renamed into place).
+    // The manifest's atomic write makes the unlink durable with it (the same folder, synced).
+    for a in stale {
+        let p = cx.path(a);
+        match std::fs::remove_file(&p) {
+            Ok(()) => {
+                progress::log(format!(
+                    "{}: removed {}, which an earlier run wrote and this one did not (it described outputs \
+                     that are gone)",
+                    cx.stage, a.file
+                ));
+                cx.manifest.removed.push(a.file.to_string());
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(Error::io(&p, e)),
         }
     }
     let names: Vec<&str> = cx.outputs.iter().map(|a| a.file).collect();
@@ -393,6 +445,20 @@ fn finish(mut cx: Context) -> Result<Manifest> {
         .insert("total".into(), cx.started.elapsed().as_secs_f64());
     cx.manifest.write(&cx.dir)?;
     Ok(cx.manifest)
+}
+
+/// For the [`Stage::done`] of a stage whose result is a JSON document (revalidate's counts, translate's
+/// summary): `value` pretty-printed on stdout, with a final newline, and flushed (a closed stdout is an I/O
+/// error on `-`).
+pub fn print_json(value: &impl serde::Serialize) -> Result<()> {
+    let mut text = serde_json::to_string_pretty(value)
+        .map_err(|e| Error::internal(format!("serialise the summary: {e}")))?;
+    text.push('\n');
+    let mut stdout = std::io::stdout().lock();
+    stdout
+        .write_all(text.as_bytes())
+        .and_then(|_| stdout.flush())
+        .map_err(|e| Error::io("-", e))
 }
 
 /// The stages whose artifacts `inputs` names (each once, in order): what a stage depends on.
@@ -426,9 +492,13 @@ pub(crate) mod tests {
         file: "c.txt",
         stage: "toy",
     };
+    const D: Artifact = Artifact {
+        file: "d.txt",
+        stage: "toy",
+    };
 
-    /// A stage for the contract's own tests: reads `in.txt`, writes `a.txt` and `sub/b.txt`, or misbehaves as
-    /// `--mode` says.
+    /// A stage for the contract's own tests: reads `in.txt`, writes `a.txt` and `sub/b.txt` (and `d.txt` with
+    /// `--mode extra`), or misbehaves as `--mode` says.
     #[derive(Clone, Copy, Debug, Default)]
     pub(crate) struct Toy;
 
@@ -447,7 +517,8 @@ pub(crate) mod tests {
 
     #[derive(Clone, Debug, Default, clap::Args)]
     pub(crate) struct ToyArgs {
-        /// `ok`, `fail` (after writing a.txt), `undeclared` (writes c.txt), `forget` (writes only a.txt).
+        /// `ok`, `extra` (writes d.txt too), `fail` (after writing a.txt), `undeclared` (writes c.txt),
+        /// `unlisted` (names c.txt as an output), `forget` (writes only a.txt).
         #[arg(long, default_value = "ok")]
         pub(crate) mode: String,
     }
@@ -462,8 +533,17 @@ pub(crate) mod tests {
             vec![Input::Vouched(IN)]
         }
 
-        fn outputs(&self, _: &ToySettings, _: &ToyArgs) -> Vec<Artifact> {
-            vec![A, B]
+        const WRITES: &'static [Artifact] = &[A, B];
+        const MAY_WRITE: &'static [Artifact] = &[D];
+
+        fn outputs(&self, _: &ToySettings, args: &ToyArgs) -> Vec<Artifact> {
+            let mut v = Self::WRITES.to_vec();
+            match args.mode.as_str() {
+                "extra" => v.push(D),
+                "unlisted" => v.push(C),
+                _ => {}
+            }
+            v
         }
 
         fn validate(&self, s: &ToySettings, _: &ToyArgs) -> Result<()> {
@@ -480,6 +560,7 @@ pub(crate) mod tests {
                 "fail" => return Err(Error::Config("failed after a.txt".into())),
                 "undeclared" => cx.write(&C, |w| w.write_all(b"c"))?,
                 "forget" => return Ok(0),
+                "extra" => cx.write(&D, |w| w.write_all(b"d"))?,
                 _ => {}
             }
             cx.write(&B, |w| write!(w, "{}", s.k))?;
@@ -507,11 +588,22 @@ pub(crate) mod tests {
         ToyArgs { mode: mode.into() }
     }
 
-    /// The error of a toy run in `d` that must fail.
-    fn fails(d: &Path, s: &ToySettings, mode: &str, force: bool) -> Error {
-        execute(&Toy, d, s, &args(mode), force)
+    /// A toy run in `d` with the default settings: its manifest.
+    fn runs(d: &Path, mode: &str, force: bool) -> Manifest {
+        execute(&Toy, d, &ToySettings::default(), &args(mode), force)
+            .unwrap()
+            .0
+    }
+
+    /// The error of a toy run in `d` with the default settings that must fail.
+    fn fails(d: &Path, mode: &str, force: bool) -> Error {
+        execute(&Toy, d, &ToySettings::default(), &args(mode), force)
             .map(|_| ())
             .unwrap_err()
+    }
+
+    fn output_names(m: &Manifest) -> Vec<&str> {
+        m.outputs.iter().map(|o| o.path.as_str()).collect()
     }
 
     #[test]
@@ -528,8 +620,7 @@ pub(crate) mod tests {
             assert_eq!(m.config, serde_json::json!({"k": 7, "on": true}));
             assert_eq!(m.inputs.len(), 1);
             assert!(m.inputs[0].path.ends_with("in.txt"), "{:?}", m.inputs);
-            let outs: Vec<&str> = m.outputs.iter().map(|o| o.path.as_str()).collect();
-            assert_eq!(outs, ["a.txt", "sub/b.txt"]);
+            assert_eq!(output_names(m), ["a.txt", "sub/b.txt"]);
             assert_eq!(m.counts["bytes"], 5);
             assert!(m.timings.contains_key("total") && m.timings.contains_key("work"));
         }
@@ -541,9 +632,8 @@ pub(crate) mod tests {
     fn a_failed_run_leaves_no_output_and_no_manifest_and_bad_settings_touch_nothing() {
         let dir = folder();
         let d = dir.path();
-        let s = ToySettings::default();
-        execute(&Toy, d, &s, &args("ok"), false).unwrap();
-        let e = fails(d, &s, "fail", false);
+        runs(d, "ok", false);
+        let e = fails(d, "fail", false);
         assert_eq!(e.exit_code(), 2, "{e}");
         // The new a.txt went again, and the old manifest went with the first rename: nothing is vouched for.
         assert!(!d.join("a.txt").exists());
@@ -554,19 +644,78 @@ pub(crate) mod tests {
         );
         assert!(check_input(d, "toy", "sub/b.txt", false).is_err());
         // Settings refused before the lock and the inputs: nothing is written or removed.
-        execute(&Toy, d, &s, &args("ok"), false).unwrap();
+        runs(d, "ok", false);
         let bad = ToySettings { k: 13, on: false };
-        assert_eq!(fails(d, &bad, "ok", false).exit_code(), 2);
+        let e = execute(&Toy, d, &bad, &args("ok"), false).unwrap_err();
+        assert_eq!(e.exit_code(), 2, "{e}");
         check_input(d, "toy", "a.txt", false).unwrap();
+    }
+
+    /// Every file under `d` (relative path, bytes).
+    fn files(d: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+        let mut out = std::collections::BTreeMap::new();
+        let mut todo = vec![d.to_path_buf()];
+        while let Some(dir) = todo.pop() {
+            for e in std::fs::read_dir(&dir).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    todo.push(p);
+                } else {
+                    let rel = p.strip_prefix(d).unwrap().to_string_lossy().into_owned();
+                    out.insert(rel, std::fs::read(&p).unwrap());
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_run_removes_the_declared_outputs_it_did_not_write_and_a_failed_run_removes_none() {
+        let dir = folder();
+        let d = dir.path();
+        let m = runs(d, "extra", false);
+        assert_eq!(output_names(&m), ["a.txt", "sub/b.txt", "d.txt"]);
+        let raw: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(Manifest::path_in(d, "toy")).unwrap()).unwrap();
+        assert!(raw.get("removed").is_none(), "nothing removed: no key");
+        // A run that does not write d.txt removes the one the first run left, and its manifest says so.
+        let m = runs(d, "ok", false);
+        assert!(!d.join("d.txt").exists());
+        assert_eq!(output_names(&m), ["a.txt", "sub/b.txt"]);
+        assert_eq!(m.removed, ["d.txt"]);
+        let on_disk = Manifest::read(&Manifest::path_in(d, "toy")).unwrap();
+        assert_eq!(on_disk.removed, ["d.txt"]);
+        assert!(
+            runs(d, "ok", false).removed.is_empty(),
+            "nothing left to remove"
+        );
+
+        // Failures remove nothing of an earlier run's beyond what they replaced. Refused after the lock (an input
+        // changed) before writing anything: every file is as the successful run left it, its manifest too.
+        runs(d, "extra", false);
+        let before = files(d);
+        std::fs::write(d.join(IN.file), b"changed").unwrap();
+        assert_eq!(fails(d, "ok", false).exit_code(), 3);
+        std::fs::write(d.join(IN.file), b"hello").unwrap();
+        assert_eq!(files(d), before);
+        // Failed after writing a.txt (bad input; an internal error): the new a.txt goes again, the old manifest
+        // went with it (as for every failure), d.txt stays.
+        for mode in ["fail", "undeclared"] {
+            runs(d, "extra", false);
+            fails(d, mode, false);
+            assert_eq!(std::fs::read(d.join("d.txt")).unwrap(), b"d", "{mode}");
+            assert!(d.join("sub/b.txt").exists(), "{mode}");
+            assert!(!d.join("a.txt").exists(), "{mode}");
+            assert!(!Manifest::path_in(d, "toy").exists(), "{mode}");
+        }
     }
 
     #[test]
     fn a_stage_that_breaks_its_declarations_is_an_internal_error() {
         let dir = folder();
         let d = dir.path();
-        let s = ToySettings::default();
-        for mode in ["undeclared", "forget"] {
-            let e = fails(d, &s, mode, false);
+        for mode in ["undeclared", "unlisted", "forget"] {
+            let e = fails(d, mode, false);
             assert_eq!(e.exit_code(), 1, "{mode}: {e}");
             assert!(e.to_string().contains("toy"), "{e}");
             assert!(
@@ -582,14 +731,13 @@ pub(crate) mod tests {
         let dir = folder();
         let d = dir.path();
         std::fs::write(d.join(IN.file), b"changed").unwrap();
-        let s = ToySettings::default();
-        let e = fails(d, &s, "ok", false);
+        let e = fails(d, "ok", false);
         assert_eq!(e.exit_code(), 3, "{e}");
         assert!(!d.join("a.txt").exists());
-        let (m, _) = execute(&Toy, d, &s, &args("ok"), true).unwrap();
+        let m = runs(d, "ok", true);
         assert_eq!(m.inputs[0].size, 7);
         std::fs::remove_file(d.join(IN.file)).unwrap();
-        let e = fails(d, &s, "ok", true);
+        let e = fails(d, "ok", true);
         assert!(e.to_string().contains("in.txt"), "{e}");
     }
 

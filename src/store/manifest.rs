@@ -101,6 +101,11 @@ pub struct Manifest {
     /// inputs' manifests when written). Manifests written before this field existed read as `true`.
     #[serde(default = "yes")]
     pub complete: bool,
+    /// The stage's artifacts that an earlier run left in the folder and this run did not write (its flags or
+    /// settings did not ask for them: `walks.txt` after a run without `--text`), removed when it finished so
+    /// that they do not pass for its outputs. Left out of the file when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub removed: Vec<String>,
 }
 
 fn yes() -> bool {

@@ -9,6 +9,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 use sword::core::records::{Rank, Strategy};
 use sword::stages::distort::ids::original_of;
+use sword::store::is_fresh;
 use sword::store::tables::lineage::read_lineage;
 use sword::synth::{self, LaterConfig};
 
@@ -253,6 +254,18 @@ fn a_carried_benchmark_keeps_what_holds_refills_the_rest_and_is_the_same_at_any_
         sword::stages::revalidate::verdict::OldBenchmark::read(&new.join("sword.parquet")).unwrap();
     assert_eq!(again.lineage, tags);
     assert_eq!(again.format_version, 3);
+    // Freshness (`sword run` skips a stage whose manifest still matches) follows the old benchmark's bytes, not
+    // only the path recorded in the config: the carry lists OLD_RUN/sword.parquet, size and hash, among its
+    // inputs. The same path with other content (a benchmark rebuilt in place) makes the build stale.
+    let config = m["config"].clone();
+    assert_eq!(config["carry_from"], old.to_str().unwrap());
+    assert!(is_fresh(new, "distort", &config));
+    let bench = old.join("sword.parquet");
+    let kept = std::fs::read(&bench).unwrap();
+    std::fs::copy(new.join("sword.parquet"), &bench).unwrap();
+    assert!(!is_fresh(new, "distort", &config));
+    std::fs::write(&bench, kept).unwrap();
+    assert!(is_fresh(new, "distort", &config));
     // A fresh build in a folder that held a carried one leaves no lineage of the old build behind.
     let fresh = runs[2].to_str().unwrap();
     wd.run_ok(&[
@@ -265,7 +278,9 @@ fn a_carried_benchmark_keeps_what_holds_refills_the_rest_and_is_the_same_at_any_
         SAMPLES,
     ]);
     assert!(!runs[2].join("lineage.parquet").exists());
-    assert!(manifest(&runs[2], "distort")["extra"]["carry"].is_null());
+    let m = manifest(&runs[2], "distort");
+    assert!(m["extra"]["carry"].is_null());
+    assert_eq!(m["removed"], serde_json::json!(["lineage.parquet"]));
 }
 
 #[test]

@@ -442,6 +442,21 @@ mod graph_walks {
         }
         let w = Walks::read(&wd.join("run/walks.bin")).unwrap();
         assert_eq!(w.iter().nth(1).unwrap(), &[1, PAD, PAD, PAD, PAD, PAD]);
+        // Other walks without --text: the walks.txt of the walks above goes (it would pass for these), and
+        // the manifest and stderr say so.
+        let out = wd
+            .command(&["walks", "--out", "run", "--seed", "10"])
+            .env_remove("SWORD_QUIET")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{err}");
+        assert!(!wd.join("run/walks.txt").exists());
+        let m = Manifest::read(&wd.join("run/walks.manifest.json")).unwrap();
+        assert_eq!(m.removed, ["walks.txt"]);
+        let outputs: Vec<&str> = m.outputs.iter().map(|o| o.path.as_str()).collect();
+        assert_eq!(outputs, ["walks.bin"]);
+        assert!(err.contains("walks: removed walks.txt"), "{err}");
     }
 
     #[test]

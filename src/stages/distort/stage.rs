@@ -60,7 +60,9 @@ impl Stage for DistortStage {
         v
     }
 
-    /// The settings, and the run carried from (a carried build differs from a fresh one).
+    /// The settings, and the run carried from (a carried build differs from a fresh one). The old benchmark's
+    /// contents need not be here: `run` lists `OLD_RUN/sword.parquet` with its size and hash among the inputs,
+    /// and freshness compares every input, so the same path with other bytes makes the build stale.
     fn identity(&self, cfg: &DistortConfig, args: &DistortArgs) -> serde_json::Value {
         let mut v = serde_json::to_value(cfg).unwrap_or_default();
         if let (Some(old), Some(m)) = (&args.carry_from, v.as_object_mut()) {
@@ -85,6 +87,9 @@ impl Stage for DistortStage {
     ];
 
     const WRITES: &'static [Artifact] = &[DISTORTIONS];
+    /// `--carry-from` only; a build without it removes the lineage an earlier carried build left here (it
+    /// would describe a benchmark that is gone).
+    const MAY_WRITE: &'static [Artifact] = &[LINEAGE];
 
     fn validate(&self, cfg: &DistortConfig, _: &DistortArgs) -> Result<()> {
         if cfg.max_attempts == 0 {
@@ -264,17 +269,9 @@ fn run(cx: &mut Context, cfg: &DistortConfig, carry_from: Option<&Path>) -> Resu
     let mut file = cx.create(&DISTORTIONS)?;
     write_distortions(&mut file, &out.rows, complete, &dest)?;
     file.commit()?;
-    let lineage_path = cx.path(&LINEAGE);
     if let Some(c) = &carried {
         let file = cx.create(&LINEAGE)?;
-        write_lineage(file, &c.lineage, complete, &lineage_path)?.commit()?;
-    } else {
-        // A lineage left by an earlier carried build in this folder would describe a benchmark that is gone.
-        match std::fs::remove_file(&lineage_path) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(Error::io(&lineage_path, e)),
-        }
+        write_lineage(file, &c.lineage, complete, &cx.path(&LINEAGE))?.commit()?;
     }
     let manifest = cx.manifest();
     manifest.counts = out.counts;

@@ -6,7 +6,7 @@ use super::verdict::{tally, verdicts, NewFacts, OldBenchmark, Status, Verdict};
 use crate::core::error::{Error, Result};
 use crate::core::ids::Pid;
 use crate::core::records::{PropertyRecord, Strategy};
-use crate::stages::contract::{Context, Input, Stage};
+use crate::stages::contract::{print_json, Context, Input, Stage};
 use crate::stages::distort::{Index, IndexBuilder};
 use crate::store::layout::{
     self, Artifact, ENTITIES, EXTRACT, ITEMS, PROPERTIES, REVALIDATION, REVALIDATION_MD,
@@ -113,15 +113,7 @@ impl Stage for RevalidateStage {
 
     fn done(&self, out: &Path, m: &Manifest, s: Summary, _: &RevalidateArgs) -> Result<()> {
         crate::core::progress::log(self.summary(out, m));
-        let mut text = serde_json::to_string_pretty(&s.0)
-            .map_err(|e| Error::internal(format!("serialise the summary: {e}")))?;
-        text.push('\n');
-        use std::io::Write;
-        let mut stdout = std::io::stdout().lock();
-        stdout
-            .write_all(text.as_bytes())
-            .and_then(|_| stdout.flush())
-            .map_err(|e| Error::io("-", e))
+        print_json(&s.0)
     }
 
     fn summary(&self, out: &Path, m: &Manifest) -> String {

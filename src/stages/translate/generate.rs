@@ -17,7 +17,7 @@ use crate::core::error::{Error, IoContext, Result};
 use crate::llm::client::RunConfig;
 use crate::llm::request::{Message, Request};
 use crate::llm::resume::{self as runner, RunSummary};
-use crate::stages::contract::{Context, Input, NoSettings, Stage};
+use crate::stages::contract::{print_json, Context, Input, NoSettings, Stage};
 use crate::stages::export::{custom_id, render, DEFAULT_TEMPLATE};
 use crate::store::layout::{self, Artifact, DISTORT, LINEAGE, SWORD, TEXTS_GENERATED, TRANSLATE};
 use crate::store::tables;
@@ -172,17 +172,7 @@ impl Stage for TranslateStage {
     /// then exit code 5 (the outputs and the manifest stay: a rerun resumes).
     fn done(&self, out: &Path, m: &Manifest, s: Summary, args: &TranslateArgs) -> Result<()> {
         crate::core::progress::log(self.summary(out, m));
-        let mut text = serde_json::to_string_pretty(&s)
-            .map_err(|e| Error::internal(format!("serialise the summary: {e}")))?;
-        text.push('\n');
-        {
-            use std::io::Write;
-            let mut stdout = std::io::stdout().lock();
-            stdout
-                .write_all(text.as_bytes())
-                .and_then(|_| stdout.flush())
-                .map_err(|e| Error::io("-", e))?;
-        }
+        print_json(&s)?;
         if args.require_complete && s.unanswered > 0 {
             return Err(Error::Remote {
                 url: crate::llm::secret::redact_url(&args.cfg.base_url),

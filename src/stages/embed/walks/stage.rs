@@ -35,8 +35,12 @@ impl crate::stages::contract::Stage for WalksStage {
         v
     }
 
+    const WRITES: &'static [Artifact] = &[WALKS_BIN];
+    /// `--text` only; a run without it removes the `walks.txt` an earlier run left (other walks).
+    const MAY_WRITE: &'static [Artifact] = &[WALKS_TEXT];
+
     fn outputs(&self, cfg: &WalkConfig, _: &NoSettings) -> Vec<Artifact> {
-        let mut v = vec![WALKS_BIN];
+        let mut v = Self::WRITES.to_vec();
         if cfg.text {
             v.push(WALKS_TEXT);
         }
