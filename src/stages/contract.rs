@@ -368,7 +368,7 @@ pub fn execute<S: Stage>(
     };
     let result = stage
         .run(&mut cx, settings, args)
-        .and_then(|outcome| finish(cx, &stale).map(|m| (m, outcome)));
+        .and_then(|outcome| finish(cx, &lock, &stale).map(|m| (m, outcome)));
     if result.is_err() {
         let removed = lock.remove_outputs();
         if removed > 0 {
@@ -411,9 +411,19 @@ fn not_written<S: Stage>(outputs: &[Artifact]) -> Result<Vec<Artifact>> {
 /// After a successful `run`: every declared output must be there; the declared artifacts this run did not write
 /// (`stale`) are removed and listed; every output listed with its size and hash, the total time, the manifest
 /// written.
-fn finish(mut cx: Context, stale: &[Artifact]) -> Result<Manifest> {
+fn finish(mut cx: Context, lock: &DirLock, stale: &[Artifact]) -> Result<Manifest> {
+    // Written by this run, not merely there: an output an earlier run left would pass an existence check.
+    let committed: Vec<PathBuf> = lock
+        .committed()
+        .iter()
+        .filter_map(|p| p.canonicalize().ok())
+        .collect();
     for a in &cx.outputs {
-        if !cx.dir.join(a.file).is_file() {
+        let written = cx
+            .path(a)
+            .canonicalize()
+            .is_ok_and(|p| committed.contains(&p));
+        if !written {
             return Err(Error::internal(format!(
                 "stage {} did not write its output {}",
                 cx.stage, a.file
@@ -724,6 +734,23 @@ pub(crate) mod tests {
             );
             assert!(!Manifest::path_in(d, "toy").exists());
         }
+    }
+
+    #[test]
+    fn an_output_an_earlier_run_left_does_not_count_as_written() {
+        let dir = folder();
+        let d = dir.path();
+        runs(d, "ok", false);
+        assert!(d.join("sub/b.txt").exists());
+        // `forget` writes a.txt only: b.txt is still there, from the first run, but this run did not write it.
+        let e = fails(d, "forget", false);
+        assert_eq!(e.exit_code(), 1, "{e}");
+        assert!(
+            e.to_string().contains("did not write its output sub/b.txt"),
+            "{e}"
+        );
+        assert!(!d.join("a.txt").exists());
+        assert!(!Manifest::path_in(d, "toy").exists());
     }
 
     #[test]

@@ -332,6 +332,20 @@ impl DirLock {
         &self.path
     }
 
+    /// For a stage ([`DirLock::stage`]): the outputs it has renamed into place since it took the lock, as the
+    /// paths it wrote them to.
+    pub fn committed(&self) -> Vec<PathBuf> {
+        if !self.stage {
+            return Vec::new();
+        }
+        let held = held();
+        held.iter()
+            .find(|h| h.dir == self.dir)
+            .and_then(|h| h.frames.last())
+            .map(|f| f.committed.clone())
+            .unwrap_or_default()
+    }
+
     /// For a stage that failed ([`DirLock::stage`]): remove the outputs it renamed into place since it took
     /// the lock (no manifest vouches for them: its old one went with the first). Returns how many went.
     pub fn remove_outputs(&self) -> usize {

@@ -268,6 +268,28 @@ fn makefile_smoke_is_incremental_locked_and_returns_stage_exit_codes() {
     assert!(again.status.success(), "{}", log(&again));
     assert!(!log(&again).contains(" start"), "{}", log(&again));
 
+    // Another seed: the stages that take it (walks, train, distort) and export after them run again; extract
+    // and graph, whose flags and inputs did not change, do not.
+    let seeded = pipeline_nightly(&wd, &["smoke", "SMOKE_ENTITIES=1500", "SEED=7"]);
+    assert!(seeded.status.success(), "{}", log(&seeded));
+    for stage in ["walks", "train", "distort", "export"] {
+        assert!(
+            log(&seeded).contains(&format!("] {stage} start")),
+            "{stage}: {}",
+            log(&seeded)
+        );
+    }
+    for stage in ["extract", "graph"] {
+        assert!(
+            !log(&seeded).contains(&format!("] {stage} start")),
+            "{stage}: {}",
+            log(&seeded)
+        );
+    }
+    assert!(wd
+        .read("out/smoke/logs/args/walks")
+        .ends_with(b"--seed 7\n"));
+
     // Another run holds the lock: exit 6 at once, with a message.
     {
         let lock = std::fs::File::open(wd.join("out/.nightly.lock")).unwrap();

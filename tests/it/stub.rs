@@ -87,13 +87,45 @@ pub fn serve(port: u16, handler: impl FnMut(&Request) -> Reply + Send + 'static)
     serve_at_most(port, 10_000, handler)
 }
 
+/// The ports [`bind`] picks from when asked for any: below Linux's default ephemeral range (32768–60999), so
+/// that no client socket of a parallel test (whose local port the kernel takes from that range) can hold the
+/// port when a test restarts its stub on the same one (a resume test must: the run keeps the URL).
+const OWN_PORTS: std::ops::Range<u16> = 20_000..32_000;
+
+/// A listener on 127.0.0.1:`port`; `port` 0 takes a free one of [`OWN_PORTS`]. The address may be taken for a
+/// moment (another test's stub picked the same port, a socket of ours still closing): tried again for up to
+/// 10 s before the test fails.
+fn bind(port: u16) -> TcpListener {
+    use std::hash::{BuildHasher, Hasher};
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u32(std::process::id());
+    loop {
+        let p = if port == 0 {
+            h.write_u8(0);
+            OWN_PORTS.start + (h.finish() % u64::from(OWN_PORTS.end - OWN_PORTS.start)) as u16
+        } else {
+            port
+        };
+        match TcpListener::bind(("127.0.0.1", p)) {
+            Ok(l) => return l,
+            Err(e) if e.kind() == std::io::ErrorKind::AddrInUse && Instant::now() < deadline => {
+                if port != 0 {
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+            }
+            Err(e) => panic!("stub: cannot listen on 127.0.0.1:{p}: {e}"),
+        }
+    }
+}
+
 /// [`serve`] for at most `max` connections: the listener closes after the last (later clients are refused).
 pub fn serve_at_most(
     port: u16,
     max: usize,
     mut handler: impl FnMut(&Request) -> Reply + Send + 'static,
 ) -> Stub {
-    let listener = TcpListener::bind(("127.0.0.1", port)).unwrap();
+    let listener = bind(port);
     let port = listener.local_addr().unwrap().port();
     listener.set_nonblocking(true).unwrap();
     let stop = Arc::new(AtomicBool::new(false));
