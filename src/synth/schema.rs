@@ -40,6 +40,17 @@ pub(super) fn schema_claims(g: &mut Gen, r: u32) -> Vec<(usize, Vec<u32>)> {
     // Optional claims: more likely on popular items.
     let rich = w.richness(r);
     let q = |g: &mut Gen, x: f64| g.rng.random_bool((x * rich).min(0.98));
+    // Optional single-object claims, in order: (property, base probability before richness, class of the
+    // object, share of objects in the home country).
+    let optional =
+        |g: &mut Gen, put: &mut dyn FnMut(u64, Vec<u32>), claims: &[(u64, f64, Cls, f64)]| {
+            for &(pid, x, k, local) in claims {
+                if q(g, x) {
+                    let v = pick(g, w, k, home, local);
+                    put(pid, vec![v]);
+                }
+            }
+        };
     let parent = w.parent[r as usize];
     match c {
         Cls::Human => {
@@ -73,18 +84,16 @@ pub(super) fn schema_claims(g: &mut Gen, r: u32) -> Vec<(usize, Vec<u32>)> {
                 }
                 put(106, v);
             }
-            // (property, base probability before richness, class, share in the home country)
-            for (pid, x, k, local) in [
-                (69, 0.45, Cls::University, 0.8),
-                (108, 0.4, Cls::Org, 0.75),
-                (102, 0.25, Cls::Party, 0.95),
-                (166, 0.2, Cls::Award, 0.7),
-            ] {
-                if q(g, x) {
-                    let v = pick(g, w, k, home, local);
-                    put(pid, vec![v]);
-                }
-            }
+            optional(
+                g,
+                &mut put,
+                &[
+                    (69, 0.45, Cls::University, 0.8),
+                    (108, 0.4, Cls::Org, 0.75),
+                    (102, 0.25, Cls::Party, 0.95),
+                    (166, 0.2, Cls::Award, 0.7),
+                ],
+            );
             if home != NONE && q(g, 0.6) {
                 let lang = w.language[w.pos[home as usize] as usize];
                 let v = if p(g, 0.9) {
@@ -94,16 +103,15 @@ pub(super) fn schema_claims(g: &mut Gen, r: u32) -> Vec<(usize, Vec<u32>)> {
                 };
                 put(1412, vec![v]);
             }
-            for (pid, x, k, local) in [
-                (551, 0.3, Cls::City, 0.9),
-                (937, 0.3, Cls::City, 0.9),
-                (463, 0.15, Cls::Org, 0.85),
-            ] {
-                if q(g, x) {
-                    let v = pick(g, w, k, home, local);
-                    put(pid, vec![v]);
-                }
-            }
+            optional(
+                g,
+                &mut put,
+                &[
+                    (551, 0.3, Cls::City, 0.9),
+                    (937, 0.3, Cls::City, 0.9),
+                    (463, 0.15, Cls::Org, 0.85),
+                ],
+            );
             // Student of a teacher (P1066), stated by the student, by the teacher (P802 student), or both.
             let t = w.teacher[r as usize];
             if t != NONE && w.states(1066, r, t) {

@@ -251,80 +251,68 @@ impl Ctx<'_> {
         Ok(self.figure("fig3", None, title, svg))
     }
 
-    fn jaccard_scale(&self, measure: &str, strategy: &str) -> Scale {
-        Scale::of(self.look.values_of(measure, self.variant, strategy))
+    /// Fig. 4 / Fig. 5 from its `panels` ([`jaccard_panel`]): the Jaccard similarity between `between`
+    /// (`models` or `languages`: the measure `jaccard_<between>`) for strategy `s`, on one colour scale.
+    fn jaccard_figure(
+        &self,
+        kind: &'static str,
+        s: &str,
+        between: &str,
+        panels: &[Heat],
+        per_row: usize,
+    ) -> Result<Figure> {
+        let measure = format!("jaccard_{between}");
+        let scale = Scale::of(self.look.values_of(&measure, self.variant, s));
+        let title = format!(
+            "Fig. {} — Jaccard similarity between {between} (%), {s} — {}",
+            kind.trim_start_matches("fig"),
+            self.variant
+        );
+        let svg = heat_grid(&title, panels, per_row, &scale, "Jaccard similarity")?;
+        Ok(self.figure(kind, Some(s), title, svg))
     }
 
     fn fig4(&self, s: &str) -> Result<Figure> {
-        let n = self.models.len();
-        let cell = if n <= 6 { (58, 40) } else { (34, 28) };
+        let cell = if self.models.len() <= 6 {
+            (58, 40)
+        } else {
+            (34, 28)
+        };
         let labels: Vec<String> = self.models.iter().map(|m| short(m, 18)).collect();
         let panels: Vec<Heat> = self
             .langs
             .iter()
-            .map(|l| Heat {
-                title: l.to_string(),
-                rows: labels.clone(),
-                cols: labels.clone(),
-                rules: Vec::new(),
-                values: symmetric(n, |a, b| {
+            .map(|l| {
+                jaccard_panel(l.to_string(), &labels, cell, |a, b| {
                     self.look.value(Key {
                         model_b: Some(&self.models[b]),
                         language: Some(l),
                         strategy: Some(s),
                         ..self.key("jaccard_models", &self.models[a])
                     })
-                }),
-                cell,
-                x_desc: String::new(),
-                y_desc: String::new(),
+                })
             })
             .collect();
-        let scale = self.jaccard_scale("jaccard_models", s);
-        let title = format!(
-            "Fig. 4 — Jaccard similarity between models (%), {s} — {}",
-            self.variant
-        );
-        let svg = heat_grid(&title, &panels, 4, &scale, "Jaccard similarity")?;
-        Ok(self.figure("fig4", Some(s), title, svg))
+        self.jaccard_figure("fig4", s, "models", &panels, 4)
     }
 
     fn fig5(&self, s: &str) -> Result<Figure> {
-        let n = self.langs.len();
+        let labels: Vec<String> = self.langs.iter().map(|l| l.to_string()).collect();
         let panels: Vec<Heat> = self
             .models
             .iter()
-            .map(|m| Heat {
-                title: short(m, 28),
-                rows: self.langs.iter().map(|l| l.to_string()).collect(),
-                cols: self.langs.iter().map(|l| l.to_string()).collect(),
-                rules: Vec::new(),
-                values: symmetric(n, |a, b| {
+            .map(|m| {
+                jaccard_panel(short(m, 28), &labels, (40, 32), |a, b| {
                     self.look.value(Key {
                         language: Some(self.langs[a]),
                         language_b: Some(self.langs[b]),
                         strategy: Some(s),
                         ..self.key("jaccard_languages", m)
                     })
-                }),
-                cell: (40, 32),
-                x_desc: String::new(),
-                y_desc: String::new(),
+                })
             })
             .collect();
-        let scale = self.jaccard_scale("jaccard_languages", s);
-        let title = format!(
-            "Fig. 5 — Jaccard similarity between languages (%), {s} — {}",
-            self.variant
-        );
-        let svg = heat_grid(
-            &title,
-            &panels,
-            self.per_row(),
-            &scale,
-            "Jaccard similarity",
-        )?;
-        Ok(self.figure("fig5", Some(s), title, svg))
+        self.jaccard_figure("fig5", s, "languages", &panels, self.per_row())
     }
 
     /// Fig. 2: two rows of scatter panels per band of models.
@@ -691,4 +679,24 @@ fn scatter(
         }
     }
     Ok(())
+}
+
+/// One panel of Fig. 4 / Fig. 5: the similarity between every two of `labels` (`pair(a, b)` with a < b; none on
+/// the diagonal).
+fn jaccard_panel(
+    title: String,
+    labels: &[String],
+    cell: (i32, i32),
+    pair: impl Fn(usize, usize) -> Option<f64>,
+) -> Heat {
+    Heat {
+        title,
+        rows: labels.to_vec(),
+        cols: labels.to_vec(),
+        rules: Vec::new(),
+        values: symmetric(labels.len(), pair),
+        cell,
+        x_desc: String::new(),
+        y_desc: String::new(),
+    }
 }

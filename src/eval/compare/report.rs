@@ -28,6 +28,29 @@ pub struct Table {
     pub rows: Vec<Vec<String>>,
 }
 
+impl Table {
+    /// A table without rows: `corner` heads the column of row labels, then one column per `columns`.
+    fn new(
+        caption: impl Into<String>,
+        corner: &str,
+        columns: impl IntoIterator<Item = impl ToString>,
+    ) -> Table {
+        Table {
+            caption: caption.into(),
+            header: std::iter::once(corner.to_string())
+                .chain(columns.into_iter().map(|c| c.to_string()))
+                .collect(),
+            rows: Vec::new(),
+        }
+    }
+
+    /// Append a row: its label, then its cells.
+    fn push(&mut self, label: String, cells: impl IntoIterator<Item = String>) {
+        self.rows
+            .push(std::iter::once(label).chain(cells).collect());
+    }
+}
+
 /// Percent with one decimal.
 fn pct(v: f64) -> String {
     format!("{:.1}", 100.0 * v)
@@ -202,10 +225,10 @@ fn verdict(r: &Option<Row>) -> String {
 
 fn headline_table(look: &Lookup, variant: &str, models: &[String]) -> (Table, String) {
     let hs: Vec<Headline> = models.iter().map(|m| headline(look, variant, m)).collect();
-    let mut t = Table {
-        caption: "Headline per model: the strategy with the largest cross-lingual gap, its best and worst language, the East-Asian gap on that strategy, statements right in every language, the swap effects (pooled over languages) and unparsed answers. Percent (points for differences), 95 % bootstrap intervals in brackets.".into(),
-        header: [
-            "model",
+    let mut t = Table::new(
+        "Headline per model: the strategy with the largest cross-lingual gap, its best and worst language, the East-Asian gap on that strategy, statements right in every language, the swap effects (pooled over languages) and unparsed answers. Percent (points for differences), 95 % bootstrap intervals in brackets.",
+        "model",
+        [
             "largest gap (points)",
             "relative (%)",
             "strategy",
@@ -216,29 +239,28 @@ fn headline_table(look: &Lookup, variant: &str, models: &[String]) -> (Table, St
             "PSS − SS",
             "POS − OS",
             "unparsed",
-        ]
-        .map(String::from)
-        .to_vec(),
-        rows: Vec::new(),
-    };
+        ],
+    );
     for h in &hs {
-        t.rows.push(vec![
+        t.push(
             h.model.clone(),
-            cell(h.gap.as_ref()),
-            cell(h.relative.as_ref()),
-            h.strategy.clone(),
-            h.best
-                .as_ref()
-                .map_or("–".into(), |(l, v)| format!("{l} {}", pct(*v))),
-            h.worst
-                .as_ref()
-                .map_or("–".into(), |(l, v)| format!("{l} {}", pct(*v))),
-            cell(h.east_asian.as_ref()),
-            h.all_correct.map_or("–".into(), pct),
-            verdict(&h.effects[0]),
-            verdict(&h.effects[1]),
-            h.unparsed.map_or("–".into(), pct),
-        ]);
+            [
+                cell(h.gap.as_ref()),
+                cell(h.relative.as_ref()),
+                h.strategy.clone(),
+                h.best
+                    .as_ref()
+                    .map_or("–".into(), |(l, v)| format!("{l} {}", pct(*v))),
+                h.worst
+                    .as_ref()
+                    .map_or("–".into(), |(l, v)| format!("{l} {}", pct(*v))),
+                cell(h.east_asian.as_ref()),
+                h.all_correct.map_or("–".into(), pct),
+                verdict(&h.effects[0]),
+                verdict(&h.effects[1]),
+                h.unparsed.map_or("–".into(), pct),
+            ],
+        );
     }
     let top = hs
         .iter()
@@ -272,20 +294,12 @@ fn pair_table<'k>(
     cols: &[&'k str],
     key: impl Fn(&'k str, &'k str, &'k str) -> Key<'k>,
 ) -> Table {
-    let mut t = Table {
-        caption,
-        header: std::iter::once(corner)
-            .chain(cols.iter().copied())
-            .map(str::to_string)
-            .collect(),
-        rows: Vec::new(),
-    };
+    let mut t = Table::new(caption, corner, cols);
     for (i, a) in items.iter().enumerate() {
         for b in &items[i + 1..] {
-            t.rows.push(
-                std::iter::once(format!("{a} / {b}"))
-                    .chain(cols.iter().map(|c| cell_n(look.get(key(a, b, c)))))
-                    .collect(),
+            t.push(
+                format!("{a} / {b}"),
+                cols.iter().map(|c| cell_n(look.get(key(a, b, c)))),
             );
         }
     }
@@ -299,14 +313,11 @@ fn tables_for(fig: &Figure, look: &Lookup, models: &[String], langs: &[&str]) ->
     match fig.kind {
         "accuracy" | "fig2" => {
             for m in models {
-                let mut t = Table {
-                    caption: format!("{m}: accuracy (%) [95 % interval]"),
-                    header: std::iter::once("language".to_string())
-                        .chain(STRATEGIES.iter().map(|s| s.to_string()))
-                        .chain(["distorted".to_string()])
-                        .collect(),
-                    rows: Vec::new(),
-                };
+                let mut t = Table::new(
+                    format!("{m}: accuracy (%) [95 % interval]"),
+                    "language",
+                    STRATEGIES.iter().copied().chain(["distorted"]),
+                );
                 for l in langs {
                     let mut row = vec![l.to_string()];
                     for s in STRATEGIES {
@@ -334,15 +345,13 @@ fn tables_for(fig: &Figure, look: &Lookup, models: &[String], langs: &[&str]) ->
         "fig3" => {
             let nl = langs.len() as i32;
             for m in models {
-                let mut t = Table {
-                    caption: format!(
+                let mut t = Table::new(
+                    format!(
                         "{m}: accuracy (%) by agreement level k/{nl} (n statements at that level)"
                     ),
-                    header: std::iter::once("strategy / language".to_string())
-                        .chain((0..=nl).map(|k| format!("{k}/{nl}")))
-                        .collect(),
-                    rows: Vec::new(),
-                };
+                    "strategy / language",
+                    (0..=nl).map(|k| format!("{k}/{nl}")),
+                );
                 // A row: `label`, then the value at `key` at each agreement level.
                 let by_level = |label: String, key: Key| -> Vec<String> {
                     std::iter::once(label)
@@ -442,26 +451,19 @@ fn tables_for(fig: &Figure, look: &Lookup, models: &[String], langs: &[&str]) ->
                     "Statements right in every language (%) [95 % interval]",
                 ),
             ] {
-                let mut t = Table {
-                    caption: what.to_string(),
-                    header: std::iter::once("model".to_string())
-                        .chain(STRATEGIES.iter().map(|s| s.to_string()))
-                        .collect(),
-                    rows: Vec::new(),
-                };
+                let mut t = Table::new(what, "model", STRATEGIES);
                 for m in models {
-                    t.rows.push(
-                        std::iter::once(m.clone())
-                            .chain(STRATEGIES.iter().map(|s| {
-                                cell(look.get(Key {
-                                    measure,
-                                    model: Some(m),
-                                    variant: Some(v),
-                                    strategy: Some(s),
-                                    ..Key::default()
-                                }))
+                    t.push(
+                        m.clone(),
+                        STRATEGIES.iter().map(|s| {
+                            cell(look.get(Key {
+                                measure,
+                                model: Some(m),
+                                variant: Some(v),
+                                strategy: Some(s),
+                                ..Key::default()
                             }))
-                            .collect(),
+                        }),
                     );
                 }
                 out.push(t);
@@ -492,46 +494,40 @@ fn tier_tables(look: &Lookup, variant: &str, models: &[String], langs: &[&str]) 
     // The `tier` column's values, weakest first.
     let tiers = Tier::ALL.map(Tier::as_str);
     let effects = ["effect_pss_ss_by_tier", "effect_pos_os_by_tier"];
-    let mut t = Table {
-        caption: "Swap effects by falsity tier (points, all languages pooled) [95 % interval]: does the plausible swap stay harder on the statements that are certainly false?".into(),
-        header: std::iter::once("model".to_string())
-            .chain(["PSS − SS", "POS − OS"].iter().flat_map(|e| tiers.iter().map(move |t| format!("{e} {t}"))))
-            .collect(),
-        rows: Vec::new(),
-    };
+    let mut t = Table::new(
+        "Swap effects by falsity tier (points, all languages pooled) [95 % interval]: does the plausible swap stay harder on the statements that are certainly false?",
+        "model",
+        ["PSS − SS", "POS − OS"].iter().flat_map(|e| tiers.iter().map(move |t| format!("{e} {t}"))),
+    );
     for m in models {
-        t.rows.push(
-            std::iter::once(m.clone())
-                .chain(effects.iter().flat_map(|e| {
-                    tiers.iter().map(move |tier| {
-                        verdict(
-                            &look
-                                .get(Key {
-                                    measure: e,
-                                    model: Some(m),
-                                    variant: Some(variant),
-                                    tier: Some(tier),
-                                    ..Key::default()
-                                })
-                                .cloned(),
-                        )
-                    })
-                }))
-                .collect(),
+        t.push(
+            m.clone(),
+            effects.iter().flat_map(|e| {
+                tiers.iter().map(move |tier| {
+                    verdict(
+                        &look
+                            .get(Key {
+                                measure: e,
+                                model: Some(m),
+                                variant: Some(variant),
+                                tier: Some(tier),
+                                ..Key::default()
+                            })
+                            .cloned(),
+                    )
+                })
+            }),
         );
     }
     let mut out = vec![t];
     for m in models {
-        let mut t = Table {
-            caption: format!(
+        let mut t = Table::new(
+            format!(
                 "{m}: accuracy (%) by falsity tier [95 % interval] (n statements; pooled: n answers)"
             ),
-            header: std::iter::once("strategy / tier".to_string())
-                .chain(langs.iter().map(|l| l.to_string()))
-                .chain(["pooled".to_string()])
-                .collect(),
-            rows: Vec::new(),
-        };
+            "strategy / tier",
+            langs.iter().copied().chain(["pooled"]),
+        );
         for s in &STRATEGIES[1..] {
             for tier in tiers {
                 let key = Key {
@@ -541,20 +537,21 @@ fn tier_tables(look: &Lookup, variant: &str, models: &[String], langs: &[&str]) 
                     tier: Some(tier),
                     ..Key::default()
                 };
-                t.rows.push(
-                    std::iter::once(format!("{s} {tier}"))
-                        .chain(langs.iter().map(|l| {
+                t.push(
+                    format!("{s} {tier}"),
+                    langs
+                        .iter()
+                        .map(|l| {
                             cell_interval_n(look.get(Key {
                                 measure: "accuracy_by_tier",
                                 language: Some(l),
                                 ..key
                             }))
-                        }))
+                        })
                         .chain([cell_interval_n(look.get(Key {
                             measure: "accuracy_by_tier_pooled",
                             ..key
-                        }))])
-                        .collect(),
+                        }))]),
                 );
             }
         }

@@ -332,23 +332,25 @@ pub fn p279_cycles(edges: &[(Qid, Qid)]) -> u64 {
         if index[root] != NONE {
             continue;
         }
-        index[root] = next;
-        low[root] = next;
-        next += 1;
-        stack.push(root);
-        on_stack[root] = true;
-        work.push((root, start[root]));
-        while let Some(&mut (v, ref mut pos)) = work.last_mut() {
+        // The node to visit next (the root, then each successor not visited yet).
+        let mut open = Some(root);
+        loop {
+            if let Some(w) = open.take() {
+                index[w] = next;
+                low[w] = next;
+                next += 1;
+                stack.push(w);
+                on_stack[w] = true;
+                work.push((w, start[w]));
+            }
+            let Some(&mut (v, ref mut pos)) = work.last_mut() else {
+                break;
+            };
             if *pos < start[v + 1] {
                 let w = succ[*pos];
                 *pos += 1;
                 if index[w] == NONE {
-                    index[w] = next;
-                    low[w] = next;
-                    next += 1;
-                    stack.push(w);
-                    on_stack[w] = true;
-                    work.push((w, start[w]));
+                    open = Some(w);
                 } else if on_stack[w] {
                     low[v] = low[v].min(index[w]);
                 }

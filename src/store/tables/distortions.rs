@@ -4,11 +4,8 @@ use crate::core::error::{Error, IoContext, Result};
 use crate::core::falsity::Tier;
 use crate::core::ids::{Pid, Qid};
 use crate::core::records::{Distortion, Rank, Role, Strategy};
-use arrow_array::{
-    Array, ArrayRef, BooleanArray, Float32Array, RecordBatch, StringArray, UInt32Array,
-};
+use arrow_array::{Array, ArrayRef, BooleanArray, Float32Array, StringArray, UInt32Array};
 use arrow_schema::{DataType, Field, Schema};
-use parquet::arrow::ArrowWriter;
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::Path;
@@ -103,20 +100,9 @@ pub fn write_distortions<W: Write + Send>(
     complete: bool,
     path: &Path,
 ) -> Result<W> {
-    let schema = distortions_schema();
-    let mut writer = ArrowWriter::try_new(
-        w,
-        schema.clone(),
-        Some(tables::writer_props_marked(complete)),
-    )
-    .map_err(|e| Error::parquet(path, e))?;
-    for chunk in rows.chunks(tables::ROW_GROUP) {
-        let cols: Vec<ArrayRef> = distortion_columns(chunk);
-        let batch =
-            RecordBatch::try_new(schema.clone(), cols).map_err(|e| Error::parquet(path, e))?;
-        writer.write(&batch).map_err(|e| Error::parquet(path, e))?;
-    }
-    writer.into_inner().map_err(|e| Error::parquet(path, e))
+    tables::write_rows(w, distortions_schema(), rows, complete, path, |s, chunk| {
+        s.batch(distortion_columns(chunk))
+    })
 }
 
 /// Read `distortions.parquet`.

@@ -173,7 +173,8 @@ impl<W: Write + Send> Sink<W> {
         })
     }
 
-    fn batch(&mut self, cols: Vec<ArrayRef>) -> Result<()> {
+    /// Append one record batch of `cols` (in schema order).
+    pub fn batch(&mut self, cols: Vec<ArrayRef>) -> Result<()> {
         let batch = RecordBatch::try_new(self.schema.clone(), cols)
             .map_err(|e| Error::parquet(&self.path, e))?;
         self.writer
@@ -202,8 +203,9 @@ impl<W: Write + Send> Sink<W> {
     }
 }
 
-/// Write `rows` as a Parquet file of `schema`: one record batch (made by `batch`) per [`ROW_GROUP`] rows, so the
-/// same rows give the same bytes. Returns the writer.
+/// Write `rows` as a Parquet file of `schema` (with [`writer_props_for`] it, `complete == false` marking the
+/// file): one record batch (made by `batch`) per [`ROW_GROUP`] rows, so the same rows give the same bytes.
+/// Returns the writer. Every table written from a slice of rows is written by this.
 pub fn write_rows<W: Write + Send, T>(
     w: W,
     schema: Arc<Schema>,

@@ -3,10 +3,9 @@
 
 use crate::core::error::{Error, IoContext, Result};
 use crate::store::tables;
-use arrow_array::{Array, ArrayRef, RecordBatch, StringArray};
+use arrow_array::{Array, ArrayRef, StringArray};
 use arrow_schema::{DataType, Field, Schema};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
-use parquet::arrow::ArrowWriter;
 use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
@@ -67,26 +66,17 @@ pub(crate) fn write_utf8_table<W: Write + Send, R, const N: usize>(
     complete: bool,
     path: &Path,
 ) -> Result<W> {
-    let schema = utf8_schema(columns);
-    let mut writer = ArrowWriter::try_new(
-        w,
-        schema.clone(),
-        Some(tables::writer_props_marked(complete)),
-    )
-    .map_err(|e| Error::parquet(path, e))?;
-    for chunk in rows.chunks(tables::ROW_GROUP) {
-        let cols: Vec<ArrayRef> = (0..N)
-            .map(|c| -> ArrayRef {
-                Arc::new(StringArray::from_iter_values(
-                    chunk.iter().map(|r| fields(r)[c].as_str()),
-                ))
-            })
-            .collect();
-        let batch =
-            RecordBatch::try_new(schema.clone(), cols).map_err(|e| Error::parquet(path, e))?;
-        writer.write(&batch).map_err(|e| Error::parquet(path, e))?;
-    }
-    writer.into_inner().map_err(|e| Error::parquet(path, e))
+    tables::write_rows(w, utf8_schema(columns), rows, complete, path, |s, chunk| {
+        s.batch(
+            (0..N)
+                .map(|c| -> ArrayRef {
+                    Arc::new(StringArray::from_iter_values(
+                        chunk.iter().map(|r| fields(r)[c].as_str()),
+                    ))
+                })
+                .collect(),
+        )
+    })
 }
 
 /// Read a table [`write_utf8_table`] wrote: each row's values of `columns`, in that order; a column missing,

@@ -10,7 +10,6 @@ use crate::store::tables;
 use crate::store::tables::distortions::{distortion_columns, distortion_fields};
 use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch, StringArray, UInt32Array};
 use arrow_schema::{DataType, Field, Schema};
-use parquet::arrow::ArrowWriter;
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::Path;
@@ -147,13 +146,12 @@ pub fn schema_text(schema: &Schema) -> String {
     s
 }
 
-fn batch_for(
+/// The columns of one chunk of `sword.parquet` rows, in schema order.
+fn columns_for(
     chunk: &[Distortion],
     lookup: &EntityLookup,
     dump_date: Option<&str>,
-    schema: &Arc<Schema>,
-    path: &Path,
-) -> Result<RecordBatch> {
+) -> Vec<ArrayRef> {
     let mut cols: Vec<ArrayRef> = distortion_columns(chunk);
     for r in 0..ROLES.len() {
         for l in 0..lookup.languages.len() {
@@ -188,7 +186,7 @@ fn batch_for(
     cols.push(Arc::new(
         chunk.iter().map(|_| dump_date).collect::<StringArray>(),
     ));
-    RecordBatch::try_new(schema.clone(), cols).map_err(|e| Error::parquet(path, e))
+    cols
 }
 
 /// Write `sword.parquet` rows to any writer.
@@ -223,17 +221,9 @@ pub fn write_sword_marked<W: Write + Send>(
         md.insert(LINEAGE_KEY.to_string(), lineage.join(","));
     }
     schema = Arc::new(schema.as_ref().clone().with_metadata(md));
-    let mut writer = ArrowWriter::try_new(
-        w,
-        schema.clone(),
-        Some(tables::writer_props_marked(complete)),
-    )
-    .map_err(|e| Error::parquet(path, e))?;
-    for chunk in rows.chunks(tables::ROW_GROUP) {
-        let batch = batch_for(chunk, lookup, dump_date, &schema, path)?;
-        writer.write(&batch).map_err(|e| Error::parquet(path, e))?;
-    }
-    writer.into_inner().map_err(|e| Error::parquet(path, e))
+    tables::write_rows(w, schema, rows, complete, path, |s, chunk| {
+        s.batch(columns_for(chunk, lookup, dump_date))
+    })
 }
 
 /// The key columns of a `sword.parquet` batch: statement_id, strategy, original_id and label.

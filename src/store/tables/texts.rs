@@ -3,9 +3,8 @@
 
 use crate::core::error::{Error, IoContext, Result};
 use crate::store::tables;
-use arrow_array::{ArrayRef, RecordBatch, StringArray};
+use arrow_array::{ArrayRef, StringArray};
 use arrow_schema::{DataType, Field, Schema};
-use parquet::arrow::ArrowWriter;
 use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
@@ -51,60 +50,47 @@ pub fn write_texts<W: Write + Send>(
     complete: bool,
     path: &Path,
 ) -> Result<W> {
-    let schema = text_schema();
-    let mut writer = ArrowWriter::try_new(
-        w,
-        schema.clone(),
-        Some(tables::writer_props_marked(complete)),
-    )
-    .map_err(|e| Error::parquet(path, e))?;
-    for chunk in rows.chunks(tables::ROW_GROUP) {
+    tables::write_rows(w, text_schema(), rows, complete, path, |s, chunk| {
         let col = |f: &dyn Fn(&StatementText) -> &str| -> ArrayRef {
             Arc::new(StringArray::from_iter_values(chunk.iter().map(f)))
         };
-        let batch = RecordBatch::try_new(
-            schema.clone(),
-            vec![
-                col(&|t| &t.custom_id),
-                col(&|t| &t.statement_id),
-                col(&|t| &t.language),
-                col(&|t| &t.text),
-                Arc::new(
-                    chunk
-                        .iter()
-                        .map(|t| t.original_id.as_deref())
-                        .collect::<StringArray>(),
-                ),
-                Arc::new(
-                    chunk
-                        .iter()
-                        .map(|t| t.strategy.as_deref())
-                        .collect::<StringArray>(),
-                ),
-                Arc::new(
-                    chunk
-                        .iter()
-                        .map(|t| t.label)
-                        .collect::<arrow_array::BooleanArray>(),
-                ),
-                Arc::new(
-                    chunk
-                        .iter()
-                        .map(|t| t.text_ok)
-                        .collect::<arrow_array::BooleanArray>(),
-                ),
-                Arc::new(
-                    chunk
-                        .iter()
-                        .map(|t| t.text_reason.as_deref())
-                        .collect::<StringArray>(),
-                ),
-            ],
-        )
-        .map_err(|e| Error::parquet(path, e))?;
-        writer.write(&batch).map_err(|e| Error::parquet(path, e))?;
-    }
-    writer.into_inner().map_err(|e| Error::parquet(path, e))
+        s.batch(vec![
+            col(&|t| &t.custom_id),
+            col(&|t| &t.statement_id),
+            col(&|t| &t.language),
+            col(&|t| &t.text),
+            Arc::new(
+                chunk
+                    .iter()
+                    .map(|t| t.original_id.as_deref())
+                    .collect::<StringArray>(),
+            ),
+            Arc::new(
+                chunk
+                    .iter()
+                    .map(|t| t.strategy.as_deref())
+                    .collect::<StringArray>(),
+            ),
+            Arc::new(
+                chunk
+                    .iter()
+                    .map(|t| t.label)
+                    .collect::<arrow_array::BooleanArray>(),
+            ),
+            Arc::new(
+                chunk
+                    .iter()
+                    .map(|t| t.text_ok)
+                    .collect::<arrow_array::BooleanArray>(),
+            ),
+            Arc::new(
+                chunk
+                    .iter()
+                    .map(|t| t.text_reason.as_deref())
+                    .collect::<StringArray>(),
+            ),
+        ])
+    })
 }
 
 /// Read `statements_text.parquet`.
