@@ -699,20 +699,32 @@ mod tests {
                 prop(47, "borders", true, vec![]),
             ],
         };
-        let index = Index::build(&kb);
-        let mut labels = HashMap::new();
-        for q in [1u64, 2, 3, 4, 5, 6, 9] {
-            let en = if q == 9 {
+        let labelled = [1u64, 2, 3, 4, 5, 6, 9];
+        let facts = facts_of(&kb, &[1, 2, 3, 4, 5, 6, 7, 9], &labelled, |q| {
+            if q == 9 {
                 "nine (new)".to_string()
             } else {
                 format!("q{q}")
-            };
-            labels.insert(Qid(q), vec![label(&en), label(&format!("q{q}-ko"))]);
-        }
-        let facts = NewFacts {
+            }
+        });
+        (facts, Index::build(&kb))
+    }
+
+    /// The newer dump's facts: the items `present`, those of `labelled` with an English label (`en`) and a
+    /// Korean one (`q<n>-ko`), `kb`'s properties, and (1, P131, 2) the one final statement.
+    fn facts_of(
+        kb: &KnowledgeBase,
+        present: &[u64],
+        labelled: &[u64],
+        en: impl Fn(u64) -> String,
+    ) -> NewFacts {
+        NewFacts {
             languages: vec!["en".into(), "ko".into()],
-            present: [1u64, 2, 3, 4, 5, 6, 7, 9].into_iter().map(Qid).collect(),
-            labels,
+            present: present.iter().copied().map(Qid).collect(),
+            labels: labelled
+                .iter()
+                .map(|&q| (Qid(q), vec![label(&en(q)), label(&format!("q{q}-ko"))]))
+                .collect(),
             properties: kb.properties.iter().map(|p| (p.id, p.clone())).collect(),
             finals: [(
                 (Qid(1), Pid(131), Qid(2)),
@@ -720,8 +732,7 @@ mod tests {
             )]
             .into_iter()
             .collect(),
-        };
-        (facts, index)
+        }
     }
 
     fn old(rows: Vec<OldStatement>) -> OldBenchmark {
@@ -814,23 +825,8 @@ mod tests {
             ..KnowledgeBase::default()
         };
         let index = Index::build(&kb);
-        let facts = NewFacts {
-            languages: vec!["en".into(), "ko".into()],
-            present: (1u64..10).map(Qid).collect(),
-            labels: (1u64..10)
-                .map(|q| {
-                    let l = vec![label(&format!("q{q}")), label(&format!("q{q}-ko"))];
-                    (Qid(q), l)
-                })
-                .collect(),
-            properties: kb.properties.iter().map(|p| (p.id, p.clone())).collect(),
-            finals: [(
-                (Qid(1), Pid(131), Qid(2)),
-                (Rank::Normal, "Q1$G".to_string()),
-            )]
-            .into_iter()
-            .collect(),
-        };
+        let all: Vec<u64> = (1..10).collect();
+        let facts = facts_of(&kb, &all, &all, |q| format!("q{q}"));
         let bench = old(vec![
             row("b-000000-OS", OS, 1, 131, 4),
             row("b-000001-SS", SS, 2, 131, 4),
