@@ -5,7 +5,8 @@
 //! - [`records`]: the typed rows the Parquet artifacts hold (triples, entities with labels, properties);
 //! - [`falsity`]: the falsity tier of a false statement and the constraint records it is read from;
 //! - [`config`]: loading a stage's TOML configuration;
-//! - [`progress`]: progress bars and log lines on stderr (`--quiet` silences them).
+//! - [`progress`]: progress bars and log lines on stderr (`--quiet` silences them);
+//! - [`stdout`]: a command's result on stdout (bytes, pretty JSON), flushed.
 
 pub mod config;
 pub mod error;
@@ -13,3 +14,4 @@ pub mod falsity;
 pub mod ids;
 pub mod progress;
 pub mod records;
+pub mod stdout;

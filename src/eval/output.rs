@@ -5,7 +5,6 @@ use crate::core::error::{Error, Result};
 use crate::llm::request::Request;
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::Schema;
-use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -34,21 +33,7 @@ pub fn parquet_bytes(schema: Arc<Schema>, cols: Vec<ArrayRef>, path: &Path) -> R
     w.into_inner().map_err(|e| Error::parquet(path, e))
 }
 
-/// Bytes on stdout, flushed (a closed pipe is an I/O error on `-`, which `main` turns into exit 0).
-pub fn stdout_write(bytes: &[u8]) -> Result<()> {
-    let mut out = std::io::stdout().lock();
-    out.write_all(bytes)
-        .and_then(|_| out.flush())
-        .map_err(|e| Error::io("-", e))
-}
-
-/// A value as pretty JSON on stdout.
-pub fn print_json(v: &serde_json::Value) -> Result<()> {
-    let mut s =
-        serde_json::to_string_pretty(v).map_err(|e| Error::Config(format!("serialise: {e}")))?;
-    s.push('\n');
-    stdout_write(s.as_bytes())
-}
+pub use crate::core::stdout::{print_json, stdout_write};
 
 /// A model or variant name as a folder name: letters, digits, `-` and `.` kept, anything else `_`.
 pub fn safe_name(s: &str) -> String {

@@ -457,20 +457,6 @@ fn finish(mut cx: Context, lock: &DirLock, stale: &[Artifact]) -> Result<Manifes
     Ok(cx.manifest)
 }
 
-/// For the [`Stage::done`] of a stage whose result is a JSON document (revalidate's counts, translate's
-/// summary): `value` pretty-printed on stdout, with a final newline, and flushed (a closed stdout is an I/O
-/// error on `-`).
-pub fn print_json(value: &impl serde::Serialize) -> Result<()> {
-    let mut text = serde_json::to_string_pretty(value)
-        .map_err(|e| Error::internal(format!("serialise the summary: {e}")))?;
-    text.push('\n');
-    let mut stdout = std::io::stdout().lock();
-    stdout
-        .write_all(text.as_bytes())
-        .and_then(|_| stdout.flush())
-        .map_err(|e| Error::io("-", e))
-}
-
 /// The stages whose artifacts `inputs` names (each once, in order): what a stage depends on.
 pub fn producers(inputs: &[Input]) -> Vec<&'static str> {
     let mut out: Vec<&'static str> = Vec::new();

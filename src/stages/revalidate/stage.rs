@@ -6,7 +6,8 @@ use super::verdict::{tally, verdicts, NewFacts, OldBenchmark, Status, Verdict};
 use crate::core::error::{Error, Result};
 use crate::core::ids::Pid;
 use crate::core::records::{PropertyRecord, Strategy};
-use crate::stages::contract::{print_json, Context, Input, Stage};
+use crate::core::stdout::print_json;
+use crate::stages::contract::{Context, Input, Stage};
 use crate::stages::distort::{Index, IndexBuilder};
 use crate::store::layout::{
     self, Artifact, ENTITIES, EXTRACT, ITEMS, PROPERTIES, REVALIDATION, REVALIDATION_MD,

@@ -14,10 +14,11 @@
 use super::check::{self, Reason};
 use super::import::{read_sources, read_texts_file, write_texts, Source, StatementText};
 use crate::core::error::{Error, IoContext, Result};
+use crate::core::stdout::print_json;
 use crate::llm::client::RunConfig;
 use crate::llm::request::{Message, Request};
 use crate::llm::resume::{self as runner, RunSummary};
-use crate::stages::contract::{print_json, Context, Input, NoSettings, Stage};
+use crate::stages::contract::{Context, Input, NoSettings, Stage};
 use crate::stages::export::{custom_id, render, DEFAULT_TEMPLATE};
 use crate::store::layout::{self, Artifact, DISTORT, LINEAGE, SWORD, TEXTS_GENERATED, TRANSLATE};
 use crate::store::tables;
