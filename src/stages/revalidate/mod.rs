@@ -8,5 +8,6 @@ pub mod verdict;
 pub use self::stage::{RevalidateArgs, RevalidateConfig, RevalidateStage};
 
 pub use self::verdict::{
-    original_of, tally, verdict, verdicts, NewFacts, OldBenchmark, OldStatement, Status, Verdict,
+    original_of, tally, verdict, verdicts, NewFacts, OldBenchmark, OldStatement, RolePools, Status,
+    Verdict,
 };
