@@ -71,6 +71,16 @@ impl Stage for DistortStage {
         v
     }
 
+    /// [`Self::READS`], and with `--carry-from` the old benchmark, which `run` records once it is known to be
+    /// one.
+    fn inputs(&self, _: &DistortConfig, args: &DistortArgs) -> Vec<Input> {
+        let mut v = Self::READS.to_vec();
+        if let Some(old) = &args.carry_from {
+            v.push(Input::ReadByRun(old.join(SWORD.file)));
+        }
+        v
+    }
+
     const READS: &'static [Input] = &[
         Input::Vouched(TRIPLES),
         Input::Vouched(STATEMENTS),
@@ -91,9 +101,14 @@ impl Stage for DistortStage {
     /// would describe a benchmark that is gone).
     const MAY_WRITE: &'static [Artifact] = &[LINEAGE];
 
-    fn validate(&self, cfg: &DistortConfig, _: &DistortArgs) -> Result<()> {
+    /// The settings, and the old run of `--carry-from` (a readable benchmark beside its extract manifest),
+    /// before the run folder is locked; its compatibility with this run's extract is checked in `run`.
+    fn validate(&self, cfg: &DistortConfig, args: &DistortArgs) -> Result<()> {
         if cfg.max_attempts == 0 {
             return Err(Error::Config("--max-attempts must be at least 1".into()));
+        }
+        if let Some(old) = &args.carry_from {
+            crate::stages::revalidate::stage::check_old_run(old, "--carry-from")?;
         }
         Ok(())
     }
@@ -122,7 +137,7 @@ fn run(cx: &mut Context, cfg: &DistortConfig, carry_from: Option<&Path>) -> Resu
     // A carry's bad input (no old benchmark, an extract that cannot be compared) is refused before any work.
     let old = match carry_from {
         Some(dir) => {
-            crate::stages::revalidate::stage::check_runs(dir, cx.dir())?;
+            crate::stages::revalidate::stage::check_runs(dir, cx.dir(), "--carry-from")?;
             let bench = dir.join(SWORD.file);
             // Recorded (and hashed into the tag) only once it is known to be a benchmark.
             cx.manifest().inputs.push(FileRef::of(&bench)?);
