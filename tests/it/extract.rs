@@ -687,7 +687,12 @@ fn a_named_pipe_is_read_once_as_a_stream_and_gives_the_files_artifacts() {
             optional: Vec::new(),
         };
         assert!(
-            !sword::store::manifest::is_fresh(&wd.join(&from_pipe), "extract", &m["config"], &reads),
+            !sword::store::manifest::is_fresh(
+                &wd.join(&from_pipe),
+                "extract",
+                &m["config"],
+                &reads
+            ),
             "a stage that read a pipe is never fresh"
         );
     }
