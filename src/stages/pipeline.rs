@@ -382,7 +382,10 @@ fn check_plan(args: &Args, plan: &Plan, steps: &[&dyn Step]) -> Result<()> {
         }
     }
     if let Some(d) = args.dump.as_deref().filter(|d| *d != Path::new("-")) {
-        if !d.is_dir() {
+        // A named pipe is only looked at, never opened: opening it would wait for its writer, and closing it
+        // again could cut the writer off (its next write fails) before extract reads it.
+        let pipe = std::fs::metadata(d).is_ok_and(|m| !m.is_file() && !m.is_dir());
+        if !pipe && !d.is_dir() {
             std::fs::File::open(d).map_err(|e| {
                 Error::io(
                     d,
