@@ -58,6 +58,10 @@ for f in sorted((d / "figures").glob("*.svg")):
     m = re.search(r'width="(\d+)" height="(\d+)"', f.read_text()[:300])
     w, hh = int(m.group(1)), int(m.group(2))
     h += hh * min(1.0, 1452 / w) + 120
+# The disagreement section's tables: a split row per group, a suspect row (two wrapped sentences) per suspect.
+import json
+counts = json.loads((d / "compare.manifest.json").read_text()).get("counts", {})
+h += 40 * counts.get("groups", 0) + 70 * min(50, counts.get("suspects", 0)) + 600
 print(int(h + 3000))
 PY
 )
@@ -89,8 +93,8 @@ else:
     groups = manifest["counts"]["groups"]
     if len(upsets) != groups:
         fail.append(f"{len(upsets)} UpSet figures for {groups} model × variant groups")
-    if part.count("Languages wrong together") != groups:
-        fail.append(f"{part.count('Languages wrong together')} UpSet titles in the section for {groups} groups")
+    if part.count("<h3>Languages wrong together") != groups:
+        fail.append(f"{part.count('<h3>Languages wrong together')} UpSet titles in the section for {groups} groups")
     if part.count("split) [95 % interval]") < 1:
         fail.append("no split table in the section")
     suspects = manifest["counts"]["suspects"]

@@ -688,7 +688,7 @@ fn upset_svg(title: &str, sets: &[(u8, f64, [f64; NS])]) -> Result<String> {
             .map_err(plot_err)?;
             draw_text(
                 root,
-                &format!("{}%", fmt_share(t)),
+                &format!("{:.0}%", 100.0 * t),
                 (x_axis - 6, ty),
                 &small,
             )?;
@@ -749,6 +749,18 @@ fn upset_svg(title: &str, sets: &[(u8, f64, [f64; NS])]) -> Result<String> {
                 (cx, y(tallest) - 4),
                 &text_style(14.0, BLACK, HPos::Center, VPos::Bottom),
             )?;
+            // Grey dots for the languages outside the set, the line joining the set's, then its dots on top.
+            let dot = |l: i32, colour: RGBColor| {
+                root.draw(&Circle::new(
+                    (cx, mat_top + l * row_h + row_h / 2),
+                    7,
+                    colour.filled(),
+                ))
+                .map_err(plot_err)
+            };
+            for l in (0..NL as i32).filter(|l| mask >> l & 1 == 0) {
+                dot(l, RGBColor(210, 210, 210))?;
+            }
             let rows_in: Vec<i32> = (0..NL as i32).filter(|l| mask >> l & 1 == 1).collect();
             if let (Some(a), Some(b)) = (rows_in.first(), rows_in.last()) {
                 root.draw(&PathElement::new(
@@ -760,19 +772,8 @@ fn upset_svg(title: &str, sets: &[(u8, f64, [f64; NS])]) -> Result<String> {
                 ))
                 .map_err(plot_err)?;
             }
-            for l in 0..NL as i32 {
-                let inside = mask >> l & 1 == 1;
-                let colour = if inside {
-                    RGBColor(40, 40, 40)
-                } else {
-                    RGBColor(210, 210, 210)
-                };
-                root.draw(&Circle::new(
-                    (cx, mat_top + l * row_h + row_h / 2),
-                    7,
-                    colour.filled(),
-                ))
-                .map_err(plot_err)?;
+            for &l in &rows_in {
+                dot(l, RGBColor(40, 40, 40))?;
             }
         }
         // Legend: the strategies' colours.
@@ -817,6 +818,19 @@ fn esc(s: &str) -> String {
         .replace('<', "&lt;")
         .replace('>', "&gt;")
         .replace('"', "&quot;")
+}
+
+/// `x` spans of escaped text as <code>x</code>.
+fn code_spans(s: &str) -> String {
+    let mut out = String::new();
+    for (i, part) in s.split('`').enumerate() {
+        if i % 2 == 1 {
+            let _ = write!(out, "<code>{part}</code>");
+        } else {
+            out.push_str(part);
+        }
+    }
+    out
 }
 
 fn md_cell(s: &str) -> String {
@@ -961,7 +975,7 @@ pub fn section(rows: &[Row], input: &SectionInput) -> (String, String) {
     let _ = writeln!(
         html,
         "<h3 id=\"suspects\">Suspect sentences</h3>\n<p>{}</p>",
-        esc(&rule)
+        code_spans(&esc(&rule))
     );
     let _ = writeln!(md, "### Suspect sentences\n\n{rule}\n");
     if n == 0 {
