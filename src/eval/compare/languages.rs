@@ -948,19 +948,24 @@ pub fn section(rows: &[Row], input: &SectionInput) -> (String, String) {
         table_html(&mut html, &caption, &header, &table, &[]);
         html.push_str("</div>\n");
         table_md(&mut md, &caption, &header, &table);
-        for f in input.figures.iter().filter(|f| f.variant == variant) {
+        // The figures' caption once, then each model's figure.
+        let figs: Vec<&Figure> = input
+            .figures
+            .iter()
+            .filter(|f| f.variant == variant)
+            .collect();
+        if let Some(f) = figs.first() {
+            let _ = writeln!(html, "<p>{}</p>", esc(&f.caption));
+            let _ = writeln!(md, "{}\n", f.caption);
+        }
+        for f in figs {
             let _ = writeln!(
                 html,
-                "<h3>{}</h3>\n<figure>\n{}\n<figcaption>{}</figcaption>\n</figure>",
+                "<h3>{}</h3>\n<figure>\n{}\n</figure>",
                 esc(&f.title),
                 f.svg.trim(),
-                esc(&f.caption)
             );
-            let _ = writeln!(
-                md,
-                "### {}\n\n![{}](figures/{})\n\n{}\n",
-                f.title, f.kind, f.file, f.caption
-            );
+            let _ = writeln!(md, "### {}\n\n![{}](figures/{})\n", f.title, f.kind, f.file);
         }
     }
     let n = input.suspects.len();
