@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Cross-check `sword eval compare` with DuckDB and polars: recompute accuracy, gaps, agreement, Jaccard
-(languages and models), the unparsed share and, with a benchmark, accuracy and swap effects by falsity tier
-from the samples with SQL, and compare every value with figures.parquet; check that figures.csv holds the
-same rows as figures.parquet.
+(languages and models), the unparsed share, the wrong sets (`wrong_languages`) and `split` and, with a
+benchmark, accuracy and swap effects by falsity tier from the samples with SQL, and compare every value with
+figures.parquet; check that figures.csv holds the same rows as figures.parquet, that answers.parquet holds
+every answer with its verdict, and that suspects.parquet holds exactly the pairs of the suspect rule.
 
   scripts/check-compare.py SAMPLES_DIR OUT_DIR [SWORD_PARQUET]    # OUT_DIR: compare's, --benchmark SWORD_PARQUET
 
@@ -62,7 +63,7 @@ def main():
     else:
         tmp = pathlib.Path(tempfile.mkdtemp())
         subprocess.run([sys.executable, str(ROOT / "scripts/gen-compare-samples.py"), "--out", str(tmp),
-                        "--models", "5", "--originals", "150", "--seed", "5"], check=True)
+                        "--models", "5", "--originals", "150", "--seed", "5", "--bad-pairs", "10"], check=True)
         samples, out, bench = tmp / "eval", tmp / "out", tmp / "sword.parquet"
         write_benchmark(samples, bench)
         sword = os.environ.get("SWORD", str(ROOT / "target/debug/sword"))
@@ -108,6 +109,33 @@ def main():
             from a x join a y on x.sid = y.sid and x.lang = y.lang and x.model < y.model
             group by all""").fetchall():
         expected[("jaccard_models", m1, m2, l, None, s, None, None)] = (v, n)
+    # Wrong sets: the languages answered wrongly, in SWORD's order, over statements asked in all 8.
+    con.execute(f"""create table w as select model, sid, any_value(strat) strat,
+                    coalesce(string_agg(lang, '+' order by list_position({LANGS!r}, lang)) filter (where not ok), '') ws
+                    from a group by model, sid having count(*) = 8""")
+    for m, s, ws, v, n in con.execute("""
+            select model, strat, ws, count(*) / sum(count(*)) over (partition by model, strat),
+                   sum(count(*)) over (partition by model, strat) from w group by model, strat, ws""").fetchall():
+        expected[("wrong_languages", m, None, ws, None, s, None, None)] = (v, n)
+    every = "+".join(LANGS)
+    for m, s, v, n in con.execute(f"""
+            select model, strat, avg((ws <> '' and ws <> '{every}')::int), count(*) from w group by all""").fetchall():
+        expected[("split", m, None, None, None, s, None, None)] = (v, n)
+    suspects = set(con.execute("""
+        with s as (select a.sid, a.lang, count(*) m, sum((not a.ok)::int) wrong
+                   from a join w using (model, sid) group by a.sid, a.lang)
+        select x.sid, x.lang, x.m, x.wrong from s x
+        where x.m >= 3 and x.wrong >= (2 * x.m + 2) // 3
+          and not exists (select 1 from s y where y.sid = x.sid and y.lang <> x.lang
+                          and y.m - y.wrong < (2 * y.m + 2) // 3)""").fetchall())
+    got_suspects = set(con.execute(f"""select statement_id, language, models, wrong
+                                       from read_parquet('{out / "suspects.parquet"}')""").fetchall())
+    answers_diff = con.execute(f"""
+        select count(*) from a full join read_parquet('{out / "answers.parquet"}') p
+          on a.model = p.model and a.sid = p.statement_id and a.lang = p.language
+        where p.model is null or a.model is null or a.ok <> p.correct or a.oid <> p.original_id
+           or (case when a.unparsed then null else (a.ok = a.label) end) is distinct from p.verdict
+           or a.strat <> p.strategy or a.label <> p.label""").fetchone()[0]
     if bench is not None:
         con.execute(f"""create table t as select a.*, b.falsity as tier from a
                         join read_parquet('{bench}') b on a.sid = b.statement_id where a.strat != 'ORG'""")
@@ -143,6 +171,11 @@ def main():
         key = (r["measure"], r["model"], r["model_b"], r["language"], r["language_b"], r["strategy"], r["agreement"],
                r["tier"])
         got[key] = (r["value"], r["n"])
+    if suspects != got_suspects:
+        fails.append(f"suspects.parquet: {len(got_suspects)} pairs, the rule {len(suspects)}; "
+                     f"missing {sorted(suspects - got_suspects)[:3]}, extra {sorted(got_suspects - suspects)[:3]}")
+    if answers_diff:
+        fails.append(f"answers.parquet: {answers_diff} answers differ from the samples (or are missing)")
     checked = 0
     for key, (v, n) in expected.items():
         if key not in got:
@@ -153,7 +186,7 @@ def main():
             fails.append(f"{key}: duckdb {v} (n {n}), figures.parquet {gv} (n {gn})")
         checked += 1
     print(f"check-compare: {checked} values recomputed with DuckDB, {table.height} rows of figures.parquet "
-          f"against figures.csv")
+          f"against figures.csv, {len(suspects)} suspects by the rule, answers.parquet against the samples")
     if fails:
         print("check-compare: FAILED\n  " + "\n  ".join(fails[:20]), file=sys.stderr)
         sys.exit(1)

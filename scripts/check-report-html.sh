@@ -3,7 +3,10 @@
 # resource (no src/href/url()/@import/script/link/img, and a Content-Security-Policy of default-src 'none'),
 # Chromium's DOM holds one <svg> per file in figures/ with each figure's title, and a full-page screenshot has
 # the expected size, is not blank, and shows the figures' colours (the two language groups of Fig. 2, the
-# strategy colours of the gap bars, both ends of the viridis scale of the heat maps).
+# strategy colours of the gap bars, both ends of the viridis scale of the heat maps). The section "Where the
+# languages disagree" must be there: the `split` table with a row per model, an UpSet figure per model, and the
+# suspects table with min(50, suspects) rows, the count the manifest gives (the generated answers plant 12 bad
+# translations, so there are some).
 #
 #   scripts/check-report-html.sh [DIR]      # DIR holds report.html; default: a comparison of generated answers
 #
@@ -26,10 +29,11 @@ trap 'rm -rf "$work"' EXIT
 DIR=${1:-}
 if [ -z "$DIR" ]; then
   [ -x "$SWORD" ] || { echo "check-report-html: no binary at $SWORD (cargo build, or set SWORD)" >&2; exit 2; }
-  python3 "$root/scripts/gen-compare-samples.py" --out "$work/run" --models 5 --originals 150 --seed 3
+  python3 "$root/scripts/gen-compare-samples.py" --out "$work/run" --models 5 --originals 150 --seed 3 --bad-pairs 12
   DIR=$root/data/work/check-report-html
   rm -rf "$DIR"
   "$SWORD" -q eval compare --results "$work/run/eval" --out "$DIR" --bootstrap 200
+  generated=generated
 fi
 html=$DIR/report.html
 [ -s "$html" ] || { echo "check-report-html: $html missing" >&2; exit 2; }
@@ -54,12 +58,16 @@ for f in sorted((d / "figures").glob("*.svg")):
     m = re.search(r'width="(\d+)" height="(\d+)"', f.read_text()[:300])
     w, hh = int(m.group(1)), int(m.group(2))
     h += hh * min(1.0, 1452 / w) + 120
+# The disagreement section's tables: a split row per group, a suspect row (two wrapped sentences) per suspect.
+import json
+counts = json.loads((d / "compare.manifest.json").read_text()).get("counts", {})
+h += 40 * counts.get("groups", 0) + 70 * min(50, counts.get("suspects", 0)) + 600
 print(int(h + 3000))
 PY
 )
 timeout 180 "$CHROMIUM" "${flags[@]}" --user-data-dir="$work/profile2" --window-size=1600,"$height" \
   --screenshot="$DIR/report.png" "file://$html" > "$work/chromium-shot.log" 2>&1
-"$py" - "$DIR" "$work/dom.html" "$height" <<'PY'
+"$py" - "$DIR" "$work/dom.html" "$height" "${generated:-given}" <<'PY'
 import pathlib, sys
 from PIL import Image
 d, dom, height = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2]).read_text(), int(sys.argv[3])
@@ -67,10 +75,36 @@ figs = sorted((d / "figures").glob("*.svg"))
 fail = []
 if dom.count("<svg") != len(figs) or len(figs) == 0:
     fail.append(f"Chromium's DOM has {dom.count('<svg')} <svg> elements for {len(figs)} figure files")
-titles = [t for t in (d / "report.md").read_text().splitlines() if t.startswith("### ")]
+md = [l for l in (d / "report.md").read_text().splitlines() if l.strip()]
+# A figure's title: a `### ` heading whose next line is its image.
+titles = [t for i, t in enumerate(md) if t.startswith("### ") and i + 1 < len(md) and md[i + 1].startswith("![")]
 missing = [t for t in titles if t[4:].replace("&", "&amp;") not in dom]
 if len(titles) != len(figs) or missing:
     fail.append(f"{len(titles)} figure titles for {len(figs)} files; not in the page: {missing[:3]}")
+# The section "Where the languages disagree".
+import json, re as _re
+manifest = json.loads((d / "compare.manifest.json").read_text())
+sec = dom.find('id="disagree"')
+if sec < 0:
+    fail.append('no section "Where the languages disagree" in the page')
+else:
+    part = dom[sec:]
+    upsets = sorted((d / "figures").glob("upset_*.svg"))
+    groups = manifest["counts"]["groups"]
+    if len(upsets) != groups:
+        fail.append(f"{len(upsets)} UpSet figures for {groups} model × variant groups")
+    if part.count("<h3>Languages wrong together") != groups:
+        fail.append(f"{part.count('<h3>Languages wrong together')} UpSet titles in the section for {groups} groups")
+    if part.count("split) [95 % interval]") < 1:
+        fail.append("no split table in the section")
+    suspects = manifest["counts"]["suspects"]
+    s = part.find('id="suspects"')
+    shown = part[s:].count("</td></tr>") if s >= 0 else -1
+    if shown != min(50, suspects):
+        fail.append(f"the suspects table has {shown} rows for {suspects} suspects (expected min(50, n))")
+    if len(sys.argv) > 4 and sys.argv[4] == "generated" and suspects == 0:
+        fail.append("no suspect found among the 12 planted bad translations")
+    print(f"check-report-html: disagreement section with {len(upsets)} UpSet figures, {shown} of {suspects} suspects shown")
 img = Image.open(d / "report.png").convert("RGB")
 if img.size != (1600, height):
     fail.append(f"screenshot is {img.size}, expected (1600, {height})")

@@ -11,6 +11,10 @@ logistic(model + language + strategy + statement difficulty): the statement diff
 model and language, so models (and languages) share errors; ko and ja are 0.6 logits harder, PSS and POS
 0.5 logits harder than SS and OS. The lines carry the request's messages and usage, so their size is that
 of real samples (≈ 0.5 KB).
+
+`--bad-pairs K` plants K bad translations: K (statement, language) pairs, at most one per statement, drawn
+from a generator of their own (so the other answers are the same as with K = 0), that every model answers
+wrongly (with a verdict): `eval compare`'s suspect sentences. They are listed in DIR/bad-pairs.tsv.
 """
 import argparse
 import json
@@ -31,8 +35,21 @@ def main():
     ap.add_argument("--originals", type=int, default=2000)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--variants", default="plain")
+    ap.add_argument("--bad-pairs", type=int, default=0)
     a = ap.parse_args()
     rnd = random.Random(a.seed)
+    bad = {}
+    pick = random.Random(a.seed + 1)
+    while len(bad) < min(a.bad_pairs, a.originals * len(STRATS)):
+        o, si = pick.randrange(a.originals), pick.randrange(len(STRATS))
+        bad.setdefault((o, si), pick.choice(LANGS))
+    if bad:
+        os.makedirs(a.out, exist_ok=True)
+        with open(os.path.join(a.out, "bad-pairs.tsv"), "w") as f:
+            for (o, si), lang in sorted(bad.items()):
+                oid = f"Q{1000 + o}|P31|Q{5000 + o}"
+                sid = oid if STRATS[si] == "ORG" else f"{oid}#{STRATS[si]}"
+                f.write(f"{sid}\t{lang}\n")
     difficulty = [[rnd.gauss(0.0, 1.0) for _ in STRATS] for _ in range(a.originals)]
     variants = a.variants.split(",")
     for m in range(a.models):
@@ -54,6 +71,8 @@ def main():
                             answer = "True" if verdict else "False"
                             if rnd.random() < 0.02:
                                 answer = "I cannot tell."
+                            if bad.get((o, si)) == lang:
+                                answer = "False" if label else "True"
                             text = f"Statement {sid} written in {lang} as a full natural sentence about the triple."
                             meta = {"statement_id": sid, "original_id": oid, "language": lang,
                                     "strategy": s, "label": label}

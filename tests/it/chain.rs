@@ -4,8 +4,9 @@
 //! The server's model: translations are the three labels joined by spaces (a sentence that uses them, in the
 //! language's own script since the labels are), except German (first answer: the bracketed triple echoed)
 //! and Japanese (first answer: English text), which answer well only when asked again with a seed; French
-//! answers carry a `<think>` block. Every SWORD question is answered "False", so the known accuracies are
-//! exactly 1 for SS/OS/PSS/POS and 0 for ORG in every language.
+//! answers carry a `<think>` block. Every SWORD question is answered "False" (except about a German echo,
+//! answered "True"), so the known accuracies of good texts are exactly 1 for SS/OS/PSS/POS and 0 for ORG in
+//! every language.
 
 use crate::stub::{self, Reply, Stub};
 use crate::util::{runner_args, small_configs, small_dump, small_run_args, Workdir};
@@ -115,7 +116,14 @@ fn model_answer(content: &str, system: &str, seed: Option<u64>, format: Option<&
         };
     }
     if content.ends_with("Is the sentence True or False?") {
-        return "False".into();
+        // A German echo of the triple reads as a claim the model accepts: a bad translation that makes the
+        // model wrong in that language only (the suspect sentences of `eval compare`).
+        return if content.contains("Here: [") {
+            "True"
+        } else {
+            "False"
+        }
+        .into();
     }
     if content.contains("Reply with exactly one word: Correct or Incorrect.") {
         return "Correct".into();
@@ -1057,4 +1065,286 @@ fn translate_on_a_carried_run_reuses_the_texts_of_statements_carried_as_valid() 
         crate::util::count(&crate::util::manifest(&new, "translate"), "reused"),
         reused
     );
+}
+
+/// `(statement_id, language)` pairs as a Parquet file (what `--only` reads).
+fn write_pairs(wd: &Workdir, name: &str, pairs: &[(&str, &str)]) {
+    use arrow_array::{ArrayRef, RecordBatch, StringArray};
+    let cols: Vec<(&str, ArrayRef)> = vec![
+        (
+            "statement_id",
+            std::sync::Arc::new(pairs.iter().map(|p| Some(p.0)).collect::<StringArray>()),
+        ),
+        (
+            "language",
+            std::sync::Arc::new(pairs.iter().map(|p| Some(p.1)).collect::<StringArray>()),
+        ),
+    ];
+    let batch = RecordBatch::try_from_iter(cols).unwrap();
+    let f = std::fs::File::create(wd.join(name)).unwrap();
+    let mut w = parquet::arrow::ArrowWriter::try_new(f, batch.schema(), None).unwrap();
+    w.write(&batch).unwrap();
+    w.close().unwrap();
+}
+
+/// Suspects of `eval compare` as (statement_id, language, models, wrong, text, text_en).
+fn read_suspects(path: &std::path::Path) -> Vec<(String, String, i64, i64, String, String)> {
+    use arrow_array::{Array, Int64Array, StringArray};
+    let f = std::fs::File::open(path).unwrap();
+    let mut out = Vec::new();
+    for b in parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(f)
+        .unwrap()
+        .build()
+        .unwrap()
+    {
+        let b = b.unwrap();
+        let s = |n: &str| {
+            b.column_by_name(n)
+                .unwrap()
+                .as_any()
+                .downcast_ref::<StringArray>()
+                .unwrap()
+                .clone()
+        };
+        let i = |n: &str| {
+            b.column_by_name(n)
+                .unwrap()
+                .as_any()
+                .downcast_ref::<Int64Array>()
+                .unwrap()
+                .clone()
+        };
+        let (sid, lang, text, en) = (s("statement_id"), s("language"), s("text"), s("text_en"));
+        let (models, wrong) = (i("models"), i("wrong"));
+        for r in 0..b.num_rows() {
+            assert!(text.is_valid(r) && en.is_valid(r));
+            out.push((
+                sid.value(r).to_string(),
+                lang.value(r).to_string(),
+                models.value(r),
+                wrong.value(r),
+                text.value(r).to_string(),
+                en.value(r).to_string(),
+            ));
+        }
+    }
+    out
+}
+
+/// The suspect sentences of `eval compare`, translated again with `sword translate --only` on the test server:
+/// the first translation leaves German echoes that three models all judge wrongly (and only in German); eval
+/// compare names exactly those pairs, with their sentences; `--only` asks just them again (seed 1000), and
+/// the new rows replace them while every other row stays; evaluated again, nothing is suspect any more.
+#[test]
+fn translate_only_the_suspects_of_eval_compare_end_to_end() {
+    use sword::stages::translate::import::{read_texts_file, write_texts};
+    let wd = Workdir::new();
+    small_run(&wd);
+    let prompts = batch_prompts(&wd);
+    let answered: Answered = Arc::default();
+    let server = start(0, answered.clone(), None);
+    wd.run_ok(&translate_args(&server.url, "run", &[]));
+    let texts_path = wd.join("run/statements_text.parquet");
+    let before = read_texts_file(&texts_path).unwrap();
+    let evaluate = |req: &str| {
+        wd.run_ok(&[
+            "eval",
+            "prompts",
+            "--suite",
+            "sword",
+            "--input",
+            "run/statements_text.parquet",
+            "--include-bad-text",
+            "--out",
+            req,
+        ]);
+        for m in ["m1", "m2", "m3"] {
+            wd.run_ok(&[
+                "eval",
+                "run",
+                "--requests",
+                req,
+                "--out",
+                &format!("ev/{m}"),
+                "--base-url",
+                &server.url,
+                "--model",
+                m,
+                "--require-complete",
+            ]);
+        }
+    };
+    evaluate("req1.jsonl");
+    wd.run_ok(&[
+        "eval",
+        "compare",
+        "--results",
+        "ev",
+        "--benchmark",
+        "run",
+        "--out",
+        "cmp",
+        "--bootstrap",
+        "20",
+    ]);
+    // Expected: every distortion in de (its echo is judged true by all three), nothing else; with the texts.
+    let text_of = |sid: &str, lang: &str| {
+        before
+            .iter()
+            .find(|t| t.statement_id == sid && t.language == lang)
+            .unwrap()
+            .text
+            .clone()
+    };
+    let mut want: Vec<(String, String, i64, i64, String, String)> = before
+        .iter()
+        .filter(|t| t.language == "de" && t.strategy.as_deref() != Some("ORG"))
+        .map(|t| {
+            (
+                t.statement_id.clone(),
+                "de".to_string(),
+                3,
+                3,
+                t.text.clone(),
+                text_of(&t.statement_id, "en"),
+            )
+        })
+        .collect();
+    assert!(want.len() >= 8, "{want:?}");
+    assert!(want.iter().all(|w| w.4.starts_with("Here: [")));
+    let mut got = read_suspects(&wd.join("cmp/suspects.parquet"));
+    got.sort();
+    want.sort();
+    assert_eq!(got, want);
+    let html = String::from_utf8(wd.read("cmp/report.html")).unwrap();
+    assert!(html.contains(&format!("{} suspect pair(s)", want.len())));
+    assert!(html.contains("Here: ["), "the suspect sentence is shown");
+    // answers.parquet carries the sentence asked.
+    let answers = std::fs::read(wd.join("cmp/answers.parquet")).unwrap();
+    assert!(answers.len() > 100);
+
+    // Bad input first: a pair this run does not translate (exit 2 naming the file and row), and a run with no
+    // texts yet; nothing changes.
+    write_pairs(
+        &wd,
+        "bad.parquet",
+        &[(&want[0].0, "de"), ("no-such-statement", "de")],
+    );
+    let texts_bytes = wd.read("run/statements_text.parquet");
+    let (code, err) = wd.run_err(&translate_args(
+        &server.url,
+        "run",
+        &["--only", "bad.parquet"],
+    ));
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("bad.parquet") && err.contains("row 1") && err.contains("no-such-statement"),
+        "{err}"
+    );
+    assert_eq!(wd.read("run/statements_text.parquet"), texts_bytes);
+    std::fs::create_dir_all(wd.join("run0")).unwrap();
+    std::fs::copy(wd.join("run/sword.parquet"), wd.join("run0/sword.parquet")).unwrap();
+    let (code, err) = wd.run_err(&translate_args(
+        &server.url,
+        "run0",
+        &["--only", "cmp/suspects.parquet"],
+    ));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("statements_text.parquet"), "{err}");
+
+    // Translate the suspects again: only they are asked (seed 1000), with the same checks.
+    let mark = server.total();
+    let out = wd.run_ok(&translate_args(
+        &server.url,
+        "run",
+        &["--only", "cmp/suspects.parquet"],
+    ));
+    let s: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let n = want.len();
+    assert_eq!(s["pairs"], n);
+    assert_eq!(s["replaced"], n);
+    assert_eq!(s["text_ok"], n);
+    assert_eq!(server.total() - mark, n);
+    let map = answered.lock().unwrap().clone();
+    for w in &want {
+        let p = &prompts[&format!("{}:de", w.0)];
+        assert_eq!(map.get(&(p.clone(), Some(1000))), Some(&1), "{}", w.0);
+    }
+    let after = read_texts_file(&texts_path).unwrap();
+    assert_eq!(after.len(), before.len());
+    for (a, b) in after.iter().zip(&before) {
+        assert_eq!(a.custom_id, b.custom_id);
+        if want
+            .iter()
+            .any(|w| w.0 == a.statement_id && a.language == "de")
+        {
+            let p = &prompts[&a.custom_id];
+            let bracket = &p[p.find(": [").unwrap() + 3..p.len() - 1];
+            assert_eq!(a.text, format!("{}.", bracket.replace(", ", " ")));
+            assert_eq!((a.text_ok, a.text_reason.as_deref()), (Some(true), None));
+            assert_eq!(a.strategy, b.strategy);
+        } else {
+            assert_eq!(a, b, "a row not listed stays as it was");
+        }
+    }
+    // Evaluated again: only questions about the new sentences are asked (a question whose text another
+    // language already had comes from the answer log), and nothing is suspect any more.
+    let new_texts: Vec<String> = after
+        .iter()
+        .filter(|a| a.language == "de" && want.iter().any(|w| w.0 == a.statement_id))
+        .map(|a| a.text.clone())
+        .collect();
+    let seen = answered.lock().unwrap().clone();
+    evaluate("req2.jsonl");
+    let now = answered.lock().unwrap().clone();
+    let asked: Vec<&String> = now
+        .iter()
+        .filter(|(k, n)| seen.get(*k) != Some(*n))
+        .map(|(k, _)| &k.0)
+        .collect();
+    assert!(!asked.is_empty());
+    for c in asked {
+        assert!(
+            new_texts.iter().any(|t| c.contains(t.as_str())),
+            "asked again: {c}"
+        );
+    }
+    wd.run_ok(&[
+        "eval",
+        "compare",
+        "--results",
+        "ev",
+        "--benchmark",
+        "run",
+        "--out",
+        "cmp",
+        "--bootstrap",
+        "20",
+    ]);
+    assert!(read_suspects(&wd.join("cmp/suspects.parquet")).is_empty());
+
+    // A statements_text.parquet with one (statement, language) twice is bad input for compare: exit 2 naming
+    // the file and row, and no output folder.
+    std::fs::create_dir_all(wd.join("dup")).unwrap();
+    std::fs::copy(wd.join("run/sword.parquet"), wd.join("dup/sword.parquet")).unwrap();
+    let mut rows = after.clone();
+    rows.push(after[0].clone());
+    let f = std::fs::File::create(wd.join("dup/statements_text.parquet")).unwrap();
+    write_texts(f, &rows, true, &wd.join("dup/statements_text.parquet")).unwrap();
+    let (code, err) = wd.run_err(&[
+        "eval",
+        "compare",
+        "--results",
+        "ev",
+        "--benchmark",
+        "dup",
+        "--out",
+        "cmp2",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("dup/statements_text.parquet") && err.contains("a second text"),
+        "{err}"
+    );
+    assert!(!wd.join("cmp2").exists());
 }

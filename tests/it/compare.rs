@@ -426,6 +426,9 @@ fn intervals_equal_eval_score_and_bytes_do_not_depend_on_threads() {
         "report.html",
         "report.md",
         "figures/fig3_plain.svg",
+        "answers.parquet",
+        "suspects.parquet",
+        "figures/upset_plain_model-0.svg",
     ] {
         assert!(
             wd.read(&format!("j1/{f}")) == wd.read(&format!("j2/{f}")),

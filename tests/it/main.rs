@@ -8,6 +8,7 @@ mod carry;
 mod chain;
 mod cli;
 mod compare;
+mod compare_languages;
 mod disk_full;
 mod distort;
 mod docs;

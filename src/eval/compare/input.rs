@@ -40,6 +40,9 @@ pub struct Answered {
     pub asked: u8,
     /// Bit `l` set: answered correctly in `LANGUAGES[l]` (a subset of `asked`).
     pub correct: u8,
+    /// Bit `l` set: the answer in `LANGUAGES[l]` had no verdict (unparsed or missing; a subset of `asked`,
+    /// disjoint from `correct`).
+    pub unparsed: u8,
 }
 
 /// The answers of one (model, variant).
@@ -262,6 +265,7 @@ impl Reader<'_> {
                 statement: s,
                 asked: 0,
                 correct: 0,
+                unparsed: 0,
             });
             g.answered.len() - 1
         });
@@ -283,6 +287,7 @@ impl Reader<'_> {
         let l = line.language as usize;
         g.answers[l] += 1;
         if r.answer == TrueFalse::Unparsed {
+            a.unparsed |= bit;
             g.unparsed[l] += 1;
         }
         if line.unanswered {

@@ -40,6 +40,8 @@ pub const MEASURES: &[(&str, &str)] = &[
     ("accuracy_by_agreement", "Among a strategy's statements that exactly k languages answered correctly (k = agreement), the share this language answered correctly (k = 0 gives 0, k = all languages gives 1). n = statements at level k."),
     ("jaccard_languages", "Jaccard similarity |A ∩ B| / |A ∪ B| of the sets of a strategy's statements that two languages (language, language_b) answered correctly, over statements asked in both. Empty when neither answered any correctly. n = statements asked in both."),
     ("jaccard_models", "Jaccard similarity of the sets of statements two models (model, model_b) answered correctly in one language and strategy, over statements both were asked. n = those statements."),
+    ("wrong_languages", "Failure signatures: among a strategy's statements asked in every language of the model, the share whose set of wrongly answered languages is exactly W (language = W's codes in the order en fr de es it pt ko ja joined by +, empty for none); one row per set that occurs, so a strategy's rows sum to 1. n = those statements."),
+    ("split", "Share of a strategy's statements (asked in every language of the model) answered right in some languages and wrong in others. n = those statements."),
     ("unparsed", "Share of a language's answers with no verdict (including requests never answered); scored wrong everywhere. n = answers."),
     ("unanswered", "Share of a language's requests with no answer at all (null). n = requests."),
 ];
@@ -221,7 +223,7 @@ fn languages_of(g: &Group) -> u8 {
 
 /// A group's originals sorted by id (the resampling units, as `eval score` orders them) and each answered
 /// statement's unit.
-fn units(g: &Group, data: &Data) -> (usize, Vec<u32>) {
+pub(super) fn units(g: &Group, data: &Data) -> (usize, Vec<u32>) {
     let mut originals: Vec<&str> = g
         .answered
         .iter()
@@ -742,6 +744,7 @@ mod tests {
                         statement: i as u32,
                         asked,
                         correct: correct & asked,
+                        unparsed: 0,
                     });
                     for l in 0..8 {
                         g.answers[l] += u64::from(asked >> l & 1);

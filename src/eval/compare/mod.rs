@@ -6,9 +6,12 @@
 //! * [`measures`]: every measure as tidy rows, with percentile bootstrap intervals resampling originals;
 //! * [`table`]: `figures.parquet` and `figures.csv`, the rows as a table any tool can load;
 //! * [`figures`]: the SVG figures, each drawn from those rows;
-//! * [`report`]: `report.html` (one self-contained page) and `report.md`.
+//! * [`report`]: `report.html` (one self-contained page) and `report.md`;
+//! * [`languages`]: where the languages disagree: `answers.parquet`, `wrong_languages`, `split`, the UpSet
+//!   figures and `suspects.parquet`.
 //!
-//! Output folder: `figures.parquet`, `figures.csv`, `report.html`, `report.md`, `figures/*.svg` and
+//! Output folder: `figures.parquet`, `figures.csv`, `answers.parquet`, `suspects.parquet`, `report.html`,
+//! `report.md`, `figures/*.svg` and
 //! `compare.manifest.json` (inputs with their hashes, settings, counts, outputs), written last. Every file is
 //! written to a temporary name and all are renamed into place together at the end, so a failure (bad input,
 //! full disk) leaves the folder as it was.
@@ -17,6 +20,7 @@ pub mod benchmark;
 mod draw;
 pub mod figures;
 pub mod input;
+pub mod languages;
 pub mod measures;
 pub mod report;
 pub mod table;
@@ -70,6 +74,11 @@ pub fn run(a: &Args) -> Result<()> {
     if let Some(b) = &a.benchmark {
         data.tiers = Some(benchmark::tiers(&data, b)?);
     }
+    // The sentences asked, when the benchmark's run folder has them (answers.parquet's `text`, the suspects').
+    let texts = match &a.benchmark {
+        Some(b) => languages::read_texts(&data, b)?,
+        None => None,
+    };
     for (f, suite) in &data.skipped {
         crate::core::progress::log(format!(
             "compare: skipped {} (answers of suite `{suite}`)",
@@ -85,18 +94,31 @@ pub fn run(a: &Args) -> Result<()> {
         t.elapsed().as_secs_f64()
     ));
     let t_measures = std::time::Instant::now();
-    let rows = measures::compute(&data, a.bootstrap, a.seed);
+    let mut rows = measures::compute(&data, a.bootstrap, a.seed);
+    rows.extend(languages::rows(&data, a.bootstrap, a.seed));
+    let suspects = languages::suspects(&data);
     crate::core::progress::log(format!(
         "compare: {} values ({} bootstrap replicates) in {:.1} s",
         rows.len(),
         a.bootstrap,
         t_measures.elapsed().as_secs_f64()
     ));
+    let upsets = languages::upset_figures(&rows)?;
+    let disagree = languages::section(
+        &rows,
+        &languages::SectionInput {
+            data: &data,
+            suspects: &suspects,
+            texts: texts.as_ref(),
+            figures: &upsets,
+        },
+    );
     let settings = report::Settings {
         bootstrap: a.bootstrap,
         seed: a.seed,
         files: data.files.clone(),
         benchmark: a.benchmark.as_deref().map(benchmark::sword_parquet),
+        disagree: Some(disagree),
     };
     let mut outputs: Vec<(String, Vec<u8>)> = Vec::new();
     let pq = a.out.join("figures.parquet");
@@ -104,10 +126,21 @@ pub fn run(a: &Args) -> Result<()> {
     let mut csv = Vec::new();
     table::write_csv(&rows, &mut csv).at(a.out.join("figures.csv"))?;
     outputs.push(("figures.csv".into(), csv));
-    let figs = figures::draw_all(&rows)?;
+    let answers_pq = a.out.join("answers.parquet");
+    outputs.push((
+        "answers.parquet".into(),
+        languages::answers_parquet(&data, texts.as_ref(), &answers_pq)?,
+    ));
+    let suspects_pq = a.out.join("suspects.parquet");
+    outputs.push((
+        "suspects.parquet".into(),
+        languages::suspects_parquet(&data, &suspects, texts.as_ref(), &suspects_pq)?,
+    ));
+    let mut figs = figures::draw_all(&rows)?;
     let (html, md) = report::render(&rows, &figs, &settings);
     outputs.push(("report.html".into(), html.into_bytes()));
     outputs.push(("report.md".into(), md.into_bytes()));
+    figs.extend(upsets);
     for f in &figs {
         outputs.push((format!("figures/{}", f.file), f.svg.clone().into_bytes()));
     }
@@ -126,6 +159,7 @@ pub fn run(a: &Args) -> Result<()> {
         .iter()
         .cloned()
         .chain(settings.benchmark.clone())
+        .chain(texts.as_ref().map(|t| t.path.clone()))
         .map(|f| FileRef::of(&f))
         .collect::<Result<_>>()?;
     m.counts.insert("answers".into(), answers);
@@ -140,6 +174,7 @@ pub fn run(a: &Args) -> Result<()> {
         }
     }
     m.counts.insert("rows".into(), rows.len() as u64);
+    m.counts.insert("suspects".into(), suspects.len() as u64);
     m.counts.insert("figures".into(), figs.len() as u64);
     let names: Vec<&str> = outputs.iter().map(|(n, _)| n.as_str()).collect();
     m.add_outputs(&a.out, &names)?;

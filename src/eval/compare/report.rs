@@ -18,6 +18,8 @@ pub struct Settings {
     pub files: Vec<PathBuf>,
     /// The `sword.parquet` the falsity tiers were read from (`--benchmark`).
     pub benchmark: Option<PathBuf>,
+    /// The section "Where the languages disagree" (HTML, Markdown), placed before the definitions.
+    pub disagree: Option<(String, String)>,
 }
 
 /// A table of the report: caption, header, rows of cells (plain text).
@@ -718,6 +720,10 @@ pub fn render(rows: &[Row], figs: &[Figure], settings: &Settings) -> (String, St
             let _ = writeln!(html, "<p>{note}</p>");
             let _ = writeln!(md, "{note}\n");
         }
+    }
+    if let Some((h, m)) = &settings.disagree {
+        html.push_str(h);
+        md.push_str(m);
     }
     html.push_str("<h2>How each number is defined</h2>\n<p>An answer is correct when its verdict equals the statement's label (ORG true, SS/OS/PSS/POS false); an answer without a verdict, or no answer, is wrong. Intervals: 95 % percentile bootstrap, resampling original triples (an original with all its distortions, in every language), exactly as <code>sword eval score</code> draws them. <code>n</code> is the denominator behind a value. Columns of figures.parquet / figures.csv: measure, model, model_b, variant, language, language_b, strategy, agreement, value, lo, hi, n (values are fractions; null where a column does not apply).</p>\n<dl>\n");
     md.push_str("## How each number is defined\n\nAn answer is correct when its verdict equals the statement's label (ORG true, SS/OS/PSS/POS false); an answer without a verdict, or no answer, is wrong. Intervals: 95 % percentile bootstrap, resampling original triples, exactly as `sword eval score` draws them. `n` is the denominator behind a value. Columns of figures.parquet / figures.csv: measure, model, model_b, variant, language, language_b, strategy, agreement, value, lo, hi, n (values are fractions; null where a column does not apply).\n\n");

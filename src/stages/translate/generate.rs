@@ -10,6 +10,10 @@
 //! Every answer is checked ([`super::check`]); `--retry-bad N` asks a failed one again up to N times, round
 //! r with `seed` r (a new request key, so the log keeps both). The first answer that passes is kept, else
 //! the last one, marked `text_ok` false with its reason. A request never answered has no row.
+//!
+//! `--only FILE` ([`only`]) translates again only the (statement, language) pairs a Parquet file lists
+//! (`eval compare`'s `suspects.parquet`): each is asked as a new request (seed [`only::SEED`]), checked the
+//! same way, and its row replaces the run's old one in `statements_text.parquet`; every other row stays.
 
 use super::check::{self, Reason};
 use super::import::{read_sources, read_texts_file, write_texts, Source, StatementText};
@@ -58,6 +62,11 @@ pub struct TranslateArgs {
     /// Ask an answer that fails the check again, up to N times (round r with seed r).
     #[arg(long, default_value_t = 0)]
     pub retry_bad: u32,
+    /// Translate again only the (statement_id, language) pairs of this Parquet file (e.g. the
+    /// suspects.parquet of `sword eval compare`): new requests (seed 1000, retries 1000 + r), the same
+    /// checks; their rows replace those of the run's statements_text.parquet, every other row is kept.
+    #[arg(long, value_name = "PARQUET")]
+    pub only: Option<PathBuf>,
     /// Fail (exit 5, after writing what was answered) when a request is left without an answer (errors or
     /// --max-requests): for make, so that an interrupted run is not taken as done.
     #[arg(long)]
@@ -99,6 +108,8 @@ pub struct Summary {
     pub think_stripped: usize,
     /// Rows by failing reason.
     pub reasons: BTreeMap<String, usize>,
+    /// With `--only`: rows of the earlier statements_text.parquet replaced by a new translation.
+    pub replaced: usize,
     /// Per language: pairs, translated, text_ok and the share text_ok / pairs.
     pub languages: BTreeMap<String, LangCounts>,
 }
@@ -160,6 +171,7 @@ impl Stage for TranslateStage {
     fn inputs(&self, _: &NoSettings, args: &TranslateArgs) -> Vec<Input> {
         let mut v = vec![Input::Hashed(SWORD)];
         v.extend(args.template.clone().map(Input::File));
+        v.extend(args.only.clone().map(Input::File));
         v
     }
 
@@ -274,11 +286,24 @@ fn run(cx: &mut Context, args: &TranslateArgs) -> Result<Summary> {
             }
         }
     }
+    // `--only`: the listed pairs, each checked to be one of this run's.
+    let earlier = match &args.only {
+        Some(p) => {
+            let pairs = super::only::read_pairs(p)?;
+            super::only::retain(&mut jobs, |j| (&j.src.statement_id, j.lang), &pairs, p)?;
+            Some(super::only::earlier_texts(&dir, cx)?)
+        }
+        None => None,
+    };
     summary.pairs = jobs.len();
     // A carried run: the texts of statements carried as `valid` come from the old run, when it has them
     // for the same template and they passed the check.
     let mut reused_rows: Vec<StatementText> = Vec::new();
-    if let Some((reusable, inputs)) = reusable_texts(&dir, &template)? {
+    let reusable = match earlier {
+        Some(_) => None,
+        None => reusable_texts(&dir, &template)?,
+    };
+    if let Some((reusable, inputs)) = reusable {
         cx.manifest().inputs.extend(inputs);
         jobs.retain(
             |job| match reusable.get(&custom_id(&job.src.statement_id, job.lang)) {
@@ -312,10 +337,10 @@ fn run(cx: &mut Context, args: &TranslateArgs) -> Result<Summary> {
             break;
         }
         let reqs: Vec<Request> = idx.iter().map(|&j| request_of(&jobs[j])).collect();
-        let seeds: Vec<Option<u64>> = if round == 0 {
-            Vec::new()
-        } else {
-            vec![Some(u64::from(round)); reqs.len()]
+        let seeds: Vec<Option<u64>> = match (round, args.only.is_some()) {
+            (0, false) => Vec::new(),
+            (r, false) => vec![Some(u64::from(r)); reqs.len()],
+            (r, true) => vec![Some(super::only::SEED + u64::from(r)); reqs.len()],
         };
         let what = if round == 0 {
             "translate".to_string()
@@ -398,6 +423,12 @@ fn run(cx: &mut Context, args: &TranslateArgs) -> Result<Summary> {
         summary.text_ok += 1;
         rows.push(t);
     }
+    if let Some(old) = earlier {
+        // The new rows replace their pairs' earlier ones; a pair left unanswered keeps its earlier row.
+        let new: HashSet<String> = rows.iter().map(|r| r.custom_id.clone()).collect();
+        summary.replaced = old.iter().filter(|t| new.contains(&t.custom_id)).count();
+        rows.extend(old.into_iter().filter(|t| !new.contains(&t.custom_id)));
+    }
     summary.translated = rows.len();
     rows.sort_by(|a, b| a.custom_id.cmp(&b.custom_id));
     let dest = cx.path(&TEXTS_GENERATED);
@@ -416,6 +447,7 @@ fn run(cx: &mut Context, args: &TranslateArgs) -> Result<Summary> {
         "template": template,
         "originals": args.originals,
         "retry_bad": args.retry_bad,
+        "only": args.only.as_ref().map(|p| p.display().to_string()),
     });
     if let serde_json::Value::Object(o) = serde_json::to_value(&summary).unwrap_or_default() {
         for (k, v) in o {

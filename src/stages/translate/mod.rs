@@ -5,3 +5,4 @@
 pub mod check;
 pub mod generate;
 pub mod import;
+pub mod only;
