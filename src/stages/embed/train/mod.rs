@@ -107,7 +107,7 @@ pub struct TrainConfig {
     pub negative: usize,
     /// Which pairs share noise nodes: `window` (default) draws `negative` per centre, shared by the contexts
     /// of its window (pWord2Vec); `pair` draws them per (context, centre) pair as word2vec does (no better
-    /// measured, about 3.5× the CPU time of `window`); `walk` draws them once per walk for all its centres:
+    /// measured, over 3× the CPU time of `window`); `walk` draws them once per walk for all its centres:
     /// about half the CPU time of `window`, but it costs link prediction on power-law graphs with
     /// communities (−0.024 centred AUC, −0.013 against degree-matched negatives: BENCHMARKS.md "Training").
     #[arg(long, required = false, value_enum)]
