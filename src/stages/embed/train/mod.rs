@@ -6,10 +6,10 @@
 //! - **Pairs.** For each kept position `i` of a walk, a reduced window `w` is drawn uniformly from
 //!   `1..=window` (word2vec's `b = rand % window`); every other position `j` with `|i − j| ≤ w` is a context:
 //!   its *input* vector (`syn0`) is trained to predict the *output* vector (`syn1`) of the centre `walk[i]`.
-//! - **Noise.** `negative` nodes per walk, drawn from unigram^0.75 of the node counts with a Walker/Vose
-//!   alias table ([`AliasTable`]: O(1) per draw, 8 bytes per node) and shared by every centre of the walk and
-//!   its contexts (pWord2Vec shares them within a window; word2vec draws them per pair). A noise node equal
-//!   to the centre is dropped for that centre.
+//! - **Noise.** `negative` nodes per centre, drawn from unigram^0.75 of the node counts with a Walker/Vose
+//!   alias table ([`AliasTable`]: O(1) per draw, 8 bytes per node) and shared by the contexts of that
+//!   centre's window (pWord2Vec; [`Noise`]: `pair` draws them per pair as word2vec does, `walk` once per
+//!   walk, faster and measurably worse). A noise node equal to the centre is dropped for that centre.
 //! - **Subsampling.** A node with count `c` in a corpus of `T` tokens is kept with probability
 //!   `(sqrt(c / (s·T)) + 1) · s·T / c` (word2vec's and gensim's formula), before windowing; default
 //!   `sample = 1e-3` as both; `0` turns it off.
@@ -27,8 +27,8 @@
 //! a fixed 16-lane reduction order, σ without the C library), so the same seed and walks give the same
 //! `embeddings.npy` at `-j 1`, `2`, `4`, `8`, run after run, on AVX-512, AVX2 or plain x86-64 and other CPUs.
 //!
-//! **Speed.** A walk of `L` nodes touches about `2·L + negative` random rows (each once) instead of
-//! word2vec's `B·(2 + negative)` per position, with two barriers per `blocks` walks; its positions' three
+//! **Speed.** A walk of `L` nodes touches about `2·L + L·negative` random rows (each once; `2·L + negative`
+//! with `noise = walk`) instead of word2vec's `B·(2 + negative)` per position, with two barriers per `blocks` walks; its positions' three
 //! small matrix products run in SIMD (AVX-512 or AVX2 + FMA, chosen at run time; `SWORD_TRAIN_KERNEL=
 //! scalar|avx2|avx512` forces one, for tests and comparisons), and the rows of the next walks are prefetched
 //! while the current one is trained.
@@ -78,6 +78,19 @@ pub enum Sigmoid {
     Table,
 }
 
+/// Which (context, centre) pairs share their noise nodes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Noise {
+    /// `negative` noise nodes per pair, as word2vec and gensim draw them.
+    Pair,
+    /// `negative` noise nodes per centre, shared by the contexts of its window (pWord2Vec).
+    #[default]
+    Window,
+    /// `negative` noise nodes per walk, shared by all its centres and contexts.
+    Walk,
+}
+
 /// Settings of the train stage (`pipeline/train.toml`; the same names as flags of `sword train` and `sword embed`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, clap::Args)]
 #[serde(default, deny_unknown_fields)]
@@ -89,10 +102,16 @@ pub struct TrainConfig {
     /// 1..=window. Typical 5 (node2vec paper: 10).
     #[arg(long, required = false)]
     pub window: usize,
-    /// Noise (negative) nodes per walk, shared by all its centres and their contexts; typical 5–15 (word2vec:
-    /// 5 per pair).
+    /// Noise (negative) nodes per pair, centre or walk (see `noise`); typical 5–15 (word2vec: 5 per pair).
     #[arg(long, required = false)]
     pub negative: usize,
+    /// Which pairs share noise nodes: `window` (default) draws `negative` per centre, shared by the contexts
+    /// of its window (pWord2Vec); `pair` draws them per (context, centre) pair as word2vec does (no better
+    /// measured, over 3× the CPU time of `window`); `walk` draws them once per walk for all its centres:
+    /// about half the CPU time of `window`, but it costs link prediction on power-law graphs with
+    /// communities (−0.024 centred AUC, −0.013 against degree-matched negatives: BENCHMARKS.md "Training").
+    #[arg(long, required = false, value_enum)]
+    pub noise: Noise,
     /// Passes over the walks; typical 1 for node2vec (many walks per node), 5 for text.
     #[arg(long, required = false)]
     pub epochs: usize,
@@ -136,6 +155,7 @@ impl Default for TrainConfig {
             dim: 128,
             window: 5,
             negative: 5,
+            noise: Noise::Window,
             epochs: 1,
             alpha: 0.025,
             min_alpha: 0.0001,
@@ -432,6 +452,8 @@ pub fn train_with(
             dim,
             window: cfg.window,
             negative: cfg.negative,
+            noise: cfg.noise,
+            pairwise: cfg.noise == Noise::Pair,
             epochs: cfg.epochs,
             alpha: cfg.alpha,
             min_alpha: cfg.min_alpha,
@@ -791,6 +813,14 @@ mod tests {
                 blocks: 10,
                 window: 3,
                 negative: 7,
+                noise: Noise::Walk,
+                ..TrainConfig::default()
+            },
+            TrainConfig {
+                dim: 24,
+                epochs: 2,
+                blocks: 12,
+                noise: Noise::Pair,
                 ..TrainConfig::default()
             },
         ];

@@ -10,11 +10,15 @@
 //! minibatch: its `B ≤ 2·window` context nodes (input rows, `syn0`) against `T = 1 + negative` output rows
 //! (`syn1`): the centre itself (label 1) and `negative` noise nodes (label 0; a noise node equal to the
 //! centre is dropped, as word2vec does). The `B × T` logits are one small matrix product, and so are both
-//! gradients: `ΔC = G·O` and `ΔO = Gᵀ·C` with `G = (label − σ(C·Oᵀ))·lr`. The noise nodes are drawn once per
-//! *walk* and shared by all its positions (pWord2Vec shares them within a window; word2vec draws fresh ones
-//! for every pair): a walk of 10 nodes then touches about 10 input rows and 15 output rows instead of 10 +
-//! 60, and rows are what costs (two matrices far larger than the caches). Measured on the 100k graph: the
-//! same or better link prediction than gensim (BENCHMARKS.md "Training").
+//! gradients: `ΔC = G·O` and `ΔO = Gᵀ·C` with `G = (label − σ(C·Oᵀ))·lr`. Which pairs share noise nodes is
+//! [`Noise`]: by default each centre draws its own, shared by the contexts of its window (pWord2Vec);
+//! `pair` draws them for every (context, centre) pair and trains each pair as its own `1 × T` batch
+//! (word2vec); `walk` draws them once per walk for all its positions. A walk of 10 nodes touches about 70
+//! distinct rows per walk by default (10 input rows, 10 centres, 50 noise nodes), 25 with `walk`; rows are
+//! what costs (two matrices far larger than the caches), so `walk` takes about half the CPU time — but a
+//! context then meets the same 5 noise nodes at every centre of its walk instead of 5 new ones each time,
+//! and on power-law graphs with communities that cost 0.024 centred AUC and 0.013 against degree-matched
+//! negatives (BENCHMARKS.md "Training"; docs/embedding.md).
 //!
 //! **A walk per block per super-step.** Training runs in lockstep: super-step `s` trains the `s`-th walk of
 //! every block that still has one, against the matrices as step `s − 1` left them (the *snapshot*):
@@ -51,6 +55,7 @@
 use super::alias::AliasTable;
 use super::kernels::{self, Kernel, Rows};
 use super::source::WalkSource;
+pub use super::Noise;
 use crate::core::error::{Error, Result};
 use crate::core::progress::Progress;
 use rand::rngs::ChaCha8Rng;
@@ -116,6 +121,11 @@ pub struct Plan<'a> {
     pub window: usize,
     /// Noise nodes per batch.
     pub negative: usize,
+    /// Which pairs share noise nodes (see [`Noise`]).
+    pub noise: Noise,
+    /// Train each (context, centre) pair as its own batch, its logit computed after the earlier pairs of
+    /// the position moved the rows (word2vec's order); else one batch per position.
+    pub pairwise: bool,
     /// Passes.
     pub epochs: usize,
     /// Learning rate at the start and at the end.
@@ -142,6 +152,18 @@ pub struct Plan<'a> {
     pub threads: usize,
     /// Progress (raw words).
     pub progress: &'a Progress,
+}
+
+impl Plan<'_> {
+    /// The most distinct rows one walk can touch: its nodes as contexts and centres, and its noise nodes.
+    fn max_rows(&self) -> usize {
+        let draws = match self.noise {
+            Noise::Walk => 1,
+            Noise::Window => self.walk_len,
+            Noise::Pair => self.walk_len * 2 * self.window,
+        };
+        self.walk_len * 2 + draws * self.negative
+    }
 }
 
 /// Sums over the run, added in block order.
@@ -175,10 +197,11 @@ struct Work {
     n0: usize,
     /// For each kept position of the walk, the local row (index into `ids`) of its node as a context.
     sent: Vec<u32>,
-    /// For each position, its reduced window.
-    win: Vec<u32>,
-    /// The targets of every position (local `syn1` rows counted from `n0`, the centre first), and where
-    /// each position's targets end.
+    /// The batches in training order: `(i, lo, hi)` = the contexts at positions `lo..=hi` except `i`,
+    /// against the centre at position `i` and the batch's noise.
+    batch: Vec<[u32; 3]>,
+    /// The targets of every batch (local `syn1` rows counted from `n0`, the centre first), and where each
+    /// batch's targets end.
     tgt: Vec<u32>,
     tgt_end: Vec<u32>,
     /// For each target, the times it counts: 1 for the centre, the number of draws for a noise node.
@@ -210,7 +233,7 @@ impl Work {
         self.ids.clear();
         self.n0 = 0;
         self.sent.clear();
-        self.win.clear();
+        self.batch.clear();
         self.tgt.clear();
         self.tgt_end.clear();
         self.tgt_w.clear();
@@ -347,7 +370,7 @@ impl Scratch {
             noise: Vec::new(),
             part: Vec::new(),
             lrw: Vec::new(),
-            index: RowIndex::new(plan.walk_len * (plan.negative + 2)),
+            index: RowIndex::new(plan.max_rows()),
         }
     }
 }
@@ -516,35 +539,38 @@ impl Block {
             let win = plan.window - reduce;
             let (lo, hi) = (i.saturating_sub(win), (i + win).min(len - 1));
             self.pairs += (hi - lo) as u64;
-            w.win.push(win as u32);
             let centre = self.sentence[i];
-            let mut target = |id: u32| {
-                let (r, new) = index.get_or_insert(1 << 32 | id as u64, ids1.len() as u32);
-                if new {
-                    ids1.push(id);
-                }
-                w.tgt.push(r);
+            if plan.noise == Noise::Window || (plan.noise == Noise::Walk && i == 0) {
+                draw_noise(plan, &mut self.rng, &mut s.noise);
+            }
+            // One batch per position, or one per pair (p, i) in order of p.
+            let each: &mut dyn Iterator<Item = (usize, usize)> = if plan.pairwise {
+                &mut (lo..=hi).filter(|&p| p != i).map(|p| (p, p))
+            } else {
+                &mut std::iter::once((lo, hi))
             };
-            target(centre);
-            w.tgt_w.push(1.0);
-            if i == 0 {
-                // The walk's noise nodes, each once with the number of times it was drawn.
-                s.noise.clear();
-                for _ in 0..plan.negative {
-                    let n = plan.alias.sample(self.rng.next_u64());
-                    match s.noise.iter_mut().find(|(m, _)| *m == n) {
-                        Some((_, times)) => *times += 1.0,
-                        None => s.noise.push((n, 1.0)),
+            for (a, b) in each {
+                if plan.noise == Noise::Pair {
+                    draw_noise(plan, &mut self.rng, &mut s.noise);
+                }
+                let mut target = |id: u32| {
+                    let (r, new) = index.get_or_insert(1 << 32 | id as u64, ids1.len() as u32);
+                    if new {
+                        ids1.push(id);
+                    }
+                    w.tgt.push(r);
+                };
+                target(centre);
+                w.tgt_w.push(1.0);
+                for &(n, times) in &s.noise {
+                    if n != centre {
+                        target(n);
+                        w.tgt_w.push(times);
                     }
                 }
+                w.tgt_end.push(w.tgt.len() as u32);
+                w.batch.push([i as u32, a as u32, b as u32]);
             }
-            for &(n, times) in &s.noise {
-                if n != centre {
-                    target(n);
-                    w.tgt_w.push(times);
-                }
-            }
-            w.tgt_end.push(w.tgt.len() as u32);
         }
         w.ids.extend_from_slice(ids1);
         w.lr = self.lr;
@@ -552,6 +578,18 @@ impl Block {
             ctx.marks.mark((r >= w.n0) as usize, id, gen);
         }
         true
+    }
+}
+
+/// Draw `plan.negative` noise nodes into `noise`, each once with the number of times it was drawn.
+fn draw_noise(plan: &Plan, rng: &mut ChaCha8Rng, noise: &mut Vec<(u32, f32)>) {
+    noise.clear();
+    for _ in 0..plan.negative {
+        let n = plan.alias.sample(rng.next_u64());
+        match noise.iter_mut().find(|(m, _)| *m == n) {
+            Some((_, times)) => *times += 1.0,
+            None => noise.push((n, 1.0)),
+        }
     }
 }
 
@@ -616,18 +654,15 @@ impl Ctx<'_> {
             w.delta.extend_from_slice(unsafe { self.matrix(m).row(id) });
             w.shared.push(self.marks.shared(m, id, gen));
         }
-        let len = w.sent.len();
         let mut t0 = 0;
-        for i in 0..len {
-            let win = w.win[i] as usize;
-            let (lo, hi) = (i.saturating_sub(win), (i + win).min(len - 1));
-            let t1 = w.tgt_end[i] as usize;
-            let (nc, nt) = (hi - lo, t1 - t0);
-            // The position's rows, read in place in the working copy.
+        for (bi, &[i, lo, hi]) in w.batch.iter().enumerate() {
+            let t1 = w.tgt_end[bi] as usize;
+            // The batch's rows, read in place in the working copy.
             s.ci.clear();
-            s.ci.extend((lo..=hi).filter(|&p| p != i).map(|p| w.sent[p]));
+            s.ci.extend((lo..=hi).filter(|&p| p != i).map(|p| w.sent[p as usize]));
             s.ti.clear();
             s.ti.extend(w.tgt[t0..t1].iter().map(|&t| n0 as u32 + t));
+            let (nc, nt) = (s.ci.len(), t1 - t0);
             let c = Rows::picked(d, &w.delta, &s.ci);
             let o = Rows::picked(d, &w.delta, &s.ti);
             s.logits.resize(nc * nt, 0.0);
@@ -867,7 +902,7 @@ pub fn run(plan: &Plan, syn0: &mut [f32], syn1: &mut [f32]) -> Result<Outcome> {
     let blocks_n = plan.blocks.max(1);
     assert_eq!(plan.block_words.len(), blocks_n, "one word count per block");
     let threads = plan.threads.clamp(1, blocks_n);
-    let cap = plan.walk_len * (plan.negative + 2);
+    let cap = plan.max_rows();
     let syn0 = Matrix::new(syn0, plan.dim);
     let syn1 = Matrix::new(syn1, plan.dim);
     assert_eq!(syn0.rows, syn1.rows, "both matrices have a row per node");
@@ -980,6 +1015,8 @@ mod tests {
                 dim: 2,
                 window: 1,
                 negative: 0,
+                noise: Noise::Window,
+                pairwise: false,
                 epochs: 1,
                 alpha: 0.5,
                 min_alpha: 0.5,
@@ -1049,6 +1086,49 @@ mod tests {
         // each block: o0 = (0.5, 1.0); Δc1 = 0.25·o0(old) = 0.
         assert_eq!(syn1, vec![0.5, 1.0, 0.0, 0.0]);
         assert_eq!(syn0, vec![0.0, 0.0, 1.0, 2.0]);
+    }
+
+    /// Which output rows a walk's training moves, by noise mode: one walk of the nodes 0..10 on a graph of
+    /// 4 000 nodes with uniform noise. An output row starts at zero and moves once it is a target (its first
+    /// gradient is −σ(0)·lr·c, c ≠ 0), so the moved rows beyond the walk's nodes are its noise nodes: per
+    /// walk at most `negative`; per centre more than that, at most `negative` × 10 positions; per pair more
+    /// than 10 × `negative`, at most `negative` × pairs.
+    #[test]
+    fn noise_is_drawn_per_walk_centre_or_pair() {
+        let nodes = 4000;
+        let f = Fixture::new((0..10).collect(), 10, nodes, 1);
+        let src: &[u32] = &f.data;
+        for noise in [Noise::Walk, Noise::Window, Noise::Pair] {
+            let plan = Plan {
+                dim: 4,
+                window: 5,
+                negative: 5,
+                noise,
+                pairwise: noise == Noise::Pair,
+                ..f.plan(&src, 10, 1)
+            };
+            let mut syn0: Vec<f32> = (0..nodes * 4)
+                .map(|k| 0.1 + (k % 7) as f32 * 0.01)
+                .collect();
+            let mut syn1 = vec![0f32; nodes * 4];
+            let out = run(&plan, &mut syn0, &mut syn1).unwrap();
+            let moved = (10..nodes)
+                .filter(|&r| syn1[r * 4..r * 4 + 4].iter().any(|&x| x != 0.0))
+                .count() as u64;
+            let (lo, hi) = match noise {
+                Noise::Walk => (1, 5),
+                Noise::Window => (6, 50),
+                Noise::Pair => (51, 5 * out.pairs),
+            };
+            assert!(
+                (lo..=hi).contains(&moved),
+                "{noise:?}: {moved} noise rows moved, {} pairs",
+                out.pairs
+            );
+            // One batch per position, or per pair.
+            let batches = if noise == Noise::Pair { out.pairs } else { 10 };
+            assert_eq!(out.batches, batches, "{noise:?}");
+        }
     }
 
     #[test]
