@@ -240,7 +240,11 @@ fn full_disk_while_spilling_exits_4_and_leaves_no_spill_folder() {
         "--memory-limit",
         "4M",
     ];
-    let no_budget: Vec<&str> = args.iter().copied().chain(["--spill-budget", "none"]).collect();
+    let no_budget: Vec<&str> = args
+        .iter()
+        .copied()
+        .chain(["--spill-budget", "none"])
+        .collect();
     tmpfs.leave_free(256 << 10);
     let left = || -> Vec<String> {
         std::fs::read_dir(&out)

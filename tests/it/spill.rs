@@ -257,7 +257,7 @@ fn past_the_spill_budget_exits_2_naming_it_and_the_kind_and_leaves_nothing() {
 
     wd.write(
         "conf/extract.toml",
-        &format!("memory_limit = \"4M\"\nspill_budget = \"{half}\"\n"),
+        format!("memory_limit = \"4M\"\nspill_budget = \"{half}\"\n"),
     );
     let (code, err) = wd.run_err(&[
         "-j",
