@@ -284,6 +284,20 @@ impl Model {
             }
         }
         special.sort_unstable_by_key(|s| s.0);
+        // Page order: a real dump lists entities by page id, i.e. in creation order, and property ids are
+        // given in creation order too, so along the dump the property lines stand among the item lines in
+        // increasing id (P31 long before P10001). The positions drawn above are dealt to the properties in
+        // that order (lexemes keep theirs; every item keeps its line, so only property lines move).
+        let mut by_id: Vec<usize> = (0..props.len()).collect();
+        by_id.sort_by_key(|&j| props[j].id);
+        let mut next = by_id.into_iter();
+        for s in special.iter_mut() {
+            if let Kind::Property(_) = s.1 {
+                if let Some(j) = next.next() {
+                    s.1 = Kind::Property(j);
+                }
+            }
+        }
         let mut acc = 0.0;
         let cum_weight = props
             .iter()

@@ -202,8 +202,10 @@ fn full_disk_exits_4_leaves_nothing_partial_and_a_rerun_with_space_completes_ide
     assert_only_vouched_files(&wd.join("mnt/run"));
 }
 
-/// The disk fills while the join spills (`--memory-limit`): exit 4 naming the spill run, no spill folder, no
-/// temporary file, no artifact; with space again the same command writes the bytes of an unlimited run.
+/// The disk fills while the join spills (`--memory-limit`, no `--spill-budget`): exit 4 naming the spill run, no
+/// spill folder, no temporary file, no artifact; with the default budget (`auto`: half the free space) the
+/// same disk stops the run first with exit 2 naming the budget, leaving nothing either; with space again the
+/// same command writes the bytes of an unlimited run.
 #[test]
 fn full_disk_while_spilling_exits_4_and_leaves_no_spill_folder() {
     let wd = Workdir::new();
@@ -243,19 +245,34 @@ fn full_disk_while_spilling_exits_4_and_leaves_no_spill_folder() {
         "--memory-limit",
         "4M",
     ];
+    let no_budget: Vec<&str> = args
+        .iter()
+        .copied()
+        .chain(["--spill-budget", "none"])
+        .collect();
     tmpfs.leave_free(256 << 10);
-    let (code, err) = wd.run_err(&args);
+    let left = || -> Vec<String> {
+        std::fs::read_dir(&out)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n != ".sword.lock")
+            .collect()
+    };
+    let (code, err) = wd.run_err(&no_budget);
     assert_eq!(code, 4, "{err}");
     assert!(err.contains("extract-spill"), "names the spill run: {err}");
     // The folder the run created goes again when nothing is left in it.
-    let left: Vec<String> = std::fs::read_dir(&out)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n != ".sword.lock")
-        .collect();
-    assert!(left.is_empty(), "left behind: {left:?}");
+    assert!(left().is_empty(), "left behind: {:?}", left());
+    assert_only_vouched_files(&out);
+    let (code, err) = wd.run_err(&args);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--spill-budget auto") && err.contains("outgrew it"),
+        "names the budget: {err}"
+    );
+    assert!(left().is_empty(), "left behind: {:?}", left());
     assert_only_vouched_files(&out);
     let _ = std::fs::remove_file(tmpfs.dir.join("ballast"));
     wd.run_ok(&args);

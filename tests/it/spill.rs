@@ -170,3 +170,116 @@ fn a_limit_below_the_minimum_exits_2_naming_it_before_reading() {
         "4M",
     ]);
 }
+
+/// The spill runs on disk are counted per kind (written, the most at once) and bounded by `--spill-budget`: a
+/// budget under what a run needs exits 2 naming the budget and the kind that outgrew it, and leaves no
+/// artifact, no manifest and no spill folder; a budget of exactly what was on disk at most passes with the
+/// same bytes. The TOML key says the same, and a budget that is not a size is refused before reading.
+#[test]
+fn past_the_spill_budget_exits_2_naming_it_and_the_kind_and_leaves_nothing() {
+    let wd = Workdir::new();
+    wd.run_ok(&[
+        "synth",
+        "--entities",
+        "30000",
+        "--seed",
+        "9",
+        "--out",
+        "d.json.gz",
+    ]);
+    let extract = |out: &str, budget: &str| {
+        vec![
+            "-j".to_string(),
+            "1".into(),
+            "extract".into(),
+            "--dump".into(),
+            "d.json.gz".into(),
+            "--out".into(),
+            out.into(),
+            "--memory-limit".into(),
+            "4M".into(),
+            "--spill-budget".into(),
+            budget.into(),
+        ]
+    };
+    fn args(v: &[String]) -> Vec<&str> {
+        v.iter().map(String::as_str).collect()
+    }
+    wd.run_ok(&args(&extract("free", "none")));
+    let m = manifest(&wd, "free");
+    let sp = &m["extra"]["spill"];
+    assert_eq!(sp["budget"], serde_json::Value::Null);
+    let bytes = sp["bytes"].as_u64().unwrap();
+    let peak = sp["peak_bytes"].as_u64().unwrap();
+    assert!(peak > 0 && peak <= bytes, "peak {peak}, bytes {bytes}");
+    let kinds = sp["kinds"].as_object().unwrap();
+    let total: u64 = kinds.values().map(|k| k["total"].as_u64().unwrap()).sum();
+    assert_eq!(total, bytes, "{kinds:?}");
+    for (name, k) in kinds {
+        let (t, p) = (k["total"].as_u64().unwrap(), k["peak"].as_u64().unwrap());
+        assert!(p > 0 && p <= t && p <= peak, "{name}: peak {p}, total {t}");
+    }
+    for kind in ["candidates", "entities", "pairs"] {
+        assert!(kinds.contains_key(kind), "{kind} not spilled: {kinds:?}");
+    }
+
+    let half = (peak / 2).to_string();
+    let (code, err) = wd.run_err(&args(&extract("over", &half)));
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(&format!("--spill-budget {half}")) && err.contains("outgrew it"),
+        "{err}"
+    );
+    assert!(
+        kinds
+            .keys()
+            .any(|k| err.contains(&format!("the spilled {k} "))),
+        "{err}"
+    );
+    if let Ok(dir) = std::fs::read_dir(wd.join("over")) {
+        for e in dir.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            assert!(
+                !name.ends_with(".parquet")
+                    && !name.contains("extract-spill")
+                    && !name.contains(".tmp")
+                    && !name.ends_with("manifest.json"),
+                "left in the run folder: {name}"
+            );
+        }
+    }
+
+    wd.run_ok(&args(&extract("exact", &peak.to_string())));
+    assert_same(&wd, "free", "exact");
+    let m = manifest(&wd, "exact");
+    assert_eq!(m["extra"]["spill"]["budget"], peak);
+    assert_eq!(m["extra"]["spill"]["peak_bytes"], peak);
+
+    wd.write(
+        "conf/extract.toml",
+        format!("memory_limit = \"4M\"\nspill_budget = \"{half}\"\n"),
+    );
+    let (code, err) = wd.run_err(&[
+        "-j",
+        "1",
+        "run",
+        "--until",
+        "extract",
+        "--dump",
+        "d.json.gz",
+        "--out",
+        "toml",
+        "--config-dir",
+        "conf",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--spill-budget") && err.contains("outgrew it"),
+        "{err}"
+    );
+
+    let (code, err) = wd.run_err(&args(&extract("bad", "lots")));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--spill-budget `lots`"), "{err}");
+    assert!(!wd.join("bad/extract.manifest.json").exists());
+}

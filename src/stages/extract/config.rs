@@ -75,6 +75,15 @@ pub struct Config {
     #[arg(long, value_name = "SIZE", required = false)]
     #[serde(skip_serializing)]
     pub memory_limit: String,
+    /// Disk for the spill runs (`--spill-budget`): the most bytes of runs on disk at once. Past it the stage
+    /// exits with code 2 naming the budget and the kind of record that outgrew it, and leaves nothing (the
+    /// spill folder goes, no artifact is written). A size such as `500M` or `64G` (powers of 1024), `auto`
+    /// (default: half the space free on the run folder's filesystem when the stage starts) or
+    /// `none`. What a full dump needs: docs/extract.md. Not written to the manifest's config (it does not
+    /// change the outputs); the manifest's `extra.spill` has the budget and the bytes per kind.
+    #[arg(long, value_name = "SIZE", required = false)]
+    #[serde(skip_serializing)]
+    pub spill_budget: String,
     /// The statements of items not labelled in every language of `languages` (most of a dump: ≈ 2.1 M of the
     /// ≈ 788 M item statements of 2024 become triples; 76 % of a generated dump's bytes): `count` (default) reads
     /// them all for the manifest's dump-wide counts (`item_statements` — the paper's "≈ 788 M" —, `snaks_*`,
@@ -146,6 +155,7 @@ impl Default for Config {
             parallel_bzip2: true,
             skim: true,
             memory_limit: "auto".into(),
+            spill_budget: "auto".into(),
             unlabelled_statements: UnlabelledStatements::Count,
         }
     }

@@ -4,7 +4,9 @@
 //! - the live `somevalue` / `novalue` statements of labelled items ([`Snak`], 16 bytes each);
 //! - the live item values of every item as (property, object) pairs ([`Pair`], 16 bytes each), for "another
 //!   item has o as a value" of distinct-values properties — dropped for a property as soon as its line has
-//!   shown no such constraint (the accumulator sees lines in dump order), the rest filtered at the join;
+//!   shown that it is unlabelled or has no such constraint ([`Known`]; the accumulator sees lines in dump
+//!   order), for an object whose line left it unlabelled when the join state compacts them, and at the join
+//!   kept only for the properties and entities of the final triples (the only ones a tier is asked of);
 //! - the P279 statements of every item (kept with the seed statements whatever the transitive seed says).
 //!
 //! At the join ([`Values`]) the labelled items' candidates and their snaks give `values.parquet`, their P31 and
@@ -15,7 +17,7 @@
 use crate::core::error::{Error, Result};
 use crate::core::falsity::{Constraint, Kind, SubjectValues, Summary, TypeStatement};
 use crate::core::ids::{Pid, Qid};
-use crate::core::records::PropertyRecord;
+use crate::core::records::{EntityRecord, PropertyRecord};
 use crate::stages::extract::counts::Counts;
 use crate::stages::extract::spill::{json_lines, read_json, write_json, Record};
 use rayon::slice::ParallelSliceMut;
@@ -147,16 +149,76 @@ pub fn summary_of(counts: &std::collections::BTreeMap<String, u64>) -> Summary {
     s
 }
 
-/// Note the properties of a part (in dump order): whether each carries a distinct-values constraint that
-/// applies (no separator). Their pairs are then kept or dropped as they come.
-pub fn learn(known: &mut HashMap<u32, bool>, properties: &[PropertyRecord], cs: &[Constraint]) {
+/// Note the properties of a part (in dump order): whether each can have a benchmark statement whose tier a
+/// pair decides — it is labelled (among `entities`, the part's labelled entities; a final triple's property
+/// is) and carries a distinct-values constraint that applies (no separator). Their pairs are then kept or
+/// dropped as they come.
+pub fn learn(
+    known: &mut Known,
+    properties: &[PropertyRecord],
+    entities: &[EntityRecord],
+    cs: &[Constraint],
+) {
     for p in properties {
         if let Ok(p32) = u32::try_from(p.id.0) {
-            let distinct = cs
+            let labelled = entities
                 .iter()
-                .any(|c| c.property == p.id && c.kind == Kind::DistinctValues && !c.separator);
-            let e = known.entry(p32).or_insert(false);
-            *e |= distinct;
+                .any(|e| e.id == crate::core::ids::EntityId::Property(p.id));
+            let distinct = labelled
+                && cs
+                    .iter()
+                    .any(|c| c.property == p.id && c.kind == Kind::DistinctValues && !c.separator);
+            known.learn(p32, distinct);
+        }
+    }
+}
+
+/// What the property lines read so far say of their pairs, per property number: not seen yet, keep (a
+/// labelled property with a distinct-values constraint without a separator) or drop. Two bitmaps (property
+/// numbers are small: P1 to ≈ P13000 in 2024), a hash map past 2²⁴ (a crafted dump): the stage thread asks
+/// once per pair, so this must cost a few instructions, not a hash.
+#[derive(Clone, Debug, Default)]
+pub struct Known {
+    seen: Vec<u64>,
+    keep: Vec<u64>,
+    big: HashMap<u32, bool>,
+}
+
+impl Known {
+    const DENSE: u32 = 1 << 24;
+
+    /// Property `p`'s line was read and says `keep` (a later line of the same property may add `keep`, as
+    /// the join does with every line's constraints: the flag is never taken back).
+    pub fn learn(&mut self, p: u32, keep: bool) {
+        if p >= Self::DENSE {
+            *self.big.entry(p).or_insert(false) |= keep;
+            return;
+        }
+        let w = (p / 64) as usize;
+        if self.seen.len() <= w {
+            self.seen.resize(w.saturating_add(1), 0);
+            self.keep.resize(w.saturating_add(1), 0);
+        }
+        let bit = 1u64 << (p % 64);
+        if let (Some(s), Some(k)) = (self.seen.get_mut(w), self.keep.get_mut(w)) {
+            *s |= bit;
+            if keep {
+                *k |= bit;
+            }
+        }
+    }
+
+    /// The pairs of `p` cannot decide a tier: its line was read and does not keep them.
+    #[inline]
+    pub fn drops(&self, p: u32) -> bool {
+        if p >= Self::DENSE {
+            return self.big.get(&p) == Some(&false);
+        }
+        let w = (p / 64) as usize;
+        let bit = 1u64 << (p % 64);
+        match (self.seen.get(w), self.keep.get(w)) {
+            (Some(s), Some(k)) => s & bit != 0 && k & bit == 0,
+            _ => false,
         }
     }
 }

@@ -12,7 +12,9 @@ use crate::stages::extract::cand::Cand;
 use crate::stages::extract::falsity::{self, Pair, Snak, Values};
 use crate::stages::extract::keep::Acc;
 use crate::stages::extract::spill::{self, Runs, SpillDir};
+use crate::store::tables::items::ItemSet;
 use crate::store::tables::STREAM_BATCH;
+use rayon::iter::{IntoParallelRefIterator, ParallelIterator};
 use rayon::slice::ParallelSliceMut;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
@@ -290,6 +292,10 @@ struct Filtered {
     transitive: Vec<Cand>,
     values: Vec<SubjectValues>,
     types: Vec<TypeStatement>,
+    /// The subjects and objects of `triples` (indices into the labelled items) and their properties: the
+    /// entities and properties a benchmark statement can have, the only ones `distinct.parquet` keeps.
+    ends: Vec<usize>,
+    props: Vec<u32>,
 }
 
 /// One block of the merged statements (`true`: a candidate, `false`: a statement of an unlabelled subject),
@@ -368,7 +374,48 @@ impl Filter<'_> {
         if let Some(done) = best {
             f.triples.push(done.clone());
         }
+        for t in &f.triples {
+            for x in [t.s, t.o] {
+                if let Ok(i) = self.items.binary_search(&x) {
+                    f.ends.push(i);
+                }
+            }
+            f.props.push(t.p);
+        }
+        f.props.sort_unstable();
+        f.props.dedup();
         f
+    }
+}
+
+/// The entities and properties of the final triples (what a benchmark statement, original or distorted, can
+/// have: distort draws its replacements from the final triples' subjects and objects and keeps the original's
+/// property): a bit per labelled item, and the property numbers.
+struct TripleEnds {
+    items: Vec<u64>,
+    props: HashSet<u32>,
+}
+
+impl TripleEnds {
+    fn new(labelled_items: usize) -> Self {
+        TripleEnds {
+            items: vec![0; labelled_items.div_ceil(64)],
+            props: HashSet::new(),
+        }
+    }
+    fn mark(&mut self, f: &Filtered) {
+        for &i in &f.ends {
+            if let Some(w) = self.items.get_mut(i / 64) {
+                *w |= 1 << (i % 64);
+            }
+        }
+        self.props.extend(f.props.iter().copied());
+    }
+    /// Item number `i` of the labelled items is a subject or object of a final triple.
+    fn has(&self, i: usize) -> bool {
+        self.items
+            .get(i / 64)
+            .is_some_and(|w| w & (1 << (i % 64)) != 0)
     }
 }
 
@@ -483,6 +530,27 @@ pub struct JoinCounts {
     /// Bytes written to spill runs, and the runs (intermediate merges included); 0 when all fit the limit.
     pub spilled_bytes: u64,
     pub spill_runs: u64,
+    /// The most bytes of runs on disk at once, and per kind the bytes written and the most on disk at once.
+    pub spill_peak: u64,
+    pub spill_kinds: BTreeMap<&'static str, spill::KindBytes>,
+    /// The distinct-value pairs: pushed by the readers (one per live item value of any item), the most held
+    /// in memory at once after a compaction, the compactions.
+    pub pairs: PairCounts,
+}
+
+/// What became of the distinct-value pairs (`falsity::Pair`) while reading.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct PairCounts {
+    /// Pairs the stage thread took from the readers (after dropping those of properties already known not
+    /// to need them).
+    pub taken: u64,
+    /// The most pairs held in memory at once, and right after a compaction.
+    pub held_peak: u64,
+    pub compacted_peak: u64,
+    /// Compactions (drop what cannot decide a tier, sort, deduplicate).
+    pub compactions: u64,
+    /// Pairs dropped by compactions.
+    pub dropped: u64,
 }
 
 /// The join state of the stage in bounded memory: what the accumulator keeps is moved here after every chunk
@@ -505,6 +573,26 @@ pub struct State {
     limit: u64,
     /// Most bytes the labelled ids may take: half the records' share of the limit.
     ids_cap: usize,
+    /// The pairs are compacted when this many are held (then twice what is left, at least [`PAIRS_COMPACT`]).
+    pairs_next: usize,
+    pairs_count: PairCounts,
+}
+
+/// The fewest held pairs that start a compaction (16 MiB of pairs).
+pub const PAIRS_COMPACT: usize = 1 << 20;
+/// Bytes of budget per pair for a quarter of the budget: 4 × 16.
+const QUARTER_PER_PAIR: usize = 4 * std::mem::size_of::<Pair>();
+
+/// Held pairs that start the first compaction: a quarter of the records' budget, at least
+/// [`PAIRS_COMPACT`] (none without a budget: nothing bounds the memory then, and a compaction is a sort).
+/// Below it the pairs cost one push each until the join filters them; later compactions start at twice
+/// what the last one left.
+fn pairs_first_compaction(budget: Option<usize>) -> usize {
+    budget.map_or(usize::MAX, |b| {
+        b.checked_div(QUARTER_PER_PAIR)
+            .unwrap_or(0)
+            .max(PAIRS_COMPACT)
+    })
 }
 
 impl State {
@@ -534,7 +622,50 @@ impl State {
             limit,
             ids_cap: usize::try_from(limit.saturating_sub(spill::MERGE_RESERVE) / 2)
                 .unwrap_or(usize::MAX),
+            pairs_next: pairs_first_compaction(budget),
+            pairs_count: PairCounts::default(),
         }
+    }
+
+    /// At most `budget` bytes of spill runs on disk at once (`--spill-budget`, given as `text`; `None`: no
+    /// budget).
+    pub fn with_spill_budget(mut self, budget: Option<u64>, text: &str) -> State {
+        let base = std::mem::replace(&mut self.dir, SpillDir::new(Path::new(".")));
+        self.dir = base.with_budget(budget, text);
+        self
+    }
+
+    /// Drop the held pairs that cannot decide a tier — those of a property whose line has shown that it is
+    /// unlabelled or has no distinct-values constraint without a separator (`known`), and those whose object's
+    /// line was read (`seen`) and left it unlabelled —, then sort and deduplicate the rest. The join keeps a
+    /// subset of what is left (docs/extract.md), so the artifacts do not change.
+    fn compact_pairs(&mut self, known: &falsity::Known, seen: &ItemSet) {
+        self.items.par_sort_unstable();
+        self.items.dedup();
+        let items = &self.items;
+        let before = self.pairs.held_len();
+        self.pairs.rework(|v| {
+            let mut kept: Vec<Pair> = v
+                .par_iter()
+                .copied()
+                .filter(|x| {
+                    !known.drops(x.p) && (!seen.contains(x.o) || items.binary_search(&x.o).is_ok())
+                })
+                .collect();
+            kept.par_sort_unstable();
+            kept.dedup();
+            *v = kept;
+        });
+        let after = self.pairs.held_len();
+        let c = &mut self.pairs_count;
+        c.compactions = c.compactions.saturating_add(1);
+        c.dropped = c
+            .dropped
+            .saturating_add(before.saturating_sub(after) as u64);
+        c.compacted_peak = c.compacted_peak.max(after as u64);
+        self.pairs_next = after
+            .saturating_mul(2)
+            .max(pairs_first_compaction(self.budget));
     }
 
     /// Take what the accumulator gathered since the last call; spill when over the budget.
@@ -550,9 +681,26 @@ impl State {
         self.candidates.append(&mut acc.candidates);
         self.seed_other.append(&mut acc.seed_other);
         self.snaks.append(&mut acc.snaks);
+        self.pairs_count.taken = self
+            .pairs_count
+            .taken
+            .saturating_add(acc.pairs.len() as u64);
         self.pairs.append(&mut acc.pairs);
         self.constraints.append(&mut acc.constraints);
+        let held = self.pairs.held_len();
+        self.pairs_count.held_peak = self.pairs_count.held_peak.max(held as u64);
+        if held >= self.pairs_next {
+            self.compact_pairs(&acc.distinct_known, &acc.items);
+        }
+        if self.over_budget() && self.pairs.held_len() > 0 {
+            // The pairs may be most of what is held: compacting them may spare a spill.
+            self.compact_pairs(&acc.distinct_known, &acc.items);
+        }
         self.check()
+    }
+
+    fn over_budget(&self) -> bool {
+        self.budget.is_some_and(|b| self.held() > b)
     }
 
     fn ids_mem(&self) -> usize {
@@ -643,11 +791,12 @@ impl State {
             candidates,
             seed_other,
             snaks,
-            pairs,
+            mut pairs,
             constraints,
             mut items,
             mut props,
             mut dir,
+            pairs_count,
             ..
         } = self;
         items.par_sort_unstable();
@@ -725,14 +874,28 @@ impl State {
             snaks: snaks.into_stream(&mut dir)?.peekable(),
             ended: false,
         };
-        filter_blocks(&mut merged, &filter, out, &mut k)?;
+        let mut ends = TripleEnds::new(items.len());
+        filter_blocks(&mut merged, &filter, out, &mut k, &mut ends)?;
         drop(merged);
-        // Distinct values: the pairs of properties with a distinct-values constraint whose object is labelled.
+        // Distinct values: the pairs of properties with a distinct-values constraint that can decide a tier —
+        // the property of a final triple, the object a subject or object of one (what distort asks about).
+        // The held pairs are filtered before they are sorted (most are of other properties).
+        let keep_props = PropSet::new(
+            distinct_props
+                .iter()
+                .map(|p| p.0)
+                .filter(|&p| u32::try_from(p).is_ok_and(|p| ends.props.contains(&p))),
+        );
+        let keep = |x: &Pair| {
+            keep_props.contains(u64::from(x.p))
+                && items.binary_search(&x.o).is_ok_and(|i| ends.has(i))
+        };
+        pairs.rework(|v| v.retain(keep));
         let mut db = Batch::new();
         for x in pairs.into_stream(&mut dir)? {
             let x = x?;
             let p = Pid(u64::from(x.p));
-            if distinct_props.contains(&p) && items.binary_search(&x.o).is_ok() {
+            if keep(&x) {
                 let row = DistinctValue {
                     property: p,
                     object: Qid(x.o),
@@ -755,6 +918,9 @@ impl State {
             .sum();
         k.spilled_bytes = dir.bytes;
         k.spill_runs = dir.runs;
+        k.spill_peak = dir.peak;
+        k.spill_kinds = dir.kinds.clone();
+        k.pairs = pairs_count;
         Ok(k)
     }
 }
@@ -769,6 +935,7 @@ fn filter_blocks<A, B, S>(
     filter: &Filter<'_>,
     out: &mut dyn Out,
     k: &mut JoinCounts,
+    ends: &mut TripleEnds,
 ) -> Result<()>
 where
     A: Iterator<Item = Result<Cand>>,
@@ -804,6 +971,7 @@ where
             done.insert(seq, r.unwrap_or_else(|p| std::panic::resume_unwind(p)));
             while let Some(f) = done.remove(&handed) {
                 handed = handed.saturating_add(1);
+                ends.mark(&f);
                 k.statements = k.statements.saturating_add(f.statements.len() as u64);
                 k.triples = k.triples.saturating_add(f.triples.len() as u64);
                 k.transitive = k.transitive.saturating_add(f.transitive.len() as u64);
@@ -965,6 +1133,7 @@ mod state_tests {
         /// What came in, in order: e/p/s/t/x for a batch of entities, properties, statements, triples,
         /// transitive; E and P for entities_done and properties_done.
         events: Vec<char>,
+        distinct: Vec<(u64, u64)>,
     }
 
     impl Out for VecOut {
@@ -1002,6 +1171,166 @@ mod state_tests {
             self.events.push('x');
             self.transitive.extend(rows.iter().map(Cand::to_triple));
             Ok(())
+        }
+        fn distinct(&mut self, rows: Vec<DistinctValue>) -> Result<()> {
+            self.distinct
+                .extend(rows.iter().map(|r| (r.property.0, r.object.0)));
+            Ok(())
+        }
+    }
+
+    /// A world for the distinct-value pairs: labelled items (< 20 of 0..30) and properties, candidates
+    /// between items, distinct-values constraints, the pairs, the item lines seen, fed in pieces.
+    type PairWorld = (
+        Vec<u64>,
+        Vec<u64>,
+        Vec<(u64, u32, u64)>,
+        Vec<u64>,
+        Vec<(u32, u64)>,
+        Vec<u64>,
+    );
+
+    fn pair_world() -> impl proptest::strategy::Strategy<Value = PairWorld> {
+        use proptest::collection::vec;
+        (
+            vec(0u64..30, 0..20),
+            vec(0u64..8, 0..8),
+            vec((0u64..30, 0u32..8, 0u64..30), 0..60),
+            vec(0u64..8, 0..5),
+            vec((0u32..9, 0u64..32), 0..400),
+            vec(0u64..32, 0..32),
+        )
+    }
+
+    /// `distinct.parquet`'s rows through [`State`] (budget `budget`, the pairs fed in `chunks` pieces, the
+    /// property lines and item lines learnt before them), against the rule written out: the distinct
+    /// (property, object) pairs whose property has a distinct-values constraint and is the property of a
+    /// final triple, and whose object is a subject or object of one — the final triples taken from the
+    /// in-memory [`join`].
+    fn check_pairs(w: PairWorld, budget: Option<usize>, chunks: usize) -> Vec<(u64, u64)> {
+        use crate::core::falsity::{Constraint, Kind};
+        let (items, props, stmts, distinct, pairs, seen) = w;
+        let mut entities: Vec<EntityRecord> = items
+            .iter()
+            .map(|&q| entity(EntityId::Item(Qid(q)), 0))
+            .collect();
+        entities.extend(props.iter().map(|&p| entity(EntityId::Property(Pid(p)), 0)));
+        let candidates: Vec<Cand> = stmts
+            .iter()
+            .filter(|x| items.contains(&x.0))
+            .map(|&(s, p, o)| Cand {
+                s,
+                o,
+                p,
+                rank: Rank::Normal,
+                id: StmtId::Missing,
+            })
+            .collect();
+        let want_triples = join(
+            entities.clone(),
+            Vec::new(),
+            candidates.clone(),
+            Vec::new(),
+            &HashMap::new(),
+            &[],
+        )
+        .triples;
+        let ends: HashSet<u64> = want_triples
+            .iter()
+            .flat_map(|t| [t.subject.0, t.object.0])
+            .collect();
+        let tprops: HashSet<u64> = want_triples.iter().map(|t| t.property.0).collect();
+        let mut want: Vec<(u64, u64)> = pairs
+            .iter()
+            .map(|&(p, o)| (u64::from(p), o))
+            .filter(|(p, o)| distinct.contains(p) && tprops.contains(p) && ends.contains(o))
+            .collect();
+        want.sort_unstable();
+        want.dedup();
+
+        let constraints: Vec<Constraint> = distinct
+            .iter()
+            .map(|&p| Constraint {
+                property: Pid(p),
+                kind: Kind::DistinctValues,
+                statement_id: String::new(),
+                separator: false,
+                exceptions: vec![],
+                classes: vec![],
+                relation: None,
+            })
+            .collect();
+        let rules = Rules::new(&Config::default()).unwrap();
+        let mut acc = Acc::new(&rules, 0, Path::new("t"));
+        let base = tempfile::tempdir().unwrap();
+        let mut state = State::with_budget(base.path(), budget, 1 << 30);
+        acc.entities = entities;
+        acc.candidates = candidates;
+        acc.constraints = constraints;
+        // What the property lines said (labelled, with the constraint) and the item lines read.
+        for p in 0..8u32 {
+            let keep = props.contains(&u64::from(p)) && distinct.contains(&u64::from(p));
+            acc.distinct_known.learn(p, keep);
+        }
+        acc.items
+            .extend(seen.iter().copied().chain(items.iter().copied()));
+        for piece in pairs.chunks(pairs.len().div_ceil(chunks.max(1)).max(1)) {
+            acc.pairs = piece
+                .iter()
+                .filter(|x| !acc.distinct_known.drops(x.0))
+                .map(|&(p, o)| Pair { p, o })
+                .collect();
+            state.drain(&mut acc).unwrap();
+            if budget.is_some() {
+                state.compact_pairs(&acc.distinct_known, &acc.items);
+            }
+        }
+        state.drain(&mut acc).unwrap();
+        let mut out = VecOut::default();
+        let k = state.join(&HashMap::new(), &[], &mut out).unwrap();
+        assert_eq!(out.distinct, want);
+        assert_eq!(k.distinct, want.len() as u64);
+        if budget == Some(0) && !out.distinct.is_empty() {
+            assert!(k.spill_kinds.get("pairs").is_some_and(|b| b.total > 0));
+        }
+        out.distinct
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+        #[test]
+        fn distinct_rows_are_the_pairs_that_can_decide_a_tier(
+            w in pair_world(),
+            budget in proptest::option::of(0usize..3000),
+            chunks in 1usize..10,
+        ) {
+            let _ = check_pairs(w, budget, chunks);
+        }
+    }
+
+    /// By hand: one final triple (Q1 P5 Q2); P5 and P6 carry the constraint, P6 has no final triple, P7 is not
+    /// labelled; Q3 is labelled but in no final triple, Q4 was read unlabelled, Q99 never read.
+    #[test]
+    fn distinct_rows_by_hand() {
+        let w: PairWorld = (
+            vec![1, 2, 3],
+            vec![5, 6],
+            vec![(1, 5, 2), (1, 6, 9)],
+            vec![5, 6, 7],
+            vec![
+                (5, 2),
+                (5, 3),
+                (6, 2),
+                (7, 2),
+                (5, 2),
+                (5, 1),
+                (5, 4),
+                (5, 31),
+            ],
+            vec![4],
+        );
+        for budget in [None, Some(0), Some(40)] {
+            assert_eq!(check_pairs(w.clone(), budget, 3), vec![(5, 1), (5, 2)]);
         }
     }
 

@@ -475,14 +475,16 @@ pub fn work_chunk(rules: &Rules, bytes: &[u8], at_line_start: bool) -> ChunkOut<
 /// constraint (`$known`), so that the pairs of the others are dropped as they come.
 macro_rules! absorb_records {
     ($into:expr, $known:expr, $part:ident) => {{
-        falsity::learn(&mut $known, &$part.properties, &$part.constraints);
-        let known = &$known;
-        $into.pairs.extend(
-            $part
-                .pairs
-                .into_iter()
-                .filter(|x| known.get(&x.p) != Some(&false)),
+        falsity::learn(
+            &mut $known,
+            &$part.properties,
+            &$part.entities,
+            &$part.constraints,
         );
+        let known = &$known;
+        $into
+            .pairs
+            .extend($part.pairs.into_iter().filter(|x| !known.drops(x.p)));
         $into.snaks.extend($part.snaks);
         $into.constraints.extend($part.constraints);
         $into.entities.extend($part.entities);
@@ -519,7 +521,7 @@ pub struct Acc<'r> {
     pub(crate) constraints: Vec<Constraint>,
     /// Properties whose line was seen: whether they carry an applicable distinct-values constraint (the pairs
     /// of the others are dropped as they come).
-    pub(crate) distinct_known: HashMap<u32, bool>,
+    pub(crate) distinct_known: falsity::Known,
     pub(crate) counts: Counts,
     pub(crate) bad_total: u64,
     pub(crate) bad_by_kind: BTreeMap<&'static str, u64>,
@@ -546,7 +548,7 @@ impl<'r> Acc<'r> {
             snaks: Vec::new(),
             pairs: Vec::new(),
             constraints: Vec::new(),
-            distinct_known: HashMap::new(),
+            distinct_known: falsity::Known::default(),
             counts: Counts::default(),
             bad_total: 0,
             bad_by_kind: BTreeMap::new(),

@@ -99,6 +99,7 @@ impl Stage for ExtractStage {
     fn validate(&self, cfg: &Config, args: &ExtractArgs) -> Result<()> {
         Rules::new(cfg)?;
         spill::parse_limit(&cfg.memory_limit)?;
+        spill::parse_budget(&cfg.spill_budget, Path::new("."))?;
         dump::start::check_path(&args.dump)
     }
 
@@ -331,7 +332,8 @@ fn run_with(
     let hasher = (rayon::current_num_threads() > 1 && !is_stdin).then(|| Hasher::spawn(dump));
     let mut acc = Acc::new(&rules, cfg.max_bad_lines, dump);
     acc.progress = Some(&progress);
-    let mut state = State::new(out, limit);
+    let spill_budget = spill::parse_budget(&cfg.spill_budget, out)?;
+    let mut state = State::new(out, limit).with_spill_budget(spill_budget, &cfg.spill_budget);
     let stats = read(&rules, &mut acc, &mut state, &opts, &progress)?;
     acc.finish()?;
     state.drain(&mut acc)?;
@@ -529,7 +531,17 @@ fn run_with(
         "languages": cfg.languages,
         "incomplete": incomplete,
         "memory_limit": limit,
-        "spill": {"runs": j.spill_runs, "bytes": j.spilled_bytes},
+        // Spill runs written (intermediate merges included), bytes written, the most bytes on disk at once,
+        // the same per kind, and the disk budget (`--spill-budget`, bytes; null for `none`).
+        "spill": {
+            "runs": j.spill_runs,
+            "bytes": j.spilled_bytes,
+            "peak_bytes": j.spill_peak,
+            "budget": spill_budget,
+            "kinds": j.spill_kinds,
+        },
+        // The distinct-value pairs while reading (docs/extract.md, "What extract keeps for the falsity tier").
+        "pairs": j.pairs,
         // `skipped`: the counts of `config::COUNTS_OF_ALL_STATEMENTS` were not made.
         "unlabelled_statements": if skipped { "skipped" } else { "read" },
         "transitive_outside_seed": outside,

@@ -149,7 +149,7 @@ struct ShardAcc<'r> {
     max_bad: u64,
     path: PathBuf,
     /// Properties seen: whether they carry a distinct-values constraint (`extract::falsity::learn`).
-    distinct_known: std::collections::HashMap<u32, bool>,
+    distinct_known: falsity::Known,
 }
 
 impl<'r> ShardAcc<'r> {

@@ -293,6 +293,16 @@ impl Record for Cand {
     }
 }
 
+/// The spill bytes of one kind of record: written in all (intermediate merges included), on disk now, and the
+/// most that were on disk at once.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct KindBytes {
+    pub total: u64,
+    #[serde(skip)]
+    pub now: u64,
+    pub peak: u64,
+}
+
 /// The spill folder of a stage: created at the first spill, removed with everything in it when dropped.
 pub struct SpillDir {
     base: PathBuf,
@@ -301,10 +311,19 @@ pub struct SpillDir {
     /// Bytes written to runs, and runs written (intermediate merges included).
     pub bytes: u64,
     pub runs: u64,
+    /// Bytes of runs on disk now (runs an intermediate merge consumed are deleted), and the most at once.
+    pub on_disk: u64,
+    pub peak: u64,
+    /// The same per kind (`candidates`, `pairs`, …).
+    pub kinds: std::collections::BTreeMap<&'static str, KindBytes>,
+    /// Most bytes the runs may take on disk at once (`--spill-budget`; `None`: no budget), and the setting as
+    /// given, for the message.
+    budget: Option<u64>,
+    budget_text: String,
 }
 
 impl SpillDir {
-    /// A spill folder to be made in `base` (the run directory) when first needed.
+    /// A spill folder to be made in `base` (the run directory) when first needed, without a disk budget.
     pub fn new(base: &Path) -> SpillDir {
         SpillDir {
             base: base.to_path_buf(),
@@ -312,7 +331,31 @@ impl SpillDir {
             next: 0,
             bytes: 0,
             runs: 0,
+            on_disk: 0,
+            peak: 0,
+            kinds: std::collections::BTreeMap::new(),
+            budget: None,
+            budget_text: String::new(),
         }
+    }
+
+    /// At most `budget` bytes of runs on disk at once (`--spill-budget`, given as `text`): a run that would
+    /// pass it fails the stage with exit code 2 (the folder goes with everything in it).
+    pub fn with_budget(mut self, budget: Option<u64>, text: &str) -> SpillDir {
+        self.budget = budget;
+        self.budget_text = text.to_string();
+        self
+    }
+
+    /// The budget, when there is one.
+    pub fn budget(&self) -> Option<u64> {
+        self.budget
+    }
+
+    fn freed(&mut self, kind: &'static str, bytes: u64) {
+        self.on_disk = self.on_disk.saturating_sub(bytes);
+        let k = self.kinds.entry(kind).or_default();
+        k.now = k.now.saturating_sub(bytes);
     }
 
     /// The folder, when one was made.
@@ -347,26 +390,68 @@ impl SpillDir {
         Ok((path, BufWriter::with_capacity(WRITE_BUF, f)))
     }
 
-    /// Write `records` (sorted) as a run; returns its path.
+    /// Write `records` (sorted) as a run; returns its path and size. Past the budget: exit code 2 naming it
+    /// and `kind` (the half-written run goes with the folder).
     fn write_run<T: Record>(
         &mut self,
-        kind: &str,
+        kind: &'static str,
         records: impl Iterator<Item = Result<T>>,
-    ) -> Result<PathBuf> {
+    ) -> Result<(PathBuf, u64)> {
         let (path, mut w) = self.new_file(kind)?;
+        let room = self
+            .budget
+            .map_or(u64::MAX, |b| b.saturating_sub(self.on_disk));
         let mut n = CountingWriter {
             inner: &mut w,
             bytes: 0,
+            room,
+            refused: false,
         };
         for r in records {
-            r?.write(&mut n).at(&path)?;
+            let r = r?;
+            if let Err(e) = r.write(&mut n) {
+                if n.refused {
+                    return Err(self.over_budget(kind));
+                }
+                return Err(e).at(&path);
+            }
         }
         let bytes = n.bytes;
         let f = w.into_inner().map_err(|e| e.into_error()).at(&path)?;
         f.sync_data().at(&path)?;
         self.bytes = self.bytes.saturating_add(bytes);
+        self.on_disk = self.on_disk.saturating_add(bytes);
+        self.peak = self.peak.max(self.on_disk);
+        let k = self.kinds.entry(kind).or_default();
+        k.total = k.total.saturating_add(bytes);
+        k.now = k.now.saturating_add(bytes);
+        k.peak = k.peak.max(k.now);
         crate::store::crash_point("extract-spill");
-        Ok(path)
+        Ok((path, bytes))
+    }
+
+    fn over_budget(&self, kind: &str) -> Error {
+        let mib = |b: u64| b as f64 / (1u64 << 20) as f64;
+        let by: Vec<String> = self
+            .kinds
+            .iter()
+            .filter(|(_, k)| k.now > 0)
+            .map(|(n, k)| format!("{n} {:.1} MiB", mib(k.now)))
+            .collect();
+        Error::Config(format!(
+            "--spill-budget {} ({:.1} MiB): the spilled {kind} outgrew it: the next run of {kind} would pass \
+             it, with {:.1} MiB of runs already on disk ({}); the spill folder was removed and no artifact \
+             written. Give a larger --spill-budget (or `none`) or a larger --memory-limit (docs/extract.md, \
+             what a full dump needs)",
+            self.budget_text,
+            mib(self.budget.unwrap_or(0)),
+            mib(self.on_disk),
+            if by.is_empty() {
+                "none yet".to_string()
+            } else {
+                by.join(", ")
+            }
+        ))
     }
 }
 
@@ -388,13 +473,20 @@ fn remove_stale(base: &Path) {
     }
 }
 
+/// Counts what goes through, and refuses (`refused`) what would pass `room` bytes.
 struct CountingWriter<'a, W: Write> {
     inner: &'a mut W,
     bytes: u64,
+    room: u64,
+    refused: bool,
 }
 
 impl<W: Write> Write for CountingWriter<'_, W> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.bytes.saturating_add(buf.len() as u64) > self.room {
+            self.refused = true;
+            return Err(std::io::Error::other("past the spill budget"));
+        }
         let n = self.inner.write(buf)?;
         self.bytes = self.bytes.saturating_add(n as u64);
         Ok(n)
@@ -407,7 +499,8 @@ impl<W: Write> Write for CountingWriter<'_, W> {
 /// The records of one kind: sorted runs on disk (in input order) and the records since the last spill.
 pub struct Runs<T> {
     kind: &'static str,
-    files: Vec<PathBuf>,
+    /// The runs on disk and their sizes.
+    files: Vec<(PathBuf, u64)>,
     held: Vec<T>,
     held_mem: usize,
     /// Records pushed.
@@ -450,6 +543,23 @@ impl<T: Record> Runs<T> {
         )
     }
 
+    /// Records held (not yet spilled).
+    pub fn held_len(&self) -> usize {
+        self.held.len()
+    }
+
+    /// Rework the held records in place (`f` may drop, sort and deduplicate them: what was pushed and is
+    /// gone was never needed), then count them again and give back the slots they freed.
+    pub fn rework(&mut self, f: impl FnOnce(&mut Vec<T>)) {
+        f(&mut self.held);
+        self.held.shrink_to_fit();
+        self.held_mem = self
+            .held
+            .iter()
+            .map(Record::mem)
+            .fold(0, usize::saturating_add);
+    }
+
     /// Sort the held records, write them as a run and free them.
     pub fn spill(&mut self, dir: &mut SpillDir) -> Result<()> {
         if self.held.is_empty() {
@@ -458,8 +568,8 @@ impl<T: Record> Runs<T> {
         let mut held = std::mem::take(&mut self.held);
         self.held_mem = 0;
         T::sort(&mut held);
-        let path = dir.write_run(self.kind, dedup(held.into_iter().map(Ok)))?;
-        self.files.push(path);
+        let run = dir.write_run(self.kind, dedup(held.into_iter().map(Ok)))?;
+        self.files.push(run);
         Ok(())
     }
 
@@ -479,18 +589,21 @@ impl<T: Record> Runs<T> {
                     next.push(one.clone());
                     continue;
                 }
-                let m = Merge::<T>::open(group, Vec::new())?;
-                let path = dir.write_run(self.kind, m)?;
-                for f in group {
+                let paths: Vec<PathBuf> = group.iter().map(|f| f.0.clone()).collect();
+                let m = Merge::<T>::open(&paths, Vec::new())?;
+                let run = dir.write_run(self.kind, m)?;
+                for (f, bytes) in group {
                     let _ = std::fs::remove_file(f);
+                    dir.freed(self.kind, *bytes);
                 }
-                next.push(path);
+                next.push(run);
             }
             self.files = next;
         }
         let mut held = std::mem::take(&mut self.held);
         T::sort(&mut held);
-        Merge::open(&self.files, held)
+        let paths: Vec<PathBuf> = self.files.iter().map(|f| f.0.clone()).collect();
+        Merge::open(&paths, held)
     }
 }
 
@@ -669,15 +782,9 @@ pub fn parse_limit(s: &str) -> Result<Option<u64>> {
     parse_size(t).map(Some)
 }
 
-/// A size (see [`parse_limit`]), at least [`MIN_LIMIT`].
-pub fn parse_size(s: &str) -> Result<u64> {
-    let t = s.trim();
-    let bad = || {
-        Error::Config(format!(
-            "--memory-limit `{s}`: expected a size such as 64M, 8G or 1.5G (K, M, G, T: powers of 1024), `auto` or \
-             `none`"
-        ))
-    };
+/// Bytes of a size such as `64M`, `8G`, `1.5G`, `512` (K, M, G, T: powers of 1024), `None` when it is not one.
+fn size_bytes(t: &str) -> Option<u64> {
+    let t = t.trim();
     let (num, mul) = match t.char_indices().last() {
         Some((i, c)) if c.is_ascii_alphabetic() => {
             let mul: u64 = match c.to_ascii_uppercase() {
@@ -686,21 +793,29 @@ pub fn parse_size(s: &str) -> Result<u64> {
                 'G' => 1 << 30,
                 'T' => 1 << 40,
                 'B' => 1,
-                _ => return Err(bad()),
+                _ => return None,
             };
             (t.get(..i).unwrap_or(""), mul)
         }
         _ => (t, 1),
     };
-    let x: f64 = num.trim().parse().map_err(|_| bad())?;
+    let x: f64 = num.trim().parse().ok()?;
     if !x.is_finite() || x < 0.0 {
-        return Err(bad());
+        return None;
     }
     let bytes = x * mul as f64;
-    if bytes >= u64::MAX as f64 {
-        return Err(bad());
-    }
-    let bytes = bytes as u64;
+    (bytes < u64::MAX as f64).then_some(bytes as u64)
+}
+
+/// A size (see [`parse_limit`]), at least [`MIN_LIMIT`].
+pub fn parse_size(s: &str) -> Result<u64> {
+    let bad = || {
+        Error::Config(format!(
+            "--memory-limit `{s}`: expected a size such as 64M, 8G or 1.5G (K, M, G, T: powers of 1024), `auto` or \
+             `none`"
+        ))
+    };
+    let bytes = size_bytes(s).ok_or_else(bad)?;
     if bytes < MIN_LIMIT {
         return Err(Error::Config(format!(
             "--memory-limit {s}: below the smallest workable limit, {} MiB (the merge's read buffers, {} KiB, \
@@ -711,6 +826,52 @@ pub fn parse_size(s: &str) -> Result<u64> {
         )));
     }
     Ok(bytes)
+}
+
+/// `--spill-budget SIZE`: the most bytes the spill runs may take on disk at once — a size (`64G`, `500M`, any
+/// number of bytes), `none` (no budget: `None`) or `auto` (the default, [`auto_budget`] of the folder `base`
+/// the runs go to).
+pub fn parse_budget(s: &str, base: &Path) -> Result<Option<u64>> {
+    let t = s.trim();
+    if t.eq_ignore_ascii_case("none") {
+        return Ok(None);
+    }
+    if t.eq_ignore_ascii_case("auto") {
+        return Ok(auto_budget(base));
+    }
+    size_bytes(t).map(Some).ok_or_else(|| {
+        Error::Config(format!(
+            "--spill-budget `{s}`: expected a size such as 500M, 64G or 1.5T (K, M, G, T: powers of 1024), `auto` \
+             or `none`"
+        ))
+    })
+}
+
+/// The default spill budget (`auto`): half the space free to this user on the filesystem of `base` (its
+/// nearest existing folder) when the stage starts. Half, because the artifacts are written to the same folder
+/// after the runs, and because a disk that fills up should be met as a budget named in a message (exit 2)
+/// rather than as a failed write (exit 4). `None` (no budget) when the free space cannot be read.
+pub fn auto_budget(base: &Path) -> Option<u64> {
+    let mut dir = Some(base);
+    while let Some(d) = dir {
+        if let Some(free) = free_bytes(d) {
+            return Some(free / 2);
+        }
+        dir = d.parent();
+    }
+    None
+}
+
+/// Bytes free to an unprivileged user on the filesystem holding `path` (`statvfs`), `None` when unknown.
+fn free_bytes(path: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    // SAFETY: `c` is a valid NUL-terminated path and `st` a zeroed struct statvfs that the call fills in.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: as above; statvfs writes only into `st`.
+    let r = unsafe { libc::statvfs(c.as_ptr(), &mut st) };
+    let (blocks, size): (u64, u64) = (st.f_bavail, st.f_frsize);
+    (r == 0).then(|| blocks.saturating_mul(size))
 }
 
 /// The default limit (`auto`): half of the memory this process may use — the machine's `MemTotal`, or the

@@ -43,6 +43,13 @@ impl ItemSet {
         }
     }
 
+    pub fn contains(&self, q: u64) -> bool {
+        self.blocks
+            .get(&(q / BLOCK_BITS))
+            .and_then(|b| b.get(((q % BLOCK_BITS) / 64) as usize))
+            .is_some_and(|w| w & (1u64 << (q % 64)) != 0)
+    }
+
     pub fn extend(&mut self, qs: impl IntoIterator<Item = u64>) {
         for q in qs {
             self.insert(q);
