@@ -8,7 +8,7 @@ use crate::versions::{first_version, later_version, world};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 use sword::core::records::{Rank, Strategy};
-use sword::stages::distort::ids::original_of;
+use sword::kb::original_of;
 use sword::store::is_fresh;
 use sword::store::tables::lineage::read_lineage;
 use sword::synth::{self, LaterConfig};
@@ -138,7 +138,7 @@ fn a_carried_benchmark_keeps_what_holds_refills_the_rest_and_is_the_same_at_any_
     }
 
     // Refilled: the old number of originals, four variants each, every id once, no new id an old one.
-    let count = |rows: &[sword::stages::revalidate::verdict::OldStatement], s: Strategy| {
+    let count = |rows: &[sword::core::records::Distortion], s: Strategy| {
         rows.iter().filter(|r| r.strategy == s).count()
     };
     assert_eq!(
@@ -250,8 +250,7 @@ fn a_carried_benchmark_keeps_what_holds_refills_the_rest_and_is_the_same_at_any_
     let tags: Vec<String> = serde_json::from_value(m["extra"]["lineage"].clone()).unwrap();
     assert_eq!(tags.len(), 2);
     assert_ne!(tags[0], tags[1]);
-    let again =
-        sword::stages::revalidate::verdict::OldBenchmark::read(&new.join("sword.parquet")).unwrap();
+    let again = sword::kb::OldBenchmark::read(&new.join("sword.parquet")).unwrap();
     assert_eq!(again.lineage, tags);
     assert_eq!(again.format_version, 3);
     // Freshness (`sword run` skips a stage whose manifest still matches) follows the old benchmark's bytes, not

@@ -2,9 +2,8 @@
 
 use super::carry::{carry, carry_seed, dropped_originals, CarryInputs};
 use super::config::DistortConfig;
-use super::draw::{differences, draw_all, InputSizes};
+use super::draw::{draw_all, InputSizes};
 use super::ids::build_tag;
-use super::index::IndexBuilder;
 use super::probe::probe_json;
 use super::sample::sample_frame;
 use super::similarity::{EmbeddingSimilarity, NoSimilarity, NpySimilarity, Similarity};
@@ -13,8 +12,11 @@ use crate::core::falsity::Tier;
 use crate::core::ids::{Pid, Qid};
 use crate::core::records::Strategy;
 use crate::core::records::{PropertyRecord, Rank, Triple};
+use crate::kb::benchmark::differences;
+use crate::kb::index::IndexBuilder;
+use crate::kb::verdict::{check_runs, verdicts};
+use crate::kb::{NewFacts, OldBenchmark};
 use crate::stages::contract::{Context, Input, Stage};
-use crate::stages::revalidate::verdict::{verdicts, NewFacts, OldBenchmark};
 use crate::store::layout::{
     self, Artifact, CONSTRAINTS, DISTINCT, DISTORTIONS, EMBEDDINGS_NPY, EMBEDDINGS_W2V, LINEAGE,
     NODES, PROPERTIES, STATEMENTS, SWORD, TRANSITIVE, TRIPLES, TYPES, VALUES,
@@ -122,7 +124,7 @@ fn run(cx: &mut Context, cfg: &DistortConfig, carry_from: Option<&Path>) -> Resu
     // A carry's bad input (no old benchmark, an extract that cannot be compared) is refused before any work.
     let old = match carry_from {
         Some(dir) => {
-            crate::stages::revalidate::stage::check_runs(dir, cx.dir())?;
+            check_runs(dir, cx.dir())?;
             let bench = dir.join(SWORD.file);
             // Recorded (and hashed into the tag) only once it is known to be a benchmark.
             cx.manifest().inputs.push(FileRef::of(&bench)?);
@@ -354,7 +356,7 @@ fn similarity(cx: &mut Context) -> Result<(Box<dyn Similarity>, bool)> {
 /// strategy (`emitted_<STRATEGY>`, as a fresh build counts them).
 fn row_counts(
     rows: &[crate::core::records::Distortion],
-    index: &super::index::Index,
+    index: &crate::kb::index::Index,
     sizes: InputSizes,
 ) -> BTreeMap<String, u64> {
     let mut counts: BTreeMap<String, u64> = BTreeMap::new();

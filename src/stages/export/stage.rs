@@ -10,22 +10,24 @@
 //! `sword.complete = false` (absent, so the bytes are unchanged, for a whole dump), the report starts with a
 //! warning, and so does the Hugging Face dataset card.
 
-pub mod report;
-
-pub use crate::store::tables::sword::{
-    role_id, schema_text, sword_schema, write_sword, write_sword_marked, EntityLookup,
-    DEFAULT_LANGUAGES, ROLES, SWORD_FORMAT_VERSION,
-};
-
+use super::report;
 use crate::core::error::{IoContext, Result};
 use crate::core::ids::EntityId;
+use crate::core::records::{Distortion, Strategy};
 use crate::core::records::{Label, PropertyRecord};
+pub use crate::kb::prompt::{
+    custom_id, language_name, prompt, render, split_custom_id, DEFAULT_TEMPLATE,
+};
 use crate::stages::contract::{Context, Input, NoSettings, Stage};
-use crate::stages::distort::{self, Distortion, Strategy};
 use crate::store::layout::{
     self, Artifact, DISTORTIONS, ENTITIES, EXPORT_OUTPUTS, PROPERTIES, SWORD, TRANSLATION_REQUESTS,
 };
 use crate::store::tables;
+use crate::store::tables::distortions::read_distortions_file;
+pub use crate::store::tables::sword::{
+    role_id, schema_text, sword_schema, write_sword, write_sword_marked, EntityLookup,
+    DEFAULT_LANGUAGES, ROLES, SWORD_FORMAT_VERSION,
+};
 use crate::store::{self, Manifest};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -53,81 +55,10 @@ impl Default for ExportConfig {
     }
 }
 
-/// English name of a language code, as used in the generation prompt ("You are a French language ...").
-pub fn language_name(code: &str) -> &str {
-    match code {
-        "en" => "English",
-        "fr" => "French",
-        "de" => "German",
-        "es" => "Spanish",
-        "it" => "Italian",
-        "pt" => "Portuguese",
-        "ko" => "Korean",
-        "ja" => "Japanese",
-        "zh" => "Chinese",
-        "ru" => "Russian",
-        "ar" => "Arabic",
-        "nl" => "Dutch",
-        other => other,
-    }
-}
-
 impl report::EnglishLabels for EntityLookup {
     fn english_label(&self, id: EntityId) -> Option<&str> {
         EntityLookup::english_label(self, id)
     }
-}
-
-/// `custom_id` of the translation request for a statement and a language: `<statement_id>:<lang>`.
-pub fn custom_id(statement_id: &str, lang: &str) -> String {
-    format!("{statement_id}:{lang}")
-}
-
-/// Split a `custom_id` back into (statement id, language).
-pub fn split_custom_id(id: &str) -> Option<(&str, &str)> {
-    id.rsplit_once(':')
-        .filter(|(s, l)| !s.is_empty() && !l.is_empty())
-}
-
-/// The paper's generation prompt, as a template.
-pub const DEFAULT_TEMPLATE: &str = "You are a {language} language writing expert. Generate one sentence for this input triple: [{subject}, {property}, {object}]";
-
-/// Render a template: `{language}` (the English name of `lang`), `{subject}`, `{property}`, `{object}`.
-/// One pass, so a label that itself contains `{object}` is not substituted again; other braces stay.
-pub fn render(template: &str, lang: &str, labels: [&str; 3]) -> String {
-    let mut out = String::with_capacity(template.len() + 64);
-    let mut rest = template;
-    while let Some(i) = rest.find('{') {
-        out.push_str(&rest[..i]);
-        let tail = &rest[i..];
-        let hit = [
-            ("{language}", language_name(lang)),
-            ("{subject}", labels[0]),
-            ("{property}", labels[1]),
-            ("{object}", labels[2]),
-        ]
-        .into_iter()
-        .find(|(k, _)| tail.starts_with(k));
-        match hit {
-            Some((k, v)) => {
-                out.push_str(v);
-                rest = &tail[k.len()..];
-            }
-            None => {
-                out.push('{');
-                rest = &tail[1..];
-            }
-        }
-    }
-    out.push_str(rest);
-    out
-}
-
-/// The paper's generation prompt.
-pub fn prompt(language: &str, s: &str, p: &str, o: &str) -> String {
-    format!(
-        "You are a {language} language writing expert. Generate one sentence for this input triple: [{s}, {p}, {o}]"
-    )
 }
 
 /// Translation requests (one JSON line per statement × language, OpenAI Batch input format) and the number
@@ -353,7 +284,7 @@ impl Stage for ExportStage {
 
     fn run(&self, cx: &mut Context, cfg: &ExportConfig, _: &NoSettings) -> Result<()> {
         let dir = cx.dir().to_path_buf();
-        let rows = distort::read_distortions_file(&cx.path(&DISTORTIONS))?;
+        let rows = read_distortions_file(&cx.path(&DISTORTIONS))?;
         // Only the entities the rows name (and every property, for the report's tables) are kept: the lookup
         // grows with the benchmark, not with the dump.
         let wanted: std::collections::HashSet<EntityId> = rows
@@ -413,7 +344,7 @@ impl Stage for ExportStage {
 mod tests {
     use super::*;
     use crate::core::ids::Pid;
-    use crate::core::records::EntityRecord;
+    use crate::core::records::{statement_id, EntityRecord};
 
     fn lab(text: &str) -> crate::core::records::Label {
         crate::core::records::Label {
@@ -509,7 +440,7 @@ mod tests {
             statement_id: String::new(),
         };
         Distortion {
-            statement_id: distort::statement_id(0, strategy),
+            statement_id: statement_id(0, strategy),
             strategy,
             ..Distortion::original(0, &t)
         }

@@ -2,36 +2,22 @@
 //! (`--against NEW_RUN`) → `revalidation.parquet`, `revalidation.md` and a JSON summary on stdout.
 
 use super::report::render_report;
-use super::verdict::{tally, verdicts, NewFacts, OldBenchmark, Status, Verdict};
 use crate::core::error::{Error, Result};
 use crate::core::ids::Pid;
 use crate::core::records::{PropertyRecord, Strategy};
 use crate::core::stdout::print_json;
+use crate::kb::index::{Index, IndexBuilder, DEFAULT_MAX_VISITS};
+use crate::kb::verdict::{check_runs, tally, verdicts, NewFacts, Status, Verdict, NEW_INPUTS};
+use crate::kb::OldBenchmark;
 use crate::stages::contract::{Context, Input, Stage};
-use crate::stages::distort::{Index, IndexBuilder};
 use crate::store::layout::{
-    self, Artifact, ENTITIES, EXTRACT, ITEMS, PROPERTIES, REVALIDATION, REVALIDATION_MD,
-    STATEMENTS, SWORD, TRANSITIVE, TRIPLES,
+    self, Artifact, EXTRACT, REVALIDATION, REVALIDATION_MD, STATEMENTS, SWORD, TRANSITIVE, TRIPLES,
 };
 use crate::store::tables;
 use crate::store::tables::revalidation::{write_revalidation, RevalidationRow};
 use crate::store::{check_input, Manifest};
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
-
-/// The extract artifacts revalidation reads from the newer run: presence (`items.parquet`), labels
-/// (`entities.parquet`, `properties.parquet`) and the existence index (the three statement tables).
-pub const NEW_INPUTS: [Artifact; 6] =
-    [ITEMS, ENTITIES, PROPERTIES, TRIPLES, STATEMENTS, TRANSITIVE];
-
-/// The extract settings that change what the artifacts hold: two runs must agree on them to be compared.
-/// (Reading settings — chunk size, threads, skim, memory limit, bad-line tolerance — change nothing read.)
-pub const COMPARED_SETTINGS: [&str; 4] = [
-    "languages",
-    "mul_fallback",
-    "transitive_seed",
-    "unlabelled_statements",
-];
 
 /// Settings of `sword revalidate`.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize, clap::Args)]
@@ -50,8 +36,7 @@ pub struct RevalidateConfig {
 impl Default for RevalidateConfig {
     fn default() -> Self {
         RevalidateConfig {
-            transitive_max_visits: crate::stages::distort::DistortConfig::default()
-                .transitive_max_visits,
+            transitive_max_visits: DEFAULT_MAX_VISITS,
             examples: 5,
         }
     }
@@ -129,87 +114,6 @@ impl Stage for RevalidateStage {
         line.push_str(&format!(" → {}", out.join(REVALIDATION.file).display()));
         line
     }
-}
-
-/// Refuse (exit code 2, naming what is wrong) two runs that cannot be compared: an old run without
-/// `sword.parquet` or one that is not a SWORD benchmark, a newer run without its extract artifacts or
-/// manifest, a newer extract that ended early, or extract settings that differ.
-pub fn check_runs(old: &Path, new: &Path) -> Result<()> {
-    let bench = old.join(SWORD.file);
-    if !bench.is_file() {
-        return Err(Error::bad_input(
-            &bench,
-            format!(
-                "no {} in the old run {}: --benchmark names a run folder that `sword export` wrote",
-                SWORD.file,
-                old.display()
-            ),
-        ));
-    }
-    OldBenchmark::check_format(&bench)?;
-    let new_manifest = new.join(layout::manifest_file(EXTRACT));
-    let missing: Vec<&str> = NEW_INPUTS
-        .iter()
-        .map(|a| a.file)
-        .chain([new_manifest
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or("")])
-        .filter(|f| !new.join(f).is_file())
-        .collect();
-    if !missing.is_empty() {
-        return Err(Error::bad_input(
-            new,
-            format!(
-                "the newer run lacks extract artifacts: {} (run `sword extract` on the newer dump into it{})",
-                missing.join(", "),
-                if missing.contains(&ITEMS.file) && missing.len() == 1 {
-                    "; items.parquet is written by extract since revalidation exists: extract again"
-                } else {
-                    ""
-                }
-            ),
-        ));
-    }
-    let nm = Manifest::read(&new_manifest)?;
-    if !nm.complete {
-        return Err(Error::bad_input(
-            &new_manifest,
-            "the newer extract is incomplete (its dump ended early): against half a dump most of the \
-             benchmark would look missing",
-        ));
-    }
-    let old_manifest = old.join(layout::manifest_file(EXTRACT));
-    if !old_manifest.is_file() {
-        return Err(Error::bad_input(
-            &old_manifest,
-            "missing: the old run's extract settings cannot be compared with the newer run's",
-        ));
-    }
-    let om = Manifest::read(&old_manifest)?;
-    let differ: Vec<String> = COMPARED_SETTINGS
-        .iter()
-        .filter(|k| om.config.get(**k) != nm.config.get(**k))
-        .map(|k| {
-            format!(
-                "{k}: {} (old) vs {} (new)",
-                om.config.get(*k).cloned().unwrap_or_default(),
-                nm.config.get(*k).cloned().unwrap_or_default()
-            )
-        })
-        .collect();
-    if !differ.is_empty() {
-        return Err(Error::bad_input(
-            &new_manifest,
-            format!(
-                "extract settings differ from the old run's {}: {}; extract the newer dump with the old \
-                 settings",
-                old_manifest.display(),
-                differ.join("; ")
-            ),
-        ));
-    }
-    Ok(())
 }
 
 /// The existence index of the newer dump, restricted to the properties `wanted` (the benchmark's, with

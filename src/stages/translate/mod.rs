@@ -5,3 +5,6 @@
 pub mod check;
 pub mod generate;
 pub mod import;
+pub mod stage;
+
+pub use self::stage::{ImportStage, TranslateStage};
