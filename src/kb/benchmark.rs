@@ -399,3 +399,119 @@ pub fn differences(rows: &[Distortion], a: Strategy, b: Strategy, centred: bool)
         .filter_map(|[x, y]| Some(f64::from((*x)?) - f64::from((*y)?)))
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::records::{EntityRecord, Label, Triple};
+    use crate::store::tables::sword::{write_sword_marked, EntityLookup};
+
+    /// An original with a GUID and a preferred rank, and two variants with every optional field set or not.
+    fn rows() -> Vec<Distortion> {
+        let t = Triple {
+            subject: Qid(1),
+            property: Pid(31),
+            object: Qid(2),
+            rank: Rank::Preferred,
+            statement_id: "Q1$0A1B".into(),
+        };
+        let org = Distortion {
+            statement_id: "7f3a09c2-000000-ORG".into(),
+            ..Distortion::original(0, &t)
+        };
+        let pss = Distortion {
+            statement_id: "7f3a09c2-000000-PSS".into(),
+            strategy: Strategy::PSS,
+            subject: Qid(3),
+            replaced_role: Some(Role::Subject),
+            original_entity: Some(Qid(1)),
+            replacement_entity: Some(Qid(3)),
+            cosine: Some(0.25),
+            cosine_centred: Some(-0.5),
+            attempts: 2,
+            falsity: Some(Tier::Certain),
+            ..org.clone()
+        };
+        let os = Distortion {
+            statement_id: "7f3a09c2-000000-OS.b41e0d77".into(),
+            strategy: Strategy::OS,
+            object: Qid(4),
+            replaced_role: Some(Role::Object),
+            original_entity: Some(Qid(2)),
+            replacement_entity: Some(Qid(4)),
+            attempts: 7,
+            falsity: Some(Tier::Open),
+            ..org.clone()
+        };
+        vec![org, pss, os]
+    }
+
+    /// Labels in two languages for items 1 to 4 (item 4 without a Korean one) and P31.
+    fn lookup() -> EntityLookup {
+        let label = |t: &str| Label {
+            text: t.into(),
+            from_mul: false,
+        };
+        let item = |q: u64| EntityRecord {
+            id: EntityId::Item(Qid(q)),
+            labels: vec![label(&format!("item {q}")), label(&format!("항목 {q}"))],
+            descriptions: vec![None, None],
+            sitelinks: 0,
+            lastrevid: None,
+            modified: None,
+        };
+        let mut entities: Vec<EntityRecord> = (1..=4).map(item).collect();
+        entities[3].labels.truncate(1);
+        entities.push(EntityRecord {
+            id: EntityId::Property(Pid(31)),
+            labels: vec![label("instance of"), label("인스턴스")],
+            ..item(1)
+        });
+        EntityLookup::new(vec!["en".into(), "ko".into()], entities, vec![])
+    }
+
+    /// What export writes, the reader gives back: the same Distortion rows, the languages, the lineage, and
+    /// one label fingerprint per entity (none for a missing label).
+    #[test]
+    fn a_written_benchmark_reads_back_as_its_distortion_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sword.parquet");
+        let f = std::fs::File::create(&path).unwrap();
+        let lineage = vec!["7f3a09c2".to_string()];
+        write_sword_marked(
+            f,
+            &rows(),
+            &lookup(),
+            Some("20240102"),
+            true,
+            &lineage,
+            &path,
+        )
+        .unwrap();
+        let b = OldBenchmark::read(&path).unwrap();
+        assert_eq!(b.rows, rows());
+        assert_eq!(b.format_version, 3);
+        assert_eq!(b.languages, ["en", "ko"]);
+        assert_eq!(b.lineage, lineage);
+        assert_eq!(b.labels.len(), 5, "Q1..Q4 and P31");
+        let q4 = &b.labels[&EntityId::Item(Qid(4))];
+        assert_eq!(q4.len(), 2);
+        assert!(q4[0] != 0 && q4[1] == 0, "{q4:?}");
+        assert_eq!(
+            b.rows.iter().map(original_id_of).collect::<Vec<_>>(),
+            ["7f3a09c2-000000"; 3]
+        );
+    }
+
+    #[test]
+    fn original_ids_are_statement_id_stems() {
+        assert_eq!(original_of("7f3a09c2-000042-PSS"), Some("7f3a09c2-000042"));
+        assert_eq!(
+            original_of("7f3a09c2-000042-PSS.b41e0d77"),
+            Some("7f3a09c2-000042")
+        );
+        assert_eq!(original_of("000042-ORG"), Some("000042"));
+        assert_eq!(original_of("000042-XX"), None);
+        assert_eq!(original_of("nodash"), None);
+    }
+}

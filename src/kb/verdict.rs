@@ -4,7 +4,6 @@
 //! give each statement its [`Verdict`], a variant's through the existence index and guards distort draws
 //! with ([`Index::check`]).
 
-pub use super::benchmark::original_of;
 use super::benchmark::{print_of, OldBenchmark};
 use super::index::{Index, Reason, SearchStats, Searches};
 use crate::core::error::{Error, IoContext, Result};
@@ -636,17 +635,5 @@ mod tests {
             .collect();
         assert_eq!(got[0], Status::DistortionNowTrue);
         assert_eq!(got[5], Status::Valid);
-    }
-
-    #[test]
-    fn original_ids_are_statement_id_stems() {
-        assert_eq!(original_of("7f3a09c2-000042-PSS"), Some("7f3a09c2-000042"));
-        assert_eq!(
-            original_of("7f3a09c2-000042-PSS.b41e0d77"),
-            Some("7f3a09c2-000042")
-        );
-        assert_eq!(original_of("000042-ORG"), Some("000042"));
-        assert_eq!(original_of("000042-XX"), None);
-        assert_eq!(original_of("nodash"), None);
     }
 }

@@ -523,6 +523,52 @@ fn layers_import_only_from_below_and_stage_folders_not_from_each_other() {
     );
 }
 
+/// A newcomer finds a stage's `impl Stage` in `stage.rs` of its folder, whichever stage it is: every file under
+/// src/stages/ that implements the trait is named stage.rs, and every stage folder (or, for embed/, each of its
+/// stage subfolders) has one.
+#[test]
+fn every_impl_stage_is_in_a_stage_rs() {
+    let root = Path::new(REPO).join("src/stages");
+    let mut files = Vec::new();
+    rs_files(&root, &mut files);
+    let mut holders = BTreeSet::new();
+    let mut misplaced = Vec::new();
+    for f in &files {
+        let text = code_text(&std::fs::read_to_string(f).unwrap());
+        let implements = text.lines().any(|l| {
+            let l = l.trim_start();
+            l.starts_with("impl Stage for")
+                || l.starts_with("impl crate::stages::contract::Stage for")
+        });
+        // The contract's own toy stage, in its tests, is not a stage of the pipeline.
+        if implements && !f.ends_with("contract.rs") {
+            let rel = f.strip_prefix(&root).unwrap().to_path_buf();
+            if rel.file_name().unwrap() == "stage.rs" {
+                holders.insert(rel.parent().unwrap().display().to_string());
+            } else {
+                misplaced.push(rel.display().to_string());
+            }
+        }
+    }
+    assert!(
+        misplaced.is_empty(),
+        "impl Stage outside a stage.rs: {misplaced:?}"
+    );
+    let want: BTreeSet<String> = [
+        "distort",
+        "embed/graph",
+        "embed/train",
+        "embed/walks",
+        "export",
+        "extract",
+        "revalidate",
+        "translate",
+    ]
+    .map(String::from)
+    .into();
+    assert_eq!(holders, want);
+}
+
 #[test]
 fn planted_upward_and_sideways_imports_are_named() {
     let m = |s: &str| s.split("::").map(String::from).collect::<Vec<_>>();
