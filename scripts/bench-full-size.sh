@@ -17,7 +17,120 @@
 # the running stages and the run directory's size (QUIET=1: neither). Prints a Markdown table: stage, wall s, CPU s, peak RSS MiB, disk used by the run directory
 # after the stage (MiB), and for extract the spill runs and bytes; then "same"/"DIFFERS" per file with CHECK=1.
 # Exits 1 when extract's peak RSS passes LIMIT + OVERHEAD_MIB (default 160) or a file differs.
+#
+# The nightly at full size, month by month (MONTH=1 or MONTH=2): the nightly as a user runs it, `make -f
+# pipeline/Makefile nightly DUMP=… OUT=WORK/out MEMORY_LIMIT=LIMIT`, with the dump streamed through a named pipe
+# (WORK/dumps/wikidata-2026MM01-all.json, so the run folder is WORK/out/2026MM01):
+#   MONTH=1 SYNTH_CONFIG=pipeline/synth-full-size.toml scripts/bench-full-size.sh $WORK/nightly 112000000 8G
+#   MONTH=2 EDITS=1000 SYNTH_CONFIG=pipeline/synth-full-size.toml scripts/bench-full-size.sh $WORK/nightly 112000000 8G
+# Month 1 generates the dump; month 2 generates `synth --later-of WORK/out/20260101 --edits EDITS` (the same
+# world with EDITS edits of each kind aimed at month 1's benchmark; synth writes to stdout, redirected into the
+# pipe, since a file it writes goes through a temporary file and a rename, which would replace the pipe) and the nightly then revalidates month 1's
+# benchmark and carries it. Keep WORK between the months. Every sword call of the nightly runs under
+# /usr/bin/time -v (a wrapper given as SWORD to make); the table gives per stage wall, CPU s, peak RSS, the run
+# folder's size after it, extract's spill bytes and, for month 2, the counts per revalidation status and of the
+# carry. TRUTH=1 also writes synth's oracle (`--truth`: the whole world's sets, held in memory: small sizes only).
+# A second month-2 distort (`REDISTORT=1`, the default) checks that the carried benchmark has the same
+# bytes when drawn again.
 set -euo pipefail
+if [ -n "${MONTH:-}" ]; then
+  WORK=${1:?usage: MONTH=1|2 scripts/bench-full-size.sh WORK [ENTITIES] [LIMIT]}
+  ENTITIES=${2:-1000000}
+  LIMIT=${3:-64M}
+  root=$(cd "$(dirname "$0")/.." && pwd)
+  SWORD=${SWORD:-$root/target/release/sword}
+  [ -x "$SWORD" ] || { echo "no binary at $SWORD (cargo build --release, or set SWORD)" >&2; exit 2; }
+  SWORD=$(cd "$(dirname "$SWORD")" && pwd)/$(basename "$SWORD")
+  SC=()
+  [ -n "${SYNTH_CONFIG:-}" ] && SC=(--config "$(cd "$(dirname "$SYNTH_CONFIG")" && pwd)/$(basename "$SYNTH_CONFIG")")
+  export SWORD_PROGRESS_SECS=${PROGRESS_SECS:-300}
+  mkdir -p "$WORK/dumps" "$WORK/out" "$WORK/times"
+  WORK=$(cd "$WORK" && pwd)
+  date=2026$(printf %02d "$MONTH")01
+  run=$WORK/out/$date
+  times=$WORK/times/$date
+  rm -rf "$times"; mkdir -p "$times"
+  fifo=$WORK/dumps/wikidata-$date-all.json
+  rm -f "$fifo"; mkfifo "$fifo"
+  # The wrapper make calls as SWORD: each call under time -v, then the run folder's size.
+  wrap=$WORK/times/sword-timed
+  cat >"$wrap" <<WRAP
+#!/usr/bin/env bash
+sub=\$1; for a in "\$@"; do case \$a in -*|[0-9]*) ;; *) sub=\$a; break;; esac; done
+n=\$(ls "$times" | grep -c "^\$sub" || true)
+t="$times/\$sub.\$n.time"
+/usr/bin/time -v -o "\$t" "$SWORD" "\$@"; code=\$?
+echo "disk_mib: \$(du -sm "$run" 2>/dev/null | cut -f1)" >>"\$t"
+exit \$code
+WRAP
+  chmod +x "$wrap"
+  echo "# month $MONTH: the nightly on $ENTITIES generated lines streamed through a pipe, MEMORY_LIMIT=$LIMIT; $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores, $(date -u +%FT%TZ), load $(cut -d' ' -f1-3 /proc/loadavg), $("$SWORD" --version)"
+  synth_t=$times/synth.time
+  if [ "$MONTH" = 1 ]; then
+    /usr/bin/time -v -o "$synth_t" "$SWORD" -q synth --entities "$ENTITIES" "${SC[@]}" --out - >"$fifo" &
+  else
+    prev=$WORK/out/$(printf '2026%02d01' $((MONTH - 1)))
+    [ -f "$prev/sword.parquet" ] || { echo "no month-$((MONTH - 1)) benchmark at $prev" >&2; exit 2; }
+    /usr/bin/time -v -o "$synth_t" "$SWORD" -q synth --entities "$ENTITIES" "${SC[@]}" --later-of "$prev" \
+      --edits "${EDITS:-1000}" ${TRUTH:+--truth "$WORK/dumps/truth-$date.json"} --out - >"$fifo" &
+  fi
+  synth_pid=$!
+  t0=$(date +%s)
+  set +e
+  /usr/bin/time -v -o "$times/make.time" make --no-print-directory -C "$root" -f pipeline/Makefile nightly \
+    DUMP="$fifo" OUT="$WORK/out" MEMORY_LIMIT="$LIMIT" SWORD="$wrap" ${JOBS:+JOBS=$JOBS}
+  code=$?
+  set -e
+  wait "$synth_pid" || echo "synth exited $?" >&2
+  echo "nightly exit code $code, $(( $(date +%s) - t0 )) s"
+  secs() { awk -F': ' '/Elapsed \(wall clock\)/ {print $2}' "$1" |
+    awk -F: '{ if (NF == 3) print $1 * 3600 + $2 * 60 + $3; else print $1 * 60 + $2 }'; }
+  cpu() { awk -F': ' '/User time/ {u = $2} /System time/ {s = $2} END {printf "%.1f", u + s}' "$1"; }
+  rss() { awk -F': ' '/Maximum resident set size/ {printf "%.0f", $2 / 1024}' "$1"; }
+  dsk() { awk -F': ' '/^disk_mib/ {print $2}' "$1"; }
+  echo
+  echo "| step | wall s | CPU s | peak RSS MiB | run dir MiB |"
+  echo "|---|---:|---:|---:|---:|"
+  echo "| synth (into the pipe) | $(secs "$synth_t") | $(cpu "$synth_t") | $(rss "$synth_t") | |"
+  for f in $(ls -tr "$times"/*.time | grep -v -e /make.time -e /synth.time); do
+    echo "| $(basename "$f" .time) | $(secs "$f") | $(cpu "$f") | $(rss "$f") | $(dsk "$f") |"
+  done
+  echo "| the whole nightly (make) | $(secs "$times/make.time") | $(cpu "$times/make.time") | | $(du -sm "$run" | cut -f1) |"
+  echo
+  python3 - "$run" <<'PY'
+import json, os, sys
+run = sys.argv[1]
+def m(stage):
+    p = os.path.join(run, stage + ".manifest.json")
+    return json.load(open(p)) if os.path.exists(p) else None
+e = m("extract")
+if e:
+    c, x = e.get("counts", {}), e.get("extra", {})
+    print("extract:", {k: c[k] for k in ("json_bytes", "labelled_entities", "triples") if k in c}, "spill:", x.get("spill"))
+for stage, pre in (("revalidate", "status_"), ("distort", "carry_")):
+    mm = m(stage)
+    if mm:
+        print(stage + ":", {k: v for k, v in mm.get("counts", {}).items() if k.startswith(pre) or k == "statements"})
+PY
+  [ -f "$run/logs/summary.txt" ] && { echo; cat "$run/logs/summary.txt"; }
+  if [ "$MONTH" != 1 ] && [ "${REDISTORT:-1}" = 1 ] && [ $code -eq 0 ]; then
+    # The carried benchmark drawn a second time: the same bytes.
+    again=$WORK/redistort-$date
+    rm -rf "$again"; mkdir -p "$again"
+    for f in "$run"/*.parquet "$run"/*.npy "$run"/*.csr "$run"/nodes.txt "$run"/*.manifest.json; do
+      [ -e "$f" ] && ln "$f" "$again/" 2>/dev/null || cp "$f" "$again/"
+    done
+    rm -f "$again/distortions.parquet" "$again/distort.manifest.json" "$again/lineage.parquet"
+    /usr/bin/time -v -o "$times/redistort.time" "$SWORD" -q distort --out "$again" --config "$root/pipeline/distort.toml" \
+      --seed "${SEED:-42}" --carry-from "$prev"
+    for f in distortions.parquet lineage.parquet; do
+      if cmp -s "$run/$f" "$again/$f"; then echo "same    $f (second distort: $(secs "$times/redistort.time") s, $(cpu "$times/redistort.time") CPU-s)"; else echo "DIFFERS $f"; code=1; fi
+    done
+    rm -rf "$again"
+  fi
+  rm -f "$fifo"
+  exit $code
+fi
 WORK=${1:?usage: scripts/bench-full-size.sh WORK [ENTITIES] [LIMIT]}
 ENTITIES=${2:-1000000}
 LIMIT=${3:-64M}

@@ -87,17 +87,20 @@ pub fn read_dump<T: Send + super::Held>(
     let mut stats = ReadStats::default();
     start::check_path(path)?;
     if is_stdin {
-        let stdin = std::io::stdin();
-        let mut r = BufReader::with_capacity(1 << 20, stdin);
-        let first = r.fill_buf().at("-")?;
-        let format = Format::sniff(first);
-        stats.format = Some(format);
-        let mut counted = CountingReader::new(r, progress);
-        if format == Format::Bzip2 && opts.parallel_bzip2 {
-            let read = read_parallel_stream(&mut counted, opts, work, sink, Path::new("-"))?;
-            return Ok(bz2_stats(stats, &read));
-        }
-        return read_stream(counted, format, Path::new("-"), opts, work, sink, stats);
+        return read_whole_stream(
+            std::io::stdin(),
+            Path::new("-"),
+            opts,
+            work,
+            sink,
+            progress,
+            stats,
+        );
+    }
+    if start::is_stream(path) {
+        // A named pipe (or a device): read once, front to back, like stdin; never mapped, never reopened.
+        let file = std::fs::File::open(path).at(path)?;
+        return read_whole_stream(file, path, opts, work, sink, progress, stats);
     }
     let file = std::fs::File::open(path).at(path)?;
     let len = file.metadata().at(path)?.len();
@@ -149,6 +152,28 @@ pub fn read_dump<T: Send + super::Held>(
     }
     let file = std::fs::File::open(path).at(path)?;
     let counted = CountingReader::new(file, progress);
+    read_stream(counted, format, path, opts, work, sink, stats)
+}
+
+/// Read a stream (stdin, a named pipe) once: its first bytes are peeked through the buffer to sniff the format.
+fn read_whole_stream<R: Read + Send, T: Send + super::Held>(
+    r: R,
+    path: &Path,
+    opts: &ReadOpts,
+    work: &Work<'_, T>,
+    sink: &mut dyn FnMut(ChunkOut<T>) -> Result<()>,
+    progress: &Progress,
+    mut stats: ReadStats,
+) -> Result<ReadStats> {
+    let mut r = BufReader::with_capacity(1 << 20, r);
+    let first = r.fill_buf().at(path)?;
+    let format = Format::sniff(first);
+    stats.format = Some(format);
+    let mut counted = CountingReader::new(r, progress);
+    if format == Format::Bzip2 && opts.parallel_bzip2 {
+        let read = read_parallel_stream(&mut counted, opts, work, sink, path)?;
+        return Ok(bz2_stats(stats, &read));
+    }
     read_stream(counted, format, path, opts, work, sink, stats)
 }
 

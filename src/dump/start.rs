@@ -25,6 +25,14 @@ pub fn check_path(path: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Whether `path` is read as a stream, once, front to back: stdin (`-`), or a path that is no regular file (a
+/// named pipe such as `mkfifo dump.json; sword synth --out dump.json & sword extract --dump dump.json`, or
+/// `/dev/stdin`). A stream is neither memory-mapped nor read a second time to hash it: its first bytes are
+/// peeked through a buffer to sniff the format, and the manifest records its path and size without a hash.
+pub fn is_stream(path: &Path) -> bool {
+    path == Path::new("-") || std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir())
+}
+
 /// The error for a file of 0 bytes.
 pub fn empty_file(path: &Path) -> Error {
     Error::bad_input(

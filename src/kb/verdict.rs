@@ -29,6 +29,10 @@ pub enum Status {
     OriginalRemoved,
     /// A variant that the existence check and guards now find true.
     DistortionNowTrue,
+    /// A property-based variant whose replacement no longer holds its property in its role: a PSS whose
+    /// subject is no longer a subject of P among the final triples, a POS whose object is no longer an object
+    /// of P. Outside the pool distort draws that strategy from, it is a random swap, not a PSS / POS.
+    DefinitionBroken,
     /// The subject, property or object has another label in some language.
     LabelChanged,
     /// None of the above.
@@ -37,11 +41,12 @@ pub enum Status {
 
 impl Status {
     /// Every status, in precedence order.
-    pub const ALL: [Status; 6] = [
+    pub const ALL: [Status; 7] = [
         Status::EntityMissing,
         Status::LabelMissing,
         Status::OriginalRemoved,
         Status::DistortionNowTrue,
+        Status::DefinitionBroken,
         Status::LabelChanged,
         Status::Valid,
     ];
@@ -53,6 +58,7 @@ impl Status {
             Status::LabelMissing => "label_missing",
             Status::OriginalRemoved => "original_removed",
             Status::DistortionNowTrue => "distortion_now_true",
+            Status::DefinitionBroken => "definition_broken",
             Status::LabelChanged => "label_changed",
             Status::Valid => "valid",
         }
@@ -75,7 +81,8 @@ pub struct Verdict {
 /// What the newer dump says about the entities and originals of an old benchmark, read from its extract
 /// artifacts without the dump: which items exist (`items.parquet`), the labels of the labelled ones
 /// (`entities.parquet`), every property (`properties.parquet`), and the originals that are still final
-/// triples, with their rank and statement GUID (`triples.parquet`).
+/// triples, with their rank and statement GUID, and which replacements of its property-based variants are still
+/// in their strategy's pool (`triples.parquet`).
 #[derive(Clone, Debug, Default)]
 pub struct NewFacts {
     pub languages: Vec<String>,
@@ -87,6 +94,37 @@ pub struct NewFacts {
     pub properties: HashMap<Pid, PropertyRecord>,
     /// The benchmark's originals that are final triples there: rank and statement GUID.
     pub finals: HashMap<(Qid, Pid, Qid), (Rank, String)>,
+    /// The PSS subjects and POS objects of the benchmark that are still in their pool there: (P, S) when S is
+    /// the subject of a final triple of P, for a PSS (S, P, O); (P, O) when O is the object of one, for a POS.
+    pub pools: RolePools,
+}
+
+/// Membership of the replacement pools distort draws PSS and POS from (the subjects, the objects of P among
+/// the final triples), for the pairs a benchmark asks about: 16 bytes per PSS / POS of the benchmark, not
+/// the pools themselves.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RolePools {
+    pub subjects: HashSet<(Pid, Qid)>,
+    pub objects: HashSet<(Pid, Qid)>,
+}
+
+impl RolePools {
+    /// Is the variant's replacement in the pool of its strategy (always true for the other strategies)?
+    pub fn holds(&self, strategy: Strategy, s: Qid, p: Pid, o: Qid) -> bool {
+        match strategy {
+            Strategy::PSS => self.subjects.contains(&(p, s)),
+            Strategy::POS => self.objects.contains(&(p, o)),
+            _ => true,
+        }
+    }
+
+    /// The detail of a [`Status::DefinitionBroken`].
+    pub fn broken_detail(strategy: Strategy, s: Qid, p: Pid, o: Qid) -> String {
+        match strategy {
+            Strategy::PSS => format!("{s} is no longer a subject of {p}"),
+            _ => format!("{o} is no longer an object of {p}"),
+        }
+    }
 }
 
 impl NewFacts {
@@ -120,11 +158,31 @@ impl NewFacts {
             .filter(|r| r.strategy == Strategy::ORG)
             .map(Distortion::key)
             .collect();
+        // The pairs the PSS and POS of the benchmark ask about.
+        let want_s: HashSet<(Pid, Qid)> = old
+            .rows
+            .iter()
+            .filter(|r| r.strategy == Strategy::PSS)
+            .map(|r| (r.property, r.subject))
+            .collect();
+        let want_o: HashSet<(Pid, Qid)> = old
+            .rows
+            .iter()
+            .filter(|r| r.strategy == Strategy::POS)
+            .map(|r| (r.property, r.object))
+            .collect();
         let tpath = dir.join("triples.parquet");
         let mut found: Vec<((Qid, Pid, Qid), Rank, u64)> = Vec::new();
+        let pools = &mut out.pools;
         tables::for_each_triple(&tpath, true, |row, s, p, o, rank| {
             if originals.contains(&(s, p, o)) {
                 found.push(((s, p, o), rank, row));
+            }
+            if want_s.contains(&(p, s)) {
+                pools.subjects.insert((p, s));
+            }
+            if want_o.contains(&(p, o)) {
+                pools.objects.insert((p, o));
             }
         })?;
         let rows: Vec<u64> = found.iter().map(|f| f.2).collect();
@@ -215,6 +273,11 @@ pub fn verdict(
         return Verdict {
             status: Status::DistortionNowTrue,
             detail: reason.as_str().to_string(),
+        };
+    } else if !new.pools.holds(row.strategy, s, p, o) {
+        return Verdict {
+            status: Status::DefinitionBroken,
+            detail: RolePools::broken_detail(row.strategy, s, p, o),
         };
     }
     let mut changed = Vec::new();
@@ -449,10 +512,16 @@ mod tests {
 
     /// A newer dump by hand: items 1..=9 exist but 8; 7 lost its Korean label; P47 is symmetric, P150 the
     /// inverse of P131; (1, P131, 2) still holds, (3, P131, 2) was deprecated, (4, P131, 2) removed but (2,
-    /// P150, 4) states it; (5, P47, 6) is stated the other way round only; 9 was renamed in English.
+    /// P150, 4) states it; (5, P47, 6) is stated the other way round only; 9 was renamed in English. The
+    /// subjects of P131 among the final triples are 1 and 9, its objects 2 and 6; P47's subject is 6, its
+    /// object 5.
     fn new_dump() -> (NewFacts, Index) {
         let kb = KnowledgeBase {
-            final_triples: vec![t(1, 131, 2, Rank::Normal), t(6, 47, 5, Rank::Normal)],
+            final_triples: vec![
+                t(1, 131, 2, Rank::Normal),
+                t(6, 47, 5, Rank::Normal),
+                t(9, 131, 6, Rank::Normal),
+            ],
             statements: vec![
                 t(1, 131, 2, Rank::Normal),
                 t(3, 131, 2, Rank::Deprecated),
@@ -499,6 +568,18 @@ mod tests {
             )]
             .into_iter()
             .collect(),
+            pools: RolePools {
+                subjects: kb
+                    .final_triples
+                    .iter()
+                    .map(|t| (t.property, t.subject))
+                    .collect(),
+                objects: kb
+                    .final_triples
+                    .iter()
+                    .map(|t| (t.property, t.object))
+                    .collect(),
+            },
         }
     }
 
@@ -545,6 +626,14 @@ mod tests {
             row("a-000002-SS", SS, 3, 131, 1),
             // Both missing (8) and unlabelled (7): missing wins.
             row("a-000003-ORG", ORG, 7, 131, 8),
+            // Out of the pool: 5 is no subject of P131, 1 no object of P47 (and Q9 renamed: broken wins).
+            row("a-000004-PSS", PSS, 5, 131, 1),
+            row("a-000005-POS", POS, 9, 47, 1),
+            // Out of the pool (4 is no subject of P131 now) and true through (2, P150, 4): now true wins.
+            row("a-000006-PSS", PSS, 4, 131, 2),
+            // In the pools: a POS whose object (6) is an object of P131, a PSS whose subject (6) is one of P47.
+            row("a-000007-POS", POS, 1, 131, 6),
+            row("a-000008-PSS", PSS, 6, 47, 1),
         ]);
         let (facts, index) = new_dump();
         let got: Vec<(Status, String)> = verdicts(&bench, &facts, &index, 1000)
@@ -564,6 +653,17 @@ mod tests {
             (Status::LabelChanged, "Q9:en".into()),
             (Status::Valid, String::new()),
             (Status::EntityMissing, "Q8".into()),
+            (
+                Status::DefinitionBroken,
+                "Q5 is no longer a subject of P131".into(),
+            ),
+            (
+                Status::DefinitionBroken,
+                "Q1 is no longer an object of P47".into(),
+            ),
+            (Status::DistortionNowTrue, "inverse".into()),
+            (Status::Valid, String::new()),
+            (Status::Valid, String::new()),
         ];
         assert_eq!(got, want);
         let t = tally(&bench, &verdicts(&bench, &facts, &index, 1000));

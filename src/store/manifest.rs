@@ -270,9 +270,14 @@ pub fn is_fresh(dir: &Path, stage: &str, config: &serde_json::Value) -> bool {
     if &m.config != config || m.outputs.is_empty() {
         return false;
     }
-    let same = |r: &FileRef, path: &Path| match FileRef::of(path) {
-        Ok(now) => now.size == r.size && (r.xxh3.is_none() || now.xxh3 == r.xxh3),
-        Err(_) => false,
+    // A stream (stdin, a named pipe) cannot be read again to check it, and opening a pipe could block or eat
+    // the next writer's bytes: a stage that read one is never fresh.
+    let same = |r: &FileRef, path: &Path| match std::fs::metadata(path) {
+        Ok(meta) if !meta.is_file() => false,
+        _ => match FileRef::of(path) {
+            Ok(now) => now.size == r.size && (r.xxh3.is_none() || now.xxh3 == r.xxh3),
+            Err(_) => false,
+        },
     };
     m.inputs.iter().all(|i| same(i, Path::new(&i.path)))
         && m.outputs.iter().all(|o| same(o, &dir.join(&o.path)))

@@ -6,7 +6,8 @@
 //! deleted or merged-away item is gone from a JSON dump), a label dropped or renamed, a description changed, a
 //! statement removed or deprecated while its entity stays, a statement added that makes a false statement of
 //! the benchmark true — directly, only through its symmetric reverse, only through an inverse property, or only
-//! through a chain of a transitive property. Each edit is aimed at a different statement of the benchmark,
+//! through a chain of a transitive property — or the final triples that hold a PSS / POS variant's replacement
+//! in its role removed, so that it leaves the pool its strategy is drawn from. Each edit is aimed at a different statement of the benchmark,
 //! preferring entities that few other statements name, so every status occurs; what else an edit touches
 //! (every statement naming a deleted entity, say) is part of the expected statuses, which are computed for
 //! every statement of the benchmark from the generator's model and the list of edits — the first version's
@@ -18,6 +19,7 @@
 use super::*;
 use crate::core::records::{Distortion, Strategy};
 use crate::kb::OldBenchmark;
+use crate::store::layout::TRIPLES;
 use std::collections::{HashMap, HashSet};
 
 /// Settings of a later version.
@@ -28,6 +30,10 @@ pub struct LaterConfig {
     pub per_kind: usize,
     /// Seed of the choice of edits and of the new texts (the world itself is the first version's).
     pub seed: u64,
+    /// The old run (its folder, or its `sword.parquet`): the `leave_pool` edits read the final triples of the
+    /// first version from its `triples.parquet` (which lines hold a replacement in its role). None: no
+    /// `leave_pool` edit is made (they are counted as unmade).
+    pub old_run: Option<PathBuf>,
 }
 
 impl Default for LaterConfig {
@@ -35,6 +41,107 @@ impl Default for LaterConfig {
         LaterConfig {
             per_kind: 3,
             seed: 1,
+            old_run: None,
+        }
+    }
+}
+
+/// The most final triples a `leave_pool` edit removes: a replacement that holds its property in its role in
+/// more of them is not aimed at (a POS's are on as many lines as they have subjects).
+pub const LEAVE_POOL_MAX: usize = 16;
+
+/// For each PSS (P, S′) and POS (P, O′) of a benchmark, the other ends of the first version's final triples
+/// that put the replacement in its pool: the objects of (S′, P, ·), the subjects of (·, P, O′). None when
+/// there are more than [`LEAVE_POOL_MAX`]. Read from the old run's `triples.parquet` (its final triples, which
+/// are the first version's: the run was extracted from it).
+#[derive(Debug, Default)]
+struct RoleTriples {
+    subjects: HashMap<(Pid, Qid), Option<Vec<Qid>>>,
+    objects: HashMap<(Pid, Qid), Option<Vec<Qid>>>,
+}
+
+impl RoleTriples {
+    fn read(old: &Path, bench: &[Distortion]) -> Result<RoleTriples> {
+        let dir = if old.is_dir() {
+            old
+        } else {
+            old.parent().unwrap_or(Path::new("."))
+        };
+        let path = dir.join(TRIPLES.file);
+        if !path.is_file() {
+            return Err(Error::bad_input(
+                &path,
+                "missing: `sword synth --later-of` reads the old run's final triples for its leave_pool \
+                 edits; give it the run folder that `sword extract` and `sword export` wrote",
+            ));
+        }
+        let mut r = RoleTriples::default();
+        for st in bench {
+            match st.strategy {
+                Strategy::PSS => {
+                    r.subjects
+                        .insert((st.property, st.subject), Some(Vec::new()));
+                }
+                Strategy::POS => {
+                    r.objects.insert((st.property, st.object), Some(Vec::new()));
+                }
+                _ => {}
+            }
+        }
+        fn push(slot: &mut Option<Vec<Qid>>, x: Qid) {
+            if let Some(v) = slot {
+                v.push(x);
+                if v.len() > LEAVE_POOL_MAX {
+                    v.sort_unstable();
+                    v.dedup();
+                    if v.len() > LEAVE_POOL_MAX {
+                        *slot = None;
+                    }
+                }
+            }
+        }
+        crate::store::tables::for_each_triple(&path, false, |_, s, p, o, _| {
+            if let Some(slot) = r.subjects.get_mut(&(p, s)) {
+                push(slot, o);
+            }
+            if let Some(slot) = r.objects.get_mut(&(p, o)) {
+                push(slot, s);
+            }
+        })?;
+        for v in r
+            .subjects
+            .values_mut()
+            .chain(r.objects.values_mut())
+            .flatten()
+        {
+            v.sort_unstable();
+            v.dedup();
+        }
+        Ok(r)
+    }
+
+    /// The final triples that hold the replacement of the PSS / POS `st` in its role, when there are at most
+    /// [`LEAVE_POOL_MAX`].
+    fn of(&self, st: &Distortion) -> Option<Vec<(Qid, Pid, Qid)>> {
+        let p = st.property;
+        match st.strategy {
+            Strategy::PSS => Some(
+                self.subjects
+                    .get(&(p, st.subject))?
+                    .as_ref()?
+                    .iter()
+                    .map(|&o| (st.subject, p, o))
+                    .collect(),
+            ),
+            Strategy::POS => Some(
+                self.objects
+                    .get(&(p, st.object))?
+                    .as_ref()?
+                    .iter()
+                    .map(|&s| (s, p, st.object))
+                    .collect(),
+            ),
+            _ => None,
         }
     }
 }
@@ -71,6 +178,10 @@ pub enum EditKind {
     /// A variant of a transitive property becomes true through a new chain of two statements via an
     /// unlabelled item: `distortion_now_true` (`transitive`).
     AddTransitive,
+    /// The final triples that hold a PSS's replacement subject as a subject of its property (a POS's
+    /// replacement object as an object) are removed; the replacement stays labelled and the original intact:
+    /// `definition_broken`.
+    LeavePool,
     /// An entity gets another label in one language: `label_changed`.
     Rename,
     /// A property gets another label in one language: `label_changed` for every statement of it.
@@ -81,7 +192,7 @@ pub enum EditKind {
 
 impl EditKind {
     /// Every kind, in planning order.
-    pub const ALL: [EditKind; 11] = [
+    pub const ALL: [EditKind; 12] = [
         EditKind::Delete,
         EditKind::DropLabel,
         EditKind::RemoveStatement,
@@ -90,6 +201,7 @@ impl EditKind {
         EditKind::AddSymmetric,
         EditKind::AddInverse,
         EditKind::AddTransitive,
+        EditKind::LeavePool,
         EditKind::Rename,
         EditKind::RenameProperty,
         EditKind::Describe,
@@ -106,6 +218,7 @@ impl EditKind {
             EditKind::AddSymmetric => "add_symmetric",
             EditKind::AddInverse => "add_inverse",
             EditKind::AddTransitive => "add_transitive",
+            EditKind::LeavePool => "leave_pool",
             EditKind::Rename => "rename",
             EditKind::RenameProperty => "rename_property",
             EditKind::Describe => "describe",
@@ -119,7 +232,8 @@ pub struct Edit {
     pub kind: EditKind,
     /// The statement of the old benchmark it aims at.
     pub target: String,
-    /// The entity whose line is edited (`Q42`, `P31`); for `add_transitive`, the subject's.
+    /// The entity whose line is edited (`Q42`, `P31`); for `add_transitive`, the subject's; for
+    /// `leave_pool`, the replacement that leaves the pool (the lines edited are the subjects' of `statements`).
     pub entity: String,
     /// Statements removed, deprecated or added (`[S, P, O]`).
     pub statements: Vec<[String; 3]>,
@@ -280,6 +394,15 @@ fn plan(m: &Model, bench: &[Distortion], lc: &LaterConfig) -> Result<Plan> {
     let last_line = m.cfg.entities.saturating_sub(1);
     let mut rng = ChaCha8Rng::seed_from_u64(splitmix(lc.seed ^ 0x1A7E5));
     let mut plan = Plan::default();
+    let roles = match &lc.old_run {
+        Some(old) if lc.per_kind > 0 => Some(RoleTriples::read(old, bench)?),
+        _ => None,
+    };
+    let originals: HashSet<(Qid, Pid, Qid)> = bench
+        .iter()
+        .filter(|st| st.strategy == Strategy::ORG)
+        .map(|st| (st.subject, st.property, st.object))
+        .collect();
     let mut used: HashSet<Qid> = HashSet::new();
     let free = |used: &HashSet<Qid>, st: &Distortion| {
         !used.contains(&st.subject) && !used.contains(&st.object)
@@ -297,6 +420,7 @@ fn plan(m: &Model, bench: &[Distortion], lc: &LaterConfig) -> Result<Plan> {
             match kind {
                 EditKind::Delete => st.replacement_entity.unwrap_or(st.subject),
                 EditKind::AddSymmetric | EditKind::AddInverse | EditKind::Rename => st.object,
+                EditKind::LeavePool if st.strategy == Strategy::POS => st.object,
                 _ => st.subject,
             }
         };
@@ -319,6 +443,7 @@ fn plan(m: &Model, bench: &[Distortion], lc: &LaterConfig) -> Result<Plan> {
                     EditKind::AddTransitive => {
                         st.strategy != Strategy::ORG && p.is_some_and(|p| p.transitive)
                     }
+                    EditKind::LeavePool => matches!(st.strategy, Strategy::PSS | Strategy::POS),
                     _ => true,
                 }
             })
@@ -414,6 +539,34 @@ fn plan(m: &Model, bench: &[Distortion], lc: &LaterConfig) -> Result<Plan> {
                     }
                     used.insert(mid);
                 }
+                EditKind::LeavePool => {
+                    // Every final triple that holds the replacement in its role, if there are few, none an
+                    // original of the benchmark and none naming an entity another edit touched.
+                    let Some(gone) = roles.as_ref().and_then(|r| r.of(st)) else {
+                        continue;
+                    };
+                    if gone.is_empty()
+                        || gone.iter().any(|&(a, _, b)| {
+                            originals.contains(&(a, st.property, b))
+                                || (a != e && used.contains(&a))
+                                || (b != e && used.contains(&b))
+                        })
+                    {
+                        continue;
+                    }
+                    let lines: Option<Vec<u64>> = gone
+                        .iter()
+                        .map(|&(a, _, _)| m.line_of(EntityId::Item(a)))
+                        .collect();
+                    let Some(lines) = lines else {
+                        continue;
+                    };
+                    for (&(a, p, b), line) in gone.iter().zip(lines) {
+                        plan.ops.entry(line).or_default().push(LineOp::Remove(p, b));
+                        plan.removed.insert((a, p, b));
+                        edit.statements.push(triple((a, p, b)));
+                    }
+                }
                 EditKind::Rename | EditKind::RenameProperty | EditKind::Describe => {
                     let target = if kind == EditKind::RenameProperty {
                         EntityId::Property(st.property)
@@ -466,6 +619,11 @@ fn plan(m: &Model, bench: &[Distortion], lc: &LaterConfig) -> Result<Plan> {
         }
         if made < want {
             plan.unmade.insert(kind, (want - made) as u64);
+            if kind == EditKind::LeavePool && roles.is_none() {
+                progress::log(
+                    "synth: no leave_pool edits: they read the old run's triples.parquet, and no old run was given",
+                );
+            }
         }
     }
     Ok(plan)
@@ -618,8 +776,8 @@ pub(super) fn block_bytes(m: &Model, plan: &Plan, start: u64, end: u64) -> (Vec<
 pub struct Expected {
     pub statement_id: String,
     pub strategy: String,
-    /// `valid`, `label_changed`, `original_removed`, `distortion_now_true`, `entity_missing` or
-    /// `label_missing`.
+    /// `valid`, `label_changed`, `original_removed`, `distortion_now_true`, `definition_broken`,
+    /// `entity_missing` or `label_missing`.
     pub status: String,
     /// For `distortion_now_true`, the guard that finds it true, as distort names it (`exists`,
     /// `subject_has_value`, `symmetric`, `inverse`, `transitive`); empty otherwise.
@@ -720,6 +878,9 @@ fn later_truth(m: &Model, v1: &Truth, plan: &Plan) -> Truth {
 fn expected_statuses(m: &Model, later: &Truth, plan: &Plan, bench: &[Distortion]) -> Vec<Expected> {
     let closure = later.closure();
     let present = |q: Qid| m.item_rank(q).is_some() && !plan.deleted.contains(&q);
+    // The pools distort draws PSS and POS from: the subjects, the objects of P among the final triples.
+    let subjects: HashSet<(Pid, Qid)> = later.triples.keys().map(|&(s, p, _)| (p, s)).collect();
+    let objects: HashSet<(Pid, Qid)> = later.triples.keys().map(|&(_, p, o)| (p, o)).collect();
     bench
         .iter()
         .map(|st| {
@@ -750,6 +911,10 @@ fn expected_statuses(m: &Model, later: &Truth, plan: &Plan, bench: &[Distortion]
                 }
                 .to_string();
                 "distortion_now_true"
+            } else if (st.strategy == Strategy::PSS && !subjects.contains(&(p, s)))
+                || (st.strategy == Strategy::POS && !objects.contains(&(p, o)))
+            {
+                "definition_broken"
             } else if ids.iter().any(|e| plan.renamed.contains(e)) {
                 "label_changed"
             } else {
@@ -781,8 +946,17 @@ pub fn generate_later_as<W: Write>(
     let m = Model::new(cfg);
     let plan = plan(&m, bench, lc)?;
     for (kind, n) in &plan.unmade {
+        let why = if *kind == EditKind::LeavePool {
+            format!(
+                " (a PSS / POS whose replacement holds its property in its role in 1 to {LEAVE_POOL_MAX} \
+                 final triples, none of them an original, naming no entity another edit touched)"
+            )
+        } else {
+            String::new()
+        };
         progress::log(format!(
-            "synth: {n} {} edit(s) found no statement of the benchmark to aim at",
+            "synth: {n} of the {} {} edit(s) asked for found no statement of the benchmark to aim at{why}",
+            if *kind == EditKind::RenameProperty { lc.per_kind.min(1) } else { lc.per_kind },
             kind.as_str()
         ));
     }

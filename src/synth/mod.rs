@@ -281,7 +281,10 @@ fn write_truth(path: &Path, doc: &serde_json::Value) -> Result<()> {
 /// `sword synth --later-of OLD_RUN`: the later version of the dump `cfg` makes.
 fn later_cli(cfg: &Config, old: &Path, args: &Args) -> Result<()> {
     let start = std::time::Instant::now();
-    let mut lc = LaterConfig::default();
+    let mut lc = LaterConfig {
+        old_run: Some(old.to_path_buf()),
+        ..LaterConfig::default()
+    };
     if let Some(n) = args.edits {
         lc.per_kind = n;
     }

@@ -4,7 +4,7 @@
 //! closure, not by distort's index.
 
 use crate::util::{manifest, Workdir};
-use crate::versions::{first_version, later_version, world};
+use crate::versions::{definition_failures, first_version, later_version, world};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 use sword::core::records::{Rank, Strategy};
@@ -105,12 +105,25 @@ fn a_carried_benchmark_keeps_what_holds_refills_the_rest_and_is_the_same_at_any_
         dropped > 0 && expect_kept.len() < old_rows.len(),
         "the edits drop something"
     );
+    for status in ["distortion_now_true", "definition_broken"] {
+        assert!(
+            later.expected.iter().any(|x| x.strategy != "ORG"
+                && x.status == status
+                && kept_orig.contains(original_of(&x.statement_id).unwrap())),
+            "a kept original has a {status} variant to redraw"
+        );
+    }
+    // The definition check (read from the Parquet files by the test): the fresh benchmark passes it on its own
+    // dump, fails it on the later one (the leave_pool edits), and the carried one passes it on the later dump.
+    let (bad, checked) = definition_failures(&old, &old);
+    assert!(checked > 0 && bad.is_empty(), "fresh benchmark: {bad:?}");
+    let (bad, _) = definition_failures(&old, new);
     assert!(
-        later.expected.iter().any(|x| x.strategy != "ORG"
-            && x.status == "distortion_now_true"
-            && kept_orig.contains(original_of(&x.statement_id).unwrap())),
-        "a kept original has a variant to redraw"
+        !bad.is_empty(),
+        "the later dump breaks some PSS / POS of the old benchmark"
     );
+    let (bad, checked) = definition_failures(new, new);
+    assert!(checked > 0 && bad.is_empty(), "carried benchmark: {bad:?}");
 
     let new_rows = synth::read_benchmark(new).unwrap();
     let old_by_id: HashMap<&str, _> = old_rows
@@ -241,6 +254,23 @@ fn a_carried_benchmark_keeps_what_holds_refills_the_rest_and_is_the_same_at_any_
         }
     }
     assert_eq!(seen.len(), old_rows.len() + new_rows.len() - carried.len());
+    // A variant out of its pool is redrawn for its kept original like one that became true: same strategy,
+    // same original, a new id.
+    let broken: HashMap<&str, &str> = lineage
+        .iter()
+        .filter(|l| l.status == "definition_broken" && l.action == "dropped")
+        .map(|l| (l.statement_id.as_str(), l.strategy.as_str()))
+        .collect();
+    let redrawn: Vec<_> = lineage
+        .iter()
+        .filter(|l| l.action == "drawn" && broken.contains_key(l.replaces.as_str()))
+        .collect();
+    assert!(!redrawn.is_empty(), "no definition_broken variant redrawn");
+    for l in redrawn {
+        assert_eq!(l.strategy, broken[l.replaces.as_str()]);
+        assert_eq!(original_of(&l.statement_id), original_of(&l.replaces));
+        assert_ne!(l.statement_id, l.replaces);
+    }
     let m = manifest(new, "distort");
     let c = &m["extra"]["carry"];
     assert_eq!(c["originals_kept"], kept_orig.len());

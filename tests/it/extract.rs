@@ -625,3 +625,61 @@ fn skipping_unlabelled_statements_gives_the_same_artifacts() {
         check(&base, &run(&gz, "real_skip", &[flag]), "real dump");
     }
 }
+
+/// A dump named by a path that is no regular file (a named pipe, as the full-size nightly streams a generated
+/// dump: `mkfifo D; sword synth --out - > D & make nightly DUMP=D`) is read once as a stream, never mapped nor
+/// reopened to hash it: the artifacts are the file's, plain and gzip, and the manifest records the pipe's path
+/// with no hash. A second extract into the same folder is not judged fresh on a pipe it cannot read again.
+#[test]
+fn a_named_pipe_is_read_once_as_a_stream_and_gives_the_files_artifacts() {
+    let wd = Workdir::new();
+    wd.run_ok(&[
+        "synth",
+        "--entities",
+        "1500",
+        "--seed",
+        "5",
+        "--out",
+        "d.json",
+    ]);
+    wd.run_ok(&[
+        "synth",
+        "--entities",
+        "1500",
+        "--seed",
+        "5",
+        "--out",
+        "d.json.gz",
+    ]);
+    for (file, pipe) in [("d.json", "p.json"), ("d.json.gz", "p.json.gz")] {
+        let from_file = format!("file-{file}");
+        wd.run_ok(&["-j", "2", "extract", "--dump", file, "--out", &from_file]);
+        let from_pipe = format!("pipe-{file}");
+        let fifo = wd.join(pipe);
+        let _ = std::fs::remove_file(&fifo);
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success(), "mkfifo");
+        let bytes = wd.read(file);
+        // The writer opens the pipe (blocking until extract opens it to read), writes every byte once, closes.
+        let writer = std::thread::spawn(move || {
+            let mut w = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
+            w.write_all(&bytes).unwrap();
+        });
+        wd.run_ok(&["-j", "2", "extract", "--dump", pipe, "--out", &from_pipe]);
+        writer.join().unwrap();
+        assert_same_artifacts(&wd.join(&from_file), &wd.join(&from_pipe), pipe);
+        let m: serde_json::Value =
+            serde_json::from_slice(&wd.read(&format!("{from_pipe}/extract.manifest.json")))
+                .unwrap();
+        let input = &m["inputs"][0];
+        assert_eq!(input["path"], pipe, "{m}");
+        assert!(input["xxh3"].is_null(), "a pipe is not hashed: {m}");
+        assert!(
+            !sword::store::manifest::is_fresh(&wd.join(&from_pipe), "extract", &m["config"]),
+            "a stage that read a pipe is never fresh"
+        );
+    }
+}

@@ -4,7 +4,8 @@
 
 use crate::util::{real_fixture, Workdir};
 use crate::versions::{
-    first_version, later_version, oracle_statuses, python, statements_tsv, world, STATUSES,
+    definition_failures, first_version, later_version, oracle_statuses, python, statements_tsv,
+    world, STATUSES,
 };
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -96,6 +97,27 @@ fn revalidate_gives_every_statement_of_a_generated_later_version_its_true_status
             "no variant found true through {guard}"
         );
     }
+    // The definition check, read from the Parquet files by the test: the fresh benchmark passes it on its own
+    // dump; on the later one, every PSS / POS it fails is one revalidate does not keep, and every
+    // `definition_broken` one fails it.
+    let (bad, checked) = definition_failures(&old, &old);
+    assert!(checked > 0 && bad.is_empty(), "fresh benchmark: {bad:?}");
+    let (bad, _) = definition_failures(&old, &new);
+    let bad: std::collections::BTreeSet<&str> =
+        bad.iter().map(|b| b.split_once(' ').unwrap().0).collect();
+    for r in &got {
+        if bad.contains(r.statement_id.as_str()) {
+            assert!(
+                !["valid", "label_changed"].contains(&r.status.as_str()),
+                "{} is out of its pool but kept as {}",
+                r.statement_id,
+                r.status
+            );
+        }
+        if r.status == "definition_broken" {
+            assert!(bad.contains(r.statement_id.as_str()), "{}", r.statement_id);
+        }
+    }
     // The report and the manifest say the same counts.
     let md = String::from_utf8(wd.read("rv/revalidation.md")).unwrap();
     for s in STATUSES {
@@ -185,6 +207,11 @@ fn revalidate_agrees_with_an_independent_reading_of_real_snapshots_in_both_direc
             );
             *statuses.entry((name, g.status.clone())).or_insert(0usize) += 1;
         }
+    }
+    // Both fresh benchmarks pass the definition check on their own dump.
+    for r in [&r15, &r25] {
+        let (bad, checked) = definition_failures(r, r);
+        assert!(checked > 0 && bad.is_empty(), "{}: {bad:?}", r.display());
     }
     // What the snapshots hold (docs/versions.md): forward everything holds; backward, the original
     // (Q1, P828 has cause, Q323 Big Bang), stated only in 2025, is gone, and a statement naming Q1 saw its

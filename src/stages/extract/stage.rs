@@ -273,7 +273,8 @@ fn run_with(
     let out = out.as_path();
     let rules = Rules::new(cfg)?;
     let limit = spill::parse_limit(&cfg.memory_limit)?;
-    let is_stdin = dump == Path::new("-");
+    // stdin or a named pipe: read once, not hashed (see `dump::start::is_stream`).
+    let is_stdin = dump::start::is_stream(dump);
     let total = if is_stdin {
         None
     } else {
@@ -389,7 +390,7 @@ fn run_with(
     m.complete = incomplete.is_none();
     m.inputs.push(if is_stdin {
         FileRef {
-            path: "-".into(),
+            path: dump.to_string_lossy().into_owned(),
             size: stats.json_bytes,
             xxh3: None,
         }
