@@ -27,16 +27,20 @@ pub enum Error {
     /// The input is not what the stage expects (bad dump, too many bad lines, bad CLI combination).
     #[error("bad input {path}: {what}")]
     BadInput { path: PathBuf, what: String },
-    /// Parquet / Arrow failure while reading or writing an artifact.
+    /// Parquet / Arrow failure while writing an artifact (a failure to read one is [`Error::Corrupt`]: see
+    /// [`Error::unreadable_parquet`]).
     #[error("{path}: parquet: {what}")]
     Parquet { path: PathBuf, what: String },
     /// Invalid configuration value.
     #[error("config: {0}")]
     Config(String),
-    /// An artifact exists but its content does not match what its manifest says.
-    #[error("corrupt artifact {path}: {what}")]
+    /// An input file that cannot be read as what it must be: a truncated or corrupt Parquet, NPY or JSON file,
+    /// a table without the columns sword writes. Bad input (exit code 2) in every command, whether the file is
+    /// an artifact of a run folder, a benchmark or a samples file: `what` says in words what is wrong.
+    #[error("corrupt file {path}: {what}")]
     Corrupt { path: PathBuf, what: String },
-    /// An input artifact changed after the output that depends on it was made (or its manifest is missing).
+    /// An input artifact changed after the output that depends on it was made (its size or hash differs from
+    /// what its manifest lists), or no manifest vouches for it.
     #[error("stale input {path}: {what} (rerun the stage that makes it, or pass --force)")]
     Stale { path: PathBuf, what: String },
     /// Another run holds the lock on an output directory.
@@ -92,14 +96,40 @@ impl Error {
         }
     }
 
+    /// A Parquet/Arrow error while *reading* `path`: [`Error::Corrupt`] (exit code 2) saying in words that the
+    /// file is truncated, corrupt or not Parquet, with the decoder's own text after it ("RLE bit width 171"
+    /// alone tells a user nothing). An I/O failure underneath stays [`Error::Io`] (exit code 4).
+    pub fn unreadable_parquet(
+        path: impl Into<PathBuf>,
+        what: impl std::fmt::Display + 'static,
+    ) -> Self {
+        if let Some(source) = io_cause(&what) {
+            return Error::Io {
+                path: path.into(),
+                source,
+            };
+        }
+        Error::Corrupt {
+            path: path.into(),
+            what: format!(
+                "cannot be read as a Parquet table: the file is truncated or damaged, or not a Parquet file \
+                 at all (copy or download it again, or rerun the stage that writes it); the decoder said: {what}"
+            ),
+        }
+    }
+
     /// Process exit code for this error kind, so a scheduler can act on it: 1 internal fault (a bug),
-    /// 2 bad input or config, 3 stale or corrupt artifact, 4 I/O failure, 5 remote service failure,
+    /// 2 bad input or config (a truncated or corrupt input file included), 3 stale artifact (it differs from
+    /// what its manifest vouches for), 4 I/O failure, 5 remote service failure,
     /// 6 output directory locked by another run, 7 promotion refused (the nightly keeps `latest`).
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::Internal(_) => 1,
-            Error::Json { .. } | Error::BadInput { .. } | Error::Config(_) => 2,
-            Error::Corrupt { .. } | Error::Stale { .. } | Error::Parquet { .. } => 3,
+            Error::Json { .. }
+            | Error::BadInput { .. }
+            | Error::Config(_)
+            | Error::Corrupt { .. } => 2,
+            Error::Stale { .. } | Error::Parquet { .. } => 3,
             Error::Io { .. } => 4,
             Error::Remote { .. } => 5,
             Error::Locked { .. } => 6,
@@ -173,7 +203,7 @@ mod tests {
                     path: p(),
                     what: w(),
                 },
-                3,
+                2,
             ),
             (
                 Error::Stale {

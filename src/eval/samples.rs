@@ -99,8 +99,15 @@ pub fn sword_row(
     line: u64,
 ) -> Result<((String, String), SwordRow)> {
     let statement = s(o, "statement_id").ok_or_else(|| missing(path, line, "no statement_id"))?;
+    if statement.trim().is_empty() {
+        return Err(missing(path, line, "empty statement_id"));
+    }
+    let original = s(o, "original_id").unwrap_or(statement);
+    if original.trim().is_empty() {
+        return Err(missing(path, line, "empty original_id"));
+    }
     let row = SwordRow {
-        original: s(o, "original_id").unwrap_or(statement).to_string(),
+        original: original.to_string(),
         statement: statement.to_string(),
         strategy: s(o, "strategy")
             .ok_or_else(|| missing(path, line, "no strategy"))?

@@ -97,7 +97,7 @@ impl OldBenchmark {
         let bad = |what: String| Error::bad_input(path, what);
         let f = std::fs::File::open(path).at(path)?;
         let builder = ParquetRecordBatchReaderBuilder::try_new(f)
-            .map_err(|e| bad(format!("not a Parquet file: {e}")))?;
+            .map_err(|e| Error::unreadable_parquet(path, e))?;
         let format_version: u32 = builder
             .schema()
             .metadata()
@@ -160,7 +160,7 @@ impl OldBenchmark {
             .with_projection(mask)
             .with_batch_size(tables::STREAM_BATCH)
             .build()
-            .map_err(|e| Error::parquet(path, e))?;
+            .map_err(|e| Error::unreadable_parquet(path, e))?;
         let mut out = OldBenchmark {
             path: path.to_path_buf(),
             format_version,
@@ -172,7 +172,7 @@ impl OldBenchmark {
         // A utf8 `original_id`'s positions, in order of first appearance.
         let mut positions: HashMap<String, u32> = HashMap::new();
         for batch in reader {
-            let batch = batch.map_err(|e| Error::parquet(path, e))?;
+            let batch = batch.map_err(|e| Error::unreadable_parquet(path, e))?;
             out.add_batch(&batch, row, &mut positions)?;
             row += batch.num_rows();
         }
@@ -336,7 +336,7 @@ impl OldBenchmark {
         let mut got: HashMap<usize, [Vec<Option<String>>; 3]> = HashMap::new();
         let f = std::fs::File::open(&self.path).at(&self.path)?;
         let builder = ParquetRecordBatchReaderBuilder::try_new(f)
-            .map_err(|e| Error::parquet(&self.path, e))?;
+            .map_err(|e| Error::unreadable_parquet(&self.path, e))?;
         let names: Vec<String> = ROLES
             .iter()
             .flat_map(|r| self.languages.iter().map(move |l| format!("{r}_label_{l}")))
@@ -349,10 +349,10 @@ impl OldBenchmark {
             .with_projection(mask)
             .with_batch_size(tables::STREAM_BATCH)
             .build()
-            .map_err(|e| Error::parquet(&self.path, e))?;
+            .map_err(|e| Error::unreadable_parquet(&self.path, e))?;
         let mut first = 0usize;
         for batch in reader {
-            let batch = batch.map_err(|e| Error::parquet(&self.path, e))?;
+            let batch = batch.map_err(|e| Error::unreadable_parquet(&self.path, e))?;
             for i in 0..batch.num_rows() {
                 if !want.contains(&(first + i)) {
                     continue;

@@ -386,20 +386,10 @@ pub const COMPARED_SETTINGS: [&str; 4] = [
 
 /// Refuse (exit code 2, naming what is wrong) two runs that cannot be compared: an old run without
 /// `sword.parquet` or one that is not a SWORD benchmark, a newer run without its extract artifacts or
-/// manifest, a newer extract that ended early, or extract settings that differ.
-pub fn check_runs(old: &Path, new: &Path) -> Result<()> {
-    let bench = old.join(SWORD.file);
-    if !bench.is_file() {
-        return Err(Error::bad_input(
-            &bench,
-            format!(
-                "no {} in the old run {}: --benchmark names a run folder that `sword export` wrote",
-                SWORD.file,
-                old.display()
-            ),
-        ));
-    }
-    OldBenchmark::check_format(&bench)?;
+/// manifest, a newer extract that ended early, or extract settings that differ. `flag` is the option that
+/// named the old run (`--benchmark`, `--carry-from`): the messages name it.
+pub fn check_runs(old: &Path, new: &Path, flag: &str) -> Result<()> {
+    let old_config = check_old_run(old, flag)?;
     let new_manifest = new.join(layout::manifest_file(EXTRACT));
     let missing: Vec<&str> = NEW_INPUTS
         .iter()
@@ -432,31 +422,84 @@ pub fn check_runs(old: &Path, new: &Path) -> Result<()> {
              benchmark would look missing",
         ));
     }
+    check_settings(old, &old_config, &nm.config, &new_manifest, flag)
+}
+
+/// The old run's side of [`check_runs`], which needs nothing of the newer run (so `sword run --carry-from`
+/// makes it before extract): `OLD/sword.parquet` is a readable SWORD benchmark of a format this sword reads, and
+/// `OLD/extract.manifest.json` is there and readable. Returns the old extract's settings.
+pub fn check_old_run(old: &Path, flag: &str) -> Result<serde_json::Value> {
+    let bench = old.join(SWORD.file);
+    if !bench.is_file() {
+        return Err(Error::bad_input(
+            &bench,
+            format!(
+                "no {} in the old run {}: {flag} names a run folder that `sword export` wrote",
+                SWORD.file,
+                old.display()
+            ),
+        ));
+    }
+    // Read whole, not only its footer: a damaged data page is refused here, before anything is written.
+    OldBenchmark::read(&bench).map_err(|e| in_flag(e, flag))?;
     let old_manifest = old.join(layout::manifest_file(EXTRACT));
     if !old_manifest.is_file() {
         return Err(Error::bad_input(
             &old_manifest,
-            "missing: the old run's extract settings cannot be compared with the newer run's",
+            format!(
+                "missing: {flag} names a run whose extract settings cannot be compared with the newer \
+                 run's"
+            ),
         ));
     }
-    let om = Manifest::read(&old_manifest)?;
+    Ok(Manifest::read(&old_manifest)
+        .map_err(|e| in_flag(e, flag))?
+        .config)
+}
+
+/// A refusal of a file the old run `flag` named holds: said to come from that flag.
+fn in_flag(e: Error, flag: &str) -> Error {
+    match e {
+        Error::BadInput { path, what } => Error::BadInput {
+            path,
+            what: format!("{what} (the benchmark {flag} names)"),
+        },
+        Error::Corrupt { path, what } => Error::Corrupt {
+            path,
+            what: format!("{what} (the benchmark {flag} names)"),
+        },
+        e => e,
+    }
+}
+
+/// Refuse (exit code 2) extract settings `new` (of the newer run, `new_manifest` naming where they come from:
+/// a manifest, or the settings a run is about to extract with) that differ from the old run's `old` in what
+/// the artifacts hold ([`COMPARED_SETTINGS`]).
+pub fn check_settings(
+    old_run: &Path,
+    old: &serde_json::Value,
+    new: &serde_json::Value,
+    new_manifest: &Path,
+    flag: &str,
+) -> Result<()> {
+    let old_manifest = old_run.join(layout::manifest_file(EXTRACT));
     let differ: Vec<String> = COMPARED_SETTINGS
         .iter()
-        .filter(|k| om.config.get(**k) != nm.config.get(**k))
+        .filter(|k| old.get(**k) != new.get(**k))
         .map(|k| {
             format!(
                 "{k}: {} (old) vs {} (new)",
-                om.config.get(*k).cloned().unwrap_or_default(),
-                nm.config.get(*k).cloned().unwrap_or_default()
+                old.get(*k).cloned().unwrap_or_default(),
+                new.get(*k).cloned().unwrap_or_default()
             )
         })
         .collect();
     if !differ.is_empty() {
         return Err(Error::bad_input(
-            &new_manifest,
+            new_manifest,
             format!(
-                "extract settings differ from the old run's {}: {}; extract the newer dump with the old \
-                 settings",
+                "extract settings differ from those of the run {flag} names ({}): {}; extract the newer \
+                 dump with the old settings",
                 old_manifest.display(),
                 differ.join("; ")
             ),

@@ -29,8 +29,9 @@ impl Pos {
     }
 }
 
-/// Call `f` with each non-blank line (without its `\n` / `\r\n`) and its position. Invalid UTF-8 is an
-/// error naming the line, its offset and the bad byte's place in the line.
+/// Call `f` with each non-blank line (without its `\n` / `\r\n`, and the first without a UTF-8 byte-order
+/// mark) and its position. Invalid UTF-8 is an error naming the line, its offset and the bad byte's place in
+/// the line.
 pub fn for_each_line<R: BufRead>(
     mut r: R,
     path: &Path,
@@ -61,6 +62,12 @@ pub fn for_each_line<R: BufRead>(
             }
         };
         let text = text.trim_end_matches(['\n', '\r']);
+        // A UTF-8 byte-order mark (what some editors put first) is not part of the first value.
+        let text = if here.line == 1 {
+            text.strip_prefix('\u{feff}').unwrap_or(text)
+        } else {
+            text
+        };
         if text.trim().is_empty() {
             continue;
         }

@@ -26,13 +26,19 @@
 //! for, and a rerun redoes the stage; a panic does the same while it unwinds ([`DirLock`]). A run that fails
 //! removes nothing else: step 6 comes only after `run` succeeded and every output is in place.
 //!
+//! Inputs inside the run folder are recorded relative to it ([`FileRef::in_run`]), those outside as the command
+//! was given them: a moved folder's manifests name its own files, a copy's the copy's. A stage may be skipped
+//! ([`is_fresh`]) only when its manifest lists exactly what this invocation reads ([`reads`]: every declared
+//! input, the files its flags name included), each unchanged, and its outputs are intact — so a new `--dump`
+//! into an old run folder reruns extract, never publishes the old benchmark.
+//!
 //! `sword <name>` (the `cli` module beside this one) and `sword run` (the `pipeline` module) both end in
 //! [`execute`].
 
 use crate::core::error::{Error, Result};
 use crate::core::progress;
 use crate::store::layout::Artifact;
-use crate::store::{check_input, AtomicFile, DirLock, FileRef, Manifest};
+use crate::store::{check_input, AtomicFile, DirLock, FileRef, InputName, Manifest, Reads};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -61,6 +67,11 @@ pub enum Input {
     /// A file outside the run folder, given on the command line (an edge list, a batch output file): hashed and
     /// recorded, under the path as given, before `run`.
     File(PathBuf),
+    /// A file given on the command line that `run` hashes and records itself, when it reads it (extract's
+    /// dump, hashed beside the join; distort's carried benchmark, recorded once it is known to be one).
+    /// [`execute`] leaves it alone; freshness ([`is_fresh`]) requires the manifest to list it, so that a run
+    /// naming another file (a new dump into an old run folder) is never skipped.
+    ReadByRun(PathBuf),
 }
 
 impl Input {
@@ -71,7 +82,7 @@ impl Input {
             | Input::Hashed(a)
             | Input::HashedIfPresent(a)
             | Input::Optional(a) => Some(a),
-            Input::File(_) => None,
+            Input::File(_) | Input::ReadByRun(_) => None,
         }
     }
 }
@@ -318,7 +329,7 @@ impl Context {
     /// Whether an input the stage read comes from an incomplete build (a dump that ends early): the outputs
     /// then say so too (the manifest inherits it by itself, see [`Manifest::write`]).
     pub fn inputs_incomplete(&self) -> Vec<String> {
-        self.manifest.incomplete_inputs()
+        self.manifest.incomplete_inputs(&self.dir)
     }
 }
 
@@ -352,7 +363,7 @@ pub fn execute<S: Stage>(
                 }
             }
             Input::File(p) => manifest.inputs.push(FileRef::of(p)?),
-            Input::Optional(_) => {}
+            Input::Optional(_) | Input::ReadByRun(_) => {}
         }
     }
     let now = Instant::now();
@@ -448,6 +459,13 @@ fn finish(mut cx: Context, lock: &DirLock, stale: &[Artifact]) -> Result<Manifes
             Err(e) => return Err(Error::io(&p, e)),
         }
     }
+    // Inputs inside the run folder are named relative to it (a moved folder's manifest still names its own
+    // files, a copy's the copy's); the others as the command was given them. `run` and `execute` hashed them
+    // under the paths they opened.
+    let dir = cx.dir.clone();
+    for r in &mut cx.manifest.inputs {
+        *r = r.clone().relative_to(&dir);
+    }
     let names: Vec<&str> = cx.outputs.iter().map(|a| a.file).collect();
     cx.manifest.add_outputs(&cx.dir, &names)?;
     cx.manifest
@@ -455,6 +473,43 @@ fn finish(mut cx: Context, lock: &DirLock, stale: &[Artifact]) -> Result<Manifes
         .insert("total".into(), cx.started.elapsed().as_secs_f64());
     cx.manifest.write(&cx.dir)?;
     Ok(cx.manifest)
+}
+
+/// What a run of `stage` in `dir` with `settings` and `args` reads, as its manifest would name it: the
+/// vouched and hashed artifacts, an artifact hashed when present that is there now, the files given on the
+/// command line (outside the folder as given, inside it relative to it) as required; the optional artifacts as
+/// optional (distort takes the NPY embeddings or else the text form).
+pub fn reads<S: Stage>(stage: &S, dir: &Path, settings: &S::Settings, args: &S::Args) -> Reads {
+    let mut r = Reads {
+        required: Vec::new(),
+        optional: Vec::new(),
+    };
+    let artifact = |a: &Artifact| InputName {
+        in_run: true,
+        path: a.file.to_string(),
+    };
+    for input in stage.inputs(settings, args) {
+        match &input {
+            Input::Vouched(a) | Input::Hashed(a) => r.required.push(artifact(a)),
+            Input::HashedIfPresent(a) if dir.join(a.file).exists() => r.required.push(artifact(a)),
+            Input::HashedIfPresent(_) => {}
+            Input::Optional(a) => r.optional.push(artifact(a)),
+            Input::File(p) | Input::ReadByRun(p) => r.required.push(InputName::of(dir, p)),
+        }
+    }
+    r
+}
+
+/// Whether a run of `stage` in `dir` with `settings` and `args` may be skipped: its manifest was made with the
+/// same identity ([`Stage::identity`]), from exactly the inputs this run reads ([`reads`]), each unchanged, and
+/// its outputs are as it lists them ([`crate::store::is_fresh`]).
+pub fn is_fresh<S: Stage>(stage: &S, dir: &Path, settings: &S::Settings, args: &S::Args) -> bool {
+    crate::store::is_fresh(
+        dir,
+        S::NAME,
+        &stage.identity(settings, args),
+        &reads(stage, dir, settings, args),
+    )
 }
 
 /// The stages whose artifacts `inputs` names (each once, in order): what a stage depends on.

@@ -1,9 +1,12 @@
 //! `sword run`: every stage in one process, crash-safe and incremental.
 //!
-//! The run directory is locked (`store::DirLock`) for the whole run, and each stage takes the same lock
+//! Before anything is written (the run folder is not even created), the whole plan is checked ([`check_plan`]):
+//! every planned stage's config file, settings and flags, `--config-dir`, `--dump`, `--carry-from`. Then the
+//! run directory is locked (`store::DirLock`) for the whole run, and each stage takes the same lock
 //! (shared within the process), as it does when run alone; temporary files left by a killed run are removed
-//! by the stage that writes there next, once its input is accepted; a stage whose manifest still matches its inputs, outputs and config
-//! (`store::is_fresh`) is skipped, so a rerun after `kill -9` redoes only the interrupted stage and later
+//! by the stage that writes there next, once its input is accepted; a stage whose manifest still matches its
+//! config, outputs and exactly the inputs this run reads (`contract::is_fresh`: a new `--dump` is never fresh)
+//! is skipped, so a rerun after `kill -9` redoes only the interrupted stage and later
 //! ones. Since every stage is deterministic for its config and seed, the final artifacts are byte-identical
 //! to an uninterrupted run (skip-gram training is exactly reproducible at one thread; see `train`).
 //!
@@ -19,13 +22,14 @@
 //! otherwise).
 
 use super::cli::{self, StageCli};
-use super::contract::{execute, producers, Stage};
+use super::contract::{self, execute, producers, Stage};
 use super::distort::DistortStage;
 use super::embed::graph::GraphStage;
 use super::embed::train::TrainStage;
 use super::embed::walks::WalksStage;
 use super::export::ExportStage;
 use super::extract::ExtractStage;
+use crate::kb::verdict::{check_old_run, check_settings};
 use crate::core::config;
 use crate::core::error::{Error, Result};
 use crate::core::progress;
@@ -41,8 +45,21 @@ pub trait Step: Sync {
     fn name(&self) -> &'static str;
     /// The stages whose artifacts it reads (with its default settings), in the order it names them.
     fn needs(&self) -> Vec<&'static str>;
+    /// Check what can be checked before anything runs, reading nothing of the run folder and writing nothing:
+    /// its command line, its config file (`<config-dir>/<stage>.toml`), its settings and the files its flags
+    /// name ([`Stage::validate`]). Returns its identity (what its manifest's `config` will say).
+    fn check(&self, plan: &Plan) -> Result<serde_json::Value>;
     /// Run it in `plan`'s run folder, unless its outputs are fresh for its settings and inputs.
     fn run_in(&self, plan: &Plan) -> Result<StageReport>;
+}
+
+/// The stage's command line inside `plan` ([`cli::command_line`]), parsed, and its settings.
+fn parsed<S: Stage + Default>(plan: &Plan) -> Result<(StageCli<S>, S::Settings)> {
+    let config = config::stage_file(plan.config_dir.as_deref(), S::NAME);
+    let argv = cli::command_line::<S>(&plan.dir, config.as_deref(), plan.force, &plan.forwarded);
+    let cli = StageCli::<S>::parse(&argv)?;
+    let settings = cli.settings()?;
+    Ok((cli, settings))
 }
 
 impl<S: Stage + Default> Step for S {
@@ -54,20 +71,30 @@ impl<S: Stage + Default> Step for S {
         producers(&self.inputs(&S::Settings::default(), &S::Args::default()))
     }
 
+    fn check(&self, plan: &Plan) -> Result<serde_json::Value> {
+        let (cli, settings) = parsed::<S>(plan)?;
+        self.validate(&settings, &cli.args)
+            .map_err(|e| match (e, &cli.config) {
+                // A value the stage refuses names the file it came from, when there is one.
+                (Error::Config(what), Some(file)) => Error::Config(format!(
+                    "{what} (stage {}: settings from {} and the flags of `sword run`)",
+                    S::NAME,
+                    file.display()
+                )),
+                (e, _) => e,
+            })?;
+        Ok(self.identity(&settings, &cli.args))
+    }
+
     fn run_in(&self, plan: &Plan) -> Result<StageReport> {
-        let config = config::stage_file(plan.config_dir.as_deref(), S::NAME);
-        let argv =
-            cli::command_line::<S>(&plan.dir, config.as_deref(), plan.force, &plan.forwarded);
-        let cli = StageCli::<S>::parse(&argv)?;
-        let settings = cli.settings()?;
-        let identity = self.identity(&settings, &cli.args);
+        let (cli, settings) = parsed::<S>(plan)?;
         let t = Instant::now();
         let report = |status: &str, seconds: f64| StageReport {
             stage: S::NAME.to_string(),
             status: status.to_string(),
             seconds,
         };
-        if !plan.force && store::is_fresh(&plan.dir, S::NAME, &identity) {
+        if !plan.force && contract::is_fresh(self, &plan.dir, &settings, &cli.args) {
             progress::log(format!("[run] {}: fresh, skipped", S::NAME));
             return Ok(report("fresh", 0.0));
         }
@@ -326,17 +353,71 @@ fn default_dump(dir: &Path, seed: u64) -> Result<PathBuf> {
     Ok(path)
 }
 
-/// Run every stage of [`PIPELINE`] (up to `until`) in `args.out`, skipping fresh ones. Returns the per-stage
-/// reports.
+/// The stages of [`PIPELINE`] a run goes through: every one, or up to `until`.
+fn planned(until: Option<&str>) -> Vec<&'static dyn Step> {
+    let mut out = Vec::new();
+    for step in PIPELINE {
+        out.push(step);
+        if until == Some(step.name()) {
+            break;
+        }
+    }
+    out
+}
+
+/// Check the whole run before its first write (nothing is created, the run folder included, when this
+/// refuses): `--config-dir` a folder; `--dump` a file that can be read; every planned stage's config file,
+/// settings and flags ([`Step::check`]: `--carry-from` a readable benchmark beside its extract manifest);
+/// and the extract settings of this run the same as the `--carry-from` run's, in what the artifacts hold
+/// (a run that would only be refused at distort, after an hour of extract). What needs this run's own
+/// artifacts (the newer extract complete) is checked when distort runs.
+fn check_plan(args: &Args, plan: &Plan, steps: &[&dyn Step]) -> Result<()> {
+    if let Some(c) = &args.config_dir {
+        if !c.is_dir() {
+            return Err(Error::bad_input(
+                c,
+                "--config-dir names no folder (a folder of <stage>.toml files; without the flag every stage \
+                 takes its defaults)",
+            ));
+        }
+    }
+    if let Some(d) = args.dump.as_deref().filter(|d| *d != Path::new("-")) {
+        if !d.is_dir() {
+            std::fs::File::open(d).map_err(|e| {
+                Error::io(
+                    d,
+                    std::io::Error::new(e.kind(), format!("--dump: cannot read the dump ({e})")),
+                )
+            })?;
+        }
+    }
+    let mut identities = Vec::new();
+    for step in steps {
+        identities.push((step.name(), step.check(plan)?));
+    }
+    let extract = identities.iter().find(|(n, _)| *n == layout::EXTRACT);
+    let distort = identities.iter().any(|(n, _)| *n == layout::DISTORT);
+    if let (Some(old), Some((_, new)), true) = (&args.carry_from, extract, distort) {
+        let old_config = check_old_run(old, "--carry-from")?;
+        let from = config::stage_file(plan.config_dir.as_deref(), layout::EXTRACT)
+            .unwrap_or_else(|| PathBuf::from("extract settings (defaults, no extract.toml)"));
+        check_settings(old, &old_config, new, &from, "--carry-from")?;
+    }
+    Ok(())
+}
+
+/// Run every stage of [`PIPELINE`] (up to `until`) in `args.out`, skipping fresh ones. The whole plan is
+/// checked first ([`check_plan`]): a refusal writes nothing. Returns the per-stage reports.
 pub fn run(args: &Args) -> Result<Vec<StageReport>> {
     let dir = args.out.as_path();
-    let _lock = prepare(dir)?;
-    let dump = match &args.dump {
-        Some(p) => p.clone(),
-        None => default_dump(dir, args.seed)?,
-    };
     let mut forwarded = vec![
-        ("dump", dump.into_os_string()),
+        (
+            "dump",
+            args.dump
+                .clone()
+                .unwrap_or_else(|| dir.join(DEFAULT_DUMP))
+                .into_os_string(),
+        ),
         ("seed", args.seed.to_string().into()),
     ];
     if let Some(m) = &args.memory_limit {
@@ -354,13 +435,16 @@ pub fn run(args: &Args) -> Result<Vec<StageReport>> {
         force: args.force,
         forwarded,
     };
+    let steps = planned(args.until.as_deref());
+    check_plan(args, &plan, &steps)?;
+    let _lock = prepare(dir)?;
+    if args.dump.is_none() {
+        default_dump(dir, args.seed)?;
+    }
     let t = Instant::now();
     let mut reports = Vec::new();
-    for step in PIPELINE {
+    for step in steps {
         reports.push(step.run_in(&plan)?);
-        if args.until.as_deref() == Some(step.name()) {
-            break;
-        }
     }
     progress::log(format!("[run] done in {:.1} s", t.elapsed().as_secs_f64()));
     Ok(reports)

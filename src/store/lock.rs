@@ -23,6 +23,12 @@ struct Held {
     /// Live [`DirLock`] values on it; the lock goes with the last.
     refs: usize,
     _file: File,
+    /// The lock file, when this process created it: removed again with the last [`DirLock`] (while still
+    /// locked), so that a command leaves no lock file behind where there was none.
+    created_file: Option<PathBuf>,
+    /// The run directory as given, when taking the lock created it: removed again with the last [`DirLock`]
+    /// if nothing else was put there (a refused command creates no folder).
+    created_dir: Option<PathBuf>,
     /// The stages running in it, innermost last (`sword run` → extract; `sword embed` → graph, walks, train).
     frames: Vec<Frame>,
     /// Directories (canonical) whose stale temporary files were cleared under this lock.
@@ -199,6 +205,120 @@ fn check_writable(dir: &Path) -> Result<()> {
     }
 }
 
+/// Open and lock the lock file `path`, or fail at once with [`Error::Locked`] naming the holder. Returns the
+/// locked file and whether this call created it.
+///
+/// A lock file that names this process while no `Held` has it was closed by this process a moment ago and is
+/// still held through a copy of its descriptor in a child that another thread is forking (the copy lives
+/// until the child's `exec` closes it): that is waited for, up to `OWN_LOCK_WAIT`, instead of refusing our
+/// own run folder. A lock taken on a file that its holder unlinked meanwhile (it removes the file it created
+/// when it lets go) is let go, and the file opened again.
+fn lock_file(path: &Path) -> Result<(File, bool)> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let since = std::time::Instant::now();
+    loop {
+        let existed = fs::symlink_metadata(path).is_ok();
+        let mut file = open_lock(path)?;
+        match file.try_lock() {
+            Ok(()) => {
+                if same_file(&file, path) {
+                    return Ok((file, !existed));
+                }
+                continue;
+            }
+            Err(fs::TryLockError::WouldBlock) => {
+                let holder = holder_of_lock(&mut file);
+                if names_this_process(&holder) && since.elapsed() < OWN_LOCK_WAIT {
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                    continue;
+                }
+                return Err(Error::Locked {
+                    path: dir.to_path_buf(),
+                    what: format!("held by {holder}"),
+                });
+            }
+            Err(fs::TryLockError::Error(e)) => return Err(Error::io(path, e)),
+        }
+    }
+}
+
+/// Whether `path` still names the open file `file` (same device and inode).
+fn same_file(file: &File, path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        match (file.metadata(), fs::symlink_metadata(path)) {
+            (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+            _ => false,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (file, path);
+        true
+    }
+}
+
+/// Who holds the lock on `file`, as the refusal names it: `pid N (command)`. The holder writes that into the
+/// file just after taking the lock, so an empty file is read again for a moment; a file that still names no
+/// one (its holder is not sword, or is between the lock and the write) is looked up in `/proc/locks`, by
+/// inode, with the command from `/proc/<pid>/cmdline`.
+fn holder_of_lock(file: &mut File) -> String {
+    let since = std::time::Instant::now();
+    loop {
+        let mut text = Vec::new();
+        let _ = file.seek(std::io::SeekFrom::Start(0));
+        let _ = file.take(256).read_to_end(&mut text);
+        let text = String::from_utf8_lossy(&text).trim().to_string();
+        if text.starts_with("pid ") {
+            return text;
+        }
+        if since.elapsed() > std::time::Duration::from_millis(200) {
+            return proc_holder(file).unwrap_or_else(|| {
+                "another process (its lock file names no holder, and /proc/locks could not tell which)"
+                    .to_string()
+            });
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+/// The holder of the `flock` on `file` from `/proc/locks` (Linux): `pid N (command)`.
+fn proc_holder(file: &File) -> Option<String> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let ino = file.metadata().ok()?.ino();
+        let locks = fs::read_to_string("/proc/locks").ok()?;
+        // `1: FLOCK  ADVISORY  WRITE 4711 08:01:1234567 0 EOF`: the pid, then major:minor:inode.
+        let pid = locks.lines().find_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let at = f.iter().position(|w| *w == "FLOCK")?;
+            let pid = f.get(at + 3)?;
+            let inode = f.get(at + 4)?.rsplit(':').next()?;
+            (inode.parse::<u64>().ok()? == ino).then(|| pid.to_string())
+        })?;
+        let cmdline = fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        let command: Vec<String> = cmdline
+            .split(|b| *b == 0)
+            .filter(|a| !a.is_empty())
+            .take(2)
+            .map(|a| {
+                let a = String::from_utf8_lossy(a).into_owned();
+                Path::new(&a)
+                    .file_name()
+                    .map_or(a.clone(), |n| n.to_string_lossy().into_owned())
+            })
+            .collect();
+        Some(format!("pid {pid} ({})", command.join(" ")))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = file;
+        None
+    }
+}
+
 /// How long [`DirLock::acquire`] waits for a lock that this process itself released but that a child being
 /// forked still holds (a fork followed by `exec` takes microseconds to milliseconds).
 const OWN_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
@@ -244,10 +364,24 @@ impl DirLock {
     }
 
     fn take(dir: &Path, stage: Option<&str>) -> Result<DirLock> {
+        let dir_existed = fs::symlink_metadata(if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        })
+        .is_ok();
         ensure_dir(dir)?;
         let canon = fs::canonicalize(dir).at(dir)?;
         let path = dir.join(LOCK_FILE);
-        check_writable(dir)?;
+        let undo_dir = || {
+            if !dir_existed {
+                let _ = fs::remove_dir(dir);
+            }
+        };
+        if let Err(e) = check_writable(dir) {
+            undo_dir();
+            return Err(e);
+        }
         let frame = || {
             stage.map(|s| Frame {
                 stage: s.to_string(),
@@ -276,32 +410,13 @@ impl DirLock {
                 stage: stage.is_some(),
             });
         }
-        let mut file = open_lock(&path)?;
-        // A lock file that names this process while no `Held` has it was closed by this process a moment ago
-        // and is still held through a copy of its descriptor in a child that another thread is forking (the
-        // copy lives until the child's `exec` closes it): wait for that, up to `OWN_LOCK_WAIT`, instead of
-        // refusing our own run folder.
-        let since = std::time::Instant::now();
-        loop {
-            match file.try_lock() {
-                Ok(()) => break,
-                Err(fs::TryLockError::WouldBlock) => {
-                    let mut holder = Vec::new();
-                    let _ = file.seek(std::io::SeekFrom::Start(0));
-                    let _ = (&mut file).take(256).read_to_end(&mut holder);
-                    let holder = String::from_utf8_lossy(&holder);
-                    if names_this_process(&holder) && since.elapsed() < OWN_LOCK_WAIT {
-                        std::thread::sleep(std::time::Duration::from_millis(5));
-                        continue;
-                    }
-                    return Err(Error::Locked {
-                        path: dir.to_path_buf(),
-                        what: format!("held by {}", holder.trim()),
-                    });
-                }
-                Err(fs::TryLockError::Error(e)) => return Err(Error::io(&path, e)),
+        let (mut file, created_file) = match lock_file(&path) {
+            Ok(f) => f,
+            Err(e) => {
+                undo_dir();
+                return Err(e);
             }
-        }
+        };
         let command: Vec<String> = std::env::args()
             .take(2)
             .map(|a| {
@@ -317,6 +432,8 @@ impl DirLock {
             owner: me,
             refs: 1,
             _file: file,
+            created_file: created_file.then(|| path.clone()),
+            created_dir: (!dir_existed).then(|| dir.to_path_buf()),
             frames: frame().into_iter().collect(),
             cleaned: BTreeSet::new(),
         });
@@ -389,7 +506,16 @@ impl Drop for DirLock {
         }
         h.refs -= 1;
         if h.refs == 0 {
-            held.remove(i);
+            let h = held.remove(i);
+            // Unlinked while still locked: a process that opened the file meanwhile finds, once it has the
+            // lock, that the name no longer leads to its file, and starts again ([`lock_file`]).
+            if let Some(p) = &h.created_file {
+                let _ = fs::remove_file(p);
+            }
+            if let Some(d) = &h.created_dir {
+                let _ = fs::remove_dir(d);
+            }
+            drop(h);
         }
     }
 }
@@ -454,14 +580,57 @@ mod tests {
         );
         drop(a);
         let d = dir.path().to_path_buf();
-        std::thread::spawn(move || DirLock::acquire(&d).map(|_| ()))
-            .join()
-            .unwrap()
-            .unwrap();
-        let lock = fs::read_to_string(dir.path().join(LOCK_FILE)).unwrap();
+        let lock = std::thread::spawn(move || {
+            let _held = DirLock::acquire(&d).unwrap();
+            fs::read_to_string(d.join(LOCK_FILE)).unwrap()
+        })
+        .join()
+        .unwrap();
         assert!(
             lock.starts_with(&format!("pid {} (", std::process::id())),
             "{lock}"
+        );
+        // The lock file it created went with the lock.
+        assert!(!dir.path().join(LOCK_FILE).exists());
+    }
+
+    #[test]
+    fn a_lock_leaves_the_folder_as_it_found_it() {
+        let top = tempfile::tempdir().unwrap();
+        // A folder the lock created, and nothing put in it: gone again with the lock.
+        let new = top.path().join("new");
+        drop(DirLock::acquire(&new).unwrap());
+        assert!(!new.exists());
+        // With something put in it, it stays; the lock file does not.
+        let lock = DirLock::acquire(&new).unwrap();
+        fs::write(new.join("out.txt"), b"x").unwrap();
+        drop(lock);
+        let names: Vec<_> = fs::read_dir(&new)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["out.txt"]);
+        // A lock file that was there (a killed run's) stays, as it was found.
+        fs::write(new.join(LOCK_FILE), b"pid 1 (sword extract)\n").unwrap();
+        drop(DirLock::acquire(&new).unwrap());
+        assert!(new.join(LOCK_FILE).exists());
+    }
+
+    #[test]
+    fn a_holder_that_wrote_no_name_is_found_in_proc_locks() {
+        if !Path::new("/proc/locks").exists() {
+            eprintln!("no /proc/locks: skipped");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let f = File::create(dir.path().join(LOCK_FILE)).unwrap();
+        f.lock().unwrap();
+        let e = DirLock::acquire(dir.path()).map(|_| ()).unwrap_err();
+        assert_eq!(e.exit_code(), 6);
+        assert!(
+            e.to_string()
+                .contains(&format!("held by pid {} (", std::process::id())),
+            "{e}"
         );
     }
     #[test]

@@ -29,12 +29,97 @@ pub const GIT_COMMIT: &str = match option_env!("SWORD_GIT_COMMIT") {
 /// Size and content hash of a file.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileRef {
-    /// Path as given (inputs) or file name relative to the manifest's directory (outputs).
+    /// Outputs: the file's name relative to the manifest's directory. Inputs: relative to the run folder when
+    /// [`FileRef::in_run`] (an artifact, a dump generated into the folder), else the path as given on the
+    /// command line (relative to the working directory of the command that wrote the manifest).
     pub path: String,
     /// Size in bytes.
     pub size: u64,
     /// xxh3-128 of the content, lower-case hex; `None` for streams that cannot be hashed (stdin).
     pub xxh3: Option<String>,
+    /// An input inside the run folder, recorded relative to it: a moved folder's manifests still name its own
+    /// files, and a copied folder's name the copy's, never the original's. Written only when true (manifests
+    /// written before it existed recorded every input as given, and read as `false`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub in_run: bool,
+}
+
+/// The identity of an input as a manifest records it and freshness compares it: `(in_run, path)` (see
+/// [`FileRef::in_run`]).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct InputName {
+    /// Relative to the run folder (else as given).
+    pub in_run: bool,
+    /// The path, relative to the run folder or as given.
+    pub path: String,
+}
+
+impl InputName {
+    /// How a manifest of the run folder `dir` names the file `path` (as the command was given it or built it
+    /// from `dir`): relative to `dir` when it lies inside (lexically, else once both are resolved), else as
+    /// given.
+    pub fn of(dir: &Path, path: &Path) -> InputName {
+        let inside = path
+            .strip_prefix(dir)
+            .ok()
+            .filter(|r| !r.as_os_str().is_empty())
+            .map(Path::to_path_buf)
+            .or_else(|| {
+                let d = fs::canonicalize(if dir.as_os_str().is_empty() {
+                    Path::new(".")
+                } else {
+                    dir
+                })
+                .ok()?;
+                let p = fs::canonicalize(path).ok()?;
+                p.strip_prefix(&d).ok().map(Path::to_path_buf)
+            });
+        match inside {
+            Some(rel) => InputName {
+                in_run: true,
+                path: rel.to_string_lossy().into_owned(),
+            },
+            None => InputName {
+                in_run: false,
+                path: path.to_string_lossy().into_owned(),
+            },
+        }
+    }
+
+    /// The file this name stands for, for a command run in the run folder `dir`.
+    pub fn resolve(&self, dir: &Path) -> PathBuf {
+        if self.in_run {
+            dir.join(&self.path)
+        } else {
+            PathBuf::from(&self.path)
+        }
+    }
+}
+
+impl FileRef {
+    /// The name this input is recorded under.
+    pub fn name(&self) -> InputName {
+        InputName {
+            in_run: self.in_run,
+            path: self.path.clone(),
+        }
+    }
+
+    /// Record this input (hashed under the path the command used) as a manifest of the run folder `dir` names
+    /// it: relative to `dir` when inside it ([`InputName::of`]). Idempotent.
+    pub fn relative_to(mut self, dir: &Path) -> FileRef {
+        if !self.in_run && self.path != "-" {
+            let n = InputName::of(dir, Path::new(&self.path));
+            self.in_run = n.in_run;
+            self.path = n.path;
+        }
+        self
+    }
+
+    /// The file this input names, for a manifest of the run folder `dir`.
+    pub fn resolve(&self, dir: &Path) -> PathBuf {
+        self.name().resolve(dir)
+    }
 }
 
 impl FileRef {
@@ -67,6 +152,7 @@ impl FileRef {
             path: path.to_string_lossy().into_owned(),
             size,
             xxh3: Some(format!("{:032x}", h.digest128())),
+            in_run: false,
         }))
     }
 }
@@ -125,12 +211,14 @@ impl Manifest {
         }
     }
 
-    /// The inputs of this manifest that an incomplete run produced: each input is looked up in the manifests
-    /// beside it (`*.manifest.json` in its directory) that list it as an output with the same size and hash.
-    pub fn incomplete_inputs(&self) -> Vec<String> {
+    /// The inputs of this manifest (of the run folder `dir`) that an incomplete run produced: each input is
+    /// looked up in the manifests beside it (`*.manifest.json` in its directory) that list it as an output
+    /// with the same size and hash.
+    pub fn incomplete_inputs(&self, dir: &Path) -> Vec<String> {
         let mut out = Vec::new();
         for input in &self.inputs {
-            let path = Path::new(&input.path);
+            let resolved = input.resolve(dir);
+            let path = resolved.as_path();
             let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
                 continue;
             };
@@ -190,7 +278,7 @@ impl Manifest {
     pub fn write(&self, dir: &Path) -> Result<PathBuf> {
         let path = Manifest::path_in(dir, &self.stage);
         let mut m = std::borrow::Cow::Borrowed(self);
-        if self.complete && !self.incomplete_inputs().is_empty() {
+        if self.complete && !self.incomplete_inputs(dir).is_empty() {
             m.to_mut().complete = false;
         }
         let json = serde_json::to_vec_pretty(&*m).expect("manifest serialises");
@@ -214,7 +302,8 @@ impl Manifest {
 /// Check that `dir/name` is exactly the file that `dir/<stage>.manifest.json` says `stage` wrote.
 ///
 /// Returns the file's `FileRef` (with its full path) for the consumer's own manifest. A missing manifest or a
-/// file not listed is `Stale`; a size or hash mismatch is `Corrupt`. With `force`, mismatches are ignored and
+/// file not listed is `Stale`, and so is a size or hash mismatch (the file changed since its manifest vouched for
+/// it: exit code 3, as a stale input; a file that cannot be decoded is `Corrupt`, bad input, exit code 2). With `force`, mismatches are ignored and
 /// the file is only hashed.
 pub fn check_input(dir: &Path, stage: &str, name: &str, force: bool) -> Result<FileRef> {
     let path = dir.join(name);
@@ -245,10 +334,10 @@ pub fn check_input(dir: &Path, stage: &str, name: &str, force: bool) -> Result<F
             what: format!("not listed in {}", mpath.display()),
         })?;
     if listed.size != actual.size || listed.xxh3 != actual.xxh3 {
-        return Err(Error::Corrupt {
+        return Err(Error::Stale {
             path,
             what: format!(
-                "size/hash {} / {:?} differ from {} ({} / {:?})",
+                "changed since its manifest vouched for it: size/hash {} / {:?} differ from {} ({} / {:?})",
                 actual.size,
                 actual.xxh3,
                 mpath.display(),
@@ -260,14 +349,43 @@ pub fn check_input(dir: &Path, stage: &str, name: &str, force: bool) -> Result<F
     Ok(actual)
 }
 
-/// True when `dir/<stage>.manifest.json` exists, was made with `config`, every input it lists still has the
-/// recorded size and hash, and every output it lists is present with its recorded size and hash. A stage
-/// that is fresh need not run again (`sword run` and the Makefile rely on this after a crash).
-pub fn is_fresh(dir: &Path, stage: &str, config: &serde_json::Value) -> bool {
+/// What a stage run is about to read, as [`is_fresh`] compares it with its manifest's inputs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reads {
+    /// Inputs the run will read and record: each must be among the manifest's.
+    pub required: Vec<InputName>,
+    /// Inputs it may record or not (an optional artifact it takes when there: distort's embeddings).
+    pub optional: Vec<InputName>,
+}
+
+/// True when `dir/<stage>.manifest.json` exists and everything this run of the stage would use matches it:
+///
+/// - it was made with `config`;
+/// - its inputs are exactly the files this run reads (`reads`: every required one listed, nothing listed that
+///   this run would not read) — so a run naming another dump, or carrying from another benchmark, is never
+///   fresh, even when the files the manifest names are unchanged;
+/// - every input it lists still has the recorded size and hash, an input inside the run folder looked up in
+///   `dir` ([`FileRef::in_run`]: a copied folder is judged on its own files, never on the original's);
+/// - every output it lists is present with its recorded size and hash.
+///
+/// A stage that is fresh need not run again (`sword run` relies on this after a crash, and to skip the stages
+/// a rerun would not change). Manifests whose inputs were recorded as given (before `in_run`) are never fresh:
+/// they rerun once.
+pub fn is_fresh(dir: &Path, stage: &str, config: &serde_json::Value, reads: &Reads) -> bool {
     let Ok(m) = Manifest::read(&Manifest::path_in(dir, stage)) else {
         return false;
     };
     if &m.config != config || m.outputs.is_empty() {
+        return false;
+    }
+    let recorded: Vec<InputName> = m.inputs.iter().map(FileRef::name).collect();
+    if !reads.required.iter().all(|r| recorded.contains(r)) {
+        return false;
+    }
+    if !recorded
+        .iter()
+        .all(|r| reads.required.contains(r) || reads.optional.contains(r))
+    {
         return false;
     }
     // A stream (stdin, a named pipe) cannot be read again to check it, and opening a pipe could block or eat
@@ -279,7 +397,7 @@ pub fn is_fresh(dir: &Path, stage: &str, config: &serde_json::Value) -> bool {
             Err(_) => false,
         },
     };
-    m.inputs.iter().all(|i| same(i, Path::new(&i.path)))
+    m.inputs.iter().all(|i| same(i, &i.resolve(dir)))
         && m.outputs.iter().all(|o| same(o, &dir.join(&o.path)))
 }
 
@@ -308,27 +426,92 @@ mod tests {
         assert_eq!(f.xxh3.as_deref(), Some(want.as_str()));
         assert_eq!(FileRef::of(&p).unwrap(), f);
     }
+    /// Only `names` required, nothing optional.
+    fn reads(names: &[InputName]) -> Reads {
+        Reads {
+            required: names.to_vec(),
+            optional: Vec::new(),
+        }
+    }
+
     #[test]
     fn freshness_follows_inputs_outputs_and_config() {
-        let dir = tempfile::tempdir().unwrap();
-        let d = dir.path();
+        let top = tempfile::tempdir().unwrap();
+        let d = &top.path().join("run");
+        fs::create_dir(d).unwrap();
         let input = d.join("in.txt");
+        let outside = top.path().join("dump.json");
         fs::write(&input, b"abc").unwrap();
+        fs::write(&outside, b"dump").unwrap();
         write_atomic(d.join("out.bin"), |w| w.write_all(b"xyz")).unwrap();
         let cfg = serde_json::json!({"k": 1});
         let mut m = Manifest::new("s");
         m.config = cfg.clone();
-        m.inputs.push(FileRef::of(&input).unwrap());
+        m.inputs.push(FileRef::of(&input).unwrap().relative_to(d));
+        m.inputs.push(FileRef::of(&outside).unwrap().relative_to(d));
         m.add_outputs(d, &["out.bin"]).unwrap();
         m.write(d).unwrap();
-        assert!(is_fresh(d, "s", &cfg));
-        assert!(!is_fresh(d, "s", &serde_json::json!({"k": 2})));
+        // Recorded relative to the folder inside it, as given outside it.
+        let inside = InputName {
+            in_run: true,
+            path: "in.txt".into(),
+        };
+        let given = InputName {
+            in_run: false,
+            path: outside.to_string_lossy().into_owned(),
+        };
+        assert_eq!(InputName::of(d, &input), inside);
+        assert_eq!(InputName::of(d, &outside), given);
+        let raw = fs::read_to_string(Manifest::path_in(d, "s")).unwrap();
+        assert!(raw.contains("\"path\": \"in.txt\""), "{raw}");
+        assert_eq!(raw.matches("in_run").count(), 1, "{raw}");
+        let both = reads(&[inside.clone(), given.clone()]);
+        assert!(is_fresh(d, "s", &cfg, &both));
+        assert!(!is_fresh(d, "s", &serde_json::json!({"k": 2}), &both));
+        // The exact set of inputs: one more required (another dump), or one recorded and not read, is stale.
+        let other = InputName {
+            in_run: false,
+            path: "v2.json".into(),
+        };
+        assert!(!is_fresh(
+            d,
+            "s",
+            &cfg,
+            &reads(&[inside.clone(), other.clone()])
+        ));
+        assert!(!is_fresh(
+            d,
+            "s",
+            &cfg,
+            &reads(std::slice::from_ref(&inside))
+        ));
+        let opt = Reads {
+            required: vec![inside.clone()],
+            optional: vec![given.clone()],
+        };
+        assert!(is_fresh(d, "s", &cfg, &opt));
         fs::write(&input, b"abd").unwrap();
-        assert!(!is_fresh(d, "s", &cfg));
+        assert!(!is_fresh(d, "s", &cfg, &both));
         fs::write(&input, b"abc").unwrap();
-        assert!(is_fresh(d, "s", &cfg));
-        fs::remove_file(d.join("out.bin")).unwrap();
-        assert!(!is_fresh(d, "s", &cfg));
+        fs::write(&outside, b"dumP").unwrap();
+        assert!(!is_fresh(d, "s", &cfg, &both));
+        fs::write(&outside, b"dump").unwrap();
+        assert!(is_fresh(d, "s", &cfg, &both));
+        // A moved folder stays fresh; a copy is judged on its own files, not the original's.
+        let moved = top.path().join("moved");
+        fs::rename(d, &moved).unwrap();
+        assert!(is_fresh(&moved, "s", &cfg, &both));
+        let copy = top.path().join("copy");
+        fs::create_dir(&copy).unwrap();
+        for f in ["in.txt", "out.bin", "s.manifest.json"] {
+            fs::copy(moved.join(f), copy.join(f)).unwrap();
+        }
+        assert!(is_fresh(&copy, "s", &cfg, &both));
+        fs::write(copy.join("in.txt"), b"new").unwrap();
+        assert!(!is_fresh(&copy, "s", &cfg, &both));
+        assert!(is_fresh(&moved, "s", &cfg, &both));
+        fs::remove_file(moved.join("out.bin")).unwrap();
+        assert!(!is_fresh(&moved, "s", &cfg, &both));
     }
     #[test]
     fn check_input_detects_corruption_and_staleness() {
@@ -346,7 +529,7 @@ mod tests {
         fs::write(d.join("x.bin"), b"hellO").unwrap();
         assert!(matches!(
             check_input(d, "s", "x.bin", false),
-            Err(Error::Corrupt { .. })
+            Err(Error::Stale { .. })
         ));
         assert!(check_input(d, "s", "x.bin", true).is_ok());
     }
@@ -364,14 +547,14 @@ mod tests {
         };
         write_stage(b"old");
         let cfg = serde_json::Value::Null;
-        assert!(is_fresh(d, "s", &cfg));
+        assert!(is_fresh(d, "s", &cfg, &reads(&[])));
         // A rerun that replaces one output and stops: its old manifest went with the first rename.
         {
             let _lock = DirLock::stage(d, "s").unwrap();
             write_atomic(d.join("one.bin"), |w| w.write_all(b"new")).unwrap();
             assert!(!Manifest::path_in(d, "s").exists());
         }
-        assert!(!is_fresh(d, "s", &cfg));
+        assert!(!is_fresh(d, "s", &cfg, &reads(&[])));
         assert!(matches!(
             check_input(d, "s", "two.bin", false),
             Err(Error::Stale { .. })

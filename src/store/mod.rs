@@ -24,4 +24,6 @@ pub use self::atomic::{commit_all, crash_point, write_atomic, AtomicFile};
 pub use self::files::{clean_stale_temps, ensure_dir, parse_temp_name, remove_all, TEMP_MARK};
 pub use self::layout::LOCK_FILE;
 pub use self::lock::DirLock;
-pub use self::manifest::{check_input, is_fresh, FileRef, Manifest, CRATE_VERSION, GIT_COMMIT};
+pub use self::manifest::{
+    check_input, is_fresh, FileRef, InputName, Manifest, Reads, CRATE_VERSION, GIT_COMMIT,
+};

@@ -9,7 +9,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 use sword::core::records::{Rank, Strategy};
 use sword::kb::original_of;
-use sword::store::is_fresh;
+use sword::stages::contract::is_fresh;
+use sword::stages::distort::stage::{DistortArgs, DistortStage};
+use sword::stages::distort::DistortConfig;
 use sword::store::tables::lineage::read_lineage;
 use sword::synth::{self, LaterConfig};
 
@@ -288,13 +290,25 @@ fn a_carried_benchmark_keeps_what_holds_refills_the_rest_and_is_the_same_at_any_
     // inputs. The same path with other content (a benchmark rebuilt in place) makes the build stale.
     let config = m["config"].clone();
     assert_eq!(config["carry_from"], old.to_str().unwrap());
-    assert!(is_fresh(new, "distort", &config));
+    let settings = DistortConfig {
+        seed: 7,
+        samples: SAMPLES.parse().unwrap(),
+        ..DistortConfig::default()
+    };
+    let args = |from: &Path| DistortArgs {
+        carry_from: Some(from.to_path_buf()),
+    };
+    let fresh = |from: &Path| is_fresh(&DistortStage, new, &settings, &args(from));
+    assert!(fresh(&old));
     let bench = old.join("sword.parquet");
     let kept = std::fs::read(&bench).unwrap();
     std::fs::copy(new.join("sword.parquet"), &bench).unwrap();
-    assert!(!is_fresh(new, "distort", &config));
+    assert!(!fresh(&old));
     std::fs::write(&bench, kept).unwrap();
-    assert!(is_fresh(new, "distort", &config));
+    assert!(fresh(&old));
+    // Carried from another run (a copy of the same benchmark): not this build, whatever its bytes.
+    copy_dir(&old, &wd.join("old-copy"));
+    assert!(!fresh(&wd.join("old-copy")));
     // A fresh build in a folder that held a carried one leaves no lineage of the old build behind.
     let fresh = runs[2].to_str().unwrap();
     wd.run_ok(&[

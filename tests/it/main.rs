@@ -24,6 +24,7 @@ mod refusal;
 mod revalidate;
 mod safety;
 mod spill;
+mod stale;
 mod synth;
 mod synth_world;
 mod versions;

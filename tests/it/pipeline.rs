@@ -205,6 +205,7 @@ fn run_survives_sigkill_at_random_moments() {
 fn second_run_on_a_locked_directory_fails_with_exit_code_6() {
     let wd = Workdir::new();
     let _held = sword::store::DirLock::acquire(&wd.join("out")).unwrap();
+    wd.write("nothing.json", "");
     let (code, err) = wd.run_err(&["run", "--dump", "nothing.json", "--out", "out"]);
     assert_eq!(code, 6, "{err}");
     assert!(err.contains("locked"), "{err}");
@@ -593,11 +594,12 @@ fn run_validates_every_stage_and_flags_override_files_only_when_given() {
     let (code, err) = wd.run_err(&small_run_args("2", &dump, "r"));
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--max-attempts must be at least 1"), "{err}");
-    assert!(
-        wd.join("r/train.manifest.json").exists(),
-        "the stages before ran"
-    );
-    assert!(!wd.join("r/distortions.parquet").exists());
+    assert!(err.contains("conf/distort.toml"), "names the file: {err}");
+    // Refused before the first stage: nothing is written, the run folder is not even created.
+    assert!(!wd.join("r").exists(), "the run folder was created");
+    let mut until_graph = small_run_args("2", &dump, "r");
+    until_graph.extend(["--until", "graph"]);
+    wd.run_ok(&until_graph);
     // walks.toml says text = true and the command line says nothing: walks.txt is written.
     wd.write("conf/walks.toml", "text = true\n");
     wd.run_ok(&["walks", "--out", "r", "--config", "conf/walks.toml"]);

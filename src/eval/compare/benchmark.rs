@@ -36,8 +36,8 @@ pub fn sword_parquet(path: &Path) -> PathBuf {
 pub fn tiers(data: &Data, path: &Path) -> Result<Vec<Option<Tier>>> {
     let path = sword_parquet(path);
     let f = std::fs::File::open(&path).at(&path)?;
-    let builder =
-        ParquetRecordBatchReaderBuilder::try_new(f).map_err(|e| Error::parquet(&path, e))?;
+    let builder = ParquetRecordBatchReaderBuilder::try_new(f)
+        .map_err(|e| Error::unreadable_parquet(&path, e))?;
     let names: Vec<&str> = builder
         .schema()
         .fields()
@@ -55,7 +55,7 @@ pub fn tiers(data: &Data, path: &Path) -> Result<Vec<Option<Tier>>> {
     let reader = builder
         .with_projection(mask)
         .build()
-        .map_err(|e| Error::parquet(&path, e))?;
+        .map_err(|e| Error::unreadable_parquet(&path, e))?;
     let index: HashMap<&str, usize> = data
         .statements
         .iter()
@@ -67,7 +67,7 @@ pub fn tiers(data: &Data, path: &Path) -> Result<Vec<Option<Tier>>> {
     let mut tiers: Vec<Option<Tier>> = vec![None; data.statements.len()];
     let mut row = 0u64;
     for batch in reader {
-        let batch = batch.map_err(|e| Error::parquet(&path, e))?;
+        let batch = batch.map_err(|e| Error::unreadable_parquet(&path, e))?;
         let col = |name: &str| crate::store::tables::string_column(&batch, name, &path);
         let (sid, strategy, falsity): (&StringArray, &StringArray, &StringArray) =
             (col("statement_id")?, col("strategy")?, col("falsity")?);

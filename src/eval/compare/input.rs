@@ -139,6 +139,17 @@ fn parse_line(path: &Path, pos: Pos, text: &str) -> Result<Line> {
     if let Some(s) = suite_of(&o).filter(|s| *s != "sword") {
         return Err(pos.err(path, format!("an answer of suite `{s}`, not SWORD")));
     }
+    // Models are told apart by `model`: a line without one would become a model named "model" beside the
+    // others (eval score, which reads one model's file, takes that default; compare does not).
+    if o.get("model")
+        .and_then(serde_json::Value::as_str)
+        .is_none_or(|m| m.trim().is_empty())
+    {
+        return Err(pos.err(
+            path,
+            "no `model` (a non-empty string): eval compare tells the models apart by it",
+        ));
+    }
     let (key, row) = samples::sword_row(&o, path, pos.line)?;
     // The index of `value` among SWORD's `what` (its languages or strategies).
     let index = |what: &str, all: &[&str], value: &str| {

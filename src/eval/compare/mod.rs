@@ -59,6 +59,13 @@ pub const STAGE: &str = "compare";
 /// Run `sword eval compare`.
 pub fn run(a: &Args) -> Result<()> {
     let t = std::time::Instant::now();
+    // Refused before anything is read or computed: the outputs could not be written there.
+    if std::fs::metadata(&a.out).is_ok_and(|m| !m.is_dir()) {
+        return Err(crate::core::error::Error::bad_input(
+            &a.out,
+            "--out must name a folder (it is created if missing); this is a file",
+        ));
+    }
     let mut data = input::read(&a.results, a.variant.as_deref())?;
     if let Some(b) = &a.benchmark {
         data.tiers = Some(benchmark::tiers(&data, b)?);

@@ -72,6 +72,7 @@ mod tests {
             path: format!("/some/run/{name}"),
             size: 1,
             xxh3: Some(hash.into()),
+            in_run: false,
         }
     }
 

@@ -14,7 +14,7 @@ use crate::core::records::Strategy;
 use crate::core::records::{PropertyRecord, Rank, Triple};
 use crate::kb::benchmark::differences;
 use crate::kb::index::IndexBuilder;
-use crate::kb::verdict::{check_runs, verdicts};
+use crate::kb::verdict::{check_old_run, check_runs, verdicts};
 use crate::kb::{NewFacts, OldBenchmark};
 use crate::stages::contract::{Context, Input, Stage};
 use crate::store::layout::{
@@ -73,6 +73,16 @@ impl Stage for DistortStage {
         v
     }
 
+    /// [`Self::READS`], and with `--carry-from` the old benchmark, which `run` records once it is known to be
+    /// one.
+    fn inputs(&self, _: &DistortConfig, args: &DistortArgs) -> Vec<Input> {
+        let mut v = Self::READS.to_vec();
+        if let Some(old) = &args.carry_from {
+            v.push(Input::ReadByRun(old.join(SWORD.file)));
+        }
+        v
+    }
+
     const READS: &'static [Input] = &[
         Input::Vouched(TRIPLES),
         Input::Vouched(STATEMENTS),
@@ -93,9 +103,14 @@ impl Stage for DistortStage {
     /// would describe a benchmark that is gone).
     const MAY_WRITE: &'static [Artifact] = &[LINEAGE];
 
-    fn validate(&self, cfg: &DistortConfig, _: &DistortArgs) -> Result<()> {
+    /// The settings, and the old run of `--carry-from` (a readable benchmark beside its extract manifest),
+    /// before the run folder is locked; its compatibility with this run's extract is checked in `run`.
+    fn validate(&self, cfg: &DistortConfig, args: &DistortArgs) -> Result<()> {
         if cfg.max_attempts == 0 {
             return Err(Error::Config("--max-attempts must be at least 1".into()));
+        }
+        if let Some(old) = &args.carry_from {
+            check_old_run(old, "--carry-from")?;
         }
         Ok(())
     }
@@ -124,7 +139,7 @@ fn run(cx: &mut Context, cfg: &DistortConfig, carry_from: Option<&Path>) -> Resu
     // A carry's bad input (no old benchmark, an extract that cannot be compared) is refused before any work.
     let old = match carry_from {
         Some(dir) => {
-            check_runs(dir, cx.dir())?;
+            check_runs(dir, cx.dir(), "--carry-from")?;
             let bench = dir.join(SWORD.file);
             // Recorded (and hashed into the tag) only once it is known to be a benchmark.
             cx.manifest().inputs.push(FileRef::of(&bench)?);

@@ -790,7 +790,7 @@ pub fn replay_parts(
         let path = dir.join(&pm.data.path);
         let now = FileRef::of(&path)?;
         if now.size != pm.data.size || now.xxh3 != pm.data.xxh3 {
-            return Err(Error::Corrupt {
+            return Err(Error::Stale {
                 path,
                 what: format!(
                     "size or hash differs from its manifest (part {}/{}): rerun that shard",
@@ -800,7 +800,7 @@ pub fn replay_parts(
         }
         let pd = read_part_data(&path)?;
         if pd.len != pm.json_bytes || pd.newlines != pm.newlines {
-            return Err(Error::Corrupt {
+            return Err(Error::Stale {
                 path,
                 what: "length or newline count differs from its manifest".into(),
             });

@@ -52,9 +52,13 @@ impl Stage for ExtractStage {
     type Outcome = ();
 
     /// None from the run folder: the dump (hashed beside the join, or not at all from stdin) and, with
-    /// `--join-shards`, the parts are recorded by `run`.
-    fn inputs(&self, _: &Config, _: &ExtractArgs) -> Vec<Input> {
-        Vec::new()
+    /// `--join-shards`, the parts are recorded by `run`. The dump is declared ([`Input::ReadByRun`]), so that
+    /// a run naming another dump is never taken as fresh.
+    fn inputs(&self, _: &Config, args: &ExtractArgs) -> Vec<Input> {
+        match args.join_shards {
+            Some(_) => Vec::new(),
+            None => vec![Input::ReadByRun(args.dump.clone())],
+        }
     }
 
     const WRITES: &'static [Artifact] = &EXTRACT_OUTPUTS;
@@ -393,6 +397,7 @@ fn run_with(
             path: dump.to_string_lossy().into_owned(),
             size: stats.json_bytes,
             xxh3: None,
+            in_run: false,
         }
     } else {
         match hasher {

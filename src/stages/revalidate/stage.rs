@@ -85,7 +85,7 @@ impl Stage for RevalidateStage {
                 "--transitive-max-visits must be at least 1".into(),
             ));
         }
-        check_runs(&args.benchmark, &args.against)
+        check_runs(&args.benchmark, &args.against, "--benchmark")
     }
 
     fn run(

@@ -170,7 +170,7 @@ fn batches(
 ) -> Result<u64> {
     let mut row = 0u64;
     for batch in column_reader(path, columns)? {
-        let batch = batch.map_err(|e| Error::parquet(path, e))?;
+        let batch = batch.map_err(|e| Error::unreadable_parquet(path, e))?;
         f(&batch, row)?;
         row += batch.num_rows() as u64;
     }

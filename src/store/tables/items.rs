@@ -116,13 +116,13 @@ pub fn write_items<W: Write + Send>(
 pub fn items_among(path: &Path, wanted: &HashSet<Qid>) -> Result<HashSet<Qid>> {
     let f = std::fs::File::open(path).at(path)?;
     let reader = ParquetRecordBatchReaderBuilder::try_new(f)
-        .map_err(|e| Error::parquet(path, e))?
+        .map_err(|e| Error::unreadable_parquet(path, e))?
         .with_batch_size(1 << 16)
         .build()
-        .map_err(|e| Error::parquet(path, e))?;
+        .map_err(|e| Error::unreadable_parquet(path, e))?;
     let mut out = HashSet::new();
     for batch in reader {
-        let batch = batch.map_err(|e| Error::parquet(path, e))?;
+        let batch = batch.map_err(|e| Error::unreadable_parquet(path, e))?;
         let col = batch
             .column_by_name("item")
             .and_then(|c| c.as_any().downcast_ref::<UInt64Array>())

@@ -96,7 +96,7 @@ pub fn writer_props_for(schema: &Schema, complete: bool) -> WriterProperties {
 pub fn file_is_complete(path: &Path) -> Result<bool> {
     use parquet::file::reader::{FileReader, SerializedFileReader};
     let f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-    let r = SerializedFileReader::new(f).map_err(|e| Error::parquet(path, e))?;
+    let r = SerializedFileReader::new(f).map_err(|e| Error::unreadable_parquet(path, e))?;
     let kv = r.metadata().file_metadata().key_value_metadata();
     Ok(!kv.is_some_and(|kv| {
         kv.iter()
@@ -245,12 +245,12 @@ fn id_text(buf: &mut Vec<u8>, prefix: u8, v: u64) -> &str {
 /// Read all record batches of a Parquet source.
 pub fn read_batches<R: ChunkReader + 'static>(src: R, path: &Path) -> Result<Vec<RecordBatch>> {
     let reader = ParquetRecordBatchReaderBuilder::try_new(src)
-        .map_err(|e| Error::parquet(path, e))?
+        .map_err(|e| Error::unreadable_parquet(path, e))?
         .with_batch_size(ROW_GROUP)
         .build()
-        .map_err(|e| Error::parquet(path, e))?;
+        .map_err(|e| Error::unreadable_parquet(path, e))?;
     reader
-        .map(|b| b.map_err(|e| Error::parquet(path, e)))
+        .map(|b| b.map_err(|e| Error::unreadable_parquet(path, e)))
         .collect()
 }
 
@@ -312,15 +312,15 @@ fn column_reader(
     columns: &[&str],
 ) -> Result<parquet::arrow::arrow_reader::ParquetRecordBatchReader> {
     let f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-    let builder =
-        ParquetRecordBatchReaderBuilder::try_new(f).map_err(|e| Error::parquet(path, e))?;
+    let builder = ParquetRecordBatchReaderBuilder::try_new(f)
+        .map_err(|e| Error::unreadable_parquet(path, e))?;
     let mask =
         parquet::arrow::ProjectionMask::columns(builder.parquet_schema(), columns.iter().copied());
     builder
         .with_projection(mask)
         .with_batch_size(ROW_GROUP)
         .build()
-        .map_err(|e| Error::parquet(path, e))
+        .map_err(|e| Error::unreadable_parquet(path, e))
 }
 
 /// Stream the subject, property and object (and the rank, with `with_rank`) of every row of a triples file,
@@ -338,7 +338,7 @@ pub fn for_each_triple(
     };
     let mut row = 0u64;
     for batch in column_reader(path, cols)? {
-        let batch = batch.map_err(|e| Error::parquet(path, e))?;
+        let batch = batch.map_err(|e| Error::unreadable_parquet(path, e))?;
         let s = string_column(&batch, "subject", path)?;
         let p = string_column(&batch, "property", path)?;
         let o = string_column(&batch, "object", path)?;
@@ -376,8 +376,8 @@ pub fn statement_ids_at(path: &Path, rows: &[u64]) -> Result<Vec<String>> {
     want.sort_unstable();
     let mut out = vec![String::new(); rows.len()];
     let f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-    let builder =
-        ParquetRecordBatchReaderBuilder::try_new(f).map_err(|e| Error::parquet(path, e))?;
+    let builder = ParquetRecordBatchReaderBuilder::try_new(f)
+        .map_err(|e| Error::unreadable_parquet(path, e))?;
     if builder.schema().column_with_name("statement_id").is_none() {
         return Ok(out);
     }
@@ -388,7 +388,7 @@ pub fn statement_ids_at(path: &Path, rows: &[u64]) -> Result<Vec<String>> {
         if next == want.len() {
             break;
         }
-        let batch = batch.map_err(|e| Error::parquet(path, e))?;
+        let batch = batch.map_err(|e| Error::unreadable_parquet(path, e))?;
         let id = string_column(&batch, "statement_id", path)?;
         let end = row + batch.num_rows() as u64;
         while next < want.len() && want[next].0 < end {
@@ -624,13 +624,13 @@ fn labelled_reader<R: ChunkReader + 'static>(
     path: &Path,
     batch: usize,
 ) -> Result<(Vec<String>, ParquetRecordBatchReader)> {
-    let builder =
-        ParquetRecordBatchReaderBuilder::try_new(src).map_err(|e| Error::parquet(path, e))?;
+    let builder = ParquetRecordBatchReaderBuilder::try_new(src)
+        .map_err(|e| Error::unreadable_parquet(path, e))?;
     let langs = label_languages(builder.schema());
     let reader = builder
         .with_batch_size(batch.max(1))
         .build()
-        .map_err(|e| Error::parquet(path, e))?;
+        .map_err(|e| Error::unreadable_parquet(path, e))?;
     Ok((langs, reader))
 }
 
@@ -670,7 +670,7 @@ pub fn read_entities_where<R: ChunkReader + 'static>(
     let (langs, reader) = labelled_reader(src, path, batch)?;
     let mut out = Vec::new();
     for batch in reader {
-        let batch = batch.map_err(|e| Error::parquet(path, e))?;
+        let batch = batch.map_err(|e| Error::unreadable_parquet(path, e))?;
         let id = string_column(&batch, "id", path)?;
         let labels = label_columns(&batch, &langs, path)?;
         let descriptions: Vec<&StringArray> = langs
@@ -851,7 +851,7 @@ pub fn read_properties_from<R: ChunkReader + 'static>(
     let (langs, reader) = labelled_reader(src, path, ROW_GROUP)?;
     let mut out = Vec::new();
     for batch in reader {
-        let batch = batch.map_err(|e| Error::parquet(path, e))?;
+        let batch = batch.map_err(|e| Error::unreadable_parquet(path, e))?;
         let id = string_column(&batch, "id", path)?;
         let datatype = string_column(&batch, "datatype", path)?;
         let labels = label_columns(&batch, &langs, path)?;

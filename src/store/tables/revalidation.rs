@@ -87,12 +87,12 @@ pub(crate) fn read_utf8_table<const N: usize>(
 ) -> Result<Vec<[String; N]>> {
     let f = std::fs::File::open(path).at(path)?;
     let reader = ParquetRecordBatchReaderBuilder::try_new(f)
-        .map_err(|e| Error::parquet(path, e))?
+        .map_err(|e| Error::unreadable_parquet(path, e))?
         .build()
-        .map_err(|e| Error::parquet(path, e))?;
+        .map_err(|e| Error::unreadable_parquet(path, e))?;
     let mut out = Vec::new();
     for batch in reader {
-        let batch = batch.map_err(|e| Error::parquet(path, e))?;
+        let batch = batch.map_err(|e| Error::unreadable_parquet(path, e))?;
         let cols: Vec<&StringArray> = columns
             .iter()
             .map(|c| {
