@@ -301,7 +301,7 @@ fn run_with(
     // the page cache as a rule) runs beside the reading, not beside the join: on many cores the join is shorter
     // than a second read of the file, which would then be the stage's tail. A failed run drops the `Hasher`,
     // which stops the thread at its next read.
-    let hasher = (rayon::current_num_threads() > 1 && !is_stdin).then(|| Hasher::spawn(dump));
+    let hasher = (cx.threads() > 1 && !is_stdin).then(|| Hasher::spawn(dump));
     let mut acc = Acc::new(&rules, cfg.max_bad_lines, dump);
     acc.progress = Some(&progress);
     let mut state = State::new(out, limit);
@@ -347,7 +347,7 @@ fn run_with(
     let complete = incomplete.is_none();
     // The five artifacts are written to temporary files while the join streams their rows (a full disk
     // fails here, before any artifact changes), encoded on the pool (see `ParquetOut`)...
-    let threads = rayon::current_num_threads();
+    let threads = cx.threads();
     // A join that spilled runs under a tight memory limit: there each writer is waited for when its artifact
     // is done, so that at most the three statement tables' writers hold row groups at once (docs/extract.md).
     let wait_on_close = state.spill_dir().is_some();
@@ -497,7 +497,7 @@ fn run_with(
         "dump_date": dump_date,
         "max_modified": max_modified,
         "json_mb_per_s": stats.json_bytes as f64 / 1e6 / t_read.max(1e-9),
-        "threads": rayon::current_num_threads(),
+        "threads": threads,
         "bad_lines": bad_examples,
         "languages": cfg.languages,
         "incomplete": incomplete,
