@@ -1,25 +1,37 @@
 //! `sword`: rebuild the SWORD benchmark from a Wikidata dump, and evaluate models on it and two sibling suites.
 //!
-//! ```text
-//!  dump (.json/.gz/.bz2/.zst/-) ──extract──► entities, triples, statements, properties, transitive (Parquet)
-//!                                              │
-//!                         triples ──graph──► graph.csr ──walks──► walks.bin ──train──► embeddings.npy/.w2v
-//!                                                                                          │
-//!  triples, statements, properties, transitive, embeddings ──distort──► distortions.parquet
-//!  entities, triples, distortions ──export──► sword.parquet, translation_requests.jsonl, report/
-//!  translated statements, AdversaRiskQA files, sycophancy questions, model answers ──eval──► results
-//! ```
+//! The modules below are the crate's layers, listed bottom up: a module imports only from its own layer or a
+//! lower one (`tests/it/modules.rs` reads this list and fails on an import from a lower layer to a higher
+//! one, and on one between two stage folders).
 //!
-//! Each stage is a module with a pure, deterministic core over typed values and a `run` that reads its input
-//! artifacts (checked against their manifests), writes its outputs atomically and then its manifest
-//! (`artifact`). `main.rs` only parses arguments and dispatches to `<stage>::cli`.
+//! - [`core`]: errors and their exit codes, Q/P ids, the records the tables hold, settings loading, progress;
+//! - [`store`]: the run folder (layout, atomic files, the lock, manifests) and every Parquet schema;
+//! - [`dump`]: reading a dump (formats, parallel decompression, line framing, the parsers, the entity model);
+//! - [`llm`]: the OpenAI-compatible client, the resumable answer log, Batch files;
+//! - [`kb`]: the knowledge base the stages share (the existence index and its searches, the benchmark reader,
+//!   revalidation's verdicts, the translation prompt); no stage;
+//! - [`synth`]: the generator of realistic dumps, and of later versions of a benchmark's world;
+//! - [`stages`]: the contract (`Stage`, the context that runs it), one folder per stage, `sword run`;
+//! - [`eval`]: the evaluation suites and the `sword eval` subcommands.
+//!
+//! `main.rs` parses the command line and dispatches one line per subcommand. How the artifacts flow from the
+//! dump to the scores: the diagram in docs/architecture.md ("Data flow").
 
+// One group per layer (a blank line apart, so that rustfmt keeps the order), bottom up.
 pub mod core;
-pub mod dump;
-pub mod eval;
-pub mod llm;
-pub mod stages;
+
 pub mod store;
+
+pub mod dump;
+
+pub mod llm;
+
+pub mod kb;
+
 pub mod synth;
+
+pub mod stages;
+
+pub mod eval;
 
 pub use crate::core::error::{Error, Result};

@@ -8,7 +8,7 @@ use sword::stages::embed::{graph::GraphStage, train::TrainStage, walks::WalksSta
 use sword::stages::export::ExportStage;
 use sword::stages::extract::ExtractStage;
 use sword::stages::revalidate::RevalidateStage;
-use sword::stages::translate::{generate::TranslateStage, import::ImportStage};
+use sword::stages::translate::{ImportStage, TranslateStage};
 
 /// Rebuild the SWORD benchmark from a Wikidata dump and evaluate models on it and its sibling suites.
 #[derive(Parser, Debug)]

@@ -198,6 +198,21 @@ pub struct Distortion {
 }
 
 impl Distortion {
+    /// The (S, P, O) key.
+    pub fn key(&self) -> (Qid, Pid, Qid) {
+        (self.subject, self.property, self.object)
+    }
+
+    /// The three entities, in role order.
+    pub fn entities(&self) -> [crate::core::ids::EntityId; 3] {
+        use crate::core::ids::EntityId;
+        [
+            EntityId::Item(self.subject),
+            EntityId::Property(self.property),
+            EntityId::Item(self.object),
+        ]
+    }
+
     /// The original statement `t` itself, as the benchmark's row of `original_id` (strategy ORG, nothing
     /// replaced).
     pub fn original(original_id: u32, t: &Triple) -> Distortion {

@@ -226,12 +226,20 @@ pub struct Context {
     manifest: Manifest,
     started: Instant,
     lap: Instant,
+    threads: usize,
 }
 
 impl Context {
     /// The run folder.
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// The worker threads the stage runs on: those of the thread pool [`execute`] was called in (`-j N`; all
+    /// cores by default), read once for the run. No output depends on it; a stage sizes its queues by it and
+    /// records it.
+    pub fn threads(&self) -> usize {
+        self.threads
     }
 
     /// The path of an artifact in the run folder.
@@ -376,6 +384,7 @@ pub fn execute<S: Stage>(
         manifest,
         started: now,
         lap: now,
+        threads: rayon::current_num_threads(),
     };
     let result = stage
         .run(&mut cx, settings, args)

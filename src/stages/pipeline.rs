@@ -29,10 +29,10 @@ use super::embed::train::TrainStage;
 use super::embed::walks::WalksStage;
 use super::export::ExportStage;
 use super::extract::ExtractStage;
-use super::revalidate::stage::{check_old_run, check_settings};
 use crate::core::config;
 use crate::core::error::{Error, Result};
 use crate::core::progress;
+use crate::kb::verdict::{check_old_run, check_settings};
 use crate::store::layout;
 use crate::store::{self, DirLock, Manifest};
 use std::ffi::OsString;
@@ -324,34 +324,8 @@ pub fn prepare(dir: &Path) -> Result<DirLock> {
     DirLock::acquire(dir)
 }
 
-/// Name of the embedded default dump inside the run directory.
-pub const DEFAULT_DUMP: &str = "input/wikidata-synth-all.json.gz";
-
-/// The embedded default dump in `dir` (a small synthetic dump in the real, Wikimedia multi-member gzip
-/// layout, seeded by `seed`), generated unless it is there for the same settings.
-fn default_dump(dir: &Path, seed: u64) -> Result<PathBuf> {
-    let path = dir.join(DEFAULT_DUMP);
-    let mut cfg = crate::synth::default_config();
-    cfg.seed = seed;
-    let truth_path = dir.join("input/synth.manifest.json");
-    let want = serde_json::to_value(&cfg).map_err(|e| Error::internal(e.to_string()))?;
-    let fresh = path.exists() && Manifest::read(&truth_path).is_ok_and(|m| m.config == want);
-    if !fresh {
-        progress::log(format!(
-            "[run] generating the embedded default dump ({} entities) into {}",
-            cfg.entities,
-            path.display()
-        ));
-        store::ensure_dir(&dir.join("input"))?;
-        crate::synth::write_file(&cfg, &path)?;
-        let mut m = Manifest::new("synth");
-        m.config = want;
-        m.seed = Some(cfg.seed);
-        m.add_outputs(&dir.join("input"), &["wikidata-synth-all.json.gz"])?;
-        m.write(&dir.join("input"))?;
-    }
-    Ok(path)
-}
+/// Name of the embedded default dump inside the run directory (synth's, which writes it).
+pub use crate::synth::DEFAULT_DUMP;
 
 /// The stages of [`PIPELINE`] a run goes through: every one, or up to `until`.
 fn planned(until: Option<&str>) -> Vec<&'static dyn Step> {
@@ -442,7 +416,7 @@ pub fn run(args: &Args) -> Result<Vec<StageReport>> {
     check_plan(args, &plan, &steps)?;
     let _lock = prepare(dir)?;
     if args.dump.is_none() {
-        default_dump(dir, args.seed)?;
+        crate::synth::default_dump(dir, args.seed)?;
     }
     let t = Instant::now();
     let mut reports = Vec::new();

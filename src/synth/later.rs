@@ -17,8 +17,8 @@
 //! changed and written again (key order and escapes then differ, which the extract stage does not mind).
 
 use super::*;
-use crate::stages::distort::Strategy;
-use crate::stages::revalidate::{OldBenchmark, OldStatement};
+use crate::core::records::{Distortion, Strategy};
+use crate::kb::OldBenchmark;
 use crate::store::layout::TRIPLES;
 use std::collections::{HashMap, HashSet};
 
@@ -61,7 +61,7 @@ struct RoleTriples {
 }
 
 impl RoleTriples {
-    fn read(old: &Path, bench: &[OldStatement]) -> Result<RoleTriples> {
+    fn read(old: &Path, bench: &[Distortion]) -> Result<RoleTriples> {
         let dir = if old.is_dir() {
             old
         } else {
@@ -122,7 +122,7 @@ impl RoleTriples {
 
     /// The final triples that hold the replacement of the PSS / POS `st` in its role, when there are at most
     /// [`LEAVE_POOL_MAX`].
-    fn of(&self, st: &OldStatement) -> Option<Vec<(Qid, Pid, Qid)>> {
+    fn of(&self, st: &Distortion) -> Option<Vec<(Qid, Pid, Qid)>> {
         let p = st.property;
         match st.strategy {
             Strategy::PSS => Some(
@@ -147,7 +147,7 @@ impl RoleTriples {
 }
 
 /// The statements of a benchmark: `sword.parquet` itself, or the run directory that holds it.
-pub fn read_benchmark(path: &Path) -> Result<Vec<OldStatement>> {
+pub fn read_benchmark(path: &Path) -> Result<Vec<Distortion>> {
     let file = if path.is_dir() {
         path.join("sword.parquet")
     } else {
@@ -350,7 +350,7 @@ fn label_in<'a>(line: &'a serde_json::Value, lang: &str) -> Option<&'a str> {
 }
 
 /// A deterministic order over the benchmark for one kind: by a hash of (seed, kind, statement).
-fn shuffled(bench: &[OldStatement], seed: u64, kind: EditKind) -> Vec<usize> {
+fn shuffled(bench: &[Distortion], seed: u64, kind: EditKind) -> Vec<usize> {
     let h = |s: &str| {
         s.bytes()
             .fold(splitmix(seed ^ ((kind as u64) << 40)), |a, b| {
@@ -367,7 +367,7 @@ fn shuffled(bench: &[OldStatement], seed: u64, kind: EditKind) -> Vec<usize> {
 }
 
 /// Choose the edits of a later version for a benchmark of the first version of `m`'s world.
-fn plan(m: &Model, bench: &[OldStatement], lc: &LaterConfig) -> Result<Plan> {
+fn plan(m: &Model, bench: &[Distortion], lc: &LaterConfig) -> Result<Plan> {
     // The benchmark must come from this world: every entity of it an item or property labelled here.
     for st in bench {
         for e in [
@@ -404,7 +404,7 @@ fn plan(m: &Model, bench: &[OldStatement], lc: &LaterConfig) -> Result<Plan> {
         .map(|st| (st.subject, st.property, st.object))
         .collect();
     let mut used: HashSet<Qid> = HashSet::new();
-    let free = |used: &HashSet<Qid>, st: &OldStatement| {
+    let free = |used: &HashSet<Qid>, st: &Distortion| {
         !used.contains(&st.subject) && !used.contains(&st.object)
     };
     for kind in EditKind::ALL {
@@ -416,7 +416,7 @@ fn plan(m: &Model, bench: &[OldStatement], lc: &LaterConfig) -> Result<Plan> {
         // Candidates: statements of the benchmark this kind can aim at, the ones whose edited entity few other
         // statements name first.
         let order = shuffled(bench, lc.seed, kind);
-        let edited = |st: &OldStatement| -> Qid {
+        let edited = |st: &Distortion| -> Qid {
             match kind {
                 EditKind::Delete => st.replacement_entity.unwrap_or(st.subject),
                 EditKind::AddSymmetric | EditKind::AddInverse | EditKind::Rename => st.object,
@@ -875,12 +875,7 @@ fn later_truth(m: &Model, v1: &Truth, plan: &Plan) -> Truth {
 
 /// The status of every statement of the old benchmark against the later version (see docs/versions.md for
 /// the precedence): from the later oracle and its closure, not from the dump.
-fn expected_statuses(
-    m: &Model,
-    later: &Truth,
-    plan: &Plan,
-    bench: &[OldStatement],
-) -> Vec<Expected> {
+fn expected_statuses(m: &Model, later: &Truth, plan: &Plan, bench: &[Distortion]) -> Vec<Expected> {
     let closure = later.closure();
     let present = |q: Qid| m.item_rank(q).is_some() && !plan.deleted.contains(&q);
     // The pools distort draws PSS and POS from: the subjects, the objects of P among the final triples.
@@ -941,7 +936,7 @@ fn expected_statuses(
 pub fn generate_later_as<W: Write>(
     cfg: &Config,
     lc: &LaterConfig,
-    bench: &[OldStatement],
+    bench: &[Distortion],
     w: W,
     format: Format,
     path: &Path,
@@ -987,7 +982,7 @@ pub fn generate_later_as<W: Write>(
 pub fn generate_later<W: Write>(
     cfg: &Config,
     lc: &LaterConfig,
-    bench: &[OldStatement],
+    bench: &[Distortion],
     w: W,
 ) -> Result<LaterTruth> {
     let (t, _) = generate_later_as(cfg, lc, bench, w, Format::Json, Path::new("-"), true)?;
@@ -998,7 +993,7 @@ pub fn generate_later<W: Write>(
 pub fn write_later_file(
     cfg: &Config,
     lc: &LaterConfig,
-    bench: &[OldStatement],
+    bench: &[Distortion],
     path: &Path,
     full: bool,
 ) -> Result<(Option<LaterTruth>, Counts)> {

@@ -33,7 +33,7 @@ use crate::core::ids::{EntityId, Pid, Qid};
 use crate::core::progress::{self, Progress, Unit};
 use crate::core::records::Rank;
 use crate::dump::gz;
-use crate::store::AtomicFile;
+use crate::store::{AtomicFile, Manifest};
 use rand::rngs::ChaCha8Rng;
 use rand::{RngExt, SeedableRng};
 use rayon::prelude::*;
@@ -129,6 +129,36 @@ impl Default for Config {
 /// so every later stage has meaningful input and the whole pipeline runs in well under a minute on two cores.
 pub fn default_config() -> Config {
     Config::default()
+}
+
+/// Name of the embedded default dump inside the run directory.
+pub const DEFAULT_DUMP: &str = "input/wikidata-synth-all.json.gz";
+
+/// The embedded default dump of `sword run` in the run folder `dir` (a small synthetic dump in the real,
+/// Wikimedia multi-member gzip layout, seeded by `seed`), generated unless it is there for the same settings,
+/// with its manifest `input/synth.manifest.json`. The pipeline calls it; synth imports no stage.
+pub fn default_dump(dir: &Path, seed: u64) -> Result<PathBuf> {
+    let path = dir.join(DEFAULT_DUMP);
+    let mut cfg = default_config();
+    cfg.seed = seed;
+    let truth_path = dir.join("input/synth.manifest.json");
+    let want = serde_json::to_value(&cfg).map_err(|e| Error::internal(e.to_string()))?;
+    let fresh = path.exists() && Manifest::read(&truth_path).is_ok_and(|m| m.config == want);
+    if !fresh {
+        progress::log(format!(
+            "[run] generating the embedded default dump ({} entities) into {}",
+            cfg.entities,
+            path.display()
+        ));
+        crate::store::ensure_dir(&dir.join("input"))?;
+        write_file(&cfg, &path)?;
+        let mut m = Manifest::new("synth");
+        m.config = want;
+        m.seed = Some(cfg.seed);
+        m.add_outputs(&dir.join("input"), &["wikidata-synth-all.json.gz"])?;
+        m.write(&dir.join("input"))?;
+    }
+    Ok(path)
 }
 
 /// Output format, chosen from the file name.

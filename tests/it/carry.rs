@@ -8,8 +8,8 @@ use crate::versions::{definition_failures, first_version, later_version, world};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 use sword::core::records::{Rank, Strategy};
+use sword::kb::original_of;
 use sword::stages::contract::is_fresh;
-use sword::stages::distort::ids::original_of;
 use sword::stages::distort::stage::{DistortArgs, DistortStage};
 use sword::stages::distort::DistortConfig;
 use sword::store::tables::lineage::read_lineage;
@@ -153,7 +153,7 @@ fn a_carried_benchmark_keeps_what_holds_refills_the_rest_and_is_the_same_at_any_
     }
 
     // Refilled: the old number of originals, four variants each, every id once, no new id an old one.
-    let count = |rows: &[sword::stages::revalidate::verdict::OldStatement], s: Strategy| {
+    let count = |rows: &[sword::core::records::Distortion], s: Strategy| {
         rows.iter().filter(|r| r.strategy == s).count()
     };
     assert_eq!(
@@ -282,8 +282,7 @@ fn a_carried_benchmark_keeps_what_holds_refills_the_rest_and_is_the_same_at_any_
     let tags: Vec<String> = serde_json::from_value(m["extra"]["lineage"].clone()).unwrap();
     assert_eq!(tags.len(), 2);
     assert_ne!(tags[0], tags[1]);
-    let again =
-        sword::stages::revalidate::verdict::OldBenchmark::read(&new.join("sword.parquet")).unwrap();
+    let again = sword::kb::OldBenchmark::read(&new.join("sword.parquet")).unwrap();
     assert_eq!(again.lineage, tags);
     assert_eq!(again.format_version, 3);
     // Freshness (`sword run` skips a stage whose manifest still matches) follows the old benchmark's bytes, not

@@ -200,8 +200,37 @@ fn longest_module(path: &[String], modules: &BTreeSet<Vec<String>>) -> Option<Ve
         .find(|p| modules.contains(p))
 }
 
+/// Whether the code just before `at` (attributes, then an optional visibility) carries `#[cfg(test)]`: the item
+/// that starts at `at` (a `mod`) is compiled for the tests only.
+fn cfg_test_before(text: &str, at: usize) -> bool {
+    let mut head = text[..at].trim_end();
+    for vis in ["pub(crate)", "pub(super)", "pub"] {
+        if let Some(h) = head.strip_suffix(vis) {
+            head = h.trim_end();
+            break;
+        }
+    }
+    while head.ends_with(']') {
+        let Some(open) = head.rfind("#[") else {
+            return false;
+        };
+        if head[open..].replace(' ', "") == "#[cfg(test)]" {
+            return true;
+        }
+        head = head[..open].trim_end();
+    }
+    false
+}
+
 /// The dependencies of every module.
 fn module_graph() -> (Deps, BTreeMap<Vec<String>, String>) {
+    let (all, _, names) = module_graphs();
+    (all, names)
+}
+
+/// The dependencies of every module: all of them, and those of the code built into the library (without the
+/// test modules: `#[cfg(test)] mod tests { … }` and files declared `#[cfg(test)] mod tests;`).
+fn module_graphs() -> (Deps, Deps, BTreeMap<Vec<String>, String>) {
     let src = Path::new(REPO).join("src");
     let mut files = Vec::new();
     rs_files(&src, &mut files);
@@ -213,6 +242,9 @@ fn module_graph() -> (Deps, BTreeMap<Vec<String>, String>) {
     }
     let modules: BTreeSet<Vec<String>> = by_module.keys().cloned().collect();
     let mut deps: Deps = BTreeMap::new();
+    let mut built: Deps = BTreeMap::new();
+    // Modules declared `#[cfg(test)] mod name;` (their files, and everything below them, are test code).
+    let mut test_files: BTreeSet<Vec<String>> = BTreeSet::new();
     let mut names = BTreeMap::new();
     for (m, f) in &by_module {
         names.insert(
@@ -221,12 +253,13 @@ fn module_graph() -> (Deps, BTreeMap<Vec<String>, String>) {
         );
         let text = code_text(&std::fs::read_to_string(f).unwrap());
         let b = text.as_bytes();
-        // inline modules: (brace depth at which they close, name)
-        let mut inline: Vec<(usize, String)> = Vec::new();
+        // inline modules: (brace depth at which they close, name, test only)
+        let mut inline: Vec<(usize, String, bool)> = Vec::new();
         let mut depth = 0usize;
         let mut line = 1usize;
         let mut i = 0;
         let entry = deps.entry(m.clone()).or_default();
+        let built_entry = built.entry(m.clone()).or_default();
         while i < b.len() {
             let c = b[i];
             let word_start = i == 0
@@ -236,7 +269,7 @@ fn module_graph() -> (Deps, BTreeMap<Vec<String>, String>) {
                 b'{' => depth += 1,
                 b'}' => {
                     depth = depth.saturating_sub(1);
-                    if inline.last().is_some_and(|(d, _)| *d == depth) {
+                    if inline.last().is_some_and(|(d, _, _)| *d == depth) {
                         inline.pop();
                     }
                 }
@@ -254,15 +287,21 @@ fn module_graph() -> (Deps, BTreeMap<Vec<String>, String>) {
                     .take_while(|c| c.is_alphanumeric() || *c == '_')
                     .collect();
                 let tail = after[name.len()..].trim_start();
+                let test = cfg_test_before(&text, i);
                 if !name.is_empty() && tail.starts_with('{') {
-                    inline.push((depth, name));
+                    inline.push((depth, name, test));
+                } else if !name.is_empty() && tail.starts_with(';') && test {
+                    let mut here = m.clone();
+                    here.extend(inline.iter().map(|(_, n, _)| n.clone()));
+                    here.push(name);
+                    test_files.insert(here);
                 }
             }
             let (base, skip) = if word_start && rest.starts_with("crate::") {
                 (Vec::new(), "crate::".len())
             } else if word_start && rest.starts_with("super::") {
                 let mut here = m.clone();
-                here.extend(inline.iter().map(|(_, n)| n.clone()));
+                here.extend(inline.iter().map(|(_, n, _)| n.clone()));
                 here.pop();
                 (here, "super::".len())
             } else {
@@ -302,6 +341,9 @@ fn module_graph() -> (Deps, BTreeMap<Vec<String>, String>) {
                 }
                 if let Some(t) = longest_module(&full, &modules) {
                     if &t != m {
+                        if !inline.iter().any(|(_, _, test)| *test) {
+                            built_entry.entry(t.clone()).or_insert(line);
+                        }
                         entry.entry(t).or_insert(line);
                     }
                 }
@@ -309,7 +351,8 @@ fn module_graph() -> (Deps, BTreeMap<Vec<String>, String>) {
             i += skip;
         }
     }
-    (deps, names)
+    built.retain(|m, _| !test_files.iter().any(|t| m.starts_with(t)));
+    (deps, built, names)
 }
 
 /// The cycles: in each strongly connected component with more than one module, every pair of modules that
@@ -380,6 +423,230 @@ fn cycles(deps: &Deps) -> Vec<Vec<Vec<String>>> {
         out.push(cycle.unwrap());
     }
     out
+}
+
+/// The layers, bottom up: the order of the `pub mod` lines of lib.rs.
+fn layers() -> Vec<String> {
+    let lib = std::fs::read_to_string(Path::new(REPO).join("src/lib.rs")).unwrap();
+    lib.lines()
+        .filter_map(|l| l.strip_prefix("pub mod "))
+        .map(|l| l.trim_end_matches(';').to_string())
+        .collect()
+}
+
+/// The stage folders: the folders directly under src/stages/.
+fn stage_folders() -> BTreeSet<String> {
+    std::fs::read_dir(Path::new(REPO).join("src/stages"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect()
+}
+
+/// The imports that break the layering, each (from, to, why): a module importing from a higher layer than its
+/// own (its first path segment's place in `layers`), or a module of one stage folder importing from another
+/// stage folder (`stages::distort::…` → `stages::revalidate::…`). A module whose layer is not in `layers` is
+/// named too.
+fn layer_violations(
+    deps: &Deps,
+    layers: &[String],
+    folders: &BTreeSet<String>,
+) -> Vec<(Vec<String>, Vec<String>, &'static str)> {
+    let place = |m: &[String]| layers.iter().position(|l| *l == m[0]);
+    let folder = |m: &[String]| {
+        (m.len() >= 2 && m[0] == "stages" && folders.contains(&m[1])).then(|| m[1].clone())
+    };
+    let mut out = Vec::new();
+    for (m, ts) in deps {
+        for t in ts.keys() {
+            let why = match (place(m), place(t)) {
+                (None, _) | (_, None) => Some("a layer lib.rs does not list"),
+                (Some(a), Some(b)) if b > a => Some("a lower layer imports a higher one"),
+                _ => match (folder(m), folder(t)) {
+                    (Some(a), Some(b)) if a != b => Some("a stage folder imports another"),
+                    _ => None,
+                },
+            };
+            if let Some(why) = why {
+                out.push((m.clone(), t.clone(), why));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn layers_import_only_from_below_and_stage_folders_not_from_each_other() {
+    let (_, built, names) = module_graphs();
+    let layers = layers();
+    let folders = stage_folders();
+    // lib.rs lists every top-level module (folder or file) under src/, and the stage folders are found.
+    let top: BTreeSet<String> = built.keys().map(|m| m[0].clone()).collect();
+    let listed: BTreeSet<String> = layers.iter().cloned().collect();
+    assert_eq!(
+        top, listed,
+        "lib.rs's `pub mod` lines vs the modules under src/"
+    );
+    assert!(
+        [
+            "extract",
+            "embed",
+            "distort",
+            "export",
+            "revalidate",
+            "translate"
+        ]
+        .iter()
+        .all(|f| folders.contains(*f)),
+        "{folders:?}"
+    );
+    let found = layer_violations(&built, &layers, &folders);
+    let report: Vec<String> = found
+        .iter()
+        .map(|(m, t, why)| {
+            format!(
+                "{} -> {} ({}:{}): {why}",
+                m.join("::"),
+                t.join("::"),
+                names[m],
+                built[m][t]
+            )
+        })
+        .collect();
+    assert!(
+        found.is_empty(),
+        "{} import(s) against the layers (bottom up: {}):\n{}",
+        found.len(),
+        layers.join(" < "),
+        report.join("\n")
+    );
+}
+
+/// A newcomer finds a stage's `impl Stage` in `stage.rs` of its folder, whichever stage it is: every file under
+/// src/stages/ that implements the trait is named stage.rs, and every stage folder (or, for embed/, each of its
+/// stage subfolders) has one.
+#[test]
+fn every_impl_stage_is_in_a_stage_rs() {
+    let root = Path::new(REPO).join("src/stages");
+    let mut files = Vec::new();
+    rs_files(&root, &mut files);
+    let mut holders = BTreeSet::new();
+    let mut misplaced = Vec::new();
+    for f in &files {
+        let text = code_text(&std::fs::read_to_string(f).unwrap());
+        let implements = text.lines().any(|l| {
+            let l = l.trim_start();
+            l.starts_with("impl Stage for")
+                || l.starts_with("impl crate::stages::contract::Stage for")
+        });
+        // The contract's own toy stage, in its tests, is not a stage of the pipeline.
+        if implements && !f.ends_with("contract.rs") {
+            let rel = f.strip_prefix(&root).unwrap().to_path_buf();
+            if rel.file_name().unwrap() == "stage.rs" {
+                holders.insert(rel.parent().unwrap().display().to_string());
+            } else {
+                misplaced.push(rel.display().to_string());
+            }
+        }
+    }
+    assert!(
+        misplaced.is_empty(),
+        "impl Stage outside a stage.rs: {misplaced:?}"
+    );
+    let want: BTreeSet<String> = [
+        "distort",
+        "embed/graph",
+        "embed/train",
+        "embed/walks",
+        "export",
+        "extract",
+        "revalidate",
+        "translate",
+    ]
+    .map(String::from)
+    .into();
+    assert_eq!(holders, want);
+}
+
+#[test]
+fn planted_upward_and_sideways_imports_are_named() {
+    let m = |s: &str| s.split("::").map(String::from).collect::<Vec<_>>();
+    let layers: Vec<String> = ["core", "kb", "synth", "stages"].map(String::from).to_vec();
+    let folders: BTreeSet<String> = ["distort", "revalidate"].map(String::from).into();
+    let mut deps: Deps = BTreeMap::new();
+    // Allowed: downward, within a layer, a stage folder to the contract, within one stage folder.
+    deps.entry(m("synth::later"))
+        .or_default()
+        .insert(m("kb::benchmark"), 1);
+    deps.entry(m("stages::distort::stage"))
+        .or_default()
+        .insert(m("kb::index"), 2);
+    deps.entry(m("stages::distort::stage"))
+        .or_default()
+        .insert(m("stages::contract"), 3);
+    deps.entry(m("stages::distort::carry"))
+        .or_default()
+        .insert(m("stages::distort::ids"), 4);
+    deps.entry(m("stages::pipeline"))
+        .or_default()
+        .insert(m("stages::distort"), 5);
+    assert!(layer_violations(&deps, &layers, &folders).is_empty());
+    // Upward (synth → a stage, core → kb) and sideways (distort → revalidate): each named once.
+    deps.entry(m("synth::later"))
+        .or_default()
+        .insert(m("stages::distort"), 6);
+    deps.entry(m("core::records"))
+        .or_default()
+        .insert(m("kb::index"), 7);
+    deps.entry(m("stages::distort::carry"))
+        .or_default()
+        .insert(m("stages::revalidate::stage"), 8);
+    deps.entry(m("eval::run"))
+        .or_default()
+        .insert(m("core::records"), 9);
+    let found: Vec<(String, String, &str)> = layer_violations(&deps, &layers, &folders)
+        .into_iter()
+        .map(|(a, b, why)| (a.join("::"), b.join("::"), why))
+        .collect();
+    assert_eq!(
+        found,
+        vec![
+            (
+                "core::records".into(),
+                "kb::index".into(),
+                "a lower layer imports a higher one"
+            ),
+            (
+                "eval::run".into(),
+                "core::records".into(),
+                "a layer lib.rs does not list"
+            ),
+            (
+                "stages::distort::carry".into(),
+                "stages::revalidate::stage".into(),
+                "a stage folder imports another"
+            ),
+            (
+                "synth::later".into(),
+                "stages::distort".into(),
+                "a lower layer imports a higher one"
+            ),
+        ]
+    );
+}
+
+#[test]
+fn test_modules_are_found_by_their_attribute() {
+    let text = "fn a() {}\n#[cfg(test)]\nmod tests {\n}\n#[cfg(test)] #[allow(x)]\npub(crate) mod b;\nmod c;\n";
+    let at = |name: &str| text.find(name).unwrap();
+    assert!(cfg_test_before(text, at("mod tests")));
+    assert!(cfg_test_before(
+        text,
+        at("pub(crate) mod b") + "pub(crate) ".len()
+    ));
+    assert!(!cfg_test_before(text, at("mod c")));
+    assert!(!cfg_test_before(text, at("fn a")));
 }
 
 #[test]

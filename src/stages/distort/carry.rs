@@ -9,12 +9,12 @@ use super::config::DistortConfig;
 use super::draw::{distort_one, draw_variant, falsity_of, VariantOutcome};
 use super::falsity::Rule;
 use super::ids::{drawn_id, original_key, original_of, redrawn_id};
-use super::index::Index;
 use super::sample::{item_rng, splitmix};
 use super::similarity::Similarity;
 use crate::core::ids::{Pid, Qid};
 use crate::core::records::{Distortion, Rank, Strategy, Triple};
-use crate::stages::revalidate::verdict::{OldBenchmark, OldStatement, Verdict};
+use crate::kb::index::Index;
+use crate::kb::{OldBenchmark, Verdict};
 use crate::store::tables::lineage::LineageRow;
 use rayon::prelude::*;
 use std::collections::{BTreeMap, HashMap};
@@ -102,12 +102,7 @@ fn lineage_row(
 }
 
 /// An old statement as a row of the carried benchmark: its id and draw, the rest from the new run.
-fn carried_row(
-    r: &OldStatement,
-    original_id: u32,
-    org: (Rank, &str),
-    x: &CarryInputs,
-) -> Distortion {
+fn carried_row(r: &Distortion, original_id: u32, org: (Rank, &str), x: &CarryInputs) -> Distortion {
     let cos = |f: fn(&dyn Similarity, Qid, Qid) -> Option<f32>| match (
         r.original_entity,
         r.replacement_entity,

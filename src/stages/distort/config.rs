@@ -55,7 +55,7 @@ impl Default for DistortConfig {
             stratify_by_property: false,
             per_property_cap: 10,
             max_attempts: 100,
-            transitive_max_visits: 100_000,
+            transitive_max_visits: crate::kb::index::DEFAULT_MAX_VISITS,
             probe_candidates: 100,
             min_falsity: Tier::Open,
         }

@@ -4,13 +4,13 @@
 
 use super::config::DistortConfig;
 use super::falsity::Rule;
-use super::index::{pool_of, replaced, variant_of, Index, KnowledgeBase, Reason, Searches};
 use super::probe::{probe_one, ProbeTally};
 use super::sample::{below, item_rng, sample_originals, SamplingFrame};
 use super::similarity::Similarity;
 use crate::core::falsity::Tier;
 use crate::core::records::Triple;
 use crate::core::records::{statement_id, Distortion, Strategy};
+use crate::kb::index::{pool_of, replaced, variant_of, Index, KnowledgeBase, Reason, Searches};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 
@@ -320,20 +320,4 @@ pub fn draw_all(
         attempts_histogram,
         probe,
     }
-}
-
-/// Per-original differences `cos(a) − cos(b)` (raw or centred) for originals that have both variants.
-pub fn differences(rows: &[Distortion], a: Strategy, b: Strategy, centred: bool) -> Vec<f64> {
-    let mut by: BTreeMap<u32, [Option<f32>; 2]> = BTreeMap::new();
-    for d in rows {
-        let c = if centred { d.cosine_centred } else { d.cosine };
-        if d.strategy == a {
-            by.entry(d.original_id).or_default()[0] = c;
-        } else if d.strategy == b {
-            by.entry(d.original_id).or_default()[1] = c;
-        }
-    }
-    by.values()
-        .filter_map(|[x, y]| Some(f64::from((*x)?) - f64::from((*y)?)))
-        .collect()
 }

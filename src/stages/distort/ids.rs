@@ -60,13 +60,8 @@ pub fn redrawn_id(original: &str, strategy: Strategy, tag: &str) -> String {
     format!("{original}-{}.{tag}", strategy.as_str())
 }
 
-/// The original's id in a statement id (`<original>-<STRATEGY>[.<tag>]`), if it has that shape:
-/// `7f3a09c2-000042-PSS.b41e0d77` → `7f3a09c2-000042`; `000042-PSS` → `000042`.
-pub fn original_of(statement_id: &str) -> Option<&str> {
-    let stem = statement_id.split('.').next()?;
-    let (orig, strategy) = stem.rsplit_once('-')?;
-    Strategy::parse(strategy).map(|_| orig)
-}
+/// The original's id in a statement id (read back by the benchmark reader, below the stages).
+pub use crate::kb::benchmark::original_of;
 
 #[cfg(test)]
 mod tests {

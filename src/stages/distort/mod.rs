@@ -30,7 +30,6 @@ pub mod config;
 pub mod draw;
 pub mod falsity;
 pub mod ids;
-pub mod index;
 pub mod probe;
 pub mod sample;
 pub mod similarity;
@@ -40,10 +39,9 @@ mod tests;
 
 pub use self::config::DistortConfig;
 pub use self::draw::{
-    differences, distort, distort_one, distort_with_index, draw_all, draw_variant, DistortOutput,
-    InputSizes, OriginalResult, VariantOutcome,
+    distort, distort_one, distort_with_index, draw_all, draw_variant, DistortOutput, InputSizes,
+    OriginalResult, VariantOutcome,
 };
-pub use self::index::{Index, IndexBuilder, KnowledgeBase, Reach, Reason, SearchStats, Searches};
 pub use self::probe::{probe_json, probe_one, ProbeTally};
 pub use self::sample::{sample_frame, sample_originals, PropertyWeight, SamplingFrame};
 pub use self::similarity::{
@@ -51,6 +49,10 @@ pub use self::similarity::{
 };
 pub use self::stage::{DistortArgs, DistortStage};
 pub use crate::core::records::{statement_id, Distortion, Role, Strategy};
+pub use crate::kb::benchmark::differences;
+pub use crate::kb::index::{
+    Index, IndexBuilder, KnowledgeBase, Reach, Reason, SearchStats, Searches,
+};
 pub use crate::store::tables::distortions::{
     distortion_columns, distortions_schema, read_distortions, read_distortions_file,
     write_distortions, DISTORTIONS_FORMAT_VERSION,

@@ -3,10 +3,10 @@
 //! often a uniform draw would be true, per strategy and guard.
 
 use super::config::DistortConfig;
-use super::index::{pool_of, variant_of, Index, Reason, Searches};
 use super::sample::{below, item_rng};
 use crate::core::records::Strategy;
 use crate::core::records::Triple;
+use crate::kb::index::{pool_of, variant_of, Index, Reason, Searches};
 use std::collections::BTreeMap;
 
 /// What the guard probe saw for one strategy (see [`DistortConfig::probe_candidates`]).

@@ -2,9 +2,8 @@
 
 use super::carry::{carry, carry_seed, dropped_originals, CarryInputs};
 use super::config::DistortConfig;
-use super::draw::{differences, draw_all, InputSizes};
+use super::draw::{draw_all, InputSizes};
 use super::ids::build_tag;
-use super::index::IndexBuilder;
 use super::probe::probe_json;
 use super::sample::sample_frame;
 use super::similarity::{EmbeddingSimilarity, NoSimilarity, NpySimilarity, Similarity};
@@ -13,8 +12,11 @@ use crate::core::falsity::Tier;
 use crate::core::ids::{Pid, Qid};
 use crate::core::records::Strategy;
 use crate::core::records::{PropertyRecord, Rank, Triple};
+use crate::kb::benchmark::differences;
+use crate::kb::index::IndexBuilder;
+use crate::kb::verdict::{check_old_run, check_runs, verdicts};
+use crate::kb::{NewFacts, OldBenchmark};
 use crate::stages::contract::{Context, Input, Stage};
-use crate::stages::revalidate::verdict::{verdicts, NewFacts, OldBenchmark};
 use crate::store::layout::{
     self, Artifact, CONSTRAINTS, DISTINCT, DISTORTIONS, EMBEDDINGS_NPY, EMBEDDINGS_W2V, LINEAGE,
     NODES, PROPERTIES, STATEMENTS, SWORD, TRANSITIVE, TRIPLES, TYPES, VALUES,
@@ -108,7 +110,7 @@ impl Stage for DistortStage {
             return Err(Error::Config("--max-attempts must be at least 1".into()));
         }
         if let Some(old) = &args.carry_from {
-            crate::stages::revalidate::stage::check_old_run(old, "--carry-from")?;
+            check_old_run(old, "--carry-from")?;
         }
         Ok(())
     }
@@ -137,7 +139,7 @@ fn run(cx: &mut Context, cfg: &DistortConfig, carry_from: Option<&Path>) -> Resu
     // A carry's bad input (no old benchmark, an extract that cannot be compared) is refused before any work.
     let old = match carry_from {
         Some(dir) => {
-            crate::stages::revalidate::stage::check_runs(dir, cx.dir(), "--carry-from")?;
+            check_runs(dir, cx.dir(), "--carry-from")?;
             let bench = dir.join(SWORD.file);
             // Recorded (and hashed into the tag) only once it is known to be a benchmark.
             cx.manifest().inputs.push(FileRef::of(&bench)?);
@@ -369,7 +371,7 @@ fn similarity(cx: &mut Context) -> Result<(Box<dyn Similarity>, bool)> {
 /// strategy (`emitted_<STRATEGY>`, as a fresh build counts them).
 fn row_counts(
     rows: &[crate::core::records::Distortion],
-    index: &super::index::Index,
+    index: &crate::kb::index::Index,
     sizes: InputSizes,
 ) -> BTreeMap<String, u64> {
     let mut counts: BTreeMap<String, u64> = BTreeMap::new();

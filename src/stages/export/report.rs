@@ -5,7 +5,8 @@
 use crate::core::error::{Error, Result};
 use crate::core::falsity::Tier;
 use crate::core::ids::EntityId;
-use crate::stages::distort::{differences, Distortion, Strategy};
+use crate::core::records::{Distortion, Strategy};
+use crate::kb::benchmark::differences;
 use crate::store::{write_atomic, Manifest};
 use plotters::prelude::*;
 use std::collections::BTreeMap;
@@ -644,7 +645,7 @@ mod tests {
     fn report_property_table_names_properties_with_labels() {
         use crate::core::ids::{Pid, Qid};
         let row = |n: u32, strategy: Strategy, p: u64| Distortion {
-            statement_id: crate::stages::distort::statement_id(n, strategy),
+            statement_id: crate::core::records::statement_id(n, strategy),
             original_id: n,
             strategy,
             subject: Qid(142),

@@ -1,10 +1,11 @@
 //! `revalidation.md`: counts per status × strategy and, per status, a few examples with their old and new
 //! labels (first language), so that a reader sees what changed without opening the tables.
 
-use super::verdict::{tally, NewFacts, OldBenchmark, Status, Verdict};
 use crate::core::error::Result;
 use crate::core::ids::EntityId;
 use crate::core::records::Strategy;
+use crate::kb::verdict::{tally, NewFacts, Status, Verdict};
+use crate::kb::OldBenchmark;
 use std::fmt::Write as _;
 use std::path::Path;
 

@@ -2,36 +2,22 @@
 //! (`--against NEW_RUN`) → `revalidation.parquet`, `revalidation.md` and a JSON summary on stdout.
 
 use super::report::render_report;
-use super::verdict::{tally, verdicts, NewFacts, OldBenchmark, Status, Verdict};
 use crate::core::error::{Error, Result};
 use crate::core::ids::Pid;
 use crate::core::records::{PropertyRecord, Strategy};
 use crate::core::stdout::print_json;
+use crate::kb::index::{Index, IndexBuilder, DEFAULT_MAX_VISITS};
+use crate::kb::verdict::{check_runs, tally, verdicts, NewFacts, Status, Verdict, NEW_INPUTS};
+use crate::kb::OldBenchmark;
 use crate::stages::contract::{Context, Input, Stage};
-use crate::stages::distort::{Index, IndexBuilder};
 use crate::store::layout::{
-    self, Artifact, ENTITIES, EXTRACT, ITEMS, PROPERTIES, REVALIDATION, REVALIDATION_MD,
-    STATEMENTS, SWORD, TRANSITIVE, TRIPLES,
+    self, Artifact, EXTRACT, REVALIDATION, REVALIDATION_MD, STATEMENTS, SWORD, TRANSITIVE, TRIPLES,
 };
 use crate::store::tables;
 use crate::store::tables::revalidation::{write_revalidation, RevalidationRow};
 use crate::store::{check_input, Manifest};
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
-
-/// The extract artifacts revalidation reads from the newer run: presence (`items.parquet`), labels
-/// (`entities.parquet`, `properties.parquet`) and the existence index (the three statement tables).
-pub const NEW_INPUTS: [Artifact; 6] =
-    [ITEMS, ENTITIES, PROPERTIES, TRIPLES, STATEMENTS, TRANSITIVE];
-
-/// The extract settings that change what the artifacts hold: two runs must agree on them to be compared.
-/// (Reading settings — chunk size, threads, skim, memory limit, bad-line tolerance — change nothing read.)
-pub const COMPARED_SETTINGS: [&str; 4] = [
-    "languages",
-    "mul_fallback",
-    "transitive_seed",
-    "unlabelled_statements",
-];
 
 /// Settings of `sword revalidate`.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize, clap::Args)]
@@ -50,8 +36,7 @@ pub struct RevalidateConfig {
 impl Default for RevalidateConfig {
     fn default() -> Self {
         RevalidateConfig {
-            transitive_max_visits: crate::stages::distort::DistortConfig::default()
-                .transitive_max_visits,
+            transitive_max_visits: DEFAULT_MAX_VISITS,
             examples: 5,
         }
     }
@@ -129,130 +114,6 @@ impl Stage for RevalidateStage {
         line.push_str(&format!(" → {}", out.join(REVALIDATION.file).display()));
         line
     }
-}
-
-/// Refuse (exit code 2, naming what is wrong) two runs that cannot be compared: an old run without
-/// `sword.parquet` or one that is not a SWORD benchmark, a newer run without its extract artifacts or
-/// manifest, a newer extract that ended early, or extract settings that differ. `flag` is the option that
-/// named the old run (`--benchmark`, `--carry-from`): the messages name it.
-pub fn check_runs(old: &Path, new: &Path, flag: &str) -> Result<()> {
-    let old_config = check_old_run(old, flag)?;
-    let new_manifest = new.join(layout::manifest_file(EXTRACT));
-    let missing: Vec<&str> = NEW_INPUTS
-        .iter()
-        .map(|a| a.file)
-        .chain([new_manifest
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or("")])
-        .filter(|f| !new.join(f).is_file())
-        .collect();
-    if !missing.is_empty() {
-        return Err(Error::bad_input(
-            new,
-            format!(
-                "the newer run lacks extract artifacts: {} (run `sword extract` on the newer dump into it{})",
-                missing.join(", "),
-                if missing.contains(&ITEMS.file) && missing.len() == 1 {
-                    "; items.parquet is written by extract since revalidation exists: extract again"
-                } else {
-                    ""
-                }
-            ),
-        ));
-    }
-    let nm = Manifest::read(&new_manifest)?;
-    if !nm.complete {
-        return Err(Error::bad_input(
-            &new_manifest,
-            "the newer extract is incomplete (its dump ended early): against half a dump most of the \
-             benchmark would look missing",
-        ));
-    }
-    check_settings(old, &old_config, &nm.config, &new_manifest, flag)
-}
-
-/// The old run's side of [`check_runs`], which needs nothing of the newer run (so `sword run --carry-from`
-/// makes it before extract): `OLD/sword.parquet` is a readable SWORD benchmark of a format this sword reads, and
-/// `OLD/extract.manifest.json` is there and readable. Returns the old extract's settings.
-pub fn check_old_run(old: &Path, flag: &str) -> Result<serde_json::Value> {
-    let bench = old.join(SWORD.file);
-    if !bench.is_file() {
-        return Err(Error::bad_input(
-            &bench,
-            format!(
-                "no {} in the old run {}: {flag} names a run folder that `sword export` wrote",
-                SWORD.file,
-                old.display()
-            ),
-        ));
-    }
-    // Read whole, not only its footer: a damaged data page is refused here, before anything is written.
-    OldBenchmark::read(&bench).map_err(|e| in_flag(e, flag))?;
-    let old_manifest = old.join(layout::manifest_file(EXTRACT));
-    if !old_manifest.is_file() {
-        return Err(Error::bad_input(
-            &old_manifest,
-            format!(
-                "missing: {flag} names a run whose extract settings cannot be compared with the newer \
-                 run's"
-            ),
-        ));
-    }
-    Ok(Manifest::read(&old_manifest)
-        .map_err(|e| in_flag(e, flag))?
-        .config)
-}
-
-/// A refusal of a file the old run `flag` named holds: said to come from that flag.
-fn in_flag(e: Error, flag: &str) -> Error {
-    match e {
-        Error::BadInput { path, what } => Error::BadInput {
-            path,
-            what: format!("{what} (the benchmark {flag} names)"),
-        },
-        Error::Corrupt { path, what } => Error::Corrupt {
-            path,
-            what: format!("{what} (the benchmark {flag} names)"),
-        },
-        e => e,
-    }
-}
-
-/// Refuse (exit code 2) extract settings `new` (of the newer run, `new_manifest` naming where they come from:
-/// a manifest, or the settings a run is about to extract with) that differ from the old run's `old` in what
-/// the artifacts hold ([`COMPARED_SETTINGS`]).
-pub fn check_settings(
-    old_run: &Path,
-    old: &serde_json::Value,
-    new: &serde_json::Value,
-    new_manifest: &Path,
-    flag: &str,
-) -> Result<()> {
-    let old_manifest = old_run.join(layout::manifest_file(EXTRACT));
-    let differ: Vec<String> = COMPARED_SETTINGS
-        .iter()
-        .filter(|k| old.get(**k) != new.get(**k))
-        .map(|k| {
-            format!(
-                "{k}: {} (old) vs {} (new)",
-                old.get(*k).cloned().unwrap_or_default(),
-                new.get(*k).cloned().unwrap_or_default()
-            )
-        })
-        .collect();
-    if !differ.is_empty() {
-        return Err(Error::bad_input(
-            new_manifest,
-            format!(
-                "extract settings differ from those of the run {flag} names ({}): {}; extract the newer \
-                 dump with the old settings",
-                old_manifest.display(),
-                differ.join("; ")
-            ),
-        ));
-    }
-    Ok(())
 }
 
 /// The existence index of the newer dump, restricted to the properties `wanted` (the benchmark's, with

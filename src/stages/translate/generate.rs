@@ -6,7 +6,7 @@
 //!
 //! The requests are those of `translation_requests.jsonl` (one per statement × language whose three labels
 //! exist, `custom_id` `<statement_id>:<lang>`), rendered from `sword.parquet`'s labels with the paper's
-//! prompt ([`crate::stages::export::DEFAULT_TEMPLATE`]) or a template file (`{language}`, `{subject}`, `{property}`, `{object}`).
+//! prompt ([`crate::kb::prompt::DEFAULT_TEMPLATE`]) or a template file (`{language}`, `{subject}`, `{property}`, `{object}`).
 //! Every answer is checked ([`super::check`]); `--retry-bad N` asks a failed one again up to N times, round
 //! r with `seed` r (a new request key, so the log keeps both). The first answer that passes is kept, else
 //! the last one, marked `text_ok` false with its reason. A request never answered has no row.
@@ -18,13 +18,12 @@
 use super::check::{self, Reason};
 use super::import::{read_sources, read_texts_file, write_texts, Source, StatementText};
 use crate::core::error::{Error, IoContext, Result};
-use crate::core::stdout::print_json;
+use crate::kb::prompt::{custom_id, render, DEFAULT_TEMPLATE};
 use crate::llm::client::RunConfig;
 use crate::llm::request::{Message, Request};
 use crate::llm::resume::{self as runner, RunSummary};
-use crate::stages::contract::{Context, Input, NoSettings, Stage};
-use crate::stages::export::{custom_id, render, DEFAULT_TEMPLATE};
-use crate::store::layout::{self, Artifact, DISTORT, LINEAGE, SWORD, TEXTS_GENERATED, TRANSLATE};
+use crate::stages::contract::Context;
+use crate::store::layout::{DISTORT, LINEAGE, SWORD, TEXTS_GENERATED, TRANSLATE};
 use crate::store::tables;
 use crate::store::tables::lineage::read_lineage;
 use crate::store::{FileRef, Manifest};
@@ -154,61 +153,6 @@ fn add(total: &mut Summary, s: &RunSummary) {
     total.redacted += s.redacted;
 }
 
-/// The translate stage: `sword.parquet` → `statements_text.parquet`, asking an endpoint (the answer log
-/// `translate/answers.jsonl` beside it makes a rerun resume).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct TranslateStage;
-
-impl Stage for TranslateStage {
-    const NAME: &'static str = layout::TRANSLATE;
-    const CONFIG_FILE: bool = false;
-    const FORCE: bool = false;
-    type Settings = NoSettings;
-    type Args = TranslateArgs;
-    type Outcome = Summary;
-
-    /// `sword.parquet` as it is (it may come from elsewhere: a downloaded benchmark), and the template.
-    fn inputs(&self, _: &NoSettings, args: &TranslateArgs) -> Vec<Input> {
-        let mut v = vec![Input::Hashed(SWORD)];
-        v.extend(args.template.clone().map(Input::File));
-        v.extend(args.only.clone().map(Input::File));
-        v
-    }
-
-    const WRITES: &'static [Artifact] = &[TEXTS_GENERATED];
-
-    fn run(&self, cx: &mut Context, _: &NoSettings, args: &TranslateArgs) -> Result<Summary> {
-        run(cx, args)
-    }
-
-    /// Prints the summary as JSON on stdout; with `--require-complete`, a request left without an answer is
-    /// then exit code 5 (the outputs and the manifest stay: a rerun resumes).
-    fn done(&self, out: &Path, m: &Manifest, s: Summary, args: &TranslateArgs) -> Result<()> {
-        crate::core::progress::log(self.summary(out, m));
-        print_json(&s)?;
-        if args.require_complete && s.unanswered > 0 {
-            return Err(Error::Remote {
-                url: crate::llm::secret::redact_url(&args.cfg.base_url),
-                what: format!(
-                    "{} of {} translation requests have no answer yet ({} errors, {} not attempted); rerun to resume",
-                    s.unanswered, s.pairs, s.errors, s.pending
-                ),
-            });
-        }
-        Ok(())
-    }
-
-    fn summary(&self, _: &Path, m: &Manifest) -> String {
-        format!(
-            "translate: {} of {} pairs translated, {} text_ok, {} unanswered",
-            m.count("translated"),
-            m.count("pairs"),
-            m.count("text_ok"),
-            m.count("unanswered")
-        )
-    }
-}
-
 /// Reusable texts by `custom_id`, and the files that said they are reusable.
 type Reusable = (HashMap<String, StatementText>, Vec<FileRef>);
 
@@ -256,7 +200,7 @@ fn reusable_texts(dir: &Path, template: &str) -> Result<Option<Reusable>> {
 }
 
 /// The work: render the prompts, ask (and ask again those that fail the check), write the texts.
-fn run(cx: &mut Context, args: &TranslateArgs) -> Result<Summary> {
+pub(super) fn run(cx: &mut Context, args: &TranslateArgs) -> Result<Summary> {
     let dir = cx.dir().to_path_buf();
     let sword_path = cx.path(&SWORD);
     let sources = read_sources(&sword_path)?;
@@ -470,8 +414,8 @@ mod tests {
             let labels = ["Paris", "capital of", "France"];
             assert_eq!(
                 render(DEFAULT_TEMPLATE, lang, labels),
-                crate::stages::export::prompt(
-                    crate::stages::export::language_name(lang),
+                crate::kb::prompt::prompt(
+                    crate::kb::prompt::language_name(lang),
                     "Paris",
                     "capital of",
                     "France"

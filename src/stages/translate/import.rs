@@ -11,13 +11,12 @@
 //! so when `sword.parquet` (which has the labels) is in the run directory, and leaves them null otherwise.
 
 use crate::core::error::{IoContext, Result};
-use crate::stages::contract::{Context, Input, NoSettings, Stage};
-use crate::stages::export::{render, split_custom_id, DEFAULT_TEMPLATE};
-use crate::store::layout::{self, Artifact, SWORD, TEXTS_IMPORTED, TRANSLATION_REQUESTS};
+use crate::kb::prompt::{render, split_custom_id, DEFAULT_TEMPLATE};
+use crate::stages::contract::Context;
+use crate::store::layout::{SWORD, TEXTS_IMPORTED, TRANSLATION_REQUESTS};
 use crate::store::tables;
 pub use crate::store::tables::sword::{read_sources, statement_meta, KeyColumns, Source, Sources};
 pub use crate::store::tables::texts::{read_texts_file, text_schema, write_texts, StatementText};
-use crate::store::Manifest;
 use serde::Deserialize;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::BufRead;
@@ -133,50 +132,9 @@ pub struct ImportArgs {
     pub batch_output: PathBuf,
 }
 
-/// The import-translations stage: OpenAI Batch output → `statements_text.parquet` (checked against
-/// `sword.parquet` and `translation_requests.jsonl` when they are in the run folder).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct ImportStage;
-
-impl Stage for ImportStage {
-    const NAME: &'static str = layout::IMPORT_TRANSLATIONS;
-    const CONFIG_FILE: bool = false;
-    const FORCE: bool = false;
-    type Settings = NoSettings;
-    type Args = ImportArgs;
-    type Outcome = ();
-
-    fn inputs(&self, _: &NoSettings, args: &ImportArgs) -> Vec<Input> {
-        vec![
-            Input::File(args.batch_output.clone()),
-            Input::HashedIfPresent(SWORD),
-            Input::HashedIfPresent(TRANSLATION_REQUESTS),
-        ]
-    }
-
-    const WRITES: &'static [Artifact] = &[TEXTS_IMPORTED];
-
-    fn identity(&self, _: &NoSettings, args: &ImportArgs) -> serde_json::Value {
-        serde_json::json!({ "batch_output": args.batch_output.to_string_lossy() })
-    }
-
-    fn run(&self, cx: &mut Context, _: &NoSettings, args: &ImportArgs) -> Result<()> {
-        run(cx, &args.batch_output)
-    }
-
-    fn summary(&self, _: &Path, m: &Manifest) -> String {
-        format!(
-            "import-translations: {} translated, {} failed, {} missing",
-            m.count("translated"),
-            m.rejects.get("failed").copied().unwrap_or(0),
-            m.rejects.get("missing").copied().unwrap_or(0)
-        )
-    }
-}
-
 /// The work: parse the batch output, join it with `sword.parquet` (and check every text) and with the
 /// requests when they are there, write the texts.
-fn run(cx: &mut Context, batch_output: &Path) -> Result<()> {
+pub(super) fn run(cx: &mut Context, batch_output: &Path) -> Result<()> {
     let f = std::fs::File::open(batch_output).at(batch_output)?;
     let mut imported = parse_batch_output(std::io::BufReader::new(f), batch_output)?;
     let sword_path = cx.path(&SWORD);

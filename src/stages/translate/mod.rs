@@ -6,3 +6,6 @@ pub mod check;
 pub mod generate;
 pub mod import;
 pub mod only;
+pub mod stage;
+
+pub use self::stage::{ImportStage, TranslateStage};

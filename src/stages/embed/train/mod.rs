@@ -37,21 +37,18 @@ mod alias;
 pub mod kernels;
 pub mod sgd;
 mod source;
+pub mod stage;
 
 pub use alias::AliasTable;
 pub use kernels::Kernel;
 pub use source::{WalkFile, WalkSource};
+pub use stage::TrainStage;
 
 use crate::core::error::{Error, Result};
-use crate::core::progress::{Progress, Unit};
-use crate::stages::contract::{Context, Input, NoSettings, Stage};
-use crate::store::embeddings::Embeddings;
-use crate::store::layout::{self, Artifact, EMBEDDINGS_NPY, EMBEDDINGS_W2V, NODES, WALKS_BIN};
-use crate::store::Manifest;
+use crate::core::progress::Progress;
 use ndarray::Array2;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
-use std::path::Path;
 use std::time::Instant;
 
 /// Padding id in walks (walks shorter than the walk length, e.g. from isolated nodes).
@@ -499,82 +496,6 @@ pub fn train_with(
     let vectors = Array2::from_shape_vec((n_nodes, dim), unaligned(syn0, off0, len))
         .map_err(|e| Error::Config(e.to_string()))?;
     Ok(Trained { vectors, stats })
-}
-
-// ---------------------------------------------------------------------------------------------------------
-// Stage
-
-/// The train stage: `walks.bin` (and `nodes.txt` for the keys) → `embeddings.npy`, `embeddings.w2v`.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct TrainStage;
-
-impl Stage for TrainStage {
-    const NAME: &'static str = layout::TRAIN;
-    type Settings = TrainConfig;
-    type Args = NoSettings;
-    type Outcome = ();
-
-    const READS: &'static [Input] = &[Input::Vouched(WALKS_BIN), Input::Vouched(NODES)];
-
-    const WRITES: &'static [Artifact] = &[EMBEDDINGS_NPY, EMBEDDINGS_W2V];
-
-    fn validate(&self, cfg: &TrainConfig, _: &NoSettings) -> Result<()> {
-        cfg.validate()?;
-        kernel_from_env().map(|_| ())
-    }
-
-    fn seed(&self, cfg: &TrainConfig) -> Option<u64> {
-        Some(cfg.seed)
-    }
-
-    /// Train on `walks.bin`, write the vectors keyed by `nodes.txt`.
-    fn run(&self, cx: &mut Context, cfg: &TrainConfig, _: &NoSettings) -> Result<()> {
-        // Streamed chunk by chunk: the walks never sit in memory beside the two matrices.
-        let walks = WalkFile::open(&cx.path(&WALKS_BIN))?;
-        let walk_len = walks.length;
-        let keys = crate::stages::embed::graph::read_nodes(&cx.path(&NODES))?;
-        cx.lap("read");
-        // Progress total: ids × epochs (padding, rare, is counted too: an upper bound).
-        let n_words = walks.len_ids() as u64 * cfg.epochs as u64;
-        let progress = Progress::new("train", Some(n_words), Unit::Items("words"));
-        let trained = train_from(&walks, walk_len, keys.len(), cfg, &progress)?;
-        progress.finish();
-        drop(walks);
-        let s = &trained.stats;
-        cx.timing("train", s.seconds);
-        let t1 = Instant::now();
-        let emb = Embeddings::new(keys, trained.vectors)
-            .map_err(|e| Error::bad_input(cx.path(&NODES), e.to_string()))?;
-        cx.write(&EMBEDDINGS_NPY, |w| emb.write_npy(w))?;
-        cx.write(&EMBEDDINGS_W2V, |w| emb.write_w2v(w))?;
-        cx.timing("write", t1.elapsed().as_secs_f64());
-        cx.count("nodes", emb.len() as u64);
-        cx.count("vocab", s.vocab);
-        cx.count("words", s.words);
-        cx.count("kept_words", s.kept_words);
-        cx.count("pairs", s.pairs);
-        cx.count("threads", s.threads);
-        cx.count("batches", s.batches);
-        cx.count("steps", s.steps);
-        cx.count("blocks", s.blocks);
-        cx.manifest().extra = serde_json::json!({
-            "words_per_sec": s.words_per_sec,
-            "mean_loss": s.mean_loss,
-            "kernel": s.kernel,
-        });
-        Ok(())
-    }
-
-    fn summary(&self, _: &Path, m: &Manifest) -> String {
-        format!(
-            "train: {} nodes, {} words, {:.0} words/s ({}), mean loss {:.4}",
-            m.count("nodes"),
-            m.count("words"),
-            m.extra["words_per_sec"].as_f64().unwrap_or(0.0),
-            m.extra["kernel"].as_str().unwrap_or("?"),
-            m.extra["mean_loss"].as_f64().unwrap_or(0.0),
-        )
-    }
 }
 
 #[cfg(test)]

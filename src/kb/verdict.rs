@@ -1,26 +1,22 @@
 //! Revalidation: the status of every statement of an old SWORD benchmark against the extract of a newer dump
 //! (docs/versions.md). The pure core, shared by `sword revalidate` and `distort --carry-from`: read the old
 //! benchmark ([`OldBenchmark`]), read what the newer dump says about the entities it names ([`NewFacts`]), and
-//! give each statement its [`Verdict`], a variant's through distort's own existence index and guards
-//! ([`Index::check`]).
+//! give each statement its [`Verdict`], a variant's through the existence index and guards distort draws
+//! with ([`Index::check`]).
 
+use super::benchmark::{print_of, OldBenchmark};
+use super::index::{Index, Reason, SearchStats, Searches};
 use crate::core::error::{Error, IoContext, Result};
 use crate::core::ids::{EntityId, Pid, Qid};
-use crate::core::records::{Label, PropertyRecord, Rank};
-pub use crate::stages::distort::ids::original_of;
-use crate::stages::distort::{Index, Role, SearchStats, Searches, Strategy};
-use crate::store::layout::ITEMS;
+use crate::core::records::{Distortion, Label, PropertyRecord, Rank, Strategy};
+use crate::store::layout::{
+    self, Artifact, ENTITIES, EXTRACT, ITEMS, PROPERTIES, STATEMENTS, SWORD, TRANSITIVE, TRIPLES,
+};
 use crate::store::tables;
-use arrow_array::{Array, RecordBatch, StringArray, UInt32Array};
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use crate::store::Manifest;
 use rayon::prelude::*;
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::path::{Path, PathBuf};
-
-/// The `sword.parquet` format versions this reader understands: 1 and 2 (positional ids, `000042-PSS`, whose
-/// `original_id` is 42) and 3 (stable ids, `7f3a09c2-000042-PSS`, whose `original_id` is the original's
-/// position in the file, not part of the id). A utf8 `original_id` (the original's id itself) is read too.
-pub const READABLE_FORMATS: [u32; 3] = [1, 2, 3];
+use std::path::Path;
 
 /// The status of a statement of an old benchmark against a newer dump, in precedence order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -80,327 +76,6 @@ impl Status {
 pub struct Verdict {
     pub status: Status,
     pub detail: String,
-}
-
-/// One statement of an old benchmark: what revalidation and carrying need of its row.
-///
-/// Not a [`crate::core::records::Distortion`], though it holds most of its fields: a row read as one would
-/// carry made-up values (the position `original_id`, which older formats give differently; the cosines, the
-/// original's rank and GUID, the falsity tier: none of them is read here) and cost some 50 bytes more per
-/// statement (≈ 100 MB for 2 M statements); carrying fills those fields from the new run anyway.
-#[derive(Clone, Debug, PartialEq)]
-pub struct OldStatement {
-    pub statement_id: String,
-    pub strategy: Strategy,
-    pub subject: Qid,
-    pub property: Pid,
-    pub object: Qid,
-    pub replaced_role: Option<Role>,
-    pub original_entity: Option<Qid>,
-    pub replacement_entity: Option<Qid>,
-    pub attempts: u32,
-}
-
-impl OldStatement {
-    /// The id of its original: the statement id without `-<STRATEGY>` and any `.<tag>` of a redraw
-    /// (`7f3a09c2-000042-PSS.b41e0d77` → `7f3a09c2-000042`; `000042-PSS` → `000042`).
-    pub fn original_id(&self) -> &str {
-        original_of(&self.statement_id).unwrap_or(&self.statement_id)
-    }
-
-    /// The (S, P, O) key.
-    pub fn key(&self) -> (Qid, Pid, Qid) {
-        (self.subject, self.property, self.object)
-    }
-
-    /// The three entities, in role order.
-    pub fn entities(&self) -> [EntityId; 3] {
-        [
-            EntityId::Item(self.subject),
-            EntityId::Property(self.property),
-            EntityId::Item(self.object),
-        ]
-    }
-}
-
-/// A fingerprint per language of an entity's label texts (0: no label): what "another label" compares, in
-/// 8 bytes per language instead of the texts.
-pub type LabelPrint = Vec<u64>;
-
-fn print_of<'a>(texts: impl Iterator<Item = Option<&'a str>>) -> LabelPrint {
-    texts
-        .map(|t| t.map_or(0, |t| xxhash_rust::xxh3::xxh3_64(t.as_bytes()) | 1))
-        .collect()
-}
-
-/// An old benchmark, read from its `sword.parquet`.
-#[derive(Clone, Debug, Default)]
-pub struct OldBenchmark {
-    pub path: PathBuf,
-    pub format_version: u32,
-    /// The label languages (`sword.languages`), in column order.
-    pub languages: Vec<String>,
-    /// The tags of the builds its statements were drawn by (`sword.lineage`; empty for format 1).
-    pub lineage: Vec<String>,
-    pub rows: Vec<OldStatement>,
-    /// The label fingerprints of every entity it names, as the benchmark states them.
-    pub labels: HashMap<EntityId, LabelPrint>,
-}
-
-/// Columns of `sword.parquet` read by [`OldBenchmark::read`] besides the labels.
-const KEY_COLUMNS: [&str; 10] = [
-    "statement_id",
-    "original_id",
-    "strategy",
-    "subject",
-    "property",
-    "object",
-    "replaced_role",
-    "original_entity",
-    "replacement_entity",
-    "attempts",
-];
-
-const ROLES: [&str; 3] = ["subject", "property", "object"];
-
-impl OldBenchmark {
-    /// Check, from its footer only, that `path` is a `sword.parquet` this reader understands: bad input
-    /// (exit code 2) naming the file when it is not.
-    pub fn check_format(path: &Path) -> Result<u32> {
-        Self::open(path).map(|(_, v)| v)
-    }
-
-    fn open(path: &Path) -> Result<(ParquetRecordBatchReaderBuilder<std::fs::File>, u32)> {
-        let bad = |what: String| Error::bad_input(path, what);
-        let f = std::fs::File::open(path).at(path)?;
-        let builder = ParquetRecordBatchReaderBuilder::try_new(f)
-            .map_err(|e| Error::unreadable_parquet(path, e))?;
-        let format_version: u32 = builder
-            .schema()
-            .metadata()
-            .get("sword.format_version")
-            .and_then(|v| v.parse().ok())
-            .ok_or_else(|| {
-                bad("not a SWORD benchmark: no `sword.format_version` metadata".into())
-            })?;
-        if !READABLE_FORMATS.contains(&format_version) {
-            return Err(bad(format!(
-                "sword.parquet format version {format_version}: this sword reads versions {READABLE_FORMATS:?}"
-            )));
-        }
-        Ok((builder, format_version))
-    }
-
-    /// Read `path` (a `sword.parquet`). Not a SWORD benchmark (no `sword.format_version`, an unknown version, a
-    /// missing column, an id that is not a Wikidata id, a statement id that does not name its original) is
-    /// bad input (exit code 2) naming the file.
-    pub fn read(path: &Path) -> Result<OldBenchmark> {
-        let bad = |what: String| Error::bad_input(path, what);
-        let (builder, format_version) = Self::open(path)?;
-        let meta = builder.schema().metadata().clone();
-        // A comma-separated list in the file's metadata (empty when absent).
-        let list = |key: &str| -> Vec<String> {
-            meta.get(key)
-                .map(|v| {
-                    v.split(',')
-                        .filter(|l| !l.is_empty())
-                        .map(String::from)
-                        .collect()
-                })
-                .unwrap_or_default()
-        };
-        let languages = list("sword.languages");
-        let lineage = list(tables::sword::LINEAGE_KEY);
-        let mut columns: Vec<String> = KEY_COLUMNS.iter().map(|c| c.to_string()).collect();
-        for r in ROLES {
-            for l in &languages {
-                columns.push(format!("{r}_label_{l}"));
-            }
-        }
-        for c in &columns {
-            if builder.schema().column_with_name(c).is_none() {
-                return Err(bad(format!("not a SWORD benchmark: no column `{c}`")));
-            }
-        }
-        let mask = parquet::arrow::ProjectionMask::columns(
-            builder.parquet_schema(),
-            columns.iter().map(String::as_str),
-        );
-        let reader = builder
-            .with_projection(mask)
-            .with_batch_size(tables::STREAM_BATCH)
-            .build()
-            .map_err(|e| Error::unreadable_parquet(path, e))?;
-        let mut out = OldBenchmark {
-            path: path.to_path_buf(),
-            format_version,
-            languages,
-            lineage,
-            ..OldBenchmark::default()
-        };
-        let mut row = 0usize;
-        for batch in reader {
-            let batch = batch.map_err(|e| Error::unreadable_parquet(path, e))?;
-            out.add_batch(&batch, row)?;
-            row += batch.num_rows();
-        }
-        Ok(out)
-    }
-
-    fn add_batch(&mut self, b: &RecordBatch, first_row: usize) -> Result<()> {
-        let path = self.path.clone();
-        let bad = |i: usize, what: String| {
-            Error::bad_input(&path, format!("row {}: {what}", first_row + i))
-        };
-        let s = |n: &str| tables::string_column(b, n, &path);
-        let (sid, strategy, subj, prop, obj) = (
-            s("statement_id")?,
-            s("strategy")?,
-            s("subject")?,
-            s("property")?,
-            s("object")?,
-        );
-        let (role, orig_e, repl_e) = (
-            s("replaced_role")?,
-            s("original_entity")?,
-            s("replacement_entity")?,
-        );
-        let orig = b.column_by_name("original_id").expect("projected");
-        let orig_text = orig.as_any().downcast_ref::<StringArray>();
-        let orig_num = orig.as_any().downcast_ref::<UInt32Array>();
-        let attempts = b
-            .column_by_name("attempts")
-            .and_then(|c| c.as_any().downcast_ref::<UInt32Array>())
-            .ok_or_else(|| bad(0, "`attempts` is not uint32".into()))?;
-        let labels: Vec<Vec<&StringArray>> = ROLES
-            .iter()
-            .map(|r| {
-                self.languages
-                    .iter()
-                    .map(|l| s(&format!("{r}_label_{l}")))
-                    .collect::<Result<Vec<_>>>()
-            })
-            .collect::<Result<_>>()?;
-        let qid = |c: &StringArray, i: usize, what: &str| -> Result<Option<Qid>> {
-            if c.is_null(i) {
-                return Ok(None);
-            }
-            Qid::parse(c.value(i))
-                .map(Some)
-                .ok_or_else(|| bad(i, format!("{what} `{}` is not an item id", c.value(i))))
-        };
-        for i in 0..b.num_rows() {
-            let id = sid.value(i).to_string();
-            let st = Strategy::parse(strategy.value(i))
-                .ok_or_else(|| bad(i, format!("strategy `{}`", strategy.value(i))))?;
-            let orig_id = match (orig_text, orig_num) {
-                (Some(t), _) => t.value(i).to_string(),
-                // Positional ids name their original's position; stable ids their original's id.
-                (_, Some(n)) if self.format_version < 3 => format!("{:06}", n.value(i)),
-                (_, Some(_)) => original_of(&id).unwrap_or_default().to_string(),
-                _ => return Err(bad(i, "`original_id` is neither utf8 nor uint32".into())),
-            };
-            // The original id is the stem of the statement id (docs/versions.md), so it need not be held.
-            if original_of(&id) != Some(orig_id.as_str()) {
-                return Err(bad(
-                    i,
-                    format!("statement id `{id}` does not name its original `{orig_id}`"),
-                ));
-            }
-            let row = OldStatement {
-                statement_id: id,
-                strategy: st,
-                subject: qid(subj, i, "subject")?.ok_or_else(|| bad(i, "null subject".into()))?,
-                property: Pid::parse(prop.value(i))
-                    .ok_or_else(|| bad(i, format!("property `{}`", prop.value(i))))?,
-                object: qid(obj, i, "object")?.ok_or_else(|| bad(i, "null object".into()))?,
-                replaced_role: if role.is_null(i) {
-                    None
-                } else {
-                    Some(
-                        Role::parse(role.value(i))
-                            .ok_or_else(|| bad(i, format!("replaced_role `{}`", role.value(i))))?,
-                    )
-                },
-                original_entity: qid(orig_e, i, "original_entity")?,
-                replacement_entity: qid(repl_e, i, "replacement_entity")?,
-                attempts: attempts.value(i),
-            };
-            for (r, e) in row.entities().into_iter().enumerate() {
-                self.labels.entry(e).or_insert_with(|| {
-                    print_of(labels[r].iter().map(|c| c.is_valid(i).then(|| c.value(i))))
-                });
-            }
-            self.rows.push(row);
-        }
-        Ok(())
-    }
-
-    /// The properties the benchmark uses.
-    pub fn properties(&self) -> HashSet<Pid> {
-        self.rows.iter().map(|r| r.property).collect()
-    }
-
-    /// The items the benchmark names (subjects and objects).
-    pub fn items(&self) -> HashSet<Qid> {
-        self.rows
-            .iter()
-            .flat_map(|r| [r.subject, r.object])
-            .collect()
-    }
-
-    /// The label texts of rows `rows` (in each role's columns, per language), for a report's examples.
-    pub fn label_texts(&self, rows: &[usize]) -> Result<Vec<[Vec<Option<String>>; 3]>> {
-        let want: HashSet<usize> = rows.iter().copied().collect();
-        let mut got: HashMap<usize, [Vec<Option<String>>; 3]> = HashMap::new();
-        let f = std::fs::File::open(&self.path).at(&self.path)?;
-        let builder = ParquetRecordBatchReaderBuilder::try_new(f)
-            .map_err(|e| Error::unreadable_parquet(&self.path, e))?;
-        let names: Vec<String> = ROLES
-            .iter()
-            .flat_map(|r| self.languages.iter().map(move |l| format!("{r}_label_{l}")))
-            .collect();
-        let mask = parquet::arrow::ProjectionMask::columns(
-            builder.parquet_schema(),
-            names.iter().map(String::as_str),
-        );
-        let reader = builder
-            .with_projection(mask)
-            .with_batch_size(tables::STREAM_BATCH)
-            .build()
-            .map_err(|e| Error::unreadable_parquet(&self.path, e))?;
-        let mut first = 0usize;
-        for batch in reader {
-            let batch = batch.map_err(|e| Error::unreadable_parquet(&self.path, e))?;
-            for i in 0..batch.num_rows() {
-                if !want.contains(&(first + i)) {
-                    continue;
-                }
-                let texts = |r: &str| -> Result<Vec<Option<String>>> {
-                    self.languages
-                        .iter()
-                        .map(|l| {
-                            let c = tables::string_column(
-                                &batch,
-                                &format!("{r}_label_{l}"),
-                                &self.path,
-                            )?;
-                            Ok(c.is_valid(i).then(|| c.value(i).to_string()))
-                        })
-                        .collect()
-                };
-                got.insert(
-                    first + i,
-                    [texts("subject")?, texts("property")?, texts("object")?],
-                );
-            }
-            first += batch.num_rows();
-        }
-        Ok(rows
-            .iter()
-            .map(|r| got.remove(r).unwrap_or_default())
-            .collect())
-    }
 }
 
 /// What the newer dump says about the entities and originals of an old benchmark, read from its extract
@@ -481,7 +156,7 @@ impl NewFacts {
             .rows
             .iter()
             .filter(|r| r.strategy == Strategy::ORG)
-            .map(OldStatement::key)
+            .map(Distortion::key)
             .collect();
         // The pairs the PSS and POS of the benchmark ask about.
         let want_s: HashSet<(Pid, Qid)> = old
@@ -551,7 +226,7 @@ impl NewFacts {
 /// The status of one statement (see [`Status`] for the precedence).
 pub fn verdict(
     old: &OldBenchmark,
-    row: &OldStatement,
+    row: &Distortion,
     new: &NewFacts,
     index: &Index,
     searches: &mut Searches<'_>,
@@ -585,7 +260,7 @@ pub fn verdict(
         if !new.finals.contains_key(&(s, p, o)) {
             // Stated still, at rank deprecated, or gone (perhaps still said the other way round).
             let detail = match index.check_with(Strategy::SS, s, p, o, searches) {
-                Err(crate::stages::distort::Reason::Exists) => "deprecated".to_string(),
+                Err(Reason::Exists) => "deprecated".to_string(),
                 Err(r) => format!("no longer stated (still implied: {})", r.as_str()),
                 Ok(()) => "no longer stated".to_string(),
             };
@@ -695,11 +370,149 @@ pub fn tally(
     t
 }
 
+/// The extract artifacts revalidation reads from the newer run: presence (`items.parquet`), labels
+/// (`entities.parquet`, `properties.parquet`) and the existence index (the three statement tables).
+pub const NEW_INPUTS: [Artifact; 6] =
+    [ITEMS, ENTITIES, PROPERTIES, TRIPLES, STATEMENTS, TRANSITIVE];
+
+/// The extract settings that change what the artifacts hold: two runs must agree on them to be compared.
+/// (Reading settings — chunk size, threads, skim, memory limit, bad-line tolerance — change nothing read.)
+pub const COMPARED_SETTINGS: [&str; 4] = [
+    "languages",
+    "mul_fallback",
+    "transitive_seed",
+    "unlabelled_statements",
+];
+
+/// Refuse (exit code 2, naming what is wrong) two runs that cannot be compared: an old run without
+/// `sword.parquet` or one that is not a SWORD benchmark, a newer run without its extract artifacts or
+/// manifest, a newer extract that ended early, or extract settings that differ. `flag` is the option that
+/// named the old run (`--benchmark`, `--carry-from`): the messages name it.
+pub fn check_runs(old: &Path, new: &Path, flag: &str) -> Result<()> {
+    let old_config = check_old_run(old, flag)?;
+    let new_manifest = new.join(layout::manifest_file(EXTRACT));
+    let missing: Vec<&str> = NEW_INPUTS
+        .iter()
+        .map(|a| a.file)
+        .chain([new_manifest
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("")])
+        .filter(|f| !new.join(f).is_file())
+        .collect();
+    if !missing.is_empty() {
+        return Err(Error::bad_input(
+            new,
+            format!(
+                "the newer run lacks extract artifacts: {} (run `sword extract` on the newer dump into it{})",
+                missing.join(", "),
+                if missing.contains(&ITEMS.file) && missing.len() == 1 {
+                    "; items.parquet is written by extract since revalidation exists: extract again"
+                } else {
+                    ""
+                }
+            ),
+        ));
+    }
+    let nm = Manifest::read(&new_manifest)?;
+    if !nm.complete {
+        return Err(Error::bad_input(
+            &new_manifest,
+            "the newer extract is incomplete (its dump ended early): against half a dump most of the \
+             benchmark would look missing",
+        ));
+    }
+    check_settings(old, &old_config, &nm.config, &new_manifest, flag)
+}
+
+/// The old run's side of [`check_runs`], which needs nothing of the newer run (so `sword run --carry-from`
+/// makes it before extract): `OLD/sword.parquet` is a readable SWORD benchmark of a format this sword reads, and
+/// `OLD/extract.manifest.json` is there and readable. Returns the old extract's settings.
+pub fn check_old_run(old: &Path, flag: &str) -> Result<serde_json::Value> {
+    let bench = old.join(SWORD.file);
+    if !bench.is_file() {
+        return Err(Error::bad_input(
+            &bench,
+            format!(
+                "no {} in the old run {}: {flag} names a run folder that `sword export` wrote",
+                SWORD.file,
+                old.display()
+            ),
+        ));
+    }
+    // Read whole, not only its footer: a damaged data page is refused here, before anything is written.
+    OldBenchmark::read(&bench).map_err(|e| in_flag(e, flag))?;
+    let old_manifest = old.join(layout::manifest_file(EXTRACT));
+    if !old_manifest.is_file() {
+        return Err(Error::bad_input(
+            &old_manifest,
+            format!(
+                "missing: {flag} names a run whose extract settings cannot be compared with the newer \
+                 run's"
+            ),
+        ));
+    }
+    Ok(Manifest::read(&old_manifest)
+        .map_err(|e| in_flag(e, flag))?
+        .config)
+}
+
+/// A refusal of a file the old run `flag` named holds: said to come from that flag.
+fn in_flag(e: Error, flag: &str) -> Error {
+    match e {
+        Error::BadInput { path, what } => Error::BadInput {
+            path,
+            what: format!("{what} (the benchmark {flag} names)"),
+        },
+        Error::Corrupt { path, what } => Error::Corrupt {
+            path,
+            what: format!("{what} (the benchmark {flag} names)"),
+        },
+        e => e,
+    }
+}
+
+/// Refuse (exit code 2) extract settings `new` (of the newer run, `new_manifest` naming where they come from:
+/// a manifest, or the settings a run is about to extract with) that differ from the old run's `old` in what
+/// the artifacts hold ([`COMPARED_SETTINGS`]).
+pub fn check_settings(
+    old_run: &Path,
+    old: &serde_json::Value,
+    new: &serde_json::Value,
+    new_manifest: &Path,
+    flag: &str,
+) -> Result<()> {
+    let old_manifest = old_run.join(layout::manifest_file(EXTRACT));
+    let differ: Vec<String> = COMPARED_SETTINGS
+        .iter()
+        .filter(|k| old.get(**k) != new.get(**k))
+        .map(|k| {
+            format!(
+                "{k}: {} (old) vs {} (new)",
+                old.get(*k).cloned().unwrap_or_default(),
+                new.get(*k).cloned().unwrap_or_default()
+            )
+        })
+        .collect();
+    if !differ.is_empty() {
+        return Err(Error::bad_input(
+            new_manifest,
+            format!(
+                "extract settings differ from those of the run {flag} names ({}): {}; extract the newer \
+                 dump with the old settings",
+                old_manifest.display(),
+                differ.join("; ")
+            ),
+        ));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::core::records::Triple;
-    use crate::stages::distort::KnowledgeBase;
+    use crate::kb::index::KnowledgeBase;
 
     fn t(s: u64, p: u64, o: u64, rank: Rank) -> Triple {
         Triple {
@@ -729,17 +542,14 @@ mod tests {
         }
     }
 
-    fn row(id: &str, strategy: Strategy, s: u64, p: u64, o: u64) -> OldStatement {
-        OldStatement {
+    fn row(id: &str, strategy: Strategy, s: u64, p: u64, o: u64) -> Distortion {
+        Distortion {
             statement_id: id.into(),
             strategy,
             subject: Qid(s),
             property: Pid(p),
             object: Qid(o),
-            replaced_role: None,
-            original_entity: None,
-            replacement_entity: None,
-            attempts: 0,
+            ..Distortion::original(0, &t(s, p, o, Rank::Normal))
         }
     }
 
@@ -816,7 +626,7 @@ mod tests {
         }
     }
 
-    fn old(rows: Vec<OldStatement>) -> OldBenchmark {
+    fn old(rows: Vec<Distortion>) -> OldBenchmark {
         let mut labels = HashMap::new();
         for r in &rows {
             for e in r.entities() {
@@ -968,17 +778,5 @@ mod tests {
             .collect();
         assert_eq!(got[0], Status::DistortionNowTrue);
         assert_eq!(got[5], Status::Valid);
-    }
-
-    #[test]
-    fn original_ids_are_statement_id_stems() {
-        assert_eq!(original_of("7f3a09c2-000042-PSS"), Some("7f3a09c2-000042"));
-        assert_eq!(
-            original_of("7f3a09c2-000042-PSS.b41e0d77"),
-            Some("7f3a09c2-000042")
-        );
-        assert_eq!(original_of("000042-ORG"), Some("000042"));
-        assert_eq!(original_of("000042-XX"), None);
-        assert_eq!(original_of("nodash"), None);
     }
 }

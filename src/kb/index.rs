@@ -7,6 +7,11 @@ use crate::core::records::{PropertyRecord, Triple};
 use crate::core::records::{Role, Strategy};
 use std::collections::{HashMap, HashSet, VecDeque};
 
+/// The node budget of one transitive reachability search unless a stage's settings say otherwise
+/// (`transitive_max_visits` of distort and revalidate, which must agree for revalidation to judge a variant
+/// as distort would): 100 000, a few ms.
+pub const DEFAULT_MAX_VISITS: usize = 100_000;
+
 /// Why a candidate replacement was rejected (or a variant dropped).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Reason {
@@ -577,7 +582,7 @@ impl<'a> Searches<'a> {
 }
 
 /// The entity of `t` that `strategy` replaces.
-pub(super) fn replaced(t: &Triple, strategy: Strategy) -> Qid {
+pub fn replaced(t: &Triple, strategy: Strategy) -> Qid {
     match strategy.role() {
         Some(Role::Subject) => t.subject,
         _ => t.object,
@@ -585,7 +590,7 @@ pub(super) fn replaced(t: &Triple, strategy: Strategy) -> Qid {
 }
 
 /// The candidates of a variant: its replacement pool without the original entity.
-pub(super) struct Pool<'a> {
+pub struct Pool<'a> {
     items: &'a [Qid],
     /// The original's slot in `items`, skipped.
     skip: Option<usize>,
@@ -593,18 +598,23 @@ pub(super) struct Pool<'a> {
 
 impl Pool<'_> {
     /// Candidates (the pool without the original).
-    pub(super) fn len(&self) -> usize {
+    pub fn len(&self) -> usize {
         self.items.len() - usize::from(self.skip.is_some())
     }
 
+    /// No candidate at all.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     /// Candidate `k` (`k < len()`).
-    pub(super) fn get(&self, k: usize) -> Qid {
+    pub fn get(&self, k: usize) -> Qid {
         self.items[k + usize::from(self.skip.is_some_and(|s| k >= s))]
     }
 }
 
 /// The replacement pool of a variant strategy, without the original.
-pub(super) fn pool_of<'a>(
+pub fn pool_of<'a>(
     index: &'a Index,
     t: &Triple,
     strategy: Strategy,
@@ -623,7 +633,7 @@ pub(super) fn pool_of<'a>(
 }
 
 /// The variant of `t` with `cand` in the role `strategy` replaces.
-pub(super) fn variant_of(t: &Triple, strategy: Strategy, cand: Qid) -> (Qid, Qid) {
+pub fn variant_of(t: &Triple, strategy: Strategy, cand: Qid) -> (Qid, Qid) {
     match strategy.role() {
         Some(Role::Subject) => (cand, t.object),
         _ => (t.subject, cand),

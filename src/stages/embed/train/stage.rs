@@ -1,0 +1,85 @@
+//! The train stage: `walks.bin` (and `nodes.txt` for the keys) → `embeddings.npy`, `embeddings.w2v` through the
+//! contract.
+
+use super::{kernel_from_env, train_from, TrainConfig, WalkFile, WalkSource};
+use crate::core::error::{Error, Result};
+use crate::core::progress::{Progress, Unit};
+use crate::stages::contract::{Context, Input, NoSettings, Stage};
+use crate::store::embeddings::Embeddings;
+use crate::store::layout::{self, Artifact, EMBEDDINGS_NPY, EMBEDDINGS_W2V, NODES, WALKS_BIN};
+use crate::store::Manifest;
+use std::path::Path;
+use std::time::Instant;
+
+/// The train stage: `walks.bin` (and `nodes.txt` for the keys) → `embeddings.npy`, `embeddings.w2v`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TrainStage;
+
+impl Stage for TrainStage {
+    const NAME: &'static str = layout::TRAIN;
+    type Settings = TrainConfig;
+    type Args = NoSettings;
+    type Outcome = ();
+
+    const READS: &'static [Input] = &[Input::Vouched(WALKS_BIN), Input::Vouched(NODES)];
+
+    const WRITES: &'static [Artifact] = &[EMBEDDINGS_NPY, EMBEDDINGS_W2V];
+
+    fn validate(&self, cfg: &TrainConfig, _: &NoSettings) -> Result<()> {
+        cfg.validate()?;
+        kernel_from_env().map(|_| ())
+    }
+
+    fn seed(&self, cfg: &TrainConfig) -> Option<u64> {
+        Some(cfg.seed)
+    }
+
+    /// Train on `walks.bin`, write the vectors keyed by `nodes.txt`.
+    fn run(&self, cx: &mut Context, cfg: &TrainConfig, _: &NoSettings) -> Result<()> {
+        // Streamed chunk by chunk: the walks never sit in memory beside the two matrices.
+        let walks = WalkFile::open(&cx.path(&WALKS_BIN))?;
+        let walk_len = walks.length;
+        let keys = crate::stages::embed::graph::read_nodes(&cx.path(&NODES))?;
+        cx.lap("read");
+        // Progress total: ids × epochs (padding, rare, is counted too: an upper bound).
+        let n_words = walks.len_ids() as u64 * cfg.epochs as u64;
+        let progress = Progress::new("train", Some(n_words), Unit::Items("words"));
+        let trained = train_from(&walks, walk_len, keys.len(), cfg, &progress)?;
+        progress.finish();
+        drop(walks);
+        let s = &trained.stats;
+        cx.timing("train", s.seconds);
+        let t1 = Instant::now();
+        let emb = Embeddings::new(keys, trained.vectors)
+            .map_err(|e| Error::bad_input(cx.path(&NODES), e.to_string()))?;
+        cx.write(&EMBEDDINGS_NPY, |w| emb.write_npy(w))?;
+        cx.write(&EMBEDDINGS_W2V, |w| emb.write_w2v(w))?;
+        cx.timing("write", t1.elapsed().as_secs_f64());
+        cx.count("nodes", emb.len() as u64);
+        cx.count("vocab", s.vocab);
+        cx.count("words", s.words);
+        cx.count("kept_words", s.kept_words);
+        cx.count("pairs", s.pairs);
+        cx.count("threads", s.threads);
+        cx.count("batches", s.batches);
+        cx.count("steps", s.steps);
+        cx.count("blocks", s.blocks);
+        cx.manifest().extra = serde_json::json!({
+            "words_per_sec": s.words_per_sec,
+            "mean_loss": s.mean_loss,
+            "kernel": s.kernel,
+        });
+        Ok(())
+    }
+
+    fn summary(&self, _: &Path, m: &Manifest) -> String {
+        format!(
+            "train: {} nodes, {} words, {:.0} words/s ({}), mean loss {:.4}",
+            m.count("nodes"),
+            m.count("words"),
+            m.extra["words_per_sec"].as_f64().unwrap_or(0.0),
+            m.extra["kernel"].as_str().unwrap_or("?"),
+            m.extra["mean_loss"].as_f64().unwrap_or(0.0),
+        )
+    }
+}
