@@ -1,4 +1,4 @@
-//! The hostile cases of issue 49, on `run`, `distort`, `revalidate` and `eval compare`: a rerun never publishes
+//! The hostile cases of stale outputs and late refusals, on `run`, `distort`, `revalidate` and `eval compare`: a rerun never publishes
 //! a stale benchmark (a new dump into an old run folder, a copied folder, a moved one), every refusal comes
 //! before the first write (nothing created, nothing changed), and a truncated or corrupt input is bad input
 //! (exit code 2, naming the file, saying what is wrong) in every command. Each case states the exit code, the
