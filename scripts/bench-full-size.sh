@@ -29,7 +29,8 @@
 # benchmark and carries it. Keep WORK between the months. Every sword call of the nightly runs under
 # /usr/bin/time -v (a wrapper given as SWORD to make); the table gives per stage wall, CPU s, peak RSS, the run
 # folder's size after it, extract's spill bytes and, for month 2, the counts per revalidation status and of the
-# carry. TRUTH=1 also writes synth's oracle (`--truth`: the whole world's sets, held in memory: small sizes only).
+# carry. Then scripts/check-benchmark.py checks the published benchmark against the month's dump (when the
+# project's Python environment exists). TRUTH=1 also writes synth's oracle (`--truth`: the whole world's sets, held in memory: small sizes only).
 # A second month-2 distort (`REDISTORT=1`, the default) checks that the carried benchmark has the same
 # bytes when drawn again.
 set -euo pipefail
@@ -113,6 +114,14 @@ for stage, pre in (("revalidate", "status_"), ("distort", "carry_")):
         print(stage + ":", {k: v for k, v in mm.get("counts", {}).items() if k.startswith(pre) or k == "statements"})
 PY
   [ -f "$run/logs/summary.txt" ] && { echo; cat "$run/logs/summary.txt"; }
+  # The published benchmark against this month's dump, by DuckDB (existence and the PSS/POS definition).
+  py=${SWORD_PYTHON:-$root/.venv/bin/python}
+  if [ $code -eq 0 ] && [ -x "$py" ]; then
+    echo
+    SWORD_PYTHON=$py "$root/scripts/check-benchmark.py" "$run" || code=1
+  elif [ $code -eq 0 ]; then
+    echo "no Python environment at $py (scripts/setup-venv.sh): scripts/check-benchmark.py not run"
+  fi
   if [ "$MONTH" != 1 ] && [ "${REDISTORT:-1}" = 1 ] && [ $code -eq 0 ]; then
     # The carried benchmark drawn a second time: the same bytes.
     again=$WORK/redistort-$date
