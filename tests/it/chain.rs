@@ -1088,6 +1088,22 @@ fn write_pairs(wd: &Workdir, name: &str, pairs: &[(&str, &str)]) {
 }
 
 /// Suspects of `eval compare` as (statement_id, language, models, wrong, text, text_en).
+/// `sword eval compare` of the evaluations in `ev` against the benchmark of `benchmark`, into `out`.
+fn compare_args<'a>(benchmark: &'a str, out: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        "eval",
+        "compare",
+        "--results",
+        "ev",
+        "--benchmark",
+        benchmark,
+        "--out",
+        out,
+    ];
+    args.extend_from_slice(extra);
+    args
+}
+
 fn read_suspects(path: &std::path::Path) -> Vec<(String, String, i64, i64, String, String)> {
     use arrow_array::{Array, Int64Array, StringArray};
     let f = std::fs::File::open(path).unwrap();
@@ -1175,18 +1191,7 @@ fn translate_only_the_suspects_of_eval_compare_end_to_end() {
         }
     };
     evaluate("req1.jsonl");
-    wd.run_ok(&[
-        "eval",
-        "compare",
-        "--results",
-        "ev",
-        "--benchmark",
-        "run",
-        "--out",
-        "cmp",
-        "--bootstrap",
-        "20",
-    ]);
+    wd.run_ok(&compare_args("run", "cmp", &["--bootstrap", "20"]));
     // Expected: every distortion in de (its echo is judged true by all three), nothing else; with the texts.
     let text_of = |sid: &str, lang: &str| {
         before
@@ -1309,18 +1314,7 @@ fn translate_only_the_suspects_of_eval_compare_end_to_end() {
             "asked again: {c}"
         );
     }
-    wd.run_ok(&[
-        "eval",
-        "compare",
-        "--results",
-        "ev",
-        "--benchmark",
-        "run",
-        "--out",
-        "cmp",
-        "--bootstrap",
-        "20",
-    ]);
+    wd.run_ok(&compare_args("run", "cmp", &["--bootstrap", "20"]));
     assert!(read_suspects(&wd.join("cmp/suspects.parquet")).is_empty());
 
     // A statements_text.parquet with one (statement, language) twice is bad input for compare: exit 2 naming
@@ -1331,16 +1325,7 @@ fn translate_only_the_suspects_of_eval_compare_end_to_end() {
     rows.push(after[0].clone());
     let f = std::fs::File::create(wd.join("dup/statements_text.parquet")).unwrap();
     write_texts(f, &rows, true, &wd.join("dup/statements_text.parquet")).unwrap();
-    let (code, err) = wd.run_err(&[
-        "eval",
-        "compare",
-        "--results",
-        "ev",
-        "--benchmark",
-        "dup",
-        "--out",
-        "cmp2",
-    ]);
+    let (code, err) = wd.run_err(&compare_args("dup", "cmp2", &[]));
     assert_eq!(code, 2, "{err}");
     assert!(
         err.contains("dup/statements_text.parquet") && err.contains("a second text"),

@@ -24,9 +24,8 @@ fn assert_same(wd: &Workdir, a: &str, b: &str) {
     }
 }
 
-#[test]
-fn a_tiny_limit_writes_the_bytes_of_an_unlimited_run_on_a_generated_dump() {
-    let wd = Workdir::new();
+/// A generated 30 k-entity dump, `d.json.gz`: big enough that a small memory limit spills.
+fn synth_30k(wd: &Workdir) {
     wd.run_ok(&[
         "synth",
         "--entities",
@@ -36,6 +35,12 @@ fn a_tiny_limit_writes_the_bytes_of_an_unlimited_run_on_a_generated_dump() {
         "--out",
         "d.json.gz",
     ]);
+}
+
+#[test]
+fn a_tiny_limit_writes_the_bytes_of_an_unlimited_run_on_a_generated_dump() {
+    let wd = Workdir::new();
+    synth_30k(&wd);
     wd.run_ok(&[
         "extract",
         "--dump",
@@ -178,15 +183,7 @@ fn a_limit_below_the_minimum_exits_2_naming_it_before_reading() {
 #[test]
 fn past_the_spill_budget_exits_2_naming_it_and_the_kind_and_leaves_nothing() {
     let wd = Workdir::new();
-    wd.run_ok(&[
-        "synth",
-        "--entities",
-        "30000",
-        "--seed",
-        "9",
-        "--out",
-        "d.json.gz",
-    ]);
+    synth_30k(&wd);
     let extract = |out: &str, budget: &str| {
         vec![
             "-j".to_string(),

@@ -22,7 +22,7 @@
 use super::draw::*;
 use super::figures::Figure;
 use super::input::{Data, Group};
-use super::measures::{units, Row};
+use super::measures::{sum_units, units, Boot, Row};
 use super::table::{variants_and_models, Key, Lookup};
 use crate::core::error::{Error, IoContext, Result};
 use crate::eval::stats;
@@ -166,43 +166,18 @@ pub fn rows(data: &Data, b: usize, seed: u64) -> Vec<Row> {
         .par_iter()
         .map(|&(g, r)| {
             let f = &prepared[g];
-            let mut acc = [0u32; 2 * NS];
-            for u in stats::bootstrap_indices(f.len(), seed, r) {
-                for (a, x) in acc.iter_mut().zip(&f[u]) {
-                    *a += x;
-                }
-            }
-            split_shares(&acc)
+            split_shares(&sum_units(
+                f,
+                stats::bootstrap_indices(f.len(), seed, r).into_iter(),
+            ))
         })
         .collect();
     for (gi, (g, f)) in data.groups.iter().zip(&prepared).enumerate() {
-        let mut sums = [0u32; 2 * NS];
-        for u in f {
-            for (a, x) in sums.iter_mut().zip(u) {
-                *a += x;
-            }
-        }
-        let estimate = split_shares(&sums);
-        let mine = &reps[gi * b..(gi + 1) * b];
+        let boot = Boot::of(f, split_shares, reps[gi * b..(gi + 1) * b].iter());
         for s in 0..NS {
-            let (mut lo, mut hi) = (None, None);
-            let mut v: Vec<f64> = mine
-                .iter()
-                .map(|r| r[s])
-                .filter(|x| x.is_finite())
-                .collect();
-            if estimate[s].is_finite() && !v.is_empty() {
-                v.sort_by(f64::total_cmp);
-                lo = Some(stats::quantile_sorted(&v, 0.025));
-                hi = Some(stats::quantile_sorted(&v, 0.975));
-            }
             rows.push(Row {
                 strategy: Some(STRATEGIES[s].to_string()),
-                value: estimate[s].is_finite().then_some(estimate[s]),
-                lo,
-                hi,
-                n: Some(i64::from(sums[s])),
-                ..base("split", g)
+                ..boot.row("split", g, s, boot.sums[s])
             });
         }
     }

@@ -296,7 +296,10 @@ fn tier_features(
     f
 }
 
-fn sum_units<const F: usize>(features: &[[u32; F]], draw: impl Iterator<Item = usize>) -> [u32; F] {
+pub(super) fn sum_units<const F: usize>(
+    features: &[[u32; F]],
+    draw: impl Iterator<Item = usize>,
+) -> [u32; F] {
     let mut acc = [0u32; F];
     for u in draw {
         for (a, x) in acc.iter_mut().zip(&features[u]) {
@@ -308,17 +311,17 @@ fn sum_units<const F: usize>(features: &[[u32; F]], draw: impl Iterator<Item = u
 
 /// Estimate and bootstrap bounds of every bootstrapped measure of one group (`M` measures derived from `F`
 /// per-original counters).
-struct Boot<const F: usize, const M: usize> {
-    estimate: [f64; M],
-    lo: [f64; M],
-    hi: [f64; M],
-    sums: [u32; F],
+pub(super) struct Boot<const F: usize, const M: usize> {
+    pub(super) estimate: [f64; M],
+    pub(super) lo: [f64; M],
+    pub(super) hi: [f64; M],
+    pub(super) sums: [u32; F],
 }
 
 impl<const F: usize, const M: usize> Boot<F, M> {
     /// The estimate over every original and the 95 % percentile bounds over the replicates `reps` (the
     /// finite values among them; none where the estimate is undefined).
-    fn of<'r>(
+    pub(super) fn of<'r>(
         features: &[[u32; F]],
         derive: fn(&[u32; F]) -> [f64; M],
         reps: impl Iterator<Item = &'r [f64; M]> + Clone,
@@ -348,7 +351,7 @@ impl<const F: usize, const M: usize> Boot<F, M> {
     }
 
     /// A row of measure `m` (index into the derived measures) with denominator `n`.
-    fn row(&self, measure: &str, g: &Group, m: usize, n: u32) -> Row {
+    pub(super) fn row(&self, measure: &str, g: &Group, m: usize, n: u32) -> Row {
         Row {
             value: finite(self.estimate[m]),
             lo: finite(self.lo[m]),
