@@ -174,9 +174,9 @@ pub fn rows(data: &Data, b: usize, seed: u64) -> Vec<Row> {
         .collect();
     for (gi, (g, f)) in data.groups.iter().zip(&prepared).enumerate() {
         let boot = Boot::of(f, split_shares, reps[gi * b..(gi + 1) * b].iter());
-        for s in 0..NS {
+        for (s, strategy) in STRATEGIES.iter().enumerate().take(NS) {
             rows.push(Row {
-                strategy: Some(STRATEGIES[s].to_string()),
+                strategy: Some(strategy.to_string()),
                 ..boot.row("split", g, s, boot.sums[s])
             });
         }
