@@ -3,8 +3,9 @@
 //!
 //! The fast line parsers skip qualifiers, and a constraint is all qualifiers (classes P2308, relation P2309,
 //! exceptions P2303, separators P4155). Property lines are ≈ 10⁴ of a dump's ≈ 10⁸, so the extract stage reads
-//! their claims a second time here, whole, with serde_json: no cost worth measuring, and the hot path stays as
-//! it is.
+//! their claims a second time here, with serde_json, and the hot path stays as it is. Only the P2302 claim is
+//! built as a `Value` (the others are passed over, see `ConstraintClaim`): a generated dump has a property line
+//! in 60, and building whole lines cost ≈ 2 % of extract's instructions there.
 
 use crate::core::falsity::{Constraint, Kind, Relation, Summary};
 use crate::core::ids::{Pid, Qid};
