@@ -422,6 +422,13 @@ pub(super) fn skip_nested_with(
             op &= !escaped;
             cl &= !escaped;
         }
+        // No bracket outside an escape (a run of string bytes): only whether the block ends inside a string
+        // matters, the parity of its quotes.
+        if op | cl == 0 {
+            st.in_string ^= q.count_ones() & 1 == 1;
+            pos += 64;
+            continue;
+        }
         let inside = prefix_xor(q) ^ if st.in_string { u64::MAX } else { 0 };
         st.in_string = inside >> 63 == 1;
         let (op, cl) = (op & !inside, cl & !inside);

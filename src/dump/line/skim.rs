@@ -519,6 +519,30 @@ pub(super) mod tests {
         }
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+        /// The same on lines of long runs without brackets (whole 64-byte blocks of string bytes, quotes and
+        /// backslashes, as in the long strings of a reference), with a bracket now and then.
+        #[test]
+        fn block_scan_equals_byte_scan_over_bracket_free_blocks(
+            pieces in proptest::collection::vec(proptest::sample::select(vec![
+                "a".repeat(70), format!("\"{}\"", "b".repeat(80)), format!("\"{}", "c".repeat(65)),
+                "\\\"".to_string(), "\\\\".to_string(), "\\".to_string(), "\"".to_string(),
+                "{".to_string(), "}".to_string(), "[".to_string(), "]".to_string(),
+            ]), 0..40),
+            open in proptest::sample::select(b"{[".to_vec()),
+        ) {
+            let mut line = vec![open];
+            line.extend(pieces.concat().bytes());
+            let mut a = Cur { s: &line, i: 0 };
+            let fast = a.nested().ok().map(|()| a.i);
+            let mut b = Cur { s: &line, i: 0 };
+            let slow = b.nested_scalar().ok().map(|()| b.i);
+            proptest::prop_assert_eq!(fast, slow);
+            proptest::prop_assert_eq!(skip_nested_with(&line, 0, block_masks), slow);
+        }
+    }
+
     #[test]
     fn escaped_quotes_and_backslashes_inside_dropped_values() {
         let line = r#"{"aliases":{"en":[{"value":"a \" ] } \\"},{"value":"\\\"{"}]},"id":"Q2"}"#;

@@ -3,8 +3,9 @@
 //!
 //! The fast line parsers skip qualifiers, and a constraint is all qualifiers (classes P2308, relation P2309,
 //! exceptions P2303, separators P4155). Property lines are ≈ 10⁴ of a dump's ≈ 10⁸, so the extract stage reads
-//! their claims a second time here, whole, with serde_json: no cost worth measuring, and the hot path stays as
-//! it is.
+//! their claims a second time here, with serde_json, and the hot path stays as it is. Only the P2302 claim is
+//! built as a `Value` (the others are passed over, see `ConstraintClaim`): a generated dump has a property line
+//! in 60, and building whole lines cost ≈ 2 % of extract's instructions there.
 
 use crate::core::falsity::{Constraint, Kind, Relation, Summary};
 use crate::core::ids::{Pid, Qid};
@@ -50,9 +51,14 @@ fn inc(n: &mut u64) {
 
 /// The P2302 statements of a property entity (its `claims` value), and what was counted reading them.
 pub fn read_claims(property: Pid, claims: &Value) -> (Vec<Constraint>, Summary) {
+    read_constraint_statements(property, claims.get("P2302"))
+}
+
+/// [`read_claims`] from the value of the `P2302` claim alone (`None`: the entity has none).
+fn read_constraint_statements(property: Pid, p2302: Option<&Value>) -> (Vec<Constraint>, Summary) {
     let mut summary = Summary::new();
     let mut out = Vec::new();
-    let Some(statements) = claims.get("P2302").and_then(Value::as_array) else {
+    let Some(statements) = p2302.and_then(Value::as_array) else {
         return (out, summary);
     };
     for st in statements {
@@ -151,17 +157,90 @@ pub fn read_property_line(line: &[u8]) -> serde_json::Result<Option<(Vec<Constra
         #[serde(rename = "type")]
         kind: Option<String>,
         id: Option<String>,
-        claims: Option<Value>,
+        claims: Option<ConstraintClaim>,
     }
     let l: Line = serde_json::from_slice(line)?;
     let property = match (l.kind.as_deref(), l.id.as_deref().and_then(Pid::parse)) {
         (Some("property") | None, Some(p)) => p,
         _ => return Ok(None),
     };
-    Ok(Some(match &l.claims {
-        Some(c) => read_claims(property, c),
-        None => (Vec::new(), Summary::new()),
-    }))
+    Ok(Some(read_constraint_statements(
+        property,
+        l.claims.as_ref().and_then(|c| c.0.as_ref()),
+    )))
+}
+
+/// The `P2302` value of a `claims` value, as `claims.get("P2302")` finds it in the whole `Value` (the last one
+/// when the key is repeated; none when `claims` is no object), with every other claim passed over by serde's
+/// `IgnoredAny` instead of being built: the other claims are most of a property line, and building them was
+/// most of the cost of reading the constraints (≈ 2 % of extract's instructions on a generated dump, whose
+/// property lines are one in 60). Passed-over values are checked as JSON syntax, but not for the limits only a
+/// built `Value` has (128 levels of nesting, a float beyond `f64`): such a line is now read, as the oracle's
+/// Python reader reads it.
+struct ConstraintClaim(Option<Value>);
+
+impl<'de> Deserialize<'de> for ConstraintClaim {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::{IgnoredAny, MapAccess, SeqAccess, Visitor};
+        /// A map key: whether it is `P2302` (compared as the unescaped text, as a `Value` map's key is).
+        struct IsP2302(bool);
+        impl<'de> Deserialize<'de> for IsP2302 {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                struct K;
+                impl Visitor<'_> for K {
+                    type Value = IsP2302;
+                    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                        f.write_str("a claim key")
+                    }
+                    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<IsP2302, E> {
+                        Ok(IsP2302(v == "P2302"))
+                    }
+                }
+                d.deserialize_str(K)
+            }
+        }
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = ConstraintClaim;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("the claims of an entity")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<ConstraintClaim, A::Error> {
+                let mut p2302 = None;
+                while let Some(IsP2302(is)) = m.next_key()? {
+                    if is {
+                        p2302 = Some(m.next_value::<Value>()?);
+                    } else {
+                        m.next_value::<IgnoredAny>()?;
+                    }
+                }
+                Ok(ConstraintClaim(p2302))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<ConstraintClaim, A::Error> {
+                while s.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(ConstraintClaim(None))
+            }
+            fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<ConstraintClaim, E> {
+                Ok(ConstraintClaim(None))
+            }
+            fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<ConstraintClaim, E> {
+                Ok(ConstraintClaim(None))
+            }
+            fn visit_u64<E: serde::de::Error>(self, _: u64) -> Result<ConstraintClaim, E> {
+                Ok(ConstraintClaim(None))
+            }
+            fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<ConstraintClaim, E> {
+                Ok(ConstraintClaim(None))
+            }
+            fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<ConstraintClaim, E> {
+                Ok(ConstraintClaim(None))
+            }
+            fn visit_unit<E: serde::de::Error>(self) -> Result<ConstraintClaim, E> {
+                Ok(ConstraintClaim(None))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 #[cfg(test)]
@@ -269,5 +348,41 @@ mod tests {
             assert!(cs.is_empty());
             assert_eq!(s, Summary::new());
         }
+    }
+    /// The claim-by-claim reader of a line gives what `read_claims` gives on the line's whole `Value`: P2302
+    /// among other claims (before, after, escaped in its key, repeated: the last one counts, as in a map),
+    /// claims that are no object, other claims of every JSON kind.
+    #[test]
+    fn reading_only_p2302_agrees_with_the_whole_value() {
+        let c1 = constraint("21502410", "", "normal");
+        let c2 = constraint("19474404", "", "preferred");
+        let other = r#""P31":[{"mainsnak":{"snaktype":"value","property":"P31","datavalue":{"value":{"entity-type":"item","numeric-id":5},"type":"wikibase-entityid"}},"rank":"normal","q":[1,-2.5e3,true,null,"\u0041"]}]"#;
+        let claims = [
+            format!(r#"{{"P2302":[{c1}]}}"#),
+            format!(r#"{{{other},"P2302":[{c1},{c2}]}}"#),
+            format!(r#"{{"P2302":[{c2}],{other}}}"#),
+            format!(r#"{{"P2302":[{c1}],"P\u00322302":1,"P2302":[{c2}]}}"#),
+            format!(r#"{{"P\u0032302":[{c2}],"X":{{"a":[{{}},[]]}}}}"#),
+            format!(r#"{{"P2302":[{c1}],"P2302":null}}"#),
+            "[]".to_string(),
+            "[1,{\"P2302\":[]}]".to_string(),
+            "null".to_string(),
+            "7".to_string(),
+            "-1.5".to_string(),
+            "\"P2302\"".to_string(),
+            "true".to_string(),
+            "{}".to_string(),
+        ];
+        for c in claims {
+            let line = format!(r#"{{"type":"property","id":"P9","claims":{c}}}"#);
+            let whole: Value = serde_json::from_str(&line).unwrap();
+            let want = match &whole["claims"] {
+                Value::Null => (Vec::new(), Summary::new()),
+                claims => read_claims(Pid(9), claims),
+            };
+            let got = read_property_line(line.as_bytes()).unwrap().unwrap();
+            assert_eq!(got, want, "{c}");
+        }
+        assert!(read_property_line(br#"{"type":"property","id":"P9","claims":{"P1":[}}"#).is_err());
     }
 }

@@ -145,6 +145,136 @@ impl Rules {
     }
 }
 
+/// The counters that every entity line adds to, as plain integers while a chunk is parsed, moved into
+/// [`Part::counts`] when it is done ([`Part::settle`]): a `BTreeMap` add per counter per line (≈ 15 string-keyed
+/// lookups a line) was ≈ 1 % of extract's instructions. The manifest gets the same counts.
+macro_rules! tally_keys {
+    ($($name:ident = $key:literal,)*) => {
+        /// A counter of [`Tally`].
+        #[derive(Clone, Copy)]
+        enum T { $($name,)* }
+        /// The manifest's name of each [`T`], in its order.
+        const TALLY_KEYS: &[&str] = &[$($key,)*];
+    };
+}
+tally_keys!(
+    EntitiesTypeInferred = "entities_type_inferred_from_id",
+    EntitiesItem = "entities_item",
+    EntitiesProperty = "entities_property",
+    TermsAsArray = "terms_as_array",
+    ClaimsAsArray = "claims_as_array",
+    ClaimsMissing = "claims_missing",
+    SnaksValue = "snaks_value",
+    SnaksSomevalue = "snaks_somevalue",
+    SnaksNovalue = "snaks_novalue",
+    SnaksUnknownDatatype = "snaks_unknown_datatype",
+    ValuesNumericIdOnly = "values_numeric_id_only",
+    ValuesOtherEntityType = "values_other_entity_type",
+    ValuesBadEntity = "values_bad_entity",
+    StatementsBadRank = "statements_bad_rank",
+    ModifiedInvalid = "modified_invalid",
+    LabelledEntities = "labelled_entities",
+    LabelsFromMul = "labels_from_mul",
+    LabelledOnlyThanksToMul = "labelled_only_thanks_to_mul",
+    ItemStatements = "item_statements",
+    StatementsWithoutId = "statements_without_id",
+    StatementsBadProperty = "statements_bad_property",
+);
+
+/// See [`tally_keys`].
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Tally([u64; TALLY_KEYS.len()]);
+
+impl Tally {
+    #[inline]
+    fn add(&mut self, k: T, n: u64) {
+        if let Some(x) = self.0.get_mut(k as usize) {
+            *x = x.saturating_add(n);
+        }
+    }
+}
+
+/// Statements of unlabelled items per property, in a chunk: an update per such statement (most statements of
+/// a dump), so counted in a vector indexed by the property number (P1 to ≈ P13000 in 2024) rather than hashed
+/// (SipHash per statement was ≈ 1 % of extract's instructions); numbers past [`PropCounts::DENSE`] (a crafted
+/// dump) go to a map. Iterated as `(property, count)` for the counts that are not zero, in no fixed order.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct PropCounts {
+    dense: Vec<u64>,
+    big: HashMap<Pid, u64>,
+}
+
+impl PropCounts {
+    const DENSE: u64 = 1 << 16;
+
+    /// Add `n` statements of `p`.
+    #[inline]
+    pub(crate) fn add_n(&mut self, p: Pid, n: u64) {
+        if p.0 < Self::DENSE {
+            let i = p.0 as usize;
+            if self.dense.len() <= i {
+                self.dense.resize(i.saturating_add(1), 0);
+            }
+            if let Some(x) = self.dense.get_mut(i) {
+                *x = x.saturating_add(n);
+            }
+        } else {
+            let x = self.big.entry(p).or_insert(0);
+            *x = x.saturating_add(n);
+        }
+    }
+
+    /// Add the counts of `other`.
+    pub(crate) fn merge(&mut self, other: PropCounts) {
+        if self.dense.len() < other.dense.len() {
+            self.dense.resize(other.dense.len(), 0);
+        }
+        for (x, n) in self.dense.iter_mut().zip(other.dense) {
+            *x = x.saturating_add(n);
+        }
+        for (p, n) in other.big {
+            self.add_n(p, n);
+        }
+    }
+
+    /// The counts as a map (for the join).
+    pub(crate) fn into_map(self) -> HashMap<Pid, u64> {
+        self.into_iter().collect()
+    }
+
+    /// Bytes held (for [`dump::Held`]).
+    fn held(&self) -> usize {
+        self.dense
+            .capacity()
+            .saturating_mul(8)
+            .saturating_add(self.big.capacity().saturating_mul(24))
+    }
+}
+
+impl IntoIterator for PropCounts {
+    type Item = (Pid, u64);
+    type IntoIter = Box<dyn Iterator<Item = (Pid, u64)>>;
+    fn into_iter(self) -> Self::IntoIter {
+        let dense = self
+            .dense
+            .into_iter()
+            .enumerate()
+            .filter(|&(_, n)| n > 0)
+            .map(|(p, n)| (Pid(p as u64), n));
+        Box::new(dense.chain(self.big))
+    }
+}
+
+impl FromIterator<(Pid, u64)> for PropCounts {
+    fn from_iter<I: IntoIterator<Item = (Pid, u64)>>(iter: I) -> Self {
+        let mut c = PropCounts::default();
+        for (p, n) in iter {
+            c.add_n(p, n);
+        }
+        c
+    }
+}
+
 /// What one chunk (or one joined line) contributes.
 #[derive(Default)]
 pub struct Part {
@@ -155,7 +285,7 @@ pub struct Part {
     /// Item→item statements of unlabelled subjects whose property is in the transitive seed.
     pub(crate) seed_other: Vec<Cand>,
     /// Item→item statements of unlabelled subjects, by property (to report transitive statements missed).
-    pub(crate) unlabelled_by_prop: HashMap<Pid, u64>,
+    pub(crate) unlabelled_by_prop: PropCounts,
     /// The Q-number of every item line, labelled or not (`items.parquet`).
     pub(crate) items: Vec<u64>,
     /// For the falsity tier (`extract::falsity`): the live snaks without a value of labelled items, the live
@@ -164,6 +294,8 @@ pub struct Part {
     pub(crate) pairs: Vec<Pair>,
     pub(crate) constraints: Vec<Constraint>,
     pub(crate) counts: Counts,
+    /// Counters not yet in `counts` (see [`tally_keys`]); zero once [`handle_line`] or [`work_chunk`] returns.
+    pub(crate) tally: Tally,
     /// Malformed lines: counted, the first few kept with their position (relative to the chunk).
     pub(crate) bad: BadLines,
     pub(crate) max_modified: Option<String>,
@@ -173,6 +305,14 @@ pub struct Part {
 }
 
 impl Part {
+    /// Move the tallied counters into `counts`.
+    pub(crate) fn settle(&mut self) {
+        let t = std::mem::take(&mut self.tally);
+        for (k, v) in TALLY_KEYS.iter().zip(t.0) {
+            self.counts.add(k, v);
+        }
+    }
+
     /// The part's overlong line (see `overlong`) at its absolute position: (0-based line, byte offset) of a
     /// part that starts at line `base_line`, byte `base_offset`.
     pub(crate) fn overlong_at(&self, base_line: u64, base_offset: u64) -> Option<(u64, u64)> {
@@ -197,7 +337,7 @@ impl dump::Held for Part {
             sum(&self.snaks),
             sum(&self.pairs),
             sum(&self.constraints),
-            self.unlabelled_by_prop.capacity().saturating_mul(24),
+            self.unlabelled_by_prop.held(),
         ]
         .into_iter()
         .fold(0, usize::saturating_add)
@@ -206,6 +346,20 @@ impl dump::Held for Part {
 
 /// Parse one line and add what it contributes to `part` (the per-line core: pure, no I/O).
 pub fn handle_line(
+    rules: &Rules,
+    part: &mut Part,
+    scratch: &mut Vec<u8>,
+    buffers: &mut simd_json::Buffers,
+    rel_line: u64,
+    rel_offset: u64,
+    raw: &[u8],
+) {
+    tally_line(rules, part, scratch, buffers, rel_line, rel_offset, raw);
+    part.settle();
+}
+
+/// [`handle_line`], its counters left in `part.tally` (the caller settles them).
+fn tally_line(
     rules: &Rules,
     part: &mut Part,
     scratch: &mut Vec<u8>,
@@ -271,7 +425,6 @@ fn keep_entity(
     e: Entity<'_>,
     raw: &[u8],
 ) -> std::result::Result<(), (&'static str, String)> {
-    let c = &mut part.counts;
     let kind = match &e.kind {
         Some(k) => k.clone(),
         None => e.kind_from_id().ok_or((
@@ -280,7 +433,7 @@ fn keep_entity(
         ))?,
     };
     if e.kind.is_none() {
-        c.add("entities_type_inferred_from_id", 1);
+        part.tally.add(T::EntitiesTypeInferred, 1);
     }
     let id_str = e.id.as_deref().unwrap_or("");
     let id = match kind {
@@ -291,6 +444,7 @@ fn keep_entity(
             Pid::parse(id_str).ok_or(("bad_id", format!("property with id `{id_str}`")))?,
         ),
         Kind::Other(t) => {
+            let c = &mut part.counts;
             c.add("entities_other", 1);
             c.add_other_type(&t, 1);
             return Ok(());
@@ -299,31 +453,31 @@ fn keep_entity(
     if let EntityId::Item(q) = id {
         part.items.push(q.0);
     }
-    let c = &mut part.counts;
+    let c = &mut part.tally;
     c.add(
         match id {
-            EntityId::Item(_) => "entities_item",
-            EntityId::Property(_) => "entities_property",
+            EntityId::Item(_) => T::EntitiesItem,
+            EntityId::Property(_) => T::EntitiesProperty,
         },
         1,
     );
-    c.add("terms_as_array", u64::from(e.terms_as_array));
-    c.add("claims_as_array", u64::from(e.claims_as_array));
-    c.add("claims_missing", u64::from(e.claims_missing));
+    c.add(T::TermsAsArray, u64::from(e.terms_as_array));
+    c.add(T::ClaimsAsArray, u64::from(e.claims_as_array));
+    c.add(T::ClaimsMissing, u64::from(e.claims_missing));
     let s = e.snaks;
-    c.add("snaks_value", s.value);
-    c.add("snaks_somevalue", s.somevalue);
-    c.add("snaks_novalue", s.novalue);
-    c.add("snaks_unknown_datatype", s.unknown_datatype);
-    c.add("values_numeric_id_only", s.numeric_id_only);
-    c.add("values_other_entity_type", s.other_entity_value);
-    c.add("values_bad_entity", s.bad_entity_value);
-    c.add("statements_bad_rank", s.bad_rank);
+    c.add(T::SnaksValue, s.value);
+    c.add(T::SnaksSomevalue, s.somevalue);
+    c.add(T::SnaksNovalue, s.novalue);
+    c.add(T::SnaksUnknownDatatype, s.unknown_datatype);
+    c.add(T::ValuesNumericIdOnly, s.numeric_id_only);
+    c.add(T::ValuesOtherEntityType, s.other_entity_value);
+    c.add(T::ValuesBadEntity, s.bad_entity_value);
+    c.add(T::StatementsBadRank, s.bad_rank);
     // A timestamp of the shape Wikidata writes, or nothing: the dump date is read from it, and the manifest
     // and entities.parquet carry it.
     let modified = e.modified.as_deref().filter(|m| is_timestamp(m));
     if e.modified.is_some() && modified.is_none() {
-        c.add("modified_invalid", 1);
+        c.add(T::ModifiedInvalid, 1);
     }
     if let Some(m) = modified {
         if part.max_modified.as_deref().is_none_or(|x| m > x) {
@@ -339,10 +493,10 @@ fn keep_entity(
         Vec::new()
     };
     if labelled {
-        c.add("labelled_entities", 1);
+        c.add(T::LabelledEntities, 1);
         let from_mul = labels.iter().flatten().filter(|l| l.from_mul).count() as u64;
-        c.add("labels_from_mul", from_mul);
-        c.add("labelled_only_thanks_to_mul", u64::from(from_mul > 0));
+        c.add(T::LabelsFromMul, from_mul);
+        c.add(T::LabelledOnlyThanksToMul, u64::from(from_mul > 0));
     }
     if let EntityId::Property(pid) = id {
         let is = |p: &str, v: EntityValue, st: &entity::Statement<'_>| {
@@ -369,7 +523,7 @@ fn keep_entity(
         inverse.dedup();
         let datatype = e.datatype.as_deref().unwrap_or("").to_string();
         if !entity::KNOWN_DATATYPES.contains(&datatype.as_str()) {
-            c.add("properties_unknown_datatype", 1);
+            part.counts.add("properties_unknown_datatype", 1);
         }
         falsity::property_line(&mut part.constraints, &mut part.counts, raw);
         part.properties.push(PropertyRecord {
@@ -432,14 +586,13 @@ fn keep_entity(
                 part.seed_other.push(t());
             }
             if !rules.seed.contains(&property) {
-                let n = part.unlabelled_by_prop.entry(property).or_insert(0);
-                *n = n.saturating_add(1);
+                part.unlabelled_by_prop.add_n(property, 1);
             }
         }
-        let c = &mut part.counts;
-        c.add("item_statements", item_statements);
-        c.add("statements_without_id", without_id);
-        c.add("statements_bad_property", bad_property);
+        let c = &mut part.tally;
+        c.add(T::ItemStatements, item_statements);
+        c.add(T::StatementsWithoutId, without_id);
+        c.add(T::StatementsBadProperty, bad_property);
     }
     if labelled {
         part.entities.push(EntityRecord {
@@ -462,9 +615,11 @@ fn keep_entity(
 pub fn work_chunk(rules: &Rules, bytes: &[u8], at_line_start: bool) -> ChunkOut<Part> {
     let mut scratch = Vec::new();
     let mut buffers = simd_json::Buffers::new(1 << 16);
-    dump::frame(bytes, at_line_start, Part::default(), |part, l, o, line| {
-        handle_line(rules, part, &mut scratch, &mut buffers, l, o, line)
-    })
+    let mut out = dump::frame(bytes, at_line_start, Part::default(), |part, l, o, line| {
+        tally_line(rules, part, &mut scratch, &mut buffers, l, o, line)
+    });
+    out.data.settle();
+    out
 }
 
 // ---- merge and join ----------------------------------------------------------------------------------------
@@ -492,10 +647,7 @@ macro_rules! absorb_records {
         $into.candidates.extend($part.candidates);
         $into.seed_other.extend($part.seed_other);
         $into.items.extend($part.items);
-        for (k, v) in $part.unlabelled_by_prop {
-            let n = $into.unlabelled_by_prop.entry(k).or_insert(0);
-            *n = n.saturating_add(v);
-        }
+        $into.unlabelled_by_prop.merge($part.unlabelled_by_prop);
         $into.counts.merge($part.counts);
         if let Some(m) = $part.max_modified {
             if $into.max_modified.as_ref().is_none_or(|x| &m > x) {
@@ -514,7 +666,7 @@ pub struct Acc<'r> {
     pub(crate) properties: Vec<PropertyRecord>,
     pub(crate) candidates: Vec<Cand>,
     pub(crate) seed_other: Vec<Cand>,
-    pub(crate) unlabelled_by_prop: HashMap<Pid, u64>,
+    pub(crate) unlabelled_by_prop: PropCounts,
     pub(crate) items: ItemSet,
     pub(crate) snaks: Vec<Snak>,
     pub(crate) pairs: Vec<Pair>,
@@ -543,7 +695,7 @@ impl<'r> Acc<'r> {
             properties: Vec::new(),
             candidates: Vec::new(),
             seed_other: Vec::new(),
-            unlabelled_by_prop: HashMap::new(),
+            unlabelled_by_prop: PropCounts::default(),
             items: ItemSet::default(),
             snaks: Vec::new(),
             pairs: Vec::new(),

@@ -361,7 +361,7 @@ fn run_with(
             .saturating_mul(2),
     );
     let mut sinks = ParquetOut::create(out, &cfg.languages, complete, wait_on_close, &budget)?;
-    let j = state.join(&unlabelled_by_prop, &rules.seed, &mut sinks)?;
+    let j = state.join(&unlabelled_by_prop.into_map(), &rules.seed, &mut sinks)?;
     let t_join = t1.elapsed().as_secs_f64();
     let outside: Vec<String> = j
         .transitive_outside_seed

@@ -209,19 +209,9 @@ impl Columns for CandColumns {
             1 => tables::id_column(rows.iter().map(|t| (b'P', u64::from(t.p)))),
             2 => tables::id_column(rows.iter().map(|t| (b'Q', t.o))),
             3 => tables::rank_column(rows.iter().map(|t| t.rank)),
-            _ => {
-                let mut b = arrow_array::builder::StringBuilder::with_capacity(
-                    rows.len(),
-                    rows.len().saturating_mul(48),
-                );
-                let mut buf = Vec::with_capacity(64);
-                for t in rows {
-                    buf.clear();
-                    t.id.write(t.s, &mut buf);
-                    b.append_value(std::str::from_utf8(&buf).unwrap_or_default());
-                }
-                std::sync::Arc::new(b.finish())
-            }
+            // Written straight into the array's buffers (no check per row that the text is UTF-8: each id is
+            // ASCII or the text of a `str`; the array checks the whole buffer once).
+            _ => tables::utf8_column(rows.len(), 58, rows.iter(), |t, out| t.id.write(t.s, out)),
         }
     }
     fn weigh(&self, rows: &[Cand]) -> usize {
