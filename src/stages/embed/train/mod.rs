@@ -466,7 +466,7 @@ pub fn train_with(
             epochs: cfg.epochs,
             alpha: cfg.alpha,
             min_alpha: cfg.min_alpha,
-            alpha_step: cfg.alpha_step,
+            lr_step: sgd::lr_step(cfg.alpha_step, words, cfg.epochs),
             blocks,
             prefetch: cfg.prefetch,
             seed: cfg.seed,

@@ -85,6 +85,15 @@ const PROGRESS_EVERY: u64 = 100_000;
 /// The loss is evaluated on every `LOSS_EVERY`-th batch of a block.
 const LOSS_EVERY: u64 = 16;
 
+/// `alpha_step` words as a fraction of a run of `words` words per epoch over `epochs` epochs (the
+/// learning rate's step, [`Plan::lr_step`]); 0 (a new rate at every walk) for `alpha_step` 0 or 1.
+pub fn lr_step(alpha_step: u64, words: u64, epochs: usize) -> f64 {
+    if alpha_step <= 1 {
+        return 0.0;
+    }
+    alpha_step as f64 / (words * epochs as u64).max(1) as f64
+}
+
 /// The random stream `(seed, stream, index)`: stream 0 = initialisation blocks, `1 + e` = epoch `e`.
 pub fn stream_rng(seed: u64, stream: u64, index: u64) -> ChaCha8Rng {
     let mut s = [0u8; 32];
@@ -133,8 +142,9 @@ pub struct Plan<'a> {
     pub alpha: f32,
     /// See `alpha`.
     pub min_alpha: f32,
-    /// Words of the whole run (all blocks) per learning-rate step; 0 or 1 = a new rate at every walk.
-    pub alpha_step: u64,
+    /// The learning rate's step as a fraction of the run (`alpha_step` words over all blocks' words × epochs);
+    /// 0 = a new rate at every walk. See [`lr_step`].
+    pub lr_step: f64,
     /// Logical blocks.
     pub blocks: usize,
     /// Walks ahead whose rows are prefetched.
@@ -445,12 +455,10 @@ impl Block {
         let total = (self.words * plan.epochs as u64).max(1) as f64;
         let epoch = self.epoch.unwrap_or(0) as u64;
         let mut frac = ((epoch * self.words + self.done) as f64 / total).min(1.0);
-        if plan.alpha_step > 1 {
+        if plan.lr_step > 0.0 {
             // Held for each stretch of `alpha_step` words of the run (gensim's jobs): the blocks advance in
-            // lockstep, so a block's fraction is the run's, and `step` is that stretch as a fraction.
-            let all = plan.block_words.iter().sum::<u64>() * plan.epochs as u64;
-            let step = plan.alpha_step as f64 / all.max(1) as f64;
-            frac = ((frac / step).floor() * step).min(1.0);
+            // lockstep, so a block's fraction is the run's.
+            frac = ((frac / plan.lr_step).floor() * plan.lr_step).min(1.0);
         }
         let a = plan.alpha as f64 - (plan.alpha - plan.min_alpha) as f64 * frac;
         (a as f32).max(plan.min_alpha)
@@ -1030,7 +1038,7 @@ mod tests {
                 epochs: 1,
                 alpha: 0.5,
                 min_alpha: 0.5,
-                alpha_step: 0,
+                lr_step: 0.0,
                 blocks,
                 prefetch: 1,
                 seed: 1,
@@ -1061,7 +1069,7 @@ mod tests {
             let plan = Plan {
                 alpha: 1.0,
                 min_alpha: 0.0,
-                alpha_step,
+                lr_step: lr_step(alpha_step, 1000, epochs),
                 epochs,
                 ..f.plan(&src, 10, 2)
             };
