@@ -4,7 +4,8 @@
 //! default one per 32 nodes up to 64, never derived from `-j`). Block `b` of epoch `e` draws every random
 //! number — subsampling, window, noise — from its own ChaCha8 stream `(seed, 1 + e, b)`, in the order of its
 //! own walks, and its learning rate follows its own progress (`alpha → min_alpha` linearly over its words ×
-//! epochs). A block goes on into its next epoch as soon as its walks of this one are done.
+//! epochs, held for each stretch of `alpha_step` words of the run as gensim holds it per job). A block goes
+//! on into its next epoch as soon as its walks of this one are done.
 //!
 //! **Minibatches with shared noise** (pWord2Vec, Ji et al. 2016). One position `i` of a walk is one
 //! minibatch: its `B ≤ 2·window` context nodes (input rows, `syn0`) against `T = 1 + negative` output rows
@@ -84,6 +85,15 @@ const PROGRESS_EVERY: u64 = 100_000;
 /// The loss is evaluated on every `LOSS_EVERY`-th batch of a block.
 const LOSS_EVERY: u64 = 16;
 
+/// `alpha_step` words as a fraction of a run of `words` words per epoch over `epochs` epochs (the
+/// learning rate's step, [`Plan::lr_step`]); 0 (a new rate at every walk) for `alpha_step` 0 or 1.
+pub fn lr_step(alpha_step: u64, words: u64, epochs: usize) -> f64 {
+    if alpha_step <= 1 {
+        return 0.0;
+    }
+    alpha_step as f64 / (words * epochs as u64).max(1) as f64
+}
+
 /// The random stream `(seed, stream, index)`: stream 0 = initialisation blocks, `1 + e` = epoch `e`.
 pub fn stream_rng(seed: u64, stream: u64, index: u64) -> ChaCha8Rng {
     let mut s = [0u8; 32];
@@ -132,6 +142,9 @@ pub struct Plan<'a> {
     pub alpha: f32,
     /// See `alpha`.
     pub min_alpha: f32,
+    /// The learning rate's step as a fraction of the run (`alpha_step` words over all blocks' words × epochs);
+    /// 0 = a new rate at every walk. See [`lr_step`].
+    pub lr_step: f64,
     /// Logical blocks.
     pub blocks: usize,
     /// Walks ahead whose rows are prefetched.
@@ -441,7 +454,12 @@ impl Block {
     fn learning_rate(&self, plan: &Plan) -> f32 {
         let total = (self.words * plan.epochs as u64).max(1) as f64;
         let epoch = self.epoch.unwrap_or(0) as u64;
-        let frac = ((epoch * self.words + self.done) as f64 / total).min(1.0);
+        let mut frac = ((epoch * self.words + self.done) as f64 / total).min(1.0);
+        if plan.lr_step > 0.0 {
+            // Held for each stretch of `alpha_step` words of the run (gensim's jobs): the blocks advance in
+            // lockstep, so a block's fraction is the run's.
+            frac = ((frac / plan.lr_step).floor() * plan.lr_step).min(1.0);
+        }
         let a = plan.alpha as f64 - (plan.alpha - plan.min_alpha) as f64 * frac;
         (a as f32).max(plan.min_alpha)
     }
@@ -1020,6 +1038,7 @@ mod tests {
                 epochs: 1,
                 alpha: 0.5,
                 min_alpha: 0.5,
+                lr_step: 0.0,
                 blocks,
                 prefetch: 1,
                 seed: 1,
@@ -1036,6 +1055,52 @@ mod tests {
 
     fn sigma(x: f64) -> f64 {
         1.0 / (1.0 + (-x).exp())
+    }
+
+    /// The learning rate by hand: 1.0 → 0.0 over a run of 1,000 words in two blocks of 500. Stepped every
+    /// 100 words of the run, a block's rate is the linear one at the start of its stretch (a block's
+    /// fraction is the run's); with `alpha_step` 0 it is linear at every walk; the second epoch continues.
+    #[test]
+    fn learning_rate_steps_per_stretch_of_the_run() {
+        let f = Fixture::new((0..1000).map(|i| i % 7).collect(), 10, 7, 2);
+        assert_eq!(f.words, vec![500, 500]);
+        let src: &[u32] = &f.data;
+        let rate = |alpha_step: u64, epochs: usize, epoch: usize, done: u64| {
+            let plan = Plan {
+                alpha: 1.0,
+                min_alpha: 0.0,
+                lr_step: lr_step(alpha_step, 1000, epochs),
+                epochs,
+                ..f.plan(&src, 10, 2)
+            };
+            let mut b = Block::new(1, 50..100, 500, 10);
+            b.epoch = Some(epoch);
+            b.done = done;
+            b.learning_rate(&plan)
+        };
+        // Stretches of 100 run words = 50 block words: 0..50 → 1.0, 50..100 → 0.9, …
+        for (done, want) in [
+            (0, 1.0),
+            (49, 1.0),
+            (50, 0.9),
+            (99, 0.9),
+            (260, 0.5),
+            (499, 0.1),
+        ] {
+            let got = rate(100, 1, 0, done);
+            assert!((got - want).abs() < 1e-6, "done {done}: {got} ≠ {want}");
+        }
+        for (done, want) in [(0, 1.0), (60, 0.88), (499, 0.002)] {
+            let got = rate(0, 1, 0, done);
+            assert!(
+                (got - want).abs() < 1e-6,
+                "linear, done {done}: {got} ≠ {want}"
+            );
+        }
+        // Two epochs: 2,000 run words, stretches of 100 = 50 of the block's 1,000; epoch 1, done 60 is
+        // 560 of them → the stretch from 550 → 0.45.
+        let got = rate(100, 2, 1, 60);
+        assert!((got - 0.45).abs() < 1e-6, "epoch 1: {got}");
     }
 
     /// One walk `0 1`, window 1, no noise: batch 1 is context 1 → centre 0, batch 2 context 0 → centre 1,
