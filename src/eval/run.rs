@@ -38,7 +38,7 @@ pub fn run(dir: &Path, requests: &[Request], cfg: &RunConfig) -> Result<RunSumma
         }
     }
     m.add_outputs(dir, &["samples.jsonl", "samples.parquet", "results.json"])?;
-    m.write(dir)?;
+    m.write(&crate::store::RunDir::open(dir)?)?;
     Ok(summary)
 }
 

@@ -360,7 +360,8 @@ fn run_with(
             .saturating_mul(opts.chunk_size)
             .saturating_mul(2),
     );
-    let mut sinks = ParquetOut::create(out, &cfg.languages, complete, wait_on_close, &budget)?;
+    let run = cx.run_dir().clone();
+    let mut sinks = ParquetOut::create(&run, &cfg.languages, complete, wait_on_close, &budget)?;
     let j = state.join(&unlabelled_by_prop, &rules.seed, &mut sinks)?;
     let t_join = t1.elapsed().as_secs_f64();
     let outside: Vec<String> = j
@@ -387,7 +388,7 @@ fn run_with(
     }
     let t2 = Instant::now();
     let mut files = sinks.finish()?;
-    files.push(write_items(out, &items, complete)?);
+    files.push(write_items(&run, &items, complete)?);
     // ...then renamed into place together.
     store::commit_all(files)?;
     let t_write = t2.elapsed().as_secs_f64();
@@ -629,12 +630,12 @@ fn check_whole(
 
 /// `items.parquet` (every item of the dump, labelled or not) as a temporary file, renamed with the others.
 fn write_items(
-    out: &Path,
+    out: &store::RunDir,
     items: &tables::items::ItemSet,
     complete: bool,
 ) -> Result<store::AtomicFile> {
-    let path = out.join(ITEMS.file);
-    let f = store::AtomicFile::create(&path)?;
+    let path = out.path(ITEMS.file);
+    let f = out.create(ITEMS.file)?;
     let mut f = tables::items::write_items(f, items, complete, &path)?;
     f.sync()?;
     Ok(f)

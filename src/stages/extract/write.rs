@@ -14,8 +14,7 @@ use crate::store::tables::falsity::{
     ConstraintColumns, DistinctColumns, TypesColumns, ValuesColumns,
 };
 use crate::store::tables::{self, Columns, EntityColumns, ParSink, PropertyColumns};
-use crate::store::AtomicFile;
-use std::path::Path;
+use crate::store::{AtomicFile, RunDir};
 use std::sync::Arc;
 
 /// Finish a file: footer written, flushed, synced (not yet renamed).
@@ -93,21 +92,21 @@ pub(super) struct ParquetOut {
 
 impl ParquetOut {
     pub(super) fn create(
-        out: &Path,
+        out: &RunDir,
         langs: &[String],
         complete: bool,
         wait_on_close: bool,
         budget: &Arc<tables::Budget>,
     ) -> Result<ParquetOut> {
         fn sink<C: Columns>(
-            out: &Path,
+            out: &RunDir,
             name: &str,
             columns: C,
             complete: bool,
             budget: &Arc<tables::Budget>,
         ) -> Result<Table<C>> {
-            let path = out.join(name);
-            let file = AtomicFile::create(&path)?;
+            let path = out.path(name);
+            let file = out.create(name)?;
             Ok(Table::Open(ParSink::new(
                 file,
                 columns,
