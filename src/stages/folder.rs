@@ -30,8 +30,8 @@ use std::time::Instant;
 pub struct FolderCommand {
     /// The manifest's name (`<name>.manifest.json`).
     pub name: &'static str,
-    /// Every file the command may write, relative to the folder: a name, or a pattern with one `*` in its
-    /// last part (`figures/*.svg`: every file of `figures/` whose name ends in `.svg`).
+    /// Every file the command may write, relative to the folder: a name, or a pattern with at most one `*` in
+    /// each part (`figures/*.svg`: every file of `figures/` whose name ends in `.svg`; `*/report.md`).
     pub writes: &'static [&'static str],
 }
 
@@ -42,18 +42,24 @@ impl FolderCommand {
     }
 }
 
-/// Whether `rel` matches the pattern `pat` (a name, or one `*` in the last part, standing for any non-empty
-/// run of characters other than `/`).
+/// Whether `rel` matches the pattern `pat`: part by part (split at `/`), each a name or one `*` standing for
+/// any non-empty run of characters (`*/*/report.md`: the report of every model and variant).
 fn matches(pat: &str, rel: &str) -> bool {
+    let (mut p, mut r) = (pat.split('/'), rel.split('/'));
+    loop {
+        match (p.next(), r.next()) {
+            (None, None) => return true,
+            (Some(pp), Some(rr)) if part_matches(pp, rr) => {}
+            _ => return false,
+        }
+    }
+}
+
+fn part_matches(pat: &str, name: &str) -> bool {
     match pat.split_once('*') {
-        None => pat == rel,
+        None => pat == name,
         Some((pre, post)) => {
-            rel.len() > pre.len() + post.len()
-                && rel.starts_with(pre)
-                && rel.ends_with(post)
-                && rel
-                    .get(pre.len()..rel.len() - post.len())
-                    .is_some_and(|mid| !mid.contains('/'))
+            name.len() > pre.len() + post.len() && name.starts_with(pre) && name.ends_with(post)
         }
     }
 }
@@ -154,33 +160,47 @@ pub fn execute_folder<T>(
 
 /// The files of the folder that `pat` names and that are there now, sorted.
 fn present(run: &RunDir, pat: &str) -> Result<Vec<String>> {
-    if !pat.contains('*') {
-        return Ok(if run.path(pat).is_file() {
-            vec![pat.to_string()]
-        } else {
-            Vec::new()
-        });
-    }
-    let (sub, _) = pat.rsplit_once('/').unwrap_or(("", pat));
-    let dir = run.path(sub);
-    let entries = match std::fs::read_dir(&dir) {
-        Ok(e) => e,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(Error::io(&dir, e)),
-    };
-    let mut out = Vec::new();
-    for e in entries {
-        let e = e.map_err(|err| Error::io(&dir, err))?;
-        let name = e.file_name().to_string_lossy().into_owned();
-        let rel = if sub.is_empty() {
-            name
-        } else {
-            format!("{sub}/{name}")
-        };
-        if matches(pat, &rel) && e.file_type().is_ok_and(|t| t.is_file()) {
-            out.push(rel);
+    // The paths (relative) matching the parts seen so far, part by part.
+    let mut found = vec![String::new()];
+    let parts: Vec<&str> = pat.split('/').collect();
+    for (i, part) in parts.iter().enumerate() {
+        let last = i + 1 == parts.len();
+        let mut next = Vec::new();
+        for base in &found {
+            let join = |name: &str| {
+                if base.is_empty() {
+                    name.to_string()
+                } else {
+                    format!("{base}/{name}")
+                }
+            };
+            if !part.contains('*') {
+                next.push(join(part));
+                continue;
+            }
+            let dir = run.path(base);
+            let entries = match std::fs::read_dir(&dir) {
+                Ok(e) => e,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => continue,
+                Err(e) => return Err(Error::io(&dir, e)),
+            };
+            for e in entries {
+                let e = e.map_err(|err| Error::io(&dir, err))?;
+                let name = e.file_name().to_string_lossy().into_owned();
+                if part_matches(part, &name) && (last || e.file_type().is_ok_and(|t| t.is_dir())) {
+                    next.push(join(&name));
+                }
+            }
         }
+        found = next;
     }
+    let mut out: Vec<String> = found
+        .into_iter()
+        .filter(|rel| {
+            std::fs::symlink_metadata(run.path(rel)).is_ok_and(|m| m.file_type().is_file())
+        })
+        .collect();
     out.sort();
     Ok(out)
 }
@@ -242,6 +262,9 @@ mod tests {
         assert!(!matches("sword_*.svg", "text_ok.svg"));
         assert!(matches("report.md", "report.md"));
         assert!(!matches("report.md", "x/report.md"));
+        assert!(matches("*/*/report.md", "m/plain/report.md"));
+        assert!(!matches("*/*/report.md", "m/report.md"));
+        assert!(matches("*/stage*.svg", "m/stage1_x.svg"));
     }
 
     fn write_figs(d: &Path, figs: &[&str], fail: bool) -> Result<Manifest> {
