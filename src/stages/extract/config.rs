@@ -4,6 +4,7 @@
 #![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 
 use crate::dump::ReadOpts;
+use crate::stages::extract::spill::{MemoryLimit, SpillBudget};
 use serde::{Deserialize, Serialize};
 
 /// Settings of the extract stage (`pipeline/extract.toml`, bare or under `[extract]`; the flags of `sword
@@ -74,7 +75,7 @@ pub struct Config {
     /// bytes, runs and limit.
     #[arg(long, value_name = "SIZE", required = false)]
     #[serde(skip_serializing)]
-    pub memory_limit: String,
+    pub memory_limit: MemoryLimit,
     /// Disk for the spill runs (`--spill-budget`): the most bytes of runs on disk at once. Past it the stage
     /// exits with code 2 naming the budget and the kind of record that outgrew it, and leaves nothing (the
     /// spill folder goes, no artifact is written). A size such as `500M` or `64G` (powers of 1024), `auto`
@@ -83,7 +84,7 @@ pub struct Config {
     /// change the outputs); the manifest's `extra.spill` has the budget and the bytes per kind.
     #[arg(long, value_name = "SIZE", required = false)]
     #[serde(skip_serializing)]
-    pub spill_budget: String,
+    pub spill_budget: SpillBudget,
     /// The statements of items not labelled in every language of `languages` (most of a dump: ≈ 2.1 M of the
     /// ≈ 788 M item statements of 2024 become triples; 76 % of a generated dump's bytes): `count` (default) reads
     /// them all for the manifest's dump-wide counts (`item_statements` — the paper's "≈ 788 M" —, `snaks_*`,
@@ -154,8 +155,8 @@ impl Default for Config {
             parallel_gzip: true,
             parallel_bzip2: true,
             skim: true,
-            memory_limit: "auto".into(),
-            spill_budget: "auto".into(),
+            memory_limit: MemoryLimit::auto(),
+            spill_budget: SpillBudget::auto(),
             unlabelled_statements: UnlabelledStatements::Count,
         }
     }

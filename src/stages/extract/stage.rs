@@ -3,7 +3,7 @@
 
 use super::write::ParquetOut;
 use super::{
-    config, falsity, shard, spill, work_chunk, Acc, Config, Counts, Part, Rules, State,
+    config, falsity, shard, work_chunk, Acc, Config, Counts, Part, Rules, State,
     UnlabelledStatements,
 };
 use crate::core::error::{Error, Result};
@@ -68,11 +68,10 @@ impl Stage for ExtractStage {
         cfg.mul_fallback = split_list(std::mem::take(&mut cfg.mul_fallback));
     }
 
-    /// The rules the config makes, the memory limit, and the dump's path: before the run folder is locked.
+    /// The rules the config makes and the dump's path: before the run folder is locked (the memory limit and
+    /// the spill budget were parsed with the flags and the file).
     fn validate(&self, cfg: &Config, args: &ExtractArgs) -> Result<()> {
         Rules::new(cfg)?;
-        spill::parse_limit(&cfg.memory_limit)?;
-        spill::parse_budget(&cfg.spill_budget, Path::new("."))?;
         dump::start::check_path(&args.dump)
     }
 
@@ -277,7 +276,7 @@ fn run_with(
     let out = cx.dir().to_path_buf();
     let out = out.as_path();
     let rules = Rules::new(cfg)?;
-    let limit = spill::parse_limit(&cfg.memory_limit)?;
+    let limit = cfg.memory_limit.bytes();
     // stdin or a named pipe: read once, not hashed (see `dump::start::is_stream`).
     let is_stdin = dump::start::is_stream(dump);
     let total = if is_stdin {
@@ -305,8 +304,9 @@ fn run_with(
     let hasher = (cx.threads() > 1 && !is_stdin).then(|| Hasher::spawn(dump));
     let mut acc = Acc::new(&rules, cfg.max_bad_lines, dump);
     acc.progress = Some(&progress);
-    let spill_budget = spill::parse_budget(&cfg.spill_budget, out)?;
-    let mut state = State::new(out, limit).with_spill_budget(spill_budget, &cfg.spill_budget);
+    let spill_budget = cfg.spill_budget.bytes(out);
+    let mut state =
+        State::new(out, limit).with_spill_budget(spill_budget, &cfg.spill_budget.to_string());
     let stats = read(&rules, &mut acc, &mut state, &opts, &progress)?;
     acc.finish()?;
     state.drain(&mut acc)?;
