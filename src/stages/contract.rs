@@ -376,6 +376,14 @@ pub fn execute_in<S: Stage>(
     run_stage(stage, run, settings, args, force)
 }
 
+/// The worker threads of the rayon pool the caller runs in (`-j N`; all cores by default): the one place the
+/// pool is asked. A [`Context`] reads it once for its stage ([`Context::threads`]); the modes a stage runs
+/// outside a context (extract's `--decode-only` and `--shard`) read it here. The layers below take it as a
+/// parameter.
+pub fn pool_threads() -> usize {
+    rayon::current_num_threads()
+}
+
 fn run_stage<S: Stage>(
     stage: &S,
     run: &RunDir,
@@ -417,7 +425,7 @@ fn run_stage<S: Stage>(
         manifest,
         started: now,
         lap: now,
-        threads: rayon::current_num_threads(),
+        threads: pool_threads(),
     };
     let result = stage
         .run(&mut cx, settings, args)

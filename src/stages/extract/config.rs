@@ -163,8 +163,9 @@ impl Default for Config {
 }
 
 impl Config {
-    /// How the readers chunk the dump under this config (the same for a whole run, a shard and decode-only).
-    pub fn read_opts(&self) -> ReadOpts {
+    /// How the readers chunk the dump under this config (the same for a whole run, a shard and decode-only),
+    /// on a pool of `threads` workers (the stage context's).
+    pub fn read_opts(&self, threads: usize) -> ReadOpts {
         ReadOpts {
             chunk_size: self
                 .chunk_kib
@@ -174,6 +175,7 @@ impl Config {
             parallel_bzip2: self.parallel_bzip2,
             max_line: usize::try_from(self.max_line_mib.saturating_mul(1 << 20))
                 .unwrap_or(usize::MAX),
+            threads,
             ..ReadOpts::default()
         }
     }

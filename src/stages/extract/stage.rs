@@ -125,7 +125,7 @@ pub fn decode_only(dump: &Path, cfg: &Config) -> Result<(dump::ReadStats, f64)> 
         .then(|| std::fs::metadata(dump).ok().map(|m| m.len()))
         .flatten();
     let progress = Progress::new("decode", total, Unit::Bytes);
-    let opts = cfg.read_opts();
+    let opts = cfg.read_opts(crate::stages::contract::pool_threads());
     // Touch every byte (count newlines, at memory speed: a byte-by-byte count cost ≈ 4.7 instructions per byte,
     // 40% of inflate's, and flattered every ratio to this baseline) so a memory-mapped plain file is really read.
     let work = |bytes: &[u8], _: bool| ChunkOut {
@@ -296,7 +296,7 @@ fn run_with(
         );
     }
     let progress = Progress::new("extract", total, Unit::Bytes);
-    let opts = cfg.read_opts();
+    let opts = cfg.read_opts(cx.threads());
     // With more than one thread, the input's hash for the manifest (a second read of the whole dump file, from
     // the page cache as a rule) runs beside the reading, not beside the join: on many cores the join is shorter
     // than a second read of the file, which would then be the stage's tail. A failed run drops the `Hasher`,
@@ -305,8 +305,9 @@ fn run_with(
     let mut acc = Acc::new(&rules, cfg.max_bad_lines, dump);
     acc.progress = Some(&progress);
     let spill_budget = cfg.spill_budget.bytes(out);
-    let mut state =
-        State::new(out, limit).with_spill_budget(spill_budget, &cfg.spill_budget.to_string());
+    let mut state = State::new(out, limit)
+        .with_threads(cx.threads())
+        .with_spill_budget(spill_budget, &cfg.spill_budget.to_string());
     let stats = read(&rules, &mut acc, &mut state, &opts, &progress)?;
     acc.finish()?;
     state.drain(&mut acc)?;
@@ -361,7 +362,14 @@ fn run_with(
             .saturating_mul(2),
     );
     let run = cx.run_dir().clone();
-    let mut sinks = ParquetOut::create(&run, &cfg.languages, complete, wait_on_close, &budget)?;
+    let mut sinks = ParquetOut::create(
+        &run,
+        &cfg.languages,
+        complete,
+        wait_on_close,
+        &budget,
+        cx.threads(),
+    )?;
     let j = state.join(&unlabelled_by_prop, &rules.seed, &mut sinks)?;
     let t_join = t1.elapsed().as_secs_f64();
     let outside: Vec<String> = j

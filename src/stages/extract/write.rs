@@ -97,6 +97,7 @@ impl ParquetOut {
         complete: bool,
         wait_on_close: bool,
         budget: &Arc<tables::Budget>,
+        threads: usize,
     ) -> Result<ParquetOut> {
         fn sink<C: Columns>(
             out: &RunDir,
@@ -104,6 +105,7 @@ impl ParquetOut {
             columns: C,
             complete: bool,
             budget: &Arc<tables::Budget>,
+            threads: usize,
         ) -> Result<Table<C>> {
             let path = out.path(name);
             let file = out.create(name)?;
@@ -113,6 +115,7 @@ impl ParquetOut {
                 complete,
                 &path,
                 Arc::clone(budget),
+                threads,
             )?))
         }
         Ok(ParquetOut {
@@ -123,6 +126,7 @@ impl ParquetOut {
                 EntityColumns::new(langs),
                 complete,
                 budget,
+                threads,
             )?,
             properties: sink(
                 out,
@@ -130,14 +134,29 @@ impl ParquetOut {
                 PropertyColumns::new(langs),
                 complete,
                 budget,
+                threads,
             )?,
-            triples: sink(out, TRIPLES.file, CandColumns, complete, budget)?,
-            statements: sink(out, STATEMENTS.file, CandColumns, complete, budget)?,
-            transitive: sink(out, TRANSITIVE.file, CandColumns, complete, budget)?,
-            constraints: sink(out, CONSTRAINTS.file, ConstraintColumns, complete, budget)?,
-            values: sink(out, VALUES.file, ValuesColumns, complete, budget)?,
-            types: sink(out, TYPES.file, TypesColumns, complete, budget)?,
-            distinct: sink(out, DISTINCT.file, DistinctColumns, complete, budget)?,
+            triples: sink(out, TRIPLES.file, CandColumns, complete, budget, threads)?,
+            statements: sink(out, STATEMENTS.file, CandColumns, complete, budget, threads)?,
+            transitive: sink(out, TRANSITIVE.file, CandColumns, complete, budget, threads)?,
+            constraints: sink(
+                out,
+                CONSTRAINTS.file,
+                ConstraintColumns,
+                complete,
+                budget,
+                threads,
+            )?,
+            values: sink(out, VALUES.file, ValuesColumns, complete, budget, threads)?,
+            types: sink(out, TYPES.file, TypesColumns, complete, budget, threads)?,
+            distinct: sink(
+                out,
+                DISTINCT.file,
+                DistinctColumns,
+                complete,
+                budget,
+                threads,
+            )?,
         })
     }
 
