@@ -187,3 +187,27 @@ impl Config {
 pub const CHUNK_KIB_MAX: usize = 1 << 20;
 /// Largest `max_line_mib` accepted (64 GiB: a line is held whole in memory; typical 256).
 pub const MAX_LINE_MIB_MAX: u64 = 1 << 16;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The TOML keys `memory_limit` and `spill_budget` read through the flags' parser (`spill::MemoryLimit`,
+    /// `spill::SpillBudget`): the same values, the same refusals.
+    #[test]
+    fn the_size_keys_are_parsed_as_the_flags_are() {
+        let cfg = |t: &str| toml::from_str::<Config>(t);
+        let c = cfg("memory_limit = \"4M\"\nspill_budget = \"none\"").unwrap();
+        assert_eq!(
+            (
+                c.memory_limit.bytes(),
+                c.spill_budget.bytes(std::path::Path::new("."))
+            ),
+            (Some(4 << 20), None)
+        );
+        let e = cfg("memory_limit = \"1M\"").unwrap_err().to_string();
+        assert!(e.contains("use at least 4M"), "{e}");
+        let e = cfg("spill_budget = \"lots\"").unwrap_err().to_string();
+        assert!(e.contains("--spill-budget `lots`"), "{e}");
+    }
+}

@@ -1001,17 +1001,6 @@ mod tests {
         assert!(budget("lots")
             .unwrap_err()
             .starts_with("--spill-budget `lots`: expected a size"));
-        // The TOML keys read through the same parser.
-        let cfg = |t: &str| toml::from_str::<crate::stages::extract::config::Config>(t);
-        let c = cfg("memory_limit = \"4M\"\nspill_budget = \"none\"").unwrap();
-        assert_eq!(
-            (c.memory_limit.bytes(), c.spill_budget.bytes(Path::new("."))),
-            (Some(4 << 20), None)
-        );
-        let e = cfg("memory_limit = \"1M\"").unwrap_err().to_string();
-        assert!(e.contains("use at least 4M"), "{e}");
-        let e = cfg("spill_budget = \"lots\"").unwrap_err().to_string();
-        assert!(e.contains("--spill-budget `lots`"), "{e}");
     }
 
     #[test]
