@@ -27,16 +27,15 @@ pub struct ReadOpts {
     /// Longest line a memory-mapped chunk may be stretched to so that it ends at a newline; a line without
     /// one that far is handed over in chunk-size pieces (joined, and bounded, by the caller's [`Joiner`]).
     pub max_line: usize,
+    /// Worker threads of the pool the reader runs on, given by the caller (a stage: its context's
+    /// `threads()`): sizes the batches and queues only, never what is read.
+    pub threads: usize,
 }
 
 impl ReadOpts {
-    /// How far the parallel gzip reader may run ahead, on the current rayon pool.
+    /// How far the parallel gzip reader may run ahead, on [`ReadOpts::threads`] workers.
     pub fn gz_limits(&self) -> gz::Limits {
-        gz::Limits::new(
-            rayon::current_num_threads(),
-            self.chunks_per_thread,
-            self.chunk_size,
-        )
+        gz::Limits::new(self.threads, self.chunks_per_thread, self.chunk_size)
     }
 }
 
@@ -48,6 +47,7 @@ impl Default for ReadOpts {
             parallel_gzip: true,
             parallel_bzip2: true,
             max_line: 256 << 20,
+            threads: 1,
         }
     }
 }
@@ -311,7 +311,7 @@ pub(crate) fn read_mapped<T: Send>(
     sink: &mut dyn FnMut(ChunkOut<T>) -> Result<()>,
     progress: &Progress,
 ) -> Result<()> {
-    let batch = rayon::current_num_threads().max(1) * opts.chunks_per_thread.max(1);
+    let batch = pieces(opts);
     let data: &[u8] = &map[..range.end];
     let mut start = range.start;
     let mut at_line_start = true;
@@ -533,7 +533,7 @@ fn read_stream<R: Read + Send, T: Send>(
         Format::Bzip2 => Box::new(bzip2::bufread::MultiBzDecoder::new(r)),
         Format::Zstd => Box::new(zstd::stream::read::Decoder::with_buffer(r).at(path)?),
     };
-    let batch = rayon::current_num_threads().max(1) * opts.chunks_per_thread.max(1);
+    let batch = pieces(opts);
     let (tx, rx) = std::sync::mpsc::sync_channel::<Msg>(batch);
     let chunk_size = opts.chunk_size;
     let json_bytes = std::thread::scope(|s| -> Result<u64> {
@@ -654,7 +654,7 @@ pub fn display_path(p: &Path) -> PathBuf {
 
 /// Pieces in flight for the dump reader: a few per thread.
 fn pieces(opts: &ReadOpts) -> usize {
-    rayon::current_num_threads().max(1) * opts.chunks_per_thread.max(1)
+    opts.threads.max(1) * opts.chunks_per_thread.max(1)
 }
 
 /// The dump reader's side of [`bz2::par_blocks_from`]: each block's bytes are framed by `work` on its worker (a block

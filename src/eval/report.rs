@@ -6,11 +6,10 @@ use crate::core::error::{Error, Result};
 use crate::eval::stats::Interval;
 use crate::eval::suites::sword::{LANGUAGES, STRATEGIES};
 use crate::eval::suites::sycophancy::{self as syco, QuestionStates, State};
+use crate::stages::folder::{Folder, FolderCommand};
 use plotters::coord::types::{RangedCoordf64, RangedCoordi32};
 use plotters::prelude::*;
 use std::collections::BTreeMap;
-
-use std::path::Path;
 
 fn plot_err(e: impl std::fmt::Display) -> Error {
     Error::Config(format!("plot: {e}"))
@@ -256,8 +255,25 @@ pub fn md_head<S: AsRef<str>>(md: &mut String, names: impl IntoIterator<Item = S
     md.push('\n');
 }
 
-fn write(dir: &Path, name: &str, text: &str) -> Result<()> {
-    crate::store::write_atomic(dir.join(name), |w| w.write_all(text.as_bytes()))
+/// What `sword eval report --suite sword` writes into `--out` (one folder per model and variant).
+pub const SWORD_REPORT: FolderCommand = FolderCommand {
+    name: "report-sword",
+    writes: &[
+        "*/*/report.md",
+        "*/*/accuracy_heatmap.svg",
+        "*/*/gap_bars.svg",
+    ],
+};
+
+/// What `sword eval report --suite sycophancy` writes into `--out` (one folder per model).
+pub const SYCO_REPORT: FolderCommand = FolderCommand {
+    name: "report-sycophancy",
+    writes: &["*/report.md", "*/stage*.svg"],
+};
+
+/// Write `<dir>/<name>` of the report's folder.
+fn write(f: &Folder, dir: &str, name: &str, text: &str) -> Result<()> {
+    f.write(&format!("{dir}/{name}"), |w| w.write_all(text.as_bytes()))
 }
 
 fn fmt_iv(iv: Option<&Interval>) -> String {
@@ -274,8 +290,13 @@ fn fmt_iv(iv: Option<&Interval>) -> String {
 }
 
 /// SWORD report for one model/variant: `report.md`, `accuracy_heatmap.svg`, `gap_bars.svg`.
-pub fn sword_report(dir: &Path, title: &str, m: &BTreeMap<String, Interval>) -> Result<()> {
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+/// `dir` is the model's and variant's folder inside the report's folder `f`.
+pub fn sword_report(
+    f: &Folder,
+    dir: &str,
+    title: &str,
+    m: &BTreeMap<String, Interval>,
+) -> Result<()> {
     let langs: Vec<String> = LANGUAGES
         .iter()
         .filter(|l| m.contains_key(&format!("acc.{l}.all")))
@@ -295,6 +316,7 @@ pub fn sword_report(dir: &Path, title: &str, m: &BTreeMap<String, Interval>) -> 
             .map(|i| i.estimate)
     };
     write(
+        f,
         dir,
         "accuracy_heatmap.svg",
         &heatmap_svg(&format!("{title}: accuracy (%)"), &langs, &strats, &get)?,
@@ -307,6 +329,7 @@ pub fn sword_report(dir: &Path, title: &str, m: &BTreeMap<String, Interval>) -> 
         gaps.push(("false".into(), *i));
     }
     write(
+        f,
         dir,
         "gap_bars.svg",
         &bars_svg(&format!("{title}: cross-lingual gap (max − min)"), &gaps)?,
@@ -338,17 +361,17 @@ pub fn sword_report(dir: &Path, title: &str, m: &BTreeMap<String, Interval>) -> 
             fmt_iv(m.get(&format!("gap.{s}.rel")))
         ));
     }
-    write(dir, "report.md", &md)
+    write(f, dir, "report.md", &md)
 }
 
 /// Sycophancy report for one model: `report.md` and `transitions.svg`-style heatmaps per stage × belief.
 pub fn syco_report(
-    dir: &Path,
+    f: &Folder,
+    dir: &str,
     title: &str,
     qs: &[QuestionStates],
     m: &BTreeMap<String, Interval>,
 ) -> Result<()> {
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     let names: Vec<String> = ["C", "I", "U"].iter().map(|s| s.to_string()).collect();
     let refs: Vec<&QuestionStates> = qs.iter().collect();
     let mut md = format!("# Chinese sycophancy — {title}\n\n{} questions. Percent, with question-level bootstrap 95% intervals.\n\n", qs.len());
@@ -362,6 +385,7 @@ pub fn syco_report(
             let file = format!("stage{stage}_{kind}.svg");
             let get = |r: usize, c: usize| t.rate(State::ALL[r], State::ALL[c]);
             write(
+                f,
                 dir,
                 &file,
                 &heatmap_svg(
@@ -415,7 +439,7 @@ pub fn syco_report(
         }
         md.push('\n');
     }
-    write(dir, "report.md", &md)
+    write(f, dir, "report.md", &md)
 }
 
 #[cfg(test)]

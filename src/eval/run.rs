@@ -2,49 +2,67 @@
 //! samples: `DIR/samples.jsonl` (each request's id, suite, meta, prompt messages, raw answer, usage and parsed
 //! outcome), `DIR/samples.parquet`, `DIR/results.json` (counts and token totals).
 
-use crate::core::error::{IoContext, Result};
+use crate::core::error::Result;
 use crate::llm::batch::read_batch_output;
 use crate::llm::client::RunConfig;
 use crate::llm::request::Request;
 use crate::llm::resume::{add_tokens, ask_all, Answered, LogLine, RunSummary};
+use crate::stages::folder::{execute_folder, Folder, FolderCommand};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::path::Path;
 
-/// Run every request not already answered in `dir/answers.jsonl`, then write `samples.jsonl` and
-/// `results.json`.
-pub fn run(dir: &Path, requests: &[Request], cfg: &RunConfig) -> Result<RunSummary> {
-    std::fs::create_dir_all(dir).at(dir)?;
-    let Answered {
-        keys,
-        answers,
-        mut summary,
-        ..
-    } = ask_all(&dir.join("answers.jsonl"), requests, &[], cfg, "eval run")?;
-    write_outputs(
-        dir,
-        requests,
-        &keys,
-        &answers,
-        Some(&cfg.model),
-        &mut summary,
-    )?;
+/// What `sword eval run` and `eval batch-read` write into their folder (besides the `answers.jsonl` resume
+/// log, an append-only journal of the runner), the manifest `eval.manifest.json` last.
+pub const COMMAND: FolderCommand = FolderCommand {
+    name: "eval",
+    writes: &["samples.jsonl", "samples.parquet", "results.json"],
+};
+
+/// Run every request (read from `requests_file`) not already answered in `dir/answers.jsonl`, then write
+/// `samples.jsonl`, `samples.parquet` and `results.json`: on the folder contract ([`execute_folder`]: the
+/// folder locked for the whole run, the requests file hashed, the manifest last).
+pub fn run(
+    dir: &Path,
+    requests_file: &Path,
+    requests: &[Request],
+    cfg: &RunConfig,
+) -> Result<RunSummary> {
     // Provenance: the settings (the key's variable name only, never its value), counts and output hashes.
-    let mut m = crate::store::Manifest::new("eval");
-    m.config = serde_json::to_value(cfg.redacted()).unwrap_or_default();
-    if let Value::Object(counts) = serde_json::to_value(&summary).unwrap_or_default() {
+    let config = serde_json::to_value(cfg.redacted()).unwrap_or_default();
+    let (_, summary) = execute_folder(&COMMAND, dir, config, |f| {
+        f.input(requests_file)?;
+        let Answered {
+            keys,
+            answers,
+            mut summary,
+            ..
+        } = ask_all(
+            &f.dir().join("answers.jsonl"),
+            requests,
+            &[],
+            cfg,
+            "eval run",
+        )?;
+        write_outputs(f, requests, &keys, &answers, Some(&cfg.model), &mut summary)?;
+        count_summary(f, &summary);
+        Ok(summary)
+    })?;
+    Ok(summary)
+}
+
+/// The summary's numbers as the manifest's counts.
+fn count_summary(f: &mut Folder, summary: &RunSummary) {
+    if let Value::Object(counts) = serde_json::to_value(summary).unwrap_or_default() {
         for (k, v) in counts {
-            m.counts.insert(k, v.as_u64().unwrap_or(0));
+            f.count(&k, v.as_u64().unwrap_or(0));
         }
     }
-    m.add_outputs(dir, &["samples.jsonl", "samples.parquet", "results.json"])?;
-    m.write(dir)?;
-    Ok(summary)
 }
 
 /// Write `samples.jsonl` (every request, answered or not) and `results.json` from the answered lines.
 fn write_outputs(
-    dir: &Path,
+    f: &Folder,
     requests: &[Request],
     keys: &[String],
     answers: &HashMap<String, LogLine>,
@@ -66,9 +84,7 @@ fn write_outputs(
         samples.push_str(&v.to_string());
         samples.push('\n');
     }
-    crate::store::write_atomic(dir.join("samples.jsonl"), |w| {
-        w.write_all(samples.as_bytes())
-    })?;
+    f.write("samples.jsonl", |w| w.write_all(samples.as_bytes()))?;
     let rows: Vec<SampleRow> = requests
         .iter()
         .zip(keys)
@@ -94,12 +110,12 @@ fn write_outputs(
             }
         })
         .collect();
-    let pq = dir.join("samples.parquet");
+    let pq = f.dir().join("samples.parquet");
     let bytes = samples_parquet(&rows, &pq)?;
-    crate::store::write_atomic(&pq, |w| w.write_all(&bytes))?;
+    f.write("samples.parquet", |w| w.write_all(&bytes))?;
     let mut s = serde_json::to_string_pretty(summary).unwrap_or_default();
     s.push('\n');
-    crate::store::write_atomic(dir.join("results.json"), |w| w.write_all(s.as_bytes()))?;
+    f.write("results.json", |w| w.write_all(s.as_bytes()))?;
     Ok(())
 }
 
@@ -180,14 +196,33 @@ pub fn samples_parquet(rows: &[SampleRow], path: &Path) -> Result<Vec<u8>> {
     )
 }
 
-/// Offline mode, read back: write `samples.jsonl` / `results.json` in `dir` from Batch output.
+/// Offline mode, read back: write `samples.jsonl`, `samples.parquet` and `results.json` in `dir` from Batch
+/// output, on the folder contract as [`run`] (the requests and the Batch output hashed).
 pub fn import_batch(
     dir: &Path,
+    requests_file: &Path,
     requests: &[Request],
     batch_output: &Path,
     model: Option<&str>,
 ) -> Result<RunSummary> {
-    std::fs::create_dir_all(dir).at(dir)?;
+    let config =
+        serde_json::json!({ "batch_output": batch_output.display().to_string(), "model": model });
+    let (_, summary) = execute_folder(&COMMAND, dir, config, |f| {
+        f.input(requests_file)?;
+        f.input(batch_output)?;
+        let summary = import_batch_into(f, requests, batch_output, model)?;
+        count_summary(f, &summary);
+        Ok(summary)
+    })?;
+    Ok(summary)
+}
+
+fn import_batch_into(
+    f: &Folder,
+    requests: &[Request],
+    batch_output: &Path,
+    model: Option<&str>,
+) -> Result<RunSummary> {
     let (answers, failed) = read_batch_output(batch_output)?;
     let keys: Vec<String> = requests.iter().map(|r| r.id.clone()).collect();
     let lines: HashMap<String, LogLine> = answers
@@ -214,7 +249,7 @@ pub fn import_batch(
         ..Default::default()
     };
     summary.pending = summary.requests - summary.answered;
-    write_outputs(dir, requests, &keys, &lines, model, &mut summary)?;
+    write_outputs(f, requests, &keys, &lines, model, &mut summary)?;
     Ok(summary)
 }
 

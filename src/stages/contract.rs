@@ -8,12 +8,15 @@
 //! here, the same way for every stage:
 //!
 //! 1. the settings are checked ([`Stage::validate`]; exit code 2) before anything is read or locked;
-//! 2. the run folder is locked for the stage ([`DirLock::stage`]; exit 6 when another run holds it);
+//! 2. the run folder is opened for the stage ([`RunDir`]: its lock, exit 6 when another run holds it; `sword
+//!    run` opens it once and hands the same handle to every stage);
 //! 3. the declared inputs are checked against the manifests of the stages that wrote them (exit 3 when one is
 //!    missing, stale or corrupt; `--force` only hashes them) and recorded, in declaration order;
-//! 4. `run` does the work, writing its outputs through the context (atomic files: nothing half-written is
-//!    ever seen) and recording counts, rejects, timings and anything else in the manifest being built;
-//! 5. every declared output must then exist (a stage that forgets one is an internal error, exit 1);
+//! 4. `run` does the work, writing its outputs through the context, which writes them through the handle
+//!    (atomic files: nothing half-written is ever seen; no other way into the folder) and recording counts,
+//!    rejects, timings and anything else in the manifest being built;
+//! 5. every declared output must then have been written by this run, and nothing else (a stage that forgets
+//!    one, or writes one it does not declare, is an internal error, exit 1);
 //! 6. each artifact the stage may write ([`Stage::WRITES`], [`Stage::MAY_WRITE`]) that this run did not write
 //!    is removed from the folder (an earlier run with other flags left it there: `walks.txt` after `walks
 //!    --text`, `lineage.parquet` after `distort --carry-from`), said on stderr and listed in the manifest's
@@ -23,7 +26,7 @@
 //!
 //! When `run` or the manifest fails, the outputs the stage had already renamed into place are removed again
 //! (its old manifest went with the first of them), so the run folder never holds outputs no manifest vouches
-//! for, and a rerun redoes the stage; a panic does the same while it unwinds ([`DirLock`]). A run that fails
+//! for, and a rerun redoes the stage; a panic does the same while it unwinds ([`crate::store::StageGuard`]). A run that fails
 //! removes nothing else: step 6 comes only after `run` succeeded and every output is in place.
 //!
 //! Inputs inside the run folder are recorded relative to it ([`FileRef::in_run`]), those outside as the command
@@ -38,7 +41,7 @@
 use crate::core::error::{Error, Result};
 use crate::core::progress;
 use crate::store::layout::Artifact;
-use crate::store::{check_input, AtomicFile, DirLock, FileRef, InputName, Manifest, Reads};
+use crate::store::{check_input, AtomicFile, FileRef, InputName, Manifest, Reads, RunDir};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -218,7 +221,7 @@ pub trait Stage: Send + Sync + 'static {
 
 /// The run folder as one stage sees it while it runs: its inputs, its outputs, the manifest being built.
 pub struct Context {
-    dir: PathBuf,
+    run: RunDir,
     stage: &'static str,
     force: bool,
     inputs: Vec<Input>,
@@ -232,7 +235,15 @@ pub struct Context {
 impl Context {
     /// The run folder.
     pub fn dir(&self) -> &Path {
-        &self.dir
+        self.run.dir()
+    }
+
+    /// The run folder's handle: the one way to write into it. A stage writes its declared outputs through
+    /// [`Context::create`] and [`Context::write`]; a writer that needs the handle itself (a file another
+    /// module names, several renamed together) takes it here, and [`execute`] still checks afterwards that
+    /// exactly the declared outputs were written.
+    pub fn run_dir(&self) -> &RunDir {
+        &self.run
     }
 
     /// The worker threads the stage runs on: those of the thread pool [`execute`] was called in (`-j N`; all
@@ -244,7 +255,7 @@ impl Context {
 
     /// The path of an artifact in the run folder.
     pub fn path(&self, a: &Artifact) -> PathBuf {
-        self.dir.join(a.file)
+        self.run.path(a.file)
     }
 
     /// The manifest being built (config, seed and the declared inputs are filled in; outputs, the total time and
@@ -288,7 +299,7 @@ impl Context {
     /// corrupt: exit code 3), recorded, and its path returned.
     pub fn input(&mut self, a: &Artifact) -> Result<PathBuf> {
         self.declared_optional(a)?;
-        let r = check_input(&self.dir, a.stage, a.file, self.force)?;
+        let r = check_input(self.run.dir(), a.stage, a.file, self.force)?;
         self.manifest.inputs.push(r);
         Ok(self.path(a))
     }
@@ -303,23 +314,20 @@ impl Context {
         )))
     }
 
-    fn declared_output(&self, a: &Artifact) -> Result<PathBuf> {
+    fn declared_output(&self, a: &Artifact) -> Result<()> {
         if !self.outputs.contains(a) {
             return Err(Error::internal(format!(
                 "stage {} writes {}, which it does not declare as an output",
                 self.stage, a.file
             )));
         }
-        Ok(self.path(a))
+        Ok(())
     }
 
     /// Start writing a declared output atomically (it appears under its name when committed).
     pub fn create(&self, a: &Artifact) -> Result<AtomicFile> {
-        let path = self.declared_output(a)?;
-        if let Some(parent) = path.parent() {
-            crate::store::ensure_dir(parent)?;
-        }
-        AtomicFile::create(path)
+        self.declared_output(a)?;
+        self.run.create(a.file)
     }
 
     /// Write a declared output atomically with the bytes `f` produces.
@@ -337,12 +345,13 @@ impl Context {
     /// Whether an input the stage read comes from an incomplete build (a dump that ends early): the outputs
     /// then say so too (the manifest inherits it by itself, see [`Manifest::write`]).
     pub fn inputs_incomplete(&self) -> Vec<String> {
-        self.manifest.incomplete_inputs(&self.dir)
+        self.manifest.incomplete_inputs(self.run.dir())
     }
 }
 
 /// Run `stage` in the run folder `dir` with `settings` and `args` (see the module documentation for the
-/// steps). Returns the manifest written and what `run` returned.
+/// steps): the folder is opened ([`RunDir::open`]) once the settings are accepted. Returns the manifest
+/// written and what `run` returned.
 pub fn execute<S: Stage>(
     stage: &S,
     dir: &Path,
@@ -351,9 +360,41 @@ pub fn execute<S: Stage>(
     force: bool,
 ) -> Result<(Manifest, S::Outcome)> {
     stage.validate(settings, args)?;
+    let run = RunDir::open(dir)?;
+    run_stage(stage, &run, settings, args, force)
+}
+
+/// [`execute`] in a run folder already open (`sword run`, `sword embed`: one handle for every stage).
+pub fn execute_in<S: Stage>(
+    stage: &S,
+    run: &RunDir,
+    settings: &S::Settings,
+    args: &S::Args,
+    force: bool,
+) -> Result<(Manifest, S::Outcome)> {
+    stage.validate(settings, args)?;
+    run_stage(stage, run, settings, args, force)
+}
+
+/// The worker threads of the rayon pool the caller runs in (`-j N`; all cores by default): the one place the
+/// pool is asked. A [`Context`] reads it once for its stage ([`Context::threads`]); the modes a stage runs
+/// outside a context (extract's `--decode-only` and `--shard`) read it here. The layers below take it as a
+/// parameter.
+pub fn pool_threads() -> usize {
+    rayon::current_num_threads()
+}
+
+fn run_stage<S: Stage>(
+    stage: &S,
+    run: &RunDir,
+    settings: &S::Settings,
+    args: &S::Args,
+    force: bool,
+) -> Result<(Manifest, S::Outcome)> {
+    let dir = run.dir();
     let outputs = stage.outputs(settings, args);
     let stale = not_written::<S>(&outputs)?;
-    let lock = DirLock::stage(dir, S::NAME)?;
+    let guard = run.begin_stage(S::NAME)?;
     let mut manifest = Manifest::new(S::NAME);
     manifest.config = stage.identity(settings, args);
     manifest.seed = stage.seed(settings);
@@ -376,7 +417,7 @@ pub fn execute<S: Stage>(
     }
     let now = Instant::now();
     let mut cx = Context {
-        dir: dir.to_path_buf(),
+        run: run.clone(),
         stage: S::NAME,
         force,
         inputs,
@@ -384,13 +425,13 @@ pub fn execute<S: Stage>(
         manifest,
         started: now,
         lap: now,
-        threads: rayon::current_num_threads(),
+        threads: pool_threads(),
     };
     let result = stage
         .run(&mut cx, settings, args)
-        .and_then(|outcome| finish(cx, &lock, &stale).map(|m| (m, outcome)));
+        .and_then(|outcome| finish(cx, &stale).map(|m| (m, outcome)));
     if result.is_err() {
-        let removed = lock.remove_outputs();
+        let removed = run.remove_outputs();
         if removed > 0 {
             progress::log(format!(
                 "{}: failed; removed the {removed} output(s) it had put in place (no manifest vouches for them)",
@@ -398,6 +439,7 @@ pub fn execute<S: Stage>(
             ));
         }
     }
+    drop(guard);
     result
 }
 
@@ -431,56 +473,54 @@ fn not_written<S: Stage>(outputs: &[Artifact]) -> Result<Vec<Artifact>> {
 /// After a successful `run`: every declared output must be there; the declared artifacts this run did not write
 /// (`stale`) are removed and listed; every output listed with its size and hash, the total time, the manifest
 /// written.
-fn finish(mut cx: Context, lock: &DirLock, stale: &[Artifact]) -> Result<Manifest> {
-    // Written by this run, not merely there: an output an earlier run left would pass an existence check.
-    let committed: Vec<PathBuf> = lock
-        .committed()
-        .iter()
-        .filter_map(|p| p.canonicalize().ok())
-        .collect();
+fn finish(mut cx: Context, stale: &[Artifact]) -> Result<Manifest> {
+    // Written by this run through the handle, not merely there: an output an earlier run left would pass an
+    // existence check.
+    let committed = cx.run.committed();
     for a in &cx.outputs {
-        let written = cx
-            .path(a)
-            .canonicalize()
-            .is_ok_and(|p| committed.contains(&p));
-        if !written {
+        if !committed.contains(&cx.path(a)) {
             return Err(Error::internal(format!(
                 "stage {} did not write its output {}",
                 cx.stage, a.file
             )));
         }
     }
+    if let Some(p) = committed
+        .iter()
+        .find(|p| !cx.outputs.iter().any(|a| cx.path(a) == **p))
+    {
+        return Err(Error::internal(format!(
+            "stage {} wrote {}, which it does not declare as an output",
+            cx.stage,
+            p.display()
+        )));
+    }
     // Before the manifest: if a removal fails, the stage fails and its new outputs go (a rerun tries again);
     // no manifest vouches for the file meanwhile (the old one went with the first output renamed into place).
     // The manifest's atomic write makes the unlink durable with it (the same folder, synced).
     for a in stale {
-        let p = cx.path(a);
-        match std::fs::remove_file(&p) {
-            Ok(()) => {
-                progress::log(format!(
-                    "{}: removed {}, which an earlier run wrote and this one did not (it described outputs \
-                     that are gone)",
-                    cx.stage, a.file
-                ));
-                cx.manifest.removed.push(a.file.to_string());
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(Error::io(&p, e)),
+        if cx.run.remove(a.file)? {
+            progress::log(format!(
+                "{}: removed {}, which an earlier run wrote and this one did not (it described outputs that \
+                 are gone)",
+                cx.stage, a.file
+            ));
+            cx.manifest.removed.push(a.file.to_string());
         }
     }
     // Inputs inside the run folder are named relative to it (a moved folder's manifest still names its own
     // files, a copy's the copy's); the others as the command was given them. `run` and `execute` hashed them
     // under the paths they opened.
-    let dir = cx.dir.clone();
+    let dir = cx.dir().to_path_buf();
     for r in &mut cx.manifest.inputs {
         *r = r.clone().relative_to(&dir);
     }
     let names: Vec<&str> = cx.outputs.iter().map(|a| a.file).collect();
-    cx.manifest.add_outputs(&cx.dir, &names)?;
+    cx.manifest.add_outputs(&dir, &names)?;
     cx.manifest
         .timings
         .insert("total".into(), cx.started.elapsed().as_secs_f64());
-    cx.manifest.write(&cx.dir)?;
+    cx.manifest.write(&cx.run)?;
     Ok(cx.manifest)
 }
 
@@ -640,7 +680,7 @@ pub(crate) mod tests {
         std::fs::write(dir.path().join(IN.file), b"hello").unwrap();
         let mut m = Manifest::new("maker");
         m.add_outputs(dir.path(), &[IN.file]).unwrap();
-        m.write(dir.path()).unwrap();
+        m.write(&RunDir::open(dir.path()).unwrap()).unwrap();
         dir
     }
 

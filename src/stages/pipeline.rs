@@ -2,8 +2,8 @@
 //!
 //! Before anything is written (the run folder is not even created), the whole plan is checked ([`check_plan`]):
 //! every planned stage's config file, settings and flags, `--config-dir`, `--dump`, `--carry-from`. Then the
-//! run directory is locked (`store::DirLock`) for the whole run, and each stage takes the same lock
-//! (shared within the process), as it does when run alone; temporary files left by a killed run are removed
+//! run directory is opened (`store::RunDir`: its lock) for the whole run, and each stage gets the same handle,
+//! through which it writes, as it does when run alone; temporary files left by a killed run are removed
 //! by the stage that writes there next, once its input is accepted; a stage whose manifest still matches its
 //! config, outputs and exactly the inputs this run reads (`contract::is_fresh`: a new `--dump` is never fresh)
 //! is skipped, so a rerun after `kill -9` redoes only the interrupted stage and later
@@ -22,7 +22,7 @@
 //! otherwise).
 
 use super::cli::{self, StageCli};
-use super::contract::{self, execute, producers, Stage};
+use super::contract::{self, execute_in, producers, Stage};
 use super::distort::DistortStage;
 use super::embed::graph::GraphStage;
 use super::embed::train::TrainStage;
@@ -34,7 +34,7 @@ use crate::core::error::{Error, Result};
 use crate::core::progress;
 use crate::kb::verdict::{check_old_run, check_settings};
 use crate::store::layout;
-use crate::store::{self, DirLock, Manifest};
+use crate::store::{self, Manifest, RunDir};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -49,8 +49,8 @@ pub trait Step: Sync {
     /// its command line, its config file (`<config-dir>/<stage>.toml`), its settings and the files its flags
     /// name ([`Stage::validate`]). Returns its identity (what its manifest's `config` will say).
     fn check(&self, plan: &Plan) -> Result<serde_json::Value>;
-    /// Run it in `plan`'s run folder, unless its outputs are fresh for its settings and inputs.
-    fn run_in(&self, plan: &Plan) -> Result<StageReport>;
+    /// Run it in `plan`'s run folder (open as `run`), unless its outputs are fresh for its settings and inputs.
+    fn run_in(&self, plan: &Plan, run: &RunDir) -> Result<StageReport>;
 }
 
 /// The stage's command line inside `plan` ([`cli::command_line`]), parsed, and its settings.
@@ -86,7 +86,7 @@ impl<S: Stage + Default> Step for S {
         Ok(self.identity(&settings, &cli.args))
     }
 
-    fn run_in(&self, plan: &Plan) -> Result<StageReport> {
+    fn run_in(&self, plan: &Plan, run: &RunDir) -> Result<StageReport> {
         let (cli, settings) = parsed::<S>(plan)?;
         let t = Instant::now();
         let report = |status: &str, seconds: f64| StageReport {
@@ -99,7 +99,7 @@ impl<S: Stage + Default> Step for S {
             return Ok(report("fresh", 0.0));
         }
         progress::log(format!("[run] {}: running", S::NAME));
-        execute(self, &cli.out, &settings, &cli.args, cli.force)?;
+        execute_in(self, run, &settings, &cli.args, cli.force)?;
         store::crash_point(&format!("after-stage:{}", S::NAME));
         Ok(report("ran", t.elapsed().as_secs_f64()))
     }
@@ -317,11 +317,12 @@ pub fn summarize(dir: &Path) -> Result<String> {
     Ok(out)
 }
 
-/// Lock the run directory for the whole run (exit code 6 if another process holds it; exit 4 at once if it
-/// cannot be written into). The stages take the same lock again, which this process already holds, and each
-/// clears what a killed run left behind once it has accepted its input (see [`store::DirLock::stage`]).
-pub fn prepare(dir: &Path) -> Result<DirLock> {
-    DirLock::acquire(dir)
+/// Open the run directory for the whole run (its lock: exit code 6 if another process holds it; exit 4 at
+/// once if it cannot be written into). Every stage writes through this handle, and the first file it writes
+/// in a directory clears what a killed run left behind there, once it has accepted its input (see
+/// [`store::RunDir`]).
+pub fn prepare(dir: &Path) -> Result<RunDir> {
+    RunDir::open(dir)
 }
 
 /// Name of the embedded default dump inside the run directory (synth's, which writes it).
@@ -386,6 +387,11 @@ fn check_plan(args: &Args, plan: &Plan, steps: &[&dyn Step]) -> Result<()> {
 /// Run every stage of [`PIPELINE`] (up to `until`) in `args.out`, skipping fresh ones. The whole plan is
 /// checked first ([`check_plan`]): a refusal writes nothing. Returns the per-stage reports.
 pub fn run(args: &Args) -> Result<Vec<StageReport>> {
+    run_open(args).map(|(reports, _)| reports)
+}
+
+/// [`run`], returning the run folder still open (for `run.summary.json`).
+fn run_open(args: &Args) -> Result<(Vec<StageReport>, RunDir)> {
     let dir = args.out.as_path();
     let mut forwarded = vec![
         (
@@ -414,17 +420,17 @@ pub fn run(args: &Args) -> Result<Vec<StageReport>> {
     };
     let steps = planned(args.until.as_deref());
     check_plan(args, &plan, &steps)?;
-    let _lock = prepare(dir)?;
+    let run = prepare(dir)?;
     if args.dump.is_none() {
-        crate::synth::default_dump(dir, args.seed)?;
+        crate::synth::default_dump(&run, args.seed)?;
     }
     let t = Instant::now();
     let mut reports = Vec::new();
     for step in steps {
-        reports.push(step.run_in(&plan)?);
+        reports.push(step.run_in(&plan, &run)?);
     }
     progress::log(format!("[run] done in {:.1} s", t.elapsed().as_secs_f64()));
-    Ok(reports)
+    Ok((reports, run))
 }
 
 /// Entry point of `sword run`.
@@ -437,16 +443,14 @@ pub fn cli(args: Args) -> Result<()> {
         print!("{}", summarize(&args.out)?);
         return Ok(());
     }
-    let reports = run(&args)?;
+    let (reports, run) = run_open(&args)?;
     let summary = summarize(&args.out)?;
     let json = serde_json::to_vec_pretty(&serde_json::json!({
         "stages": reports,
         "summary": summary,
     }))
     .expect("summary serialises");
-    store::write_atomic(args.out.join("run.summary.json"), |w| {
-        std::io::Write::write_all(w, &json)
-    })?;
+    run.write("run.summary.json", |w| std::io::Write::write_all(w, &json))?;
     progress::log(summary);
     Ok(())
 }
@@ -468,7 +472,7 @@ mod tests {
             m.counts.insert("labelled_entities".into(), entities);
             m.counts.insert("triples".into(), triples);
             m.counts.insert("rows".into(), rows);
-            m.write(dir).unwrap();
+            m.write(&crate::store::RunDir::open(dir).unwrap()).unwrap();
         }
     }
 

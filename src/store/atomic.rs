@@ -3,26 +3,47 @@
 //! renamed over its final name, so a reader never sees half a file and a crash (even `kill -9`) leaves at most
 //! a stray marked temporary file that the next stage writing there removes.
 //!
-//! Inside a run folder locked by a stage ([`super::lock::DirLock::stage`]) each file also tells the lock what
-//! happened (the first temporary file clears stale ones; the first rename removes the stage's old manifest;
-//! every rename is remembered, so that the outputs of a stage that fails can be removed again).
+//! A file written into a run folder comes from the folder's handle ([`super::RunDir::create`]) and tells it
+//! what happened (the first rename of a stage removes its old manifest; every rename is remembered, so that
+//! the outputs of a stage that fails can be removed again). [`AtomicFile::create`] and [`write_atomic`] are
+//! for files outside any run folder (a synthetic dump, an answers file named on the command line).
 
 use super::files::{create_temp, forget_temp, remove_all, sync_dir};
-use super::lock::{after_rename, before_create, before_rename};
 use crate::core::error::{Error, IoContext, Result};
 use std::fs::{self, File};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// What a file written into a run folder is to the folder's handle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// An output of the command.
+    Output,
+    /// The manifest of the stage writing now: renaming it into place finishes the stage.
+    Manifest,
+}
+
+/// The run folder's handle as a file written into it sees it ([`super::RunDir`]): told before and after the
+/// file is renamed into place.
+pub trait Follow: Send + Sync {
+    /// Before `dest` is renamed into place (an error stops the rename).
+    fn before_rename(&self, role: Role) -> Result<()>;
+    /// After `dest` was renamed into place.
+    fn after_rename(&self, dest: &Path, role: Role);
+}
 
 /// A file being written atomically: bytes go to a temporary file beside the destination
 /// (`.<name>.<random>.sword.tmp.<pid>`, created with `O_EXCL | O_NOFOLLOW`); `commit` renames it into place.
 /// Dropping without `commit` removes the temporary file.
 ///
-/// Inside a directory locked by a stage ([`DirLock::stage`]), the first temporary file of a directory clears
-/// the stale temporary files there ([`clean_stale_temps`]) — by then the stage has accepted its input — and the
-/// first rename removes the stage's old manifest, so a stage whose outputs are half replaced is never taken
-/// as fresh ([`is_fresh`]) nor vouched for ([`check_input`]).
+/// Made by a run folder's handle ([`super::RunDir::create`]), the first temporary file of a directory clears the
+/// stale temporary files there — by then the stage has accepted its input — and the first rename of a stage
+/// removes its old manifest, so a stage whose outputs are half replaced is never taken as fresh nor vouched
+/// for.
 pub struct AtomicFile {
+    /// The run folder it is written into, and what it is to it.
+    run: Option<(Arc<dyn Follow>, Role)>,
     dest: PathBuf,
     tmp: PathBuf,
     writer: Option<BufWriter<File>>,
@@ -31,18 +52,25 @@ pub struct AtomicFile {
 }
 
 impl AtomicFile {
-    /// Start writing `dest`. The parent directory must exist.
+    /// Start writing `dest`, a file outside any run folder (inside one, [`super::RunDir::create`]). The parent
+    /// directory must exist.
     pub fn create(dest: impl AsRef<Path>) -> Result<AtomicFile> {
-        let dest = dest.as_ref().to_path_buf();
+        AtomicFile::create_in(dest.as_ref().to_path_buf(), None)
+    }
+
+    pub(super) fn create_in(
+        dest: PathBuf,
+        run: Option<(Arc<dyn Follow>, Role)>,
+    ) -> Result<AtomicFile> {
         let name = dest
             .file_name()
             .ok_or_else(|| Error::bad_input(&dest, "output path has no file name"))?
             .to_string_lossy()
             .into_owned();
         let dir = dest.parent().map(Path::to_path_buf).unwrap_or_default();
-        before_create(&dir)?;
         let (file, tmp) = create_temp(&dir, &name).at(&dest)?;
         Ok(AtomicFile {
+            run,
             dest,
             tmp,
             writer: Some(BufWriter::with_capacity(1 << 20, file)),
@@ -73,7 +101,9 @@ impl AtomicFile {
                 .map_err(|e| Error::io(&self.dest, e.into_error()))?;
             file.sync_all().at(&self.dest)?;
             drop(file);
-            before_rename(&self.dest)?;
+            if let Some((run, role)) = &self.run {
+                run.before_rename(*role)?;
+            }
             crash_point(&format!(
                 "before-rename:{}",
                 self.dest.file_name().unwrap_or_default().to_string_lossy()
@@ -83,7 +113,9 @@ impl AtomicFile {
         renamed?;
         self.committed = true;
         forget_temp(&self.tmp);
-        after_rename(&self.dest);
+        if let Some((run, role)) = &self.run {
+            run.after_rename(&self.dest, *role);
+        }
         if let Some(dir) = self.dest.parent() {
             sync_dir(dir);
         }

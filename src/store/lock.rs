@@ -1,150 +1,14 @@
-//! The run folder's lock: every stage that writes into a run folder holds it, so a second writer (another
-//! process, or another thread of this one) is refused at once (exit code 6), and the stage's own writes are
-//! followed: its first temporary file clears stale ones, its first output renamed into place removes its old
-//! manifest, and the outputs it renamed into place are remembered so that they can be removed again when the
-//! stage fails or panics before its new manifest vouches for them.
+//! The run folder's lock: an advisory `flock` on `<dir>/.sword.lock`, so that a second writer (another
+//! process, or another [`super::RunDir`] of this one) is refused at once (exit code 6). The lock is owned by
+//! the run folder's handle ([`super::RunDir`]), which also follows the writes made under it; no record of
+//! held locks is kept anywhere else.
 
-use super::files::{clean_stale_temps, create_temp, ensure_dir, forget_temp, remove_all, sync_dir};
-use super::layout::{self, LOCK_FILE};
+use super::files::{create_temp, ensure_dir, forget_temp};
+use super::layout::LOCK_FILE;
 use crate::core::error::{Error, IoContext, Result};
-use std::collections::BTreeSet;
 use std::fs::{self, File};
 use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard, PoisonError};
-
-/// A run directory's lock as this process holds it: one `flock` on one open file, shared by every
-/// [`DirLock`] of this process on that directory (a second `flock` through another open file description of
-/// the same file would block against the first), owned by the thread that took it.
-struct Held {
-    /// The run directory, canonical.
-    dir: PathBuf,
-    owner: std::thread::ThreadId,
-    /// Live [`DirLock`] values on it; the lock goes with the last.
-    refs: usize,
-    _file: File,
-    /// The lock file, when this process created it: removed again with the last [`DirLock`] (while still
-    /// locked), so that a command leaves no lock file behind where there was none.
-    created_file: Option<PathBuf>,
-    /// The run directory as given, when taking the lock created it: removed again with the last [`DirLock`]
-    /// if nothing else was put there (a refused command creates no folder).
-    created_dir: Option<PathBuf>,
-    /// The stages running in it, innermost last (`sword run` → extract; `sword embed` → graph, walks, train).
-    frames: Vec<Frame>,
-    /// Directories (canonical) whose stale temporary files were cleared under this lock.
-    cleaned: BTreeSet<PathBuf>,
-}
-
-/// One stage writing into a locked run directory.
-struct Frame {
-    stage: String,
-    /// `<stage>.manifest.json` was removed before the first output was replaced.
-    manifest_removed: bool,
-    /// The stage's new manifest is in place: its outputs are vouched for.
-    finished: bool,
-    /// Outputs renamed into place so far (removed again if the stage panics before its manifest).
-    committed: Vec<PathBuf>,
-}
-
-static HELD: Mutex<Vec<Held>> = Mutex::new(Vec::new());
-
-fn held() -> MutexGuard<'static, Vec<Held>> {
-    HELD.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// The canonical form of `dir` (`""` is the current directory), if it exists.
-fn canonical(dir: &Path) -> Option<PathBuf> {
-    let dir = if dir.as_os_str().is_empty() {
-        Path::new(".")
-    } else {
-        dir
-    };
-    fs::canonicalize(dir).ok()
-}
-
-/// The held lock whose run directory is `dir` or contains it (the innermost, if locks nest).
-fn holder_of<'a>(held: &'a mut [Held], dir: &Path) -> Option<&'a mut Held> {
-    held.iter_mut()
-        .filter(|h| dir.starts_with(&h.dir))
-        .max_by_key(|h| h.dir.as_os_str().len())
-}
-
-/// Before the first temporary file in `dir` under a held lock: clear its stale temporary files.
-pub(super) fn before_create(dir: &Path) -> Result<()> {
-    let Some(canon) = canonical(dir) else {
-        return Ok(());
-    };
-    let first = {
-        let mut held = held();
-        match holder_of(&mut held, &canon) {
-            Some(h) => h.cleaned.insert(canon),
-            None => false,
-        }
-    };
-    if first {
-        clean_stale_temps(if dir.as_os_str().is_empty() {
-            Path::new(".")
-        } else {
-            dir
-        })?;
-    }
-    Ok(())
-}
-
-/// Is `dest` the manifest of the innermost stage `frame` of the run directory `root`?
-fn is_manifest_of(frame: &Frame, root: &Path, parent: &Path, dest: &Path) -> bool {
-    parent == root
-        && dest
-            .file_name()
-            .is_some_and(|n| *n == *layout::manifest_file(&frame.stage))
-}
-
-/// Before a rename into a locked run directory by a stage: the first output of the stage to be replaced takes
-/// the stage's old manifest with it (removed and the removal made durable first), so that from this moment
-/// until the new manifest is written no manifest vouches for a half-replaced set of outputs.
-pub(super) fn before_rename(dest: &Path) -> Result<()> {
-    let Some(parent) = dest.parent().and_then(canonical) else {
-        return Ok(());
-    };
-    let mut held = held();
-    let Some(h) = holder_of(&mut held, &parent) else {
-        return Ok(());
-    };
-    let root = h.dir.clone();
-    let Some(frame) = h.frames.last_mut() else {
-        return Ok(());
-    };
-    if frame.manifest_removed || is_manifest_of(frame, &root, &parent, dest) {
-        return Ok(());
-    }
-    let old = root.join(layout::manifest_file(&frame.stage));
-    match fs::remove_file(&old) {
-        Ok(()) => sync_dir(&root),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(Error::io(&old, e)),
-    }
-    frame.manifest_removed = true;
-    Ok(())
-}
-
-/// After a rename into a locked run directory by a stage: note the output (or that the stage is finished).
-pub(super) fn after_rename(dest: &Path) {
-    let Some(parent) = dest.parent().and_then(canonical) else {
-        return;
-    };
-    let mut held = held();
-    let Some(h) = holder_of(&mut held, &parent) else {
-        return;
-    };
-    let root = h.dir.clone();
-    if let Some(frame) = h.frames.last_mut() {
-        if is_manifest_of(frame, &root, &parent, dest) {
-            frame.finished = true;
-        } else {
-            frame.committed.push(dest.to_path_buf());
-        }
-    }
-}
 
 /// Open the lock file: created if missing, never through a symlink (`O_NOFOLLOW`), and only a regular file
 /// with one link (a hard link planted there would have the holder's pid written into its other name).
@@ -208,8 +72,9 @@ fn check_writable(dir: &Path) -> Result<()> {
 /// Open and lock the lock file `path`, or fail at once with [`Error::Locked`] naming the holder. Returns the
 /// locked file and whether this call created it.
 ///
-/// A lock file that names this process while no `Held` has it was closed by this process a moment ago and is
-/// still held through a copy of its descriptor in a child that another thread is forking (the copy lives
+/// A lock file that names this process is held either by another handle of this process (a descriptor of
+/// the file is open here: refused at once, as another process would be) or, when none is, through a copy of
+/// a descriptor this process closed a moment ago, in a child that another thread is forking (the copy lives
 /// until the child's `exec` closes it): that is waited for, up to `OWN_LOCK_WAIT`, instead of refusing our
 /// own run folder. A lock taken on a file that its holder unlinked meanwhile (it removes the file it created
 /// when it lets go) is let go, and the file opened again.
@@ -228,6 +93,12 @@ fn lock_file(path: &Path) -> Result<(File, bool)> {
             }
             Err(fs::TryLockError::WouldBlock) => {
                 let holder = holder_of_lock(&mut file);
+                if names_this_process(&holder) && open_elsewhere_here(&file) {
+                    return Err(Error::Locked {
+                        path: dir.to_path_buf(),
+                        what: format!("held by {holder}, through another handle of this process"),
+                    });
+                }
                 if names_this_process(&holder) && since.elapsed() < OWN_LOCK_WAIT {
                     std::thread::sleep(std::time::Duration::from_millis(5));
                     continue;
@@ -239,6 +110,32 @@ fn lock_file(path: &Path) -> Result<(File, bool)> {
             }
             Err(fs::TryLockError::Error(e)) => return Err(Error::io(path, e)),
         }
+    }
+}
+
+/// Whether this process has the file `file` is open on open through another descriptor (Linux: looked up in
+/// `/proc/self/fd`): a handle of this process holds its lock. Where that cannot be known, `false`.
+fn open_elsewhere_here(file: &File) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        use std::os::unix::io::AsRawFd;
+        let Ok(me) = file.metadata() else {
+            return false;
+        };
+        let mine = file.as_raw_fd().to_string();
+        let Ok(fds) = fs::read_dir("/proc/self/fd") else {
+            return false;
+        };
+        fds.flatten().any(|e| {
+            e.file_name() != *mine
+                && fs::metadata(e.path()).is_ok_and(|m| m.dev() == me.dev() && m.ino() == me.ino())
+        })
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = file;
+        false
     }
 }
 
@@ -334,36 +231,27 @@ fn names_this_process(holder: &str) -> bool {
 }
 
 /// An exclusive lock on a run directory, held for the life of the value: an advisory `flock` on
-/// `<dir>/.sword.lock`, released by the OS even on `kill -9`. Every stage that writes into a run directory
-/// takes it ([`DirLock::stage`]); a second process (another `sword extract`, a `sword run`) is refused at once
+/// `<dir>/.sword.lock`, released by the OS even on `kill -9`. A [`super::RunDir`] holds one; a second
+/// process (another `sword extract`, a `sword run`) or a second handle in this process is refused at once
 /// with [`Error::Locked`] (exit code 6).
 ///
-/// Within one process the lock is taken once and shared: `sword run` holds it, and the stages it runs take it
-/// again from the same thread at no cost. Another thread of the process is refused like another process.
+/// Within one process the lock is taken once, by the handle of the command (`sword run` opens the folder and
+/// hands the same handle to every stage it runs); nothing takes it twice.
 pub struct DirLock {
-    /// The run directory, canonical (the key of its [`Held`]).
-    dir: PathBuf,
     path: PathBuf,
-    stage: bool,
+    _file: File,
+    /// The lock file, when this value created it: removed again with the lock (while still locked), so that
+    /// a command leaves no lock file behind where there was none.
+    created_file: Option<PathBuf>,
+    /// The run directory as given, when taking the lock created it: removed again with the lock if nothing
+    /// else was put there (a refused command creates no folder).
+    created_dir: Option<PathBuf>,
 }
 
 impl DirLock {
     /// Take the lock on `dir` (created if needed) or fail at once: [`Error::Locked`] when another process or
-    /// thread holds it, an I/O error (exit 4) naming `dir` when it cannot be written into.
+    /// another handle of this one holds it, an I/O error (exit 4) naming `dir` when it cannot be written into.
     pub fn acquire(dir: &Path) -> Result<DirLock> {
-        DirLock::take(dir, None)
-    }
-
-    /// [`DirLock::acquire`] for the stage `stage`, which then writes into `dir`: its first temporary file in a
-    /// directory clears the stale ones there, its first output renamed into place removes its old manifest,
-    /// and if it panics before writing its new manifest, the outputs it renamed into place are removed again
-    /// while the panic unwinds (a kill leaves them, unvouched: the next stage refuses them and `sword run`
-    /// redoes the stage).
-    pub fn stage(dir: &Path, stage: &str) -> Result<DirLock> {
-        DirLock::take(dir, Some(stage))
-    }
-
-    fn take(dir: &Path, stage: Option<&str>) -> Result<DirLock> {
         let dir_existed = fs::symlink_metadata(if dir.as_os_str().is_empty() {
             Path::new(".")
         } else {
@@ -371,7 +259,6 @@ impl DirLock {
         })
         .is_ok();
         ensure_dir(dir)?;
-        let canon = fs::canonicalize(dir).at(dir)?;
         let path = dir.join(LOCK_FILE);
         let undo_dir = || {
             if !dir_existed {
@@ -381,34 +268,6 @@ impl DirLock {
         if let Err(e) = check_writable(dir) {
             undo_dir();
             return Err(e);
-        }
-        let frame = || {
-            stage.map(|s| Frame {
-                stage: s.to_string(),
-                manifest_removed: false,
-                finished: false,
-                committed: Vec::new(),
-            })
-        };
-        let me = std::thread::current().id();
-        let mut held = held();
-        if let Some(h) = held.iter_mut().find(|h| h.dir == canon) {
-            if h.owner != me {
-                return Err(Error::Locked {
-                    path: dir.to_path_buf(),
-                    what: format!(
-                        "held by another thread of this process, pid {}",
-                        std::process::id()
-                    ),
-                });
-            }
-            h.refs += 1;
-            h.frames.extend(frame());
-            return Ok(DirLock {
-                dir: canon,
-                path,
-                stage: stage.is_some(),
-            });
         }
         let (mut file, created_file) = match lock_file(&path) {
             Ok(f) => f,
@@ -427,20 +286,11 @@ impl DirLock {
             .collect();
         file.set_len(0).at(&path)?;
         writeln!(file, "pid {} ({})", std::process::id(), command.join(" ")).at(&path)?;
-        held.push(Held {
-            dir: canon.clone(),
-            owner: me,
-            refs: 1,
-            _file: file,
+        Ok(DirLock {
             created_file: created_file.then(|| path.clone()),
             created_dir: (!dir_existed).then(|| dir.to_path_buf()),
-            frames: frame().into_iter().collect(),
-            cleaned: BTreeSet::new(),
-        });
-        Ok(DirLock {
-            dir: canon,
             path,
-            stage: stage.is_some(),
+            _file: file,
         })
     }
 
@@ -448,74 +298,17 @@ impl DirLock {
     pub fn path(&self) -> &Path {
         &self.path
     }
-
-    /// For a stage ([`DirLock::stage`]): the outputs it has renamed into place since it took the lock, as the
-    /// paths it wrote them to.
-    pub fn committed(&self) -> Vec<PathBuf> {
-        if !self.stage {
-            return Vec::new();
-        }
-        let held = held();
-        held.iter()
-            .find(|h| h.dir == self.dir)
-            .and_then(|h| h.frames.last())
-            .map(|f| f.committed.clone())
-            .unwrap_or_default()
-    }
-
-    /// For a stage that failed ([`DirLock::stage`]): remove the outputs it renamed into place since it took
-    /// the lock (no manifest vouches for them: its old one went with the first). Returns how many went.
-    pub fn remove_outputs(&self) -> usize {
-        if !self.stage {
-            return 0;
-        }
-        let committed = {
-            let mut held = held();
-            let Some(h) = held.iter_mut().find(|h| h.dir == self.dir) else {
-                return 0;
-            };
-            match h.frames.last_mut() {
-                Some(f) if !f.finished => std::mem::take(&mut f.committed),
-                _ => return 0,
-            }
-        };
-        remove_all(&committed);
-        committed.len()
-    }
 }
 
 impl Drop for DirLock {
     fn drop(&mut self) {
-        let mut held = held();
-        let Some(i) = held.iter().position(|h| h.dir == self.dir) else {
-            return;
-        };
-        let h = &mut held[i];
-        if self.stage {
-            if let Some(f) = h.frames.pop() {
-                if std::thread::panicking() && !f.finished && !f.committed.is_empty() {
-                    eprintln!(
-                        "sword: {} panicked before its manifest was written: removing the {} output(s) it \
-                         had put in place",
-                        f.stage,
-                        f.committed.len()
-                    );
-                    remove_all(&f.committed);
-                }
-            }
+        // Unlinked while still locked: a process that opened the file meanwhile finds, once it has the lock,
+        // that the name no longer leads to its file, and starts again ([`lock_file`]).
+        if let Some(p) = &self.created_file {
+            let _ = fs::remove_file(p);
         }
-        h.refs -= 1;
-        if h.refs == 0 {
-            let h = held.remove(i);
-            // Unlinked while still locked: a process that opened the file meanwhile finds, once it has the
-            // lock, that the name no longer leads to its file, and starts again ([`lock_file`]).
-            if let Some(p) = &h.created_file {
-                let _ = fs::remove_file(p);
-            }
-            if let Some(d) = &h.created_dir {
-                let _ = fs::remove_dir(d);
-            }
-            drop(h);
+        if let Some(d) = &self.created_dir {
+            let _ = fs::remove_dir(d);
         }
     }
 }
@@ -528,19 +321,30 @@ mod tests {
     fn a_lock_this_process_released_while_a_child_was_forked_is_waited_for() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(LOCK_FILE);
-        // Another open file description of the lock file, locked and naming this process: what a child that
-        // is being forked keeps of a lock this process has just released.
-        let mut copy = File::create(&path).unwrap();
-        copy.lock().unwrap();
-        write!(copy, "pid {} (sword extract)", std::process::id()).unwrap();
-        let exec = std::thread::spawn(move || {
-            std::thread::sleep(std::time::Duration::from_millis(150));
-            drop(copy);
-        });
+        // A child holding the lock file's lock while the file names this process: what a child that is being
+        // forked keeps of a lock this process has just released (no descriptor of it is open here any more).
+        std::fs::write(&path, format!("pid {} (sword extract)", std::process::id())).unwrap();
+        let child = std::process::Command::new("flock")
+            .arg(&path)
+            .args(["sleep", "0.4"])
+            .spawn();
+        let Ok(mut child) = child else {
+            eprintln!("no flock(1): skipped");
+            return;
+        };
+        // Until the child holds it (it waits for the moments this loop holds it).
+        loop {
+            let f = File::open(&path).unwrap();
+            match f.try_lock() {
+                Ok(()) => drop(f),
+                Err(_) => break,
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
         let t0 = std::time::Instant::now();
         let lock = DirLock::acquire(dir.path()).unwrap();
         assert!(t0.elapsed() >= std::time::Duration::from_millis(100));
-        exec.join().unwrap();
+        child.wait().unwrap();
         drop(lock);
         // Held under another process's name: refused at once.
         let mut other = File::create(&path).unwrap();
@@ -559,25 +363,22 @@ mod tests {
     }
 
     #[test]
-    fn dir_lock_is_exclusive_across_threads_and_shared_within_one() {
+    fn dir_lock_is_exclusive_across_threads_and_handles() {
         let dir = tempfile::tempdir().unwrap();
         let a = DirLock::acquire(dir.path()).unwrap();
-        // The same thread (a stage inside `sword run`) shares the lock it holds.
-        let b = DirLock::stage(dir.path(), "s").unwrap();
+        // A second lock in this process, from this thread or another, is refused at once (no wait for a
+        // forked child: the descriptor of the holder is open here).
+        let t0 = std::time::Instant::now();
+        let again = DirLock::acquire(dir.path()).map(|_| ());
+        assert!(matches!(again, Err(Error::Locked { .. })), "{again:?}");
+        let msg = again.unwrap_err().to_string();
+        assert!(msg.contains("another handle of this process"), "{msg}");
         let d = dir.path().to_path_buf();
         let other = std::thread::spawn(move || DirLock::acquire(&d).map(|_| ()))
             .join()
             .unwrap();
         assert!(matches!(other, Err(Error::Locked { .. })), "{other:?}");
-        drop(b);
-        let d = dir.path().to_path_buf();
-        let other = std::thread::spawn(move || DirLock::acquire(&d).map(|_| ()))
-            .join()
-            .unwrap();
-        assert!(
-            matches!(other, Err(Error::Locked { .. })),
-            "still held by a"
-        );
+        assert!(t0.elapsed() < OWN_LOCK_WAIT);
         drop(a);
         let d = dir.path().to_path_buf();
         let lock = std::thread::spawn(move || {

@@ -8,8 +8,8 @@
 //! inherits `false` from the manifest of any input it read ([`Manifest::write`]), so a partial build can never
 //! pass as a whole one.
 
-use super::atomic::write_atomic;
 use super::layout;
+use super::rundir::RunDir;
 use crate::core::error::{Error, IoContext, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -273,20 +273,23 @@ impl Manifest {
         Ok(())
     }
 
-    /// Write `<dir>/<stage>.manifest.json` atomically. A manifest any of whose inputs comes from an incomplete
-    /// run is written with `"complete": false` (see [`Manifest::incomplete_inputs`]), whatever the stage set.
-    pub fn write(&self, dir: &Path) -> Result<PathBuf> {
-        let path = Manifest::path_in(dir, &self.stage);
+    /// Write `<stage>.manifest.json` atomically into the run folder `run`, last (it finishes the stage writing
+    /// there). A manifest any of whose inputs comes from an incomplete run is written with `"complete": false`
+    /// (see [`Manifest::incomplete_inputs`]), whatever the stage set.
+    pub fn write(&self, run: &RunDir) -> Result<PathBuf> {
+        self.write_in(run, Path::new(""))
+    }
+
+    /// [`Manifest::write`] into the sub-folder `sub` of the run folder (the embedded dump's `input/`).
+    pub fn write_in(&self, run: &RunDir, sub: &Path) -> Result<PathBuf> {
+        let dir = run.path(sub);
         let mut m = std::borrow::Cow::Borrowed(self);
-        if self.complete && !self.incomplete_inputs(dir).is_empty() {
+        if self.complete && !self.incomplete_inputs(&dir).is_empty() {
             m.to_mut().complete = false;
         }
-        let json = serde_json::to_vec_pretty(&*m).expect("manifest serialises");
-        write_atomic(&path, |w| {
-            w.write_all(&json)?;
-            w.write_all(b"\n")
-        })?;
-        Ok(path)
+        let mut json = serde_json::to_vec_pretty(&*m).expect("manifest serialises");
+        json.push(b'\n');
+        run.write_manifest(sub, &layout::manifest_file(&self.stage), &json)
     }
 
     /// Read a manifest.
@@ -405,7 +408,6 @@ pub fn is_fresh(dir: &Path, stage: &str, config: &serde_json::Value, reads: &Rea
 mod tests {
     use super::*;
     use crate::store::atomic::write_atomic;
-    use crate::store::lock::DirLock;
 
     #[test]
     fn hashing_gives_up_once_told_to_and_otherwise_hashes_the_whole_file() {
@@ -450,7 +452,7 @@ mod tests {
         m.inputs.push(FileRef::of(&input).unwrap().relative_to(d));
         m.inputs.push(FileRef::of(&outside).unwrap().relative_to(d));
         m.add_outputs(d, &["out.bin"]).unwrap();
-        m.write(d).unwrap();
+        m.write(&RunDir::open(d).unwrap()).unwrap();
         // Recorded relative to the folder inside it, as given outside it.
         let inside = InputName {
             in_run: true,
@@ -524,7 +526,7 @@ mod tests {
         ));
         let mut m = Manifest::new("s");
         m.add_outputs(d, &["x.bin"]).unwrap();
-        m.write(d).unwrap();
+        m.write(&RunDir::open(d).unwrap()).unwrap();
         assert_eq!(check_input(d, "s", "x.bin", false).unwrap().size, 5);
         fs::write(d.join("x.bin"), b"hellO").unwrap();
         assert!(matches!(
@@ -538,20 +540,22 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
         let write_stage = |bytes: &[u8]| {
-            let _lock = DirLock::stage(d, "s").unwrap();
-            write_atomic(d.join("one.bin"), |w| w.write_all(bytes)).unwrap();
-            write_atomic(d.join("two.bin"), |w| w.write_all(bytes)).unwrap();
+            let run = RunDir::open(d).unwrap();
+            let _stage = run.begin_stage("s").unwrap();
+            run.write("one.bin", |w| w.write_all(bytes)).unwrap();
+            run.write("two.bin", |w| w.write_all(bytes)).unwrap();
             let mut m = Manifest::new("s");
             m.add_outputs(d, &["one.bin", "two.bin"]).unwrap();
-            m.write(d).unwrap();
+            m.write(&run).unwrap();
         };
         write_stage(b"old");
         let cfg = serde_json::Value::Null;
         assert!(is_fresh(d, "s", &cfg, &reads(&[])));
         // A rerun that replaces one output and stops: its old manifest went with the first rename.
         {
-            let _lock = DirLock::stage(d, "s").unwrap();
-            write_atomic(d.join("one.bin"), |w| w.write_all(b"new")).unwrap();
+            let run = RunDir::open(d).unwrap();
+            let _stage = run.begin_stage("s").unwrap();
+            run.write("one.bin", |w| w.write_all(b"new")).unwrap();
             assert!(!Manifest::path_in(d, "s").exists());
         }
         assert!(!is_fresh(d, "s", &cfg, &reads(&[])));
@@ -563,8 +567,9 @@ mod tests {
         // A panic after one output: while it unwinds, the new output goes too (nothing vouches for it).
         let d2 = d.to_path_buf();
         let r = std::thread::spawn(move || {
-            let _lock = DirLock::stage(&d2, "s").unwrap();
-            write_atomic(d2.join("one.bin"), |w| w.write_all(b"new")).unwrap();
+            let run = RunDir::open(&d2).unwrap();
+            let _stage = run.begin_stage("s").unwrap();
+            run.write("one.bin", |w| w.write_all(b"new")).unwrap();
             panic!("a bug");
         })
         .join();
@@ -576,6 +581,6 @@ mod tests {
             Err(Error::Stale { .. })
         ));
         // The lock went with the panicking thread.
-        drop(DirLock::acquire(d).unwrap());
+        drop(RunDir::open(d).unwrap());
     }
 }

@@ -3,7 +3,8 @@
 //! - [`layout`]: the names of the files in a run folder (each artifact with the stage that writes it);
 //! - [`atomic`]: atomic files (temporary file, fsync, rename) and crash points for tests;
 //! - [`files`]: file-system primitives (no link followed, marked temporary names, stale ones cleared);
-//! - [`lock`]: the run folder's lock, which follows each stage's writes;
+//! - [`rundir`]: the one door into a run folder ([`RunDir`]): its lock, every write into it, in order;
+//! - [`lock`]: the run folder's lock, which the handle owns;
 //! - [`manifest`]: provenance of a stage's outputs, input checks, freshness;
 //! - [`tables`]: every Parquet schema and its readers and writers;
 //! - [`embeddings`]: keyed embedding vectors (word2vec text; NPY through [`npy`]);
@@ -18,6 +19,7 @@ pub mod layout;
 pub mod lock;
 pub mod manifest;
 pub mod npy;
+pub mod rundir;
 pub mod tables;
 
 pub use self::atomic::{commit_all, crash_point, write_atomic, AtomicFile};
@@ -27,3 +29,4 @@ pub use self::lock::DirLock;
 pub use self::manifest::{
     check_input, is_fresh, FileRef, InputName, Manifest, Reads, CRATE_VERSION, GIT_COMMIT,
 };
+pub use self::rundir::{RunDir, StageGuard};

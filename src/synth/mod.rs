@@ -137,7 +137,8 @@ pub const DEFAULT_DUMP: &str = "input/wikidata-synth-all.json.gz";
 /// The embedded default dump of `sword run` in the run folder `dir` (a small synthetic dump in the real,
 /// Wikimedia multi-member gzip layout, seeded by `seed`), generated unless it is there for the same settings,
 /// with its manifest `input/synth.manifest.json`. The pipeline calls it; synth imports no stage.
-pub fn default_dump(dir: &Path, seed: u64) -> Result<PathBuf> {
+pub fn default_dump(run: &crate::store::RunDir, seed: u64) -> Result<PathBuf> {
+    let dir = run.dir();
     let path = dir.join(DEFAULT_DUMP);
     let mut cfg = default_config();
     cfg.seed = seed;
@@ -150,13 +151,12 @@ pub fn default_dump(dir: &Path, seed: u64) -> Result<PathBuf> {
             cfg.entities,
             path.display()
         ));
-        crate::store::ensure_dir(&dir.join("input"))?;
-        write_file(&cfg, &path)?;
+        writer::write_into(&cfg, run, DEFAULT_DUMP)?;
         let mut m = Manifest::new("synth");
         m.config = want;
         m.seed = Some(cfg.seed);
         m.add_outputs(&dir.join("input"), &["wikidata-synth-all.json.gz"])?;
-        m.write(&dir.join("input"))?;
+        m.write_in(run, Path::new("input"))?;
     }
     Ok(path)
 }

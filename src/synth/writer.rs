@@ -257,6 +257,16 @@ fn write_file_as(cfg: &Config, path: &Path, full: bool) -> Result<(Truth, Counts
     Ok(got)
 }
 
+/// [`write_file`] into the run folder `run`, as `rel` (the embedded default dump of `sword run`).
+pub fn write_into(cfg: &Config, run: &crate::store::RunDir, rel: &str) -> Result<Truth> {
+    let path = run.path(rel);
+    let format = Format::from_path(&path)?;
+    let mut file = run.create(rel)?;
+    let got = stream(cfg, &mut file, format, &path, true)?;
+    file.commit()?;
+    Ok(got.0)
+}
+
 /// Create the folders above `path` when they are missing.
 pub(super) fn ensure_parent(path: &Path) -> Result<()> {
     match path.parent() {

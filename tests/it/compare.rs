@@ -79,7 +79,7 @@ fn vn(ix: &HashMap<Key, Row>, key: Key) -> (Option<f64>, i64) {
     (r.value, r.n.unwrap_or(-1))
 }
 
-fn hand_samples() -> String {
+pub(crate) fn hand_samples() -> String {
     // 3 statements: o1 (ORG, true), o1#SS (SS, false, original o1), o2 (ORG, true); 2 languages; 2 models.
     let s = [
         ("o1", "o1", "ORG", true),

@@ -537,7 +537,7 @@ fn export_writes_requests_report_and_hf_layout_and_translations_round_trip() {
     };
     let mut m = sword::store::Manifest::new("export");
     export::write_all(
-        dir,
+        &sword::store::RunDir::open(dir).unwrap(),
         &out.rows,
         &kb.lookup(),
         Some("2024-09-11"),
@@ -778,7 +778,7 @@ fn write_kb_artifacts(kb: &Kb, dir: &Path) {
         ],
     )
     .unwrap();
-    m.write(dir).unwrap();
+    m.write(&sword::store::RunDir::open(dir).unwrap()).unwrap();
 }
 
 #[test]

@@ -12,6 +12,7 @@ fn limits(window: usize, chunk: usize) -> Limits {
         tasks: window,
         ahead: window,
         chunk,
+        threads: rayon::current_num_threads(),
     }
 }
 

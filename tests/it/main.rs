@@ -15,6 +15,7 @@ mod docs;
 mod eval;
 mod extract;
 mod falsity;
+mod folder;
 mod gz;
 mod hostile;
 mod modules;

@@ -482,7 +482,7 @@ mod graph_walks {
         assert!(err.contains("triples.parquet"), "{err}");
         let mut m = Manifest::new("extract");
         m.add_outputs(&dir, &["triples.parquet"]).unwrap();
-        m.write(&dir).unwrap();
+        m.write(&sword::store::RunDir::open(&dir).unwrap()).unwrap();
         let m = run::<GraphStage>(&dir, &GraphConfig::default(), &GraphArgs::default()).unwrap();
         assert_eq!(
             graph::read_nodes(&dir.join("nodes.txt")).unwrap(),

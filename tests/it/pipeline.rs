@@ -204,7 +204,7 @@ fn run_survives_sigkill_at_random_moments() {
 #[test]
 fn second_run_on_a_locked_directory_fails_with_exit_code_6() {
     let wd = Workdir::new();
-    let _held = sword::store::DirLock::acquire(&wd.join("out")).unwrap();
+    let _held = sword::store::RunDir::open(&wd.join("out")).unwrap();
     wd.write("nothing.json", "");
     let (code, err) = wd.run_err(&["run", "--dump", "nothing.json", "--out", "out"]);
     assert_eq!(code, 6, "{err}");

@@ -80,6 +80,9 @@ pub struct Limits {
     /// Bytes of decompressed data per chunk (typical 4 MiB). A chunk ends after its last newline; a chunk
     /// without one is a piece of a longer line.
     pub chunk: usize,
+    /// Worker threads of the rayon pool the members are inflated on (the caller's; a stage's context has
+    /// it): how many parse steps may be handed to idle workers. Never changes the output.
+    pub threads: usize,
 }
 
 impl Limits {
@@ -91,6 +94,7 @@ impl Limits {
             tasks: n,
             ahead: 2 * n,
             chunk: chunk.max(1),
+            threads: threads.max(1),
         }
     }
 
@@ -100,6 +104,7 @@ impl Limits {
             tasks: self.tasks.max(1),
             ahead: self.ahead.max(1),
             chunk: self.chunk.max(1),
+            threads: self.threads.max(1),
         }
     }
 }
@@ -183,7 +188,7 @@ pub fn par_members_in<T: Send>(
         work: &work,
         weigh,
         limits,
-        threads: rayon::current_num_threads().max(1),
+        threads: limits.threads,
         cancel: AtomicBool::new(false),
         front: AtomicUsize::new(0),
         held: AtomicUsize::new(0),
@@ -949,6 +954,7 @@ mod tests {
             tasks: w,
             ahead: w,
             chunk,
+            threads: rayon::current_num_threads(),
         }
     }
 
@@ -1353,7 +1359,7 @@ mod tests {
             level in 0u32..10,
         ) {
             let (gz, plain) = layout(&lines, batch, Compression::new(level));
-            let limits = Limits { members: window, tasks: window, ahead, chunk };
+            let limits = Limits { members: window, tasks: window, ahead, chunk, threads: rayon::current_num_threads() };
             let got = inflate_with(&gz, &limits).unwrap();
             let (out, stats) = got.expect("at least the [ and ] members");
             prop_assert_eq!(&out, &plain);

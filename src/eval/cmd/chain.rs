@@ -1,11 +1,14 @@
 //! `sword eval chain-report`: the one report of `make eval` for a model — translation quality per language
 //! (the `text_ok` shares of `sword translate`), SWORD accuracy per language × strategy for each variant, and
 //! the sycophancy and AdversaRiskQA scores when present. Markdown (`report.md`) plus SVG heatmaps, written
-//! atomically into the model's evaluation directory.
+//! atomically into the model's evaluation directory on the folder contract ([`crate::stages::folder`]): the
+//! folder locked, the score files read hashed, a heatmap of a variant no longer scored removed, and
+//! `chain-report.manifest.json` written last.
 
-use crate::core::error::{Error, IoContext, Result};
+use crate::core::error::{Error, Result};
 use crate::eval::report::{heatmap_svg, md_head, md_row};
 use crate::eval::suites::sword::{LANGUAGES, STRATEGIES};
+use crate::stages::folder::{execute_folder, Folder, FolderCommand};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -24,11 +27,21 @@ pub struct Args {
     pub title: String,
 }
 
-fn read_json(path: &Path) -> Result<Option<Value>> {
+/// What `sword eval chain-report` writes into the model's evaluation directory.
+pub const COMMAND: FolderCommand = FolderCommand {
+    name: "chain-report",
+    writes: &["report.md", "text_ok.svg", "sword_*.svg"],
+};
+
+/// Read `path` as JSON when it is there, recording it as an input of the report.
+fn read_json(f: &mut Folder, path: &Path) -> Result<Option<Value>> {
     match std::fs::read(path) {
-        Ok(b) => serde_json::from_slice(&b)
-            .map(Some)
-            .map_err(|e| Error::bad_input(path, format!("not JSON: {e}"))),
+        Ok(b) => {
+            let v = serde_json::from_slice(&b)
+                .map_err(|e| Error::bad_input(path, format!("not JSON: {e}")))?;
+            f.input(path)?;
+            Ok(Some(v))
+        }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(Error::io(path, e)),
     }
@@ -39,17 +52,24 @@ fn pct(v: Option<f64>) -> String {
         .map_or("–".into(), |x| format!("{:.1}", 100.0 * x))
 }
 
-fn write(dir: &Path, name: &str, text: &str) -> Result<()> {
-    crate::store::write_atomic(dir.join(name), |w| w.write_all(text.as_bytes()))
+fn write(f: &Folder, name: &str, text: &str) -> Result<()> {
+    f.write(name, |w| w.write_all(text.as_bytes()))
 }
 
 /// Write `report.md` (and its SVGs) into `a.dir`.
 pub fn run(a: &Args) -> Result<()> {
-    std::fs::create_dir_all(&a.dir).at(&a.dir)?;
+    let config = serde_json::json!({
+        "title": a.title,
+        "run": a.run.as_ref().map(|r| r.display().to_string()),
+    });
+    execute_folder(&COMMAND, &a.dir, config, |f| report(f, a)).map(|_| ())
+}
+
+fn report(f: &mut Folder, a: &Args) -> Result<()> {
     let mut md = format!("# Evaluation chain — {}\n\n", a.title);
     // Translation quality.
     let tm = match &a.run {
-        Some(r) => read_json(&r.join("translate.manifest.json"))?,
+        Some(r) => read_json(f, &r.join("translate.manifest.json"))?,
         None => None,
     };
     if let Some(tm) = tm {
@@ -99,7 +119,7 @@ accuracies of that language rest on fewer statements.\n\n",
         md.push_str(&reasons.join(", "));
         md.push_str("\n\n![text_ok](text_ok.svg)\n\n");
         write(
-            &a.dir,
+            f,
             "text_ok.svg",
             &heatmap_svg(
                 "share of text_ok translations (%)",
@@ -110,7 +130,7 @@ accuracies of that language rest on fewer statements.\n\n",
         )?;
     }
     // SWORD.
-    let sw = read_json(&a.dir.join("sword.scores.json"))?
+    let sw = read_json(f, &a.dir.join("sword.scores.json"))?
         .ok_or_else(|| Error::bad_input(a.dir.join("sword.scores.json"), "missing"))?;
     md.push_str("## SWORD accuracy (%) per language × strategy\n\n");
     md.push_str(
@@ -130,7 +150,7 @@ answers \"False\" scores 100 on SS/OS/PSS/POS and 0 on ORG: read the strategies 
         let strats: Vec<String> = STRATEGIES.iter().map(|s| s.to_string()).collect();
         let file = format!("sword_{variant}.svg");
         write(
-            &a.dir,
+            f,
             &file,
             &heatmap_svg(
                 &format!("{} ({variant}): accuracy (%)", a.title),
@@ -154,7 +174,7 @@ answers \"False\" scores 100 on SS/OS/PSS/POS and 0 on ORG: read the strategies 
         md.push('\n');
     }
     // Sycophancy.
-    if let Some(sy) = read_json(&a.dir.join("sycophancy.scores.json"))? {
+    if let Some(sy) = read_json(f, &a.dir.join("sycophancy.scores.json"))? {
         md.push_str("## Chinese sycophancy\n\n| measure | estimate (%) |\n|---|---|\n");
         for m in sy["models"].as_array().into_iter().flatten() {
             for (k, v) in m["measures"].as_object().into_iter().flatten() {
@@ -164,7 +184,7 @@ answers \"False\" scores 100 on SS/OS/PSS/POS and 0 on ORG: read the strategies 
         md.push('\n');
     }
     // AdversaRiskQA.
-    match read_json(&a.dir.join("adversariskqa.scores.json"))? {
+    match read_json(f, &a.dir.join("adversariskqa.scores.json"))? {
         Some(aq) => {
             md.push_str("## AdversaRiskQA (judged)\n\n| model | accuracy all | accuracy filtered | invalid |\n|---|---|---|---|\n");
             for m in aq["models"].as_array().into_iter().flatten() {
@@ -181,5 +201,5 @@ answers \"False\" scores 100 on SS/OS/PSS/POS and 0 on ORG: read the strategies 
             "## AdversaRiskQA\n\nAnswers collected; not judged (give `JUDGE=NAME` to `make eval`).\n",
         ),
     }
-    write(&a.dir, "report.md", &md)
+    write(f, "report.md", &md)
 }

@@ -59,7 +59,7 @@ pub struct BatchReadArgs {
 /// Ask every request, write samples and results, print the summary.
 pub fn run(a: RunArgs) -> Result<()> {
     let reqs: Vec<prompts::Request> = prompts::read_jsonl_as(&a.requests)?;
-    let s = crate::eval::run::run(&a.out, &reqs, &a.cfg)?;
+    let s = crate::eval::run::run(&a.out, &a.requests, &reqs, &a.cfg)?;
     print_json(&serde_json::to_value(&s).unwrap_or_default())?;
     // Empty answers are the model's answer (scored as unparsed); errors and pending are not.
     let unanswered = s.errors + s.pending;
@@ -85,6 +85,12 @@ pub fn batch_write(a: BatchWriteArgs) -> Result<()> {
 /// Read OpenAI Batch output back into samples.
 pub fn batch_read(a: BatchReadArgs) -> Result<()> {
     let reqs: Vec<prompts::Request> = prompts::read_jsonl_as(&a.requests)?;
-    let s = crate::eval::run::import_batch(&a.out, &reqs, &a.batch_output, a.model.as_deref())?;
+    let s = crate::eval::run::import_batch(
+        &a.out,
+        &a.requests,
+        &reqs,
+        &a.batch_output,
+        a.model.as_deref(),
+    )?;
     print_json(&serde_json::to_value(s).unwrap_or_default())
 }

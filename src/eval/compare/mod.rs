@@ -12,9 +12,10 @@
 //!
 //! Output folder: `figures.parquet`, `figures.csv`, `answers.parquet`, `suspects.parquet`, `report.html`,
 //! `report.md`, `figures/*.svg` and
-//! `compare.manifest.json` (inputs with their hashes, settings, counts, outputs), written last. Every file is
-//! written to a temporary name and all are renamed into place together at the end, so a failure (bad input,
-//! full disk) leaves the folder as it was.
+//! `compare.manifest.json` (inputs with their hashes, settings, counts, outputs), written last, under the
+//! folder's lock ([`crate::stages::folder`]). Every file is written to a temporary name and all are renamed
+//! into place together at the end, so a failure (bad input, full disk) leaves no new output behind; figures
+//! of an earlier compare that this one did not draw are removed.
 
 pub mod benchmark;
 mod draw;
@@ -26,9 +27,10 @@ pub mod report;
 pub mod table;
 
 use crate::core::error::{IoContext, Result};
-use crate::store::{self as artifact, AtomicFile, DirLock, FileRef, Manifest};
+use crate::stages::folder::{execute_folder, Folder, FolderCommand};
+use crate::store::{self as artifact, FileRef};
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// `sword eval compare`.
 #[derive(clap::Args, Debug)]
@@ -60,7 +62,24 @@ pub struct Args {
 /// Name of the manifest in the output folder.
 pub const STAGE: &str = "compare";
 
-/// Run `sword eval compare`.
+/// What `sword eval compare` writes into its folder (the manifest last).
+pub const COMMAND: FolderCommand = FolderCommand {
+    name: STAGE,
+    writes: &[
+        "figures.parquet",
+        "figures.csv",
+        "answers.parquet",
+        "suspects.parquet",
+        "report.html",
+        "report.md",
+        "figures/*.svg",
+    ],
+};
+
+/// Run `sword eval compare`: on the folder contract ([`execute_folder`]): the folder is locked before
+/// anything is read, every output is written through its handle, the figures an earlier compare drew and
+/// this one did not are removed, and the manifest (inputs and outputs with their hashes) is written last,
+/// under the lock.
 pub fn run(a: &Args) -> Result<()> {
     let t = std::time::Instant::now();
     // Refused before anything is read or computed: the outputs could not be written there.
@@ -70,6 +89,24 @@ pub fn run(a: &Args) -> Result<()> {
             "--out must name a folder (it is created if missing); this is a file",
         ));
     }
+    let mut config = serde_json::json!({
+        "variant": a.variant, "bootstrap": a.bootstrap, "seed": a.seed,
+        "results": a.results.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
+    });
+    if let Some(b) = &a.benchmark {
+        config["benchmark"] = b.display().to_string().into();
+    }
+    let (_, figures) = execute_folder(&COMMAND, &a.out, config, |f| compare(f, a, t))?;
+    crate::core::progress::log(format!(
+        "compare: wrote {} ({figures} figures) in {:.1} s",
+        a.out.join("report.html").display(),
+        t.elapsed().as_secs_f64()
+    ));
+    Ok(())
+}
+
+/// The work of `sword eval compare` inside its folder; returns how many figures it drew.
+fn compare(f: &mut Folder, a: &Args, t: std::time::Instant) -> Result<usize> {
     let mut data = input::read(&a.results, a.variant.as_deref())?;
     if let Some(b) = &a.benchmark {
         data.tiers = Some(benchmark::tiers(&data, b)?);
@@ -144,24 +181,18 @@ pub fn run(a: &Args) -> Result<()> {
     for f in &figs {
         outputs.push((format!("figures/{}", f.file), f.svg.clone().into_bytes()));
     }
-    write_outputs(&a.out, &outputs)?;
-    let mut m = Manifest::new(STAGE);
-    m.config = serde_json::json!({
-        "variant": a.variant, "bootstrap": a.bootstrap, "seed": a.seed,
-        "results": a.results.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
-    });
-    if let Some(b) = &a.benchmark {
-        m.config["benchmark"] = b.display().to_string().into();
-    }
+    write_outputs(f, &outputs)?;
+    let m = f.manifest();
     m.seed = Some(a.seed);
-    m.inputs = data
+    for file in data
         .files
         .iter()
         .cloned()
         .chain(settings.benchmark.clone())
         .chain(texts.as_ref().map(|t| t.path.clone()))
-        .map(|f| FileRef::of(&f))
-        .collect::<Result<_>>()?;
+    {
+        m.inputs.push(FileRef::of(&file)?);
+    }
     m.counts.insert("answers".into(), answers);
     m.counts.insert("groups".into(), data.groups.len() as u64);
     m.counts
@@ -176,49 +207,22 @@ pub fn run(a: &Args) -> Result<()> {
     m.counts.insert("rows".into(), rows.len() as u64);
     m.counts.insert("suspects".into(), suspects.len() as u64);
     m.counts.insert("figures".into(), figs.len() as u64);
-    let names: Vec<&str> = outputs.iter().map(|(n, _)| n.as_str()).collect();
-    m.add_outputs(&a.out, &names)?;
-    m.timings.insert("total".into(), t.elapsed().as_secs_f64());
-    m.write(&a.out)?;
-    crate::core::progress::log(format!(
-        "compare: wrote {} ({} figures) in {:.1} s",
-        a.out.join("report.html").display(),
-        figs.len(),
-        t.elapsed().as_secs_f64()
-    ));
-    Ok(())
+    Ok(figs.len())
 }
 
-/// Write every output under `dir` all or nothing: each to a temporary file beside its destination, all
-/// flushed and fsynced (a full disk fails here, with nothing renamed), then renamed into place together. The
-/// old manifest is removed first (it would vouch for files being replaced) and figures of an earlier run
-/// that this one did not draw are removed after.
-fn write_outputs(dir: &Path, outputs: &[(String, Vec<u8>)]) -> Result<()> {
-    let _lock = DirLock::acquire(dir)?;
-    let fig_dir = dir.join("figures");
-    artifact::ensure_dir(&fig_dir)?;
+/// Write every output into the folder all or nothing: each to a temporary file beside its destination, all
+/// flushed and fsynced (a full disk fails here, with nothing renamed), then renamed into place together (the
+/// first rename takes the old manifest with it; the figures an earlier run drew and this one did not are
+/// removed by the contract, before the new manifest).
+fn write_outputs(f: &Folder, outputs: &[(String, Vec<u8>)]) -> Result<()> {
     let mut files = Vec::with_capacity(outputs.len());
     for (name, bytes) in outputs {
-        let dest = dir.join(name);
-        let mut f = AtomicFile::create(&dest)?;
-        f.write_all(bytes).at(&dest)?;
-        f.sync()?;
-        files.push(f);
-    }
-    let manifest = Manifest::path_in(dir, STAGE);
-    match std::fs::remove_file(&manifest) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            return Err(crate::core::error::Error::io(&manifest, e))
-        }
-        _ => {}
+        let mut file = f.create(name)?;
+        let dest = file.path().to_path_buf();
+        file.write_all(bytes).at(&dest)?;
+        file.sync()?;
+        files.push(file);
     }
     artifact::commit_all(files)?;
-    for e in std::fs::read_dir(&fig_dir).at(&fig_dir)? {
-        let e = e.at(&fig_dir)?;
-        let name = format!("figures/{}", e.file_name().to_string_lossy());
-        if name.ends_with(".svg") && !outputs.iter().any(|(n, _)| *n == name) {
-            std::fs::remove_file(e.path()).at(e.path())?;
-        }
-    }
     Ok(())
 }

@@ -10,10 +10,10 @@ use self::train::{TrainConfig, TrainStage};
 use self::walks::{WalkConfig, WalksStage};
 use crate::core::config;
 use crate::stages::cli::apply_flags;
-use crate::stages::contract::{execute, NoSettings, Stage};
+use crate::stages::contract::{execute_in, NoSettings, Stage};
 use crate::store::embeddings::Embeddings;
 use crate::store::layout::EMBEDDINGS_W2V;
-use crate::store::{DirLock, Manifest};
+use crate::store::{Manifest, RunDir};
 
 use crate::core::error::{Error, IoContext, Result};
 use std::io::Write;
@@ -40,16 +40,16 @@ pub fn run(dir: &Path, edges: &Path, cfg: &EmbedConfig) -> Result<Manifest> {
     GraphStage.validate(&GraphConfig::default(), &graph_args)?;
     WalksStage.validate(&cfg.walks, &NoSettings {})?;
     TrainStage.validate(&cfg.train, &NoSettings {})?;
-    let _lock = DirLock::acquire(dir)?;
-    execute(
+    let run = RunDir::open(dir)?;
+    execute_in(
         &GraphStage,
-        dir,
+        &run,
         &GraphConfig::default(),
         &graph_args,
         false,
     )?;
-    execute(&WalksStage, dir, &cfg.walks, &NoSettings {}, false)?;
-    execute(&TrainStage, dir, &cfg.train, &NoSettings {}, false).map(|(m, ())| m)
+    execute_in(&WalksStage, &run, &cfg.walks, &NoSettings {}, false)?;
+    execute_in(&TrainStage, &run, &cfg.train, &NoSettings {}, false).map(|(m, ())| m)
 }
 
 /// Command line of `sword embed`: `--edges`, `--out`, `--config`, the walks stage's flags and the train stage's,

@@ -7,7 +7,7 @@ use crate::core::falsity::Tier;
 use crate::core::ids::EntityId;
 use crate::core::records::{Distortion, Strategy};
 use crate::kb::benchmark::differences;
-use crate::store::{write_atomic, Manifest};
+use crate::store::{Manifest, RunDir};
 use plotters::prelude::*;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -325,10 +325,11 @@ fn probe_section(md: &mut String, probe: &serde_json::Value) {
     }
 }
 
-/// Write the report into `dir` (which must exist). Ids in its tables carry their English labels from
-/// `lookup` (see [`id_cell`]).
+/// Write the report into the folder `sub` of the run folder `run`. Ids in its tables carry their English
+/// labels from `lookup` (see [`id_cell`]).
 pub fn write_report(
-    dir: &Path,
+    run: &RunDir,
+    sub: &str,
     rows: &[Distortion],
     distort_manifest: Option<&Manifest>,
     lookup: &dyn EnglishLabels,
@@ -394,9 +395,9 @@ pub fn write_report(
             vec![None, None, ci_pss, ci_pos],
         ),
     ] {
-        let path = dir.join(name);
-        let svg = density_svg(title, xd, range, &series, &marks, &path)?;
-        write_atomic(&path, |w| w.write_all(svg.as_bytes()))?;
+        let rel = Path::new(sub).join(name);
+        let svg = density_svg(title, xd, range, &series, &marks, &run.path(&rel))?;
+        run.write(&rel, |w| w.write_all(svg.as_bytes()))?;
     }
 
     let m_pss = mean(&d_pss);
@@ -529,8 +530,9 @@ pub fn write_report(
     for b in order {
         let _ = writeln!(md, "| {b} | {} |", buckets.get(b).copied().unwrap_or(0));
     }
-    let path = dir.join("report.md");
-    write_atomic(&path, |w| w.write_all(md.as_bytes()))?;
+    run.write(Path::new(sub).join("report.md"), |w| {
+        w.write_all(md.as_bytes())
+    })?;
     Ok(ReportSummary {
         mean_diff_pss_ss: m_pss,
         mean_diff_pos_os: m_pos,
@@ -671,7 +673,8 @@ mod tests {
             row(3, Strategy::OS, 17),
         ];
         let dir = tempfile::tempdir().unwrap();
-        write_report(dir.path(), &rows, None, &lookup()).unwrap();
+        let run = RunDir::open(dir.path()).unwrap();
+        write_report(&run, "", &rows, None, &lookup()).unwrap();
         let md = std::fs::read_to_string(dir.path().join("report.md")).unwrap();
         let start = md.find("## Statements per property").unwrap();
         let table: Vec<&str> = md[start..]

@@ -28,7 +28,7 @@ pub use crate::store::tables::sword::{
     role_id, schema_text, sword_schema, write_sword, write_sword_marked, EntityLookup,
     DEFAULT_LANGUAGES, ROLES, SWORD_FORMAT_VERSION,
 };
-use crate::store::{self, Manifest};
+use crate::store::{self, Manifest, RunDir};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -164,20 +164,22 @@ pub const INCOMPLETE_WARNING: &str = "> **Incomplete build.** This SWORD was bui
 (extract `--allow-truncated`): entities and statements past the cut are missing. Do not publish or compare it \
 as a whole benchmark; `sword.parquet` carries the key-value metadata `sword.complete = false`.";
 
-/// Put [`INCOMPLETE_WARNING`] at the top of the report.
-fn mark_report_incomplete(path: &Path) -> Result<()> {
-    let text = std::fs::read_to_string(path).at(path)?;
-    store::write_atomic(path, |w| {
+/// Put [`INCOMPLETE_WARNING`] at the top of the report (`rel` in the run folder `run`).
+fn mark_report_incomplete(run: &RunDir, rel: &str) -> Result<()> {
+    let path = run.path(rel);
+    let text = std::fs::read_to_string(&path).at(&path)?;
+    run.write(rel, |w| {
         w.write_all(INCOMPLETE_WARNING.as_bytes())?;
         w.write_all(b"\n\n")?;
         w.write_all(text.as_bytes())
     })
 }
 
-/// Everything export writes, from typed values, to `dir`. An incomplete build (`manifest.complete == false`)
-/// is marked in `sword.parquet`, the report and the dataset card.
+/// Everything export writes, from typed values, into the run folder `run` (and the `--hf` folder, outside
+/// it). An incomplete build (`manifest.complete == false`) is marked in `sword.parquet`, the report and the
+/// dataset card.
 pub fn write_all(
-    dir: &Path,
+    run: &RunDir,
     rows: &[Distortion],
     lookup: &EntityLookup,
     dump_date: Option<&str>,
@@ -185,7 +187,7 @@ pub fn write_all(
     cfg: &ExportConfig,
     manifest: &mut Manifest,
 ) -> Result<()> {
-    let dest = dir.join(SWORD.file);
+    let dest = run.path(SWORD.file);
     let complete = manifest.complete;
     // The tags of the builds the statements come from (distort's manifest), kept with the benchmark so that a
     // later carry never draws ids of its lineage again.
@@ -198,22 +200,20 @@ pub fn write_all(
                 .collect()
         })
         .unwrap_or_default();
-    let mut f = store::AtomicFile::create(&dest)?;
+    let mut f = run.create(SWORD.file)?;
     write_sword_marked(&mut f, rows, lookup, dump_date, complete, &lineage, &dest)?;
     f.commit()?;
     let (requests, skipped) = translation_requests(rows, lookup, &cfg.model);
-    store::write_atomic(dir.join(TRANSLATION_REQUESTS.file), |w| {
+    run.write(TRANSLATION_REQUESTS.file, |w| {
         for r in &requests {
             w.write_all(r.as_bytes())?;
             w.write_all(b"\n")?;
         }
         Ok(())
     })?;
-    let report_dir = dir.join("report");
-    store::ensure_dir(&report_dir)?;
-    let summary = report::write_report(&report_dir, rows, distort_manifest, lookup)?;
+    let summary = report::write_report(run, "report", rows, distort_manifest, lookup)?;
     if !complete {
-        mark_report_incomplete(&report_dir.join("report.md"))?;
+        mark_report_incomplete(run, layout::REPORT_MD.file)?;
     }
     for (k, v) in strategy_counts(rows) {
         manifest.counts.insert(format!("rows_{k}"), v);
@@ -320,8 +320,9 @@ impl Stage for ExportStage {
             ));
         }
         let lookup = EntityLookup::new(languages, entities, properties);
+        let run = cx.run_dir().clone();
         write_all(
-            &dir,
+            &run,
             &rows,
             &lookup,
             date.as_deref(),

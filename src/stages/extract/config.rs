@@ -4,6 +4,7 @@
 #![deny(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 
 use crate::dump::ReadOpts;
+use crate::stages::extract::spill::{MemoryLimit, SpillBudget};
 use serde::{Deserialize, Serialize};
 
 /// Settings of the extract stage (`pipeline/extract.toml`, bare or under `[extract]`; the flags of `sword
@@ -74,7 +75,7 @@ pub struct Config {
     /// bytes, runs and limit.
     #[arg(long, value_name = "SIZE", required = false)]
     #[serde(skip_serializing)]
-    pub memory_limit: String,
+    pub memory_limit: MemoryLimit,
     /// Disk for the spill runs (`--spill-budget`): the most bytes of runs on disk at once. Past it the stage
     /// exits with code 2 naming the budget and the kind of record that outgrew it, and leaves nothing (the
     /// spill folder goes, no artifact is written). A size such as `500M` or `64G` (powers of 1024), `auto`
@@ -83,7 +84,7 @@ pub struct Config {
     /// change the outputs); the manifest's `extra.spill` has the budget and the bytes per kind.
     #[arg(long, value_name = "SIZE", required = false)]
     #[serde(skip_serializing)]
-    pub spill_budget: String,
+    pub spill_budget: SpillBudget,
     /// The statements of items not labelled in every language of `languages` (most of a dump: ≈ 2.1 M of the
     /// ≈ 788 M item statements of 2024 become triples; 76 % of a generated dump's bytes): `count` (default) reads
     /// them all for the manifest's dump-wide counts (`item_statements` — the paper's "≈ 788 M" —, `snaks_*`,
@@ -154,16 +155,17 @@ impl Default for Config {
             parallel_gzip: true,
             parallel_bzip2: true,
             skim: true,
-            memory_limit: "auto".into(),
-            spill_budget: "auto".into(),
+            memory_limit: MemoryLimit::auto(),
+            spill_budget: SpillBudget::auto(),
             unlabelled_statements: UnlabelledStatements::Count,
         }
     }
 }
 
 impl Config {
-    /// How the readers chunk the dump under this config (the same for a whole run, a shard and decode-only).
-    pub fn read_opts(&self) -> ReadOpts {
+    /// How the readers chunk the dump under this config (the same for a whole run, a shard and decode-only),
+    /// on a pool of `threads` workers (the stage context's).
+    pub fn read_opts(&self, threads: usize) -> ReadOpts {
         ReadOpts {
             chunk_size: self
                 .chunk_kib
@@ -173,6 +175,7 @@ impl Config {
             parallel_bzip2: self.parallel_bzip2,
             max_line: usize::try_from(self.max_line_mib.saturating_mul(1 << 20))
                 .unwrap_or(usize::MAX),
+            threads,
             ..ReadOpts::default()
         }
     }
@@ -184,3 +187,27 @@ impl Config {
 pub const CHUNK_KIB_MAX: usize = 1 << 20;
 /// Largest `max_line_mib` accepted (64 GiB: a line is held whole in memory; typical 256).
 pub const MAX_LINE_MIB_MAX: u64 = 1 << 16;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The TOML keys `memory_limit` and `spill_budget` read through the flags' parser (`spill::MemoryLimit`,
+    /// `spill::SpillBudget`): the same values, the same refusals.
+    #[test]
+    fn the_size_keys_are_parsed_as_the_flags_are() {
+        let cfg = |t: &str| toml::from_str::<Config>(t);
+        let c = cfg("memory_limit = \"4M\"\nspill_budget = \"none\"").unwrap();
+        assert_eq!(
+            (
+                c.memory_limit.bytes(),
+                c.spill_budget.bytes(std::path::Path::new("."))
+            ),
+            (Some(4 << 20), None)
+        );
+        let e = cfg("memory_limit = \"1M\"").unwrap_err().to_string();
+        assert!(e.contains("use at least 4M"), "{e}");
+        let e = cfg("spill_budget = \"lots\"").unwrap_err().to_string();
+        assert!(e.contains("--spill-budget `lots`"), "{e}");
+    }
+}

@@ -576,6 +576,9 @@ pub struct State {
     /// The pairs are compacted when this many are held (then twice what is left, at least [`PAIRS_COMPACT`]).
     pairs_next: usize,
     pairs_count: PairCounts,
+    /// Worker threads of the pool the join runs on (the stage context's; 1 unless [`State::with_threads`]):
+    /// bounds the blocks filtered at once, never the rows.
+    threads: usize,
 }
 
 /// The fewest held pairs that start a compaction (16 MiB of pairs).
@@ -624,7 +627,14 @@ impl State {
                 .unwrap_or(usize::MAX),
             pairs_next: pairs_first_compaction(budget),
             pairs_count: PairCounts::default(),
+            threads: 1,
         }
+    }
+
+    /// The join on a pool of `threads` workers (the stage context's `threads()`).
+    pub fn with_threads(mut self, threads: usize) -> State {
+        self.threads = threads;
+        self
     }
 
     /// At most `budget` bytes of spill runs on disk at once (`--spill-budget`, given as `text`; `None`: no
@@ -797,6 +807,7 @@ impl State {
             mut props,
             mut dir,
             pairs_count,
+            threads,
             ..
         } = self;
         items.par_sort_unstable();
@@ -875,7 +886,7 @@ impl State {
             ended: false,
         };
         let mut ends = TripleEnds::new(items.len());
-        filter_blocks(&mut merged, &filter, out, &mut k, &mut ends)?;
+        filter_blocks(&mut merged, &filter, threads, out, &mut k, &mut ends)?;
         drop(merged);
         // Distinct values: the pairs of properties with a distinct-values constraint that can decide a tier —
         // the property of a final triple, the object a subject or object of one (what distort asks about).
@@ -933,6 +944,7 @@ impl State {
 fn filter_blocks<A, B, S>(
     merged: &mut Merged<A, B, S>,
     filter: &Filter<'_>,
+    threads: usize,
     out: &mut dyn Out,
     k: &mut JoinCounts,
     ends: &mut TripleEnds,
@@ -942,7 +954,7 @@ where
     B: Iterator<Item = Result<Cand>>,
     S: Iterator<Item = Result<Snak>>,
 {
-    let max_in_flight = rayon::current_num_threads().max(1).saturating_mul(2);
+    let max_in_flight = threads.max(1).saturating_mul(2);
     rayon::in_place_scope_fifo(|scope| -> Result<()> {
         let (tx, rx) = std::sync::mpsc::channel::<(u64, std::thread::Result<Filtered>)>();
         let (mut spawned, mut handed) = (0u64, 0u64);

@@ -383,7 +383,7 @@ pub fn run_shard(dump: &Path, out: &Path, cfg: &Config, i: u32, n: u32) -> Resul
     }
     let input = FileRef::of(dump)?;
     let t_hash = t0.elapsed().as_secs_f64();
-    let opts = cfg.read_opts();
+    let opts = cfg.read_opts(crate::stages::contract::pool_threads());
     let (lo, hi) = match format {
         Format::Plain => {
             let b = plain_boundaries(data, n);

@@ -20,12 +20,14 @@
 
 use crate::core::error::{Error, IoContext, Result};
 use crate::core::records::{EntityRecord, PropertyRecord, Rank};
+use crate::core::size::{ByteSize, SizeSetting};
 use crate::stages::extract::cand::{Cand, StmtId};
 use rayon::slice::ParallelSliceMut;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::str::FromStr;
 
 /// Runs of one kind merged at once (more are first merged this many at a time).
 pub const FAN_IN: usize = 16;
@@ -769,83 +771,132 @@ pub fn release_free_memory() {
     }
 }
 
-/// `--memory-limit SIZE`: bytes with an optional suffix K, M, G or T (powers of 1024; `64M`, `8G`, `1.5G`),
-/// `auto` (see [`auto_limit`]) or `none` (no limit: `None`). Below [`MIN_LIMIT`]: exit code 2 naming it.
-pub fn parse_limit(s: &str) -> Result<Option<u64>> {
-    let t = s.trim();
-    if t.eq_ignore_ascii_case("none") {
-        return Ok(None);
-    }
-    if t.eq_ignore_ascii_case("auto") {
-        return Ok(Some(auto_limit()));
-    }
-    parse_size(t).map(Some)
+/// `--memory-limit SIZE` (`memory_limit`): bytes with an optional suffix K, M, G or T (powers of 1024; `64M`,
+/// `8G`, `1.5G`, see [`ByteSize`]), `auto` (see [`auto_limit`]) or `none` (no limit). Parsed once, by clap or
+/// serde; below [`MIN_LIMIT`] it is refused there (exit code 2 naming it). Keeps the text as given for messages.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct MemoryLimit {
+    text: String,
+    setting: SizeSetting,
 }
 
-/// Bytes of a size such as `64M`, `8G`, `1.5G`, `512` (K, M, G, T: powers of 1024), `None` when it is not one.
-fn size_bytes(t: &str) -> Option<u64> {
-    let t = t.trim();
-    let (num, mul) = match t.char_indices().last() {
-        Some((i, c)) if c.is_ascii_alphabetic() => {
-            let mul: u64 = match c.to_ascii_uppercase() {
-                'K' => 1 << 10,
-                'M' => 1 << 20,
-                'G' => 1 << 30,
-                'T' => 1 << 40,
-                'B' => 1,
-                _ => return None,
-            };
-            (t.get(..i).unwrap_or(""), mul)
+impl MemoryLimit {
+    /// `auto`, the default.
+    pub fn auto() -> MemoryLimit {
+        MemoryLimit {
+            text: "auto".into(),
+            setting: SizeSetting::Auto,
         }
-        _ => (t, 1),
-    };
-    let x: f64 = num.trim().parse().ok()?;
-    if !x.is_finite() || x < 0.0 {
-        return None;
     }
-    let bytes = x * mul as f64;
-    (bytes < u64::MAX as f64).then_some(bytes as u64)
+
+    /// The limit in bytes (`auto` worked out now, from the machine's memory); `None`: no limit.
+    pub fn bytes(&self) -> Option<u64> {
+        match self.setting {
+            SizeSetting::None => None,
+            SizeSetting::Auto => Some(auto_limit()),
+            SizeSetting::Size(ByteSize(b)) => Some(b),
+        }
+    }
 }
 
-/// A size (see [`parse_limit`]), at least [`MIN_LIMIT`].
-pub fn parse_size(s: &str) -> Result<u64> {
-    let bad = || {
-        Error::Config(format!(
-            "--memory-limit `{s}`: expected a size such as 64M, 8G or 1.5G (K, M, G, T: powers of 1024), `auto` or \
-             `none`"
-        ))
-    };
-    let bytes = size_bytes(s).ok_or_else(bad)?;
-    if bytes < MIN_LIMIT {
-        return Err(Error::Config(format!(
-            "--memory-limit {s}: below the smallest workable limit, {} MiB (the merge's read buffers, {} KiB, \
-             plus room for the records); use at least {}M",
-            MIN_LIMIT >> 20,
-            MERGE_RESERVE >> 10,
-            MIN_LIMIT >> 20
-        )));
+impl FromStr for MemoryLimit {
+    type Err = String;
+
+    fn from_str(s: &str) -> std::result::Result<MemoryLimit, String> {
+        let setting: SizeSetting = s.parse().map_err(|_| {
+            format!(
+                "--memory-limit `{s}`: expected a size such as 64M, 8G or 1.5G (K, M, G, T: powers of 1024), \
+                 `auto` or `none`"
+            )
+        })?;
+        if let SizeSetting::Size(ByteSize(bytes)) = setting {
+            if bytes < MIN_LIMIT {
+                return Err(format!(
+                    "--memory-limit {s}: below the smallest workable limit, {} MiB (the merge's read buffers, {} \
+                     KiB, plus room for the records); use at least {}M",
+                    MIN_LIMIT >> 20,
+                    MERGE_RESERVE >> 10,
+                    MIN_LIMIT >> 20
+                ));
+            }
+        }
+        Ok(MemoryLimit {
+            text: s.to_string(),
+            setting,
+        })
     }
-    Ok(bytes)
 }
 
-/// `--spill-budget SIZE`: the most bytes the spill runs may take on disk at once — a size (`64G`, `500M`, any
-/// number of bytes), `none` (no budget: `None`) or `auto` (the default, [`auto_budget`] of the folder `base`
-/// the runs go to).
-pub fn parse_budget(s: &str, base: &Path) -> Result<Option<u64>> {
-    let t = s.trim();
-    if t.eq_ignore_ascii_case("none") {
-        return Ok(None);
-    }
-    if t.eq_ignore_ascii_case("auto") {
-        return Ok(auto_budget(base));
-    }
-    size_bytes(t).map(Some).ok_or_else(|| {
-        Error::Config(format!(
-            "--spill-budget `{s}`: expected a size such as 500M, 64G or 1.5T (K, M, G, T: powers of 1024), `auto` \
-             or `none`"
-        ))
-    })
+/// `--spill-budget SIZE` (`spill_budget`): the most bytes the spill runs may take on disk at once — a size
+/// (`64G`, `500M`, any number of bytes), `none` (no budget) or `auto` (the default, [`auto_budget`] of the
+/// folder the runs go to). Parsed once, by clap or serde. Keeps the text as given for messages.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct SpillBudget {
+    text: String,
+    setting: SizeSetting,
 }
+
+impl SpillBudget {
+    /// `auto`, the default.
+    pub fn auto() -> SpillBudget {
+        SpillBudget {
+            text: "auto".into(),
+            setting: SizeSetting::Auto,
+        }
+    }
+
+    /// The budget in bytes for runs written under `base` (`auto` worked out now, from its free space); `None`:
+    /// no budget.
+    pub fn bytes(&self, base: &Path) -> Option<u64> {
+        match self.setting {
+            SizeSetting::None => None,
+            SizeSetting::Auto => auto_budget(base),
+            SizeSetting::Size(ByteSize(b)) => Some(b),
+        }
+    }
+}
+
+impl FromStr for SpillBudget {
+    type Err = String;
+
+    fn from_str(s: &str) -> std::result::Result<SpillBudget, String> {
+        let setting = s.parse().map_err(|_| {
+            format!(
+                "--spill-budget `{s}`: expected a size such as 500M, 64G or 1.5T (K, M, G, T: powers of 1024), \
+                 `auto` or `none`"
+            )
+        })?;
+        Ok(SpillBudget {
+            text: s.to_string(),
+            setting,
+        })
+    }
+}
+
+macro_rules! text_setting {
+    ($t:ty) => {
+        impl std::fmt::Display for $t {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(&self.text)
+            }
+        }
+        impl TryFrom<String> for $t {
+            type Error = String;
+            fn try_from(s: String) -> std::result::Result<$t, String> {
+                s.parse()
+            }
+        }
+        impl From<$t> for String {
+            fn from(x: $t) -> String {
+                x.text
+            }
+        }
+    };
+}
+text_setting!(MemoryLimit);
+text_setting!(SpillBudget);
 
 /// The default spill budget (`auto`): half the space free to this user on the filesystem of `base` (its
 /// nearest existing folder) when the stage starts. Half, because the artifacts are written to the same folder
@@ -916,21 +967,40 @@ mod tests {
     }
 
     #[test]
-    fn sizes_parse_in_powers_of_1024() {
-        assert_eq!(parse_size("64M").unwrap(), 64 << 20);
-        assert_eq!(parse_size("8g").unwrap(), 8 << 30);
-        assert_eq!(parse_size("1.5G").unwrap(), 3 << 29);
-        assert_eq!(parse_size("4194304").unwrap(), 4 << 20);
-        assert_eq!(parse_size("4096K").unwrap(), 4 << 20);
-        assert!(parse_limit("auto").unwrap().unwrap() >= MIN_LIMIT);
-        assert_eq!(parse_limit("none").unwrap(), None);
-        assert_eq!(parse_limit("64M").unwrap(), Some(64 << 20));
+    fn limits_and_budgets_are_sizes_auto_or_none() {
+        let limit = |s: &str| s.parse::<MemoryLimit>();
+        assert_eq!(limit("64M").unwrap().bytes(), Some(64 << 20));
+        assert_eq!(limit("8g").unwrap().bytes(), Some(8 << 30));
+        assert_eq!(limit("1.5G").unwrap().bytes(), Some(3 << 29));
+        assert_eq!(limit("4194304").unwrap().bytes(), Some(4 << 20));
+        assert_eq!(limit(" 4096K").unwrap().bytes(), Some(4 << 20));
+        assert_eq!(limit(" 4096K").unwrap().to_string(), " 4096K");
+        assert!(limit("auto").unwrap().bytes().unwrap() >= MIN_LIMIT);
+        assert_eq!(limit("none").unwrap().bytes(), None);
         for bad in ["", "x", "-1G", "1Q", "nanM", "1e30T"] {
-            let e = parse_size(bad).unwrap_err();
-            assert_eq!(e.exit_code(), 2, "{bad}");
+            let e = limit(bad).unwrap_err();
+            assert_eq!(
+                e,
+                format!(
+                    "--memory-limit `{bad}`: expected a size such as 64M, 8G or 1.5G (K, M, G, T: powers of \
+                     1024), `auto` or `none`"
+                )
+            );
         }
-        let e = parse_size("1M").unwrap_err().to_string();
-        assert!(e.contains("at least 4M"), "{e}");
+        let e = limit("1M").unwrap_err();
+        assert!(
+            e.starts_with("--memory-limit 1M: below") && e.ends_with("use at least 4M"),
+            "{e}"
+        );
+        assert_eq!(limit("4M").unwrap().bytes(), Some(MIN_LIMIT));
+        let budget = |s: &str| s.parse::<SpillBudget>();
+        assert_eq!(budget("1M").unwrap().bytes(Path::new(".")), Some(1 << 20));
+        assert_eq!(budget("0").unwrap().bytes(Path::new(".")), Some(0));
+        assert_eq!(budget("NONE").unwrap().bytes(Path::new(".")), None);
+        assert_eq!(budget("auto").unwrap().to_string(), "auto");
+        assert!(budget("lots")
+            .unwrap_err()
+            .starts_with("--spill-budget `lots`: expected a size"));
     }
 
     #[test]

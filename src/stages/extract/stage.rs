@@ -3,7 +3,7 @@
 
 use super::write::ParquetOut;
 use super::{
-    config, falsity, shard, spill, work_chunk, Acc, Config, Counts, Part, Rules, State,
+    config, falsity, shard, work_chunk, Acc, Config, Counts, Part, Rules, State,
     UnlabelledStatements,
 };
 use crate::core::error::{Error, Result};
@@ -68,11 +68,10 @@ impl Stage for ExtractStage {
         cfg.mul_fallback = split_list(std::mem::take(&mut cfg.mul_fallback));
     }
 
-    /// The rules the config makes, the memory limit, and the dump's path: before the run folder is locked.
+    /// The rules the config makes and the dump's path: before the run folder is locked (the memory limit and
+    /// the spill budget were parsed with the flags and the file).
     fn validate(&self, cfg: &Config, args: &ExtractArgs) -> Result<()> {
         Rules::new(cfg)?;
-        spill::parse_limit(&cfg.memory_limit)?;
-        spill::parse_budget(&cfg.spill_budget, Path::new("."))?;
         dump::start::check_path(&args.dump)
     }
 
@@ -126,7 +125,7 @@ pub fn decode_only(dump: &Path, cfg: &Config) -> Result<(dump::ReadStats, f64)> 
         .then(|| std::fs::metadata(dump).ok().map(|m| m.len()))
         .flatten();
     let progress = Progress::new("decode", total, Unit::Bytes);
-    let opts = cfg.read_opts();
+    let opts = cfg.read_opts(crate::stages::contract::pool_threads());
     // Touch every byte (count newlines, at memory speed: a byte-by-byte count cost ≈ 4.7 instructions per byte,
     // 40% of inflate's, and flattered every ratio to this baseline) so a memory-mapped plain file is really read.
     let work = |bytes: &[u8], _: bool| ChunkOut {
@@ -277,7 +276,7 @@ fn run_with(
     let out = cx.dir().to_path_buf();
     let out = out.as_path();
     let rules = Rules::new(cfg)?;
-    let limit = spill::parse_limit(&cfg.memory_limit)?;
+    let limit = cfg.memory_limit.bytes();
     // stdin or a named pipe: read once, not hashed (see `dump::start::is_stream`).
     let is_stdin = dump::start::is_stream(dump);
     let total = if is_stdin {
@@ -297,7 +296,7 @@ fn run_with(
         );
     }
     let progress = Progress::new("extract", total, Unit::Bytes);
-    let opts = cfg.read_opts();
+    let opts = cfg.read_opts(cx.threads());
     // With more than one thread, the input's hash for the manifest (a second read of the whole dump file, from
     // the page cache as a rule) runs beside the reading, not beside the join: on many cores the join is shorter
     // than a second read of the file, which would then be the stage's tail. A failed run drops the `Hasher`,
@@ -305,8 +304,10 @@ fn run_with(
     let hasher = (cx.threads() > 1 && !is_stdin).then(|| Hasher::spawn(dump));
     let mut acc = Acc::new(&rules, cfg.max_bad_lines, dump);
     acc.progress = Some(&progress);
-    let spill_budget = spill::parse_budget(&cfg.spill_budget, out)?;
-    let mut state = State::new(out, limit).with_spill_budget(spill_budget, &cfg.spill_budget);
+    let spill_budget = cfg.spill_budget.bytes(out);
+    let mut state = State::new(out, limit)
+        .with_threads(cx.threads())
+        .with_spill_budget(spill_budget, &cfg.spill_budget.to_string());
     let stats = read(&rules, &mut acc, &mut state, &opts, &progress)?;
     acc.finish()?;
     state.drain(&mut acc)?;
@@ -360,7 +361,15 @@ fn run_with(
             .saturating_mul(opts.chunk_size)
             .saturating_mul(2),
     );
-    let mut sinks = ParquetOut::create(out, &cfg.languages, complete, wait_on_close, &budget)?;
+    let run = cx.run_dir().clone();
+    let mut sinks = ParquetOut::create(
+        &run,
+        &cfg.languages,
+        complete,
+        wait_on_close,
+        &budget,
+        cx.threads(),
+    )?;
     let j = state.join(&unlabelled_by_prop.into_map(), &rules.seed, &mut sinks)?;
     let t_join = t1.elapsed().as_secs_f64();
     let outside: Vec<String> = j
@@ -387,7 +396,7 @@ fn run_with(
     }
     let t2 = Instant::now();
     let mut files = sinks.finish()?;
-    files.push(write_items(out, &items, complete)?);
+    files.push(write_items(&run, &items, complete)?);
     // ...then renamed into place together.
     store::commit_all(files)?;
     let t_write = t2.elapsed().as_secs_f64();
@@ -629,12 +638,12 @@ fn check_whole(
 
 /// `items.parquet` (every item of the dump, labelled or not) as a temporary file, renamed with the others.
 fn write_items(
-    out: &Path,
+    out: &store::RunDir,
     items: &tables::items::ItemSet,
     complete: bool,
 ) -> Result<store::AtomicFile> {
-    let path = out.join(ITEMS.file);
-    let f = store::AtomicFile::create(&path)?;
+    let path = out.path(ITEMS.file);
+    let f = out.create(ITEMS.file)?;
     let mut f = tables::items::write_items(f, items, complete, &path)?;
     f.sync()?;
     Ok(f)

@@ -14,8 +14,7 @@ use crate::store::tables::falsity::{
     ConstraintColumns, DistinctColumns, TypesColumns, ValuesColumns,
 };
 use crate::store::tables::{self, Columns, EntityColumns, ParSink, PropertyColumns};
-use crate::store::AtomicFile;
-use std::path::Path;
+use crate::store::{AtomicFile, RunDir};
 use std::sync::Arc;
 
 /// Finish a file: footer written, flushed, synced (not yet renamed).
@@ -93,27 +92,30 @@ pub(super) struct ParquetOut {
 
 impl ParquetOut {
     pub(super) fn create(
-        out: &Path,
+        out: &RunDir,
         langs: &[String],
         complete: bool,
         wait_on_close: bool,
         budget: &Arc<tables::Budget>,
+        threads: usize,
     ) -> Result<ParquetOut> {
         fn sink<C: Columns>(
-            out: &Path,
+            out: &RunDir,
             name: &str,
             columns: C,
             complete: bool,
             budget: &Arc<tables::Budget>,
+            threads: usize,
         ) -> Result<Table<C>> {
-            let path = out.join(name);
-            let file = AtomicFile::create(&path)?;
+            let path = out.path(name);
+            let file = out.create(name)?;
             Ok(Table::Open(ParSink::new(
                 file,
                 columns,
                 complete,
                 &path,
                 Arc::clone(budget),
+                threads,
             )?))
         }
         Ok(ParquetOut {
@@ -124,6 +126,7 @@ impl ParquetOut {
                 EntityColumns::new(langs),
                 complete,
                 budget,
+                threads,
             )?,
             properties: sink(
                 out,
@@ -131,14 +134,29 @@ impl ParquetOut {
                 PropertyColumns::new(langs),
                 complete,
                 budget,
+                threads,
             )?,
-            triples: sink(out, TRIPLES.file, CandColumns, complete, budget)?,
-            statements: sink(out, STATEMENTS.file, CandColumns, complete, budget)?,
-            transitive: sink(out, TRANSITIVE.file, CandColumns, complete, budget)?,
-            constraints: sink(out, CONSTRAINTS.file, ConstraintColumns, complete, budget)?,
-            values: sink(out, VALUES.file, ValuesColumns, complete, budget)?,
-            types: sink(out, TYPES.file, TypesColumns, complete, budget)?,
-            distinct: sink(out, DISTINCT.file, DistinctColumns, complete, budget)?,
+            triples: sink(out, TRIPLES.file, CandColumns, complete, budget, threads)?,
+            statements: sink(out, STATEMENTS.file, CandColumns, complete, budget, threads)?,
+            transitive: sink(out, TRANSITIVE.file, CandColumns, complete, budget, threads)?,
+            constraints: sink(
+                out,
+                CONSTRAINTS.file,
+                ConstraintColumns,
+                complete,
+                budget,
+                threads,
+            )?,
+            values: sink(out, VALUES.file, ValuesColumns, complete, budget, threads)?,
+            types: sink(out, TYPES.file, TypesColumns, complete, budget, threads)?,
+            distinct: sink(
+                out,
+                DISTINCT.file,
+                DistinctColumns,
+                complete,
+                budget,
+                threads,
+            )?,
         })
     }
 

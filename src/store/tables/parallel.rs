@@ -347,13 +347,15 @@ pub struct ParSink<C: Columns, W: Write + Send + 'static> {
 
 impl<C: Columns, W: Write + Send + 'static> ParSink<C, W> {
     /// A file of `columns`' schema written to `w` with the project's properties (`complete == false` marks it),
-    /// its rows in flight counted against `budget`.
+    /// its rows in flight counted against `budget`, on a pool of `threads` workers (the caller's; a stage's
+    /// context has it: it bounds the row groups encoded at once, never the bytes).
     pub fn new(
         w: W,
         columns: C,
         complete: bool,
         path_for_errors: &Path,
         budget: Arc<Budget>,
+        threads: usize,
     ) -> Result<Self> {
         let schema = columns.schema();
         let props = writer_props_for(&schema, complete);
@@ -392,7 +394,7 @@ impl<C: Columns, W: Write + Send + 'static> ParSink<C, W> {
             group: None,
             rows_in_group: 0,
             groups: 0,
-            max_groups: rayon::current_num_threads().div_ceil(8).max(2),
+            max_groups: threads.div_ceil(8).max(2),
             finished: false,
         })
     }
@@ -585,7 +587,15 @@ mod tests {
         path: &str,
         budget: usize,
     ) -> ParSink<C, W> {
-        ParSink::new(w, columns, true, Path::new(path), Budget::new(budget)).unwrap()
+        ParSink::new(
+            w,
+            columns,
+            true,
+            Path::new(path),
+            Budget::new(budget),
+            rayon::current_num_threads(),
+        )
+        .unwrap()
     }
 
     /// The one-thread writer's bytes: batches of `STREAM_BATCH` rows, as the stage gave them.

@@ -3,11 +3,11 @@
 
 use super::score::{Cell, LongformScores, Means};
 use super::Condition;
-use crate::core::error::{IoContext, Result};
+use crate::core::error::Result;
 use crate::eval::stats::Interval;
+use crate::stages::folder::{Folder, FolderCommand};
 use serde::Serialize;
 use std::collections::BTreeMap;
-use std::path::Path;
 
 pub(super) fn pct(iv: &Interval) -> String {
     if iv.lo.is_finite() && iv.hi.is_finite() {
@@ -108,9 +108,14 @@ pub fn markdown(s: &LongformScores) -> String {
     md
 }
 
-/// Write `longform.scores.json`, `report.md` and `f1_paired_bars.svg` into `dir`.
-pub fn write_report(dir: &Path, s: &LongformScores, json: &str) -> Result<()> {
-    std::fs::create_dir_all(dir).at(dir)?;
+/// What `sword eval score --suite longform --out DIR` writes into `DIR` (the manifest last).
+pub const COMMAND: FolderCommand = FolderCommand {
+    name: "longform-report",
+    writes: &["f1_paired_bars.svg", "report.md", "longform.scores.json"],
+};
+
+/// Write `longform.scores.json`, `report.md` and `f1_paired_bars.svg` into the report's folder.
+pub fn write_report(f: &Folder, s: &LongformScores, json: &str) -> Result<()> {
     let mut groups: Vec<(String, [Option<Interval>; 2])> = Vec::new();
     for c in &s.cells {
         let label = format!("{} {}_{}", c.model, c.domain, c.level);
@@ -131,11 +136,7 @@ pub fn write_report(dir: &Path, s: &LongformScores, json: &str) -> Result<()> {
         ["adversarial", "non-adversarial"],
         100.0,
     )?;
-    let write = |name: &str, text: &str| {
-        crate::store::write_atomic(dir.join(name), |w| {
-            std::io::Write::write_all(w, text.as_bytes())
-        })
-    };
+    let write = |name: &str, text: &str| f.write(name, |w| w.write_all(text.as_bytes()));
     write("f1_paired_bars.svg", &svg)?;
     write("report.md", &markdown(s))?;
     write("longform.scores.json", json)

@@ -9,6 +9,7 @@ use crate::eval::suites::adversariskqa::suite::prompt_items;
 use crate::eval::suites::longform::factcheck::answer_requests;
 use crate::eval::suites::longform::{discover, read_counts, score, score_counts, write_report};
 use crate::llm::request::Request;
+use crate::stages::folder::execute_folder;
 
 /// `--suite longform`: JSONL of per-answer fact counts, scored as mean F1@K.
 pub struct CountsSuite;
@@ -45,7 +46,14 @@ impl Suite for FactFilesSuite {
             .map_err(|e| Error::Config(format!("serialise scores: {e}")))?;
         json.push('\n');
         if let Some(dir) = &a.out {
-            write_report(dir, &scores, &json)?;
+            let config = serde_json::json!({"k": format!("{:?}", a.k), "bootstrap": a.bootstrap, "seed": a.seed});
+            execute_folder(&super::report::COMMAND, dir, config, |f| {
+                f.manifest().seed = Some(a.seed);
+                for file in &files {
+                    f.input(&file.path)?;
+                }
+                write_report(f, &scores, &json)
+            })?;
         }
         stdout_write(json.as_bytes())
     }

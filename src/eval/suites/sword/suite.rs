@@ -9,6 +9,7 @@ use crate::eval::suite::{PromptOpts, ReportOpts, ScoreOpts, Suite};
 use crate::eval::suites::sword::bootstrap_measures;
 use crate::eval::{report, samples};
 use crate::llm::request::Request;
+use crate::stages::folder::execute_folder;
 
 /// The SWORD suite.
 pub struct SwordSuite;
@@ -72,11 +73,17 @@ impl Suite for SwordSuite {
     }
 
     fn report(&self, a: &ReportOpts) -> Result<()> {
-        for ((model, variant), rows) in samples::sword_rows(&a.results)? {
-            let m = bootstrap_measures(&rows, a.bootstrap, a.seed);
-            let dir = a.out.join(safe_name(&model)).join(safe_name(&variant));
-            report::sword_report(&dir, &format!("{model} ({variant})"), &m)?;
-        }
-        Ok(())
+        let config = serde_json::json!({"bootstrap": a.bootstrap, "seed": a.seed});
+        execute_folder(&report::SWORD_REPORT, &a.out, config, |f| {
+            f.manifest().seed = Some(a.seed);
+            f.input(&a.results)?;
+            for ((model, variant), rows) in samples::sword_rows(&a.results)? {
+                let m = bootstrap_measures(&rows, a.bootstrap, a.seed);
+                let dir = format!("{}/{}", safe_name(&model), safe_name(&variant));
+                report::sword_report(f, &dir, &format!("{model} ({variant})"), &m)?;
+            }
+            Ok(())
+        })
+        .map(|_| ())
     }
 }

@@ -8,6 +8,7 @@ use crate::eval::suite::{PromptOpts, ReportOpts, ScoreOpts, Suite};
 use crate::eval::suites::sycophancy::{bootstrap_measures, regression};
 use crate::eval::{report, samples};
 use crate::llm::request::Request;
+use crate::stages::folder::execute_folder;
 
 /// The sycophancy suite.
 pub struct SycophancySuite;
@@ -46,10 +47,16 @@ impl Suite for SycophancySuite {
     }
 
     fn report(&self, a: &ReportOpts) -> Result<()> {
-        for (model, (qs, _)) in samples::syco_states(&a.results)? {
-            let m = bootstrap_measures(&qs, a.bootstrap, a.seed);
-            report::syco_report(&a.out.join(safe_name(&model)), &model, &qs, &m)?;
-        }
-        Ok(())
+        let config = serde_json::json!({"bootstrap": a.bootstrap, "seed": a.seed});
+        execute_folder(&report::SYCO_REPORT, &a.out, config, |f| {
+            f.manifest().seed = Some(a.seed);
+            f.input(&a.results)?;
+            for (model, (qs, _)) in samples::syco_states(&a.results)? {
+                let m = bootstrap_measures(&qs, a.bootstrap, a.seed);
+                report::syco_report(f, &safe_name(&model), &model, &qs, &m)?;
+            }
+            Ok(())
+        })
+        .map(|_| ())
     }
 }

@@ -320,15 +320,17 @@ fn unaligned(mut v: Vec<f32>, off: usize, len: usize) -> Vec<f32> {
 }
 
 /// Train skip-gram with negative sampling on walks (`data` = `num_walks × walk_len` ids, [`PAD`] = padding)
-/// over `n_nodes` nodes, on `rayon::current_num_threads()` threads; the vectors do not depend on that number.
+/// over `n_nodes` nodes, on `threads` threads (the caller's pool; a stage's context has it); the vectors do not
+/// depend on that number.
 pub fn train(
     data: &[u32],
     walk_len: usize,
     n_nodes: usize,
     cfg: &TrainConfig,
+    threads: usize,
     progress: &Progress,
 ) -> Result<Trained> {
-    train_from(&data, walk_len, n_nodes, cfg, progress)
+    train_from(&data, walk_len, n_nodes, cfg, threads, progress)
 }
 
 /// [`train`] reading the walks from any [`WalkSource`] (`walks.bin` piece by piece in the train stage). The
@@ -338,18 +340,11 @@ pub fn train_from(
     walk_len: usize,
     n_nodes: usize,
     cfg: &TrainConfig,
+    threads: usize,
     progress: &Progress,
 ) -> Result<Trained> {
     let kernel = kernel_from_env()?;
-    train_with(
-        data,
-        walk_len,
-        n_nodes,
-        cfg,
-        kernel,
-        rayon::current_num_threads(),
-        progress,
-    )
+    train_with(data, walk_len, n_nodes, cfg, kernel, threads, progress)
 }
 
 /// [`train_from`] with an explicit SIMD build and thread count (neither changes the result).
@@ -614,7 +609,7 @@ mod tests {
             ..TrainConfig::default()
         };
         let run = |cfg: &TrainConfig| {
-            pool(1).install(|| train(&data, len, 20, cfg, &Progress::hidden()).unwrap())
+            pool(1).install(|| train(&data, len, 20, cfg, 1, &Progress::hidden()).unwrap())
         };
         let a = run(&cfg);
         let b = run(&cfg);
@@ -661,8 +656,8 @@ mod tests {
                 epochs: 3,
                 ..TrainConfig::default()
             };
-            let t =
-                pool(threads).install(|| train(&data, len, 20, &cfg, &Progress::hidden()).unwrap());
+            let t = pool(threads)
+                .install(|| train(&data, len, 20, &cfg, threads, &Progress::hidden()).unwrap());
             let (same, cross) = community_cosines(&t.vectors);
             assert!(
                 same > cross + 0.4,
@@ -710,7 +705,7 @@ mod tests {
             min_alpha: 1e30,
             ..TrainConfig::default()
         };
-        let e = train(&data, len, 20, &cfg, &Progress::hidden())
+        let e = train(&data, len, 20, &cfg, 1, &Progress::hidden())
             .err()
             .unwrap();
         assert!(e.to_string().contains("diverged"), "{e}");
@@ -814,8 +809,9 @@ mod tests {
             dim: 16,
             ..TrainConfig::default()
         };
-        let a = pool(1).install(|| train(&data, len, 20, &cfg, &Progress::hidden()).unwrap());
-        let b = pool(1).install(|| train_from(&file, len, 20, &cfg, &Progress::hidden()).unwrap());
+        let a = pool(1).install(|| train(&data, len, 20, &cfg, 1, &Progress::hidden()).unwrap());
+        let b =
+            pool(1).install(|| train_from(&file, len, 20, &cfg, 1, &Progress::hidden()).unwrap());
         assert_eq!(a.vectors, b.vectors);
         assert_eq!(a.stats.words, b.stats.words);
         std::fs::write(&path, &bytes[..bytes.len() - 4]).unwrap();
@@ -833,6 +829,7 @@ mod tests {
             2,
             3,
             &TrainConfig::default(),
+            1,
             &Progress::hidden(),
         );
         assert!(err.is_err());
@@ -841,6 +838,7 @@ mod tests {
             2,
             3,
             &TrainConfig::default(),
+            1,
             &Progress::hidden(),
         );
         assert!(err.is_err());
@@ -849,7 +847,7 @@ mod tests {
     #[test]
     fn padding_and_isolated_nodes_are_fine() {
         let data = vec![0, 1, PAD, 1, 0, PAD, 3, PAD, PAD];
-        let t = train(&data, 3, 4, &TrainConfig::default(), &Progress::hidden()).unwrap();
+        let t = train(&data, 3, 4, &TrainConfig::default(), 1, &Progress::hidden()).unwrap();
         assert_eq!(t.vectors.shape(), &[4, 128]);
         assert_eq!(t.stats.words, 5);
     }

@@ -44,7 +44,7 @@ impl Stage for TrainStage {
         // Progress total: ids × epochs (padding, rare, is counted too: an upper bound).
         let n_words = walks.len_ids() as u64 * cfg.epochs as u64;
         let progress = Progress::new("train", Some(n_words), Unit::Items("words"));
-        let trained = train_from(&walks, walk_len, keys.len(), cfg, &progress)?;
+        let trained = train_from(&walks, walk_len, keys.len(), cfg, cx.threads(), &progress)?;
         progress.finish();
         drop(walks);
         let s = &trained.stats;
