@@ -58,6 +58,8 @@ pub const PAD: u32 = crate::stages::embed::walks::PAD;
 pub const BLOCKS: usize = 64;
 /// Nodes per block at least, when the number of blocks is automatic.
 pub const NODES_PER_BLOCK: usize = 32;
+/// Default logit beyond which a pair is skipped (gensim's `MAX_EXP`; see [`TrainConfig::saturation`]).
+pub const SATURATION: f32 = 6.0;
 /// Default words per learning-rate step (gensim's and word2vec's job size; see [`TrainConfig::alpha_step`]).
 pub const ALPHA_STEP: u64 = 10_000;
 /// Default prefetch distance in batches.
@@ -129,6 +131,14 @@ pub struct TrainConfig {
     /// quality.
     #[arg(long, required = false)]
     pub alpha_step: u64,
+    /// Pairs whose logit is this far from 0 or farther (|c·o| ≥ `saturation`) are skipped, as gensim skips
+    /// them (its σ table ends at ±6). A pair saturated the right way has a gradient of almost 0 anyway; one
+    /// saturated the wrong way (a noise node the context already predicts with σ ≈ 1) would get a full
+    /// step, and at full size those steps, summed over the contexts of a window, made the vectors of the
+    /// 112 M-line generated dump diverge (BENCHMARKS.md "The full-size nightly"). 0 = train every pair (the
+    /// bytes of releases before this option). Typical 6 (default).
+    #[arg(long, required = false)]
+    pub saturation: f32,
     /// Frequent-node subsampling threshold `s` (fraction of tokens); 0 = off, typical 1e-3 (word2vec and
     /// gensim default), 1e-5 for very large corpora.
     #[arg(long, required = false)]
@@ -168,6 +178,7 @@ impl Default for TrainConfig {
             alpha: 0.025,
             min_alpha: 0.0001,
             alpha_step: ALPHA_STEP,
+            saturation: SATURATION,
             sample: 1e-3,
             seed: 42,
             sigmoid: Sigmoid::Exact,
@@ -215,6 +226,9 @@ impl TrainConfig {
         }
         if self.prefetch > 64 {
             return bad("prefetch must be in 0..=64");
+        }
+        if !(self.saturation >= 0.0 && self.saturation.is_finite()) {
+            return bad("saturation must be ≥ 0 (0: train every pair)");
         }
         if !(self.sample >= 0.0 && self.sample.is_finite()) {
             return bad("sample must be ≥ 0");
@@ -462,6 +476,7 @@ pub fn train_with(
             alpha: cfg.alpha,
             min_alpha: cfg.min_alpha,
             lr_step: sgd::lr_step(cfg.alpha_step, words, cfg.epochs),
+            saturation: cfg.saturation,
             blocks,
             prefetch: cfg.prefetch,
             seed: cfg.seed,
@@ -495,7 +510,8 @@ pub fn train_with(
     stats.seconds = start.elapsed().as_secs_f64();
     if let Some(i) = syn0[off0..off0 + len].iter().position(|x| !x.is_finite()) {
         return Err(Error::Config(format!(
-            "train: the vectors diverged (node {} holds a non-finite value); lower alpha, or blocks if set",
+            "train: the vectors diverged (node {} holds a non-finite value); lower alpha, set saturation (6, \
+             gensim's) if it is 0, or lower blocks if set",
             i / dim
         )));
     }
@@ -703,6 +719,8 @@ mod tests {
         let cfg = TrainConfig {
             alpha: 1e30,
             min_alpha: 1e30,
+            // Skipping saturated pairs keeps even this rate finite (the first step saturates every pair).
+            saturation: 0.0,
             ..TrainConfig::default()
         };
         let e = train(&data, len, 20, &cfg, 1, &Progress::hidden())

@@ -145,6 +145,8 @@ pub struct Plan<'a> {
     /// The learning rate's step as a fraction of the run (`alpha_step` words over all blocks' words × epochs);
     /// 0 = a new rate at every walk. See [`lr_step`].
     pub lr_step: f64,
+    /// Pairs with |logit| ≥ this are skipped (gradient 0, as gensim); 0 = none.
+    pub saturation: f32,
     /// Logical blocks.
     pub blocks: usize,
     /// Walks ahead whose rows are prefetched.
@@ -705,6 +707,15 @@ impl Ctx<'_> {
                     gr[k] = (0.0 - sr[k]) * s.lrw[k];
                 }
             }
+            // Saturated pairs are skipped (gensim's `MAX_EXP`): the logits are the same bits for every
+            // kernel and thread count, so is the choice.
+            if plan.saturation > 0.0 {
+                for (gv, &l) in s.g.iter_mut().zip(&s.logits) {
+                    if l.abs() >= plan.saturation {
+                        *gv = 0.0;
+                    }
+                }
+            }
             if blk.batches.is_multiple_of(LOSS_EVERY) {
                 let mut loss = 0f64;
                 for row in s.sg.chunks_exact(nt) {
@@ -1039,6 +1050,7 @@ mod tests {
                 alpha: 0.5,
                 min_alpha: 0.5,
                 lr_step: 0.0,
+                saturation: 0.0,
                 blocks,
                 prefetch: 1,
                 seed: 1,
@@ -1131,6 +1143,62 @@ mod tests {
         let want1 = [o0n[0], o0n[1], o1n[0], o1n[1]];
         for (got, want) in syn0.iter().zip(want0).chain(syn1.iter().zip(want1)) {
             assert!((*got as f64 - want).abs() < 1e-6, "{syn0:?} {syn1:?}");
+        }
+    }
+
+    /// `saturation`: the walk `0 1` of [`two_batches_by_hand`] with batch 1's logit at −6 (c1·o0: a positive
+    /// pair saturated the wrong way, whose step would be (1 − σ(−6))·lr ≈ 0.499 of a full one) and batch 2's
+    /// at −0.55. With `saturation` 6 batch 1 is skipped — c1 and o0 keep their bytes — and batch 2 trains as
+    /// by hand; with 0 batch 1 moves both rows.
+    #[test]
+    fn saturated_pairs_are_skipped() {
+        let f = Fixture::new(vec![0, 1], 2, 2, 1);
+        let src: &[u32] = &f.data;
+        let (c0, c1) = ([0.5f32, -1.0], [-4.0f32, -2.0]);
+        let (o0, o1) = ([1.0f32, 1.0], [-0.3f32, 0.4]);
+        let dot = |a: [f32; 2], b: [f32; 2]| a[0] as f64 * b[0] as f64 + a[1] as f64 * b[1] as f64;
+        assert_eq!(dot(c1, o0), -6.0);
+        for saturation in [6.0f32, 0.0] {
+            let plan = Plan {
+                saturation,
+                ..f.plan(&src, 2, 1)
+            };
+            let mut syn0 = [c0, c1].concat();
+            let mut syn1 = [o0, o1].concat();
+            run(&plan, &mut syn0, &mut syn1).unwrap();
+            let g2 = (1.0 - sigma(dot(c0, o1))) * 0.5;
+            let want_c0 = [
+                c0[0] as f64 + g2 * o1[0] as f64,
+                c0[1] as f64 + g2 * o1[1] as f64,
+            ];
+            let want_o1 = [
+                o1[0] as f64 + g2 * c0[0] as f64,
+                o1[1] as f64 + g2 * c0[1] as f64,
+            ];
+            for (got, want) in [
+                (syn0[0], want_c0[0]),
+                (syn0[1], want_c0[1]),
+                (syn1[2], want_o1[0]),
+            ]
+            .into_iter()
+            .chain([(syn1[3], want_o1[1])])
+            {
+                assert!(
+                    (got as f64 - want).abs() < 1e-6,
+                    "{saturation}: {syn0:?} {syn1:?}"
+                );
+            }
+            if saturation > 0.0 {
+                assert_eq!(
+                    (&syn0[2..], &syn1[..2]),
+                    (&c1[..], &o0[..]),
+                    "batch 1 trained"
+                );
+            } else {
+                let g1 = (1.0 - sigma(-6.0)) * 0.5;
+                let want = c1[0] as f64 + g1 * o0[0] as f64;
+                assert!((syn0[2] as f64 - want).abs() < 1e-6, "{syn0:?}");
+            }
         }
     }
 
