@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Extract's wall against its own `--decode-only` wall on one dump (issue 48 item 3: ≤ 1.8× on the 200 k-entity
+# Extract's wall against its own `--decode-only` wall on one dump (the target: ≤ 1.8× on the 200 k-entity
 # generated `.json.gz` at 2 cores, idle), for one binary or two compared in alternating rounds.
 #
 # For each round and each binary (NEW, then BASE when given): `sword -q -j THREADS extract --dump DUMP --out O`
