@@ -29,7 +29,9 @@
 # benchmark and carries it. Keep WORK between the months. Every sword call of the nightly runs under
 # /usr/bin/time -v (a wrapper given as SWORD to make); the table gives per stage wall, CPU s, peak RSS, the run
 # folder's size after it, extract's spill bytes and, for month 2, the counts per revalidation status and of the
-# carry. Then scripts/check-benchmark.py checks the published benchmark against the month's dump (when the
+# carry. Month 2's synth is not quiet: it says how many edits of each kind found no statement to aim at (each
+# edit goes to a statement no earlier edit touched, so EDITS × 12 kinds must fit the benchmark's statements).
+# Then scripts/check-benchmark.py checks the published benchmark against the month's dump (when the
 # project's Python environment exists). TRUTH=1 also writes synth's oracle (`--truth`: the whole world's sets, held in memory: small sizes only).
 # A second month-2 distort (`REDISTORT=1`, the default) checks that the carried benchmark has the same
 # bytes when drawn again.
@@ -72,7 +74,7 @@ WRAP
   else
     prev=$WORK/out/$(printf '2026%02d01' $((MONTH - 1)))
     [ -f "$prev/sword.parquet" ] || { echo "no month-$((MONTH - 1)) benchmark at $prev" >&2; exit 2; }
-    /usr/bin/time -v -o "$synth_t" "$SWORD" -q synth --entities "$ENTITIES" "${SC[@]}" --later-of "$prev" \
+    /usr/bin/time -v -o "$synth_t" "$SWORD" synth --entities "$ENTITIES" "${SC[@]}" --later-of "$prev" \
       --edits "${EDITS:-1000}" ${TRUTH:+--truth "$WORK/dumps/truth-$date.json"} --out - >"$fifo" &
   fi
   synth_pid=$!
