@@ -23,6 +23,7 @@ use super::draw::*;
 use super::figures::Figure;
 use super::input::{Data, Group};
 use super::measures::{sum_units, units, Boot, Row};
+use super::report::{esc, md_cell, pct};
 use super::table::{variants_and_models, Key, Lookup};
 use crate::core::error::{Error, IoContext, Result};
 use crate::eval::stats;
@@ -788,13 +789,6 @@ pub struct SectionInput<'a> {
     pub figures: &'a [Figure],
 }
 
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
 /// `x` spans of escaped text as <code>x</code>.
 fn code_spans(s: &str) -> String {
     let mut out = String::new();
@@ -806,14 +800,6 @@ fn code_spans(s: &str) -> String {
         }
     }
     out
-}
-
-fn md_cell(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', " ")
-}
-
-fn pct(v: f64) -> String {
-    format!("{:.1}", 100.0 * v)
 }
 
 /// A split cell: `12.3 [10.1, 14.6] (n 40)`.

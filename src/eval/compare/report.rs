@@ -54,7 +54,8 @@ impl Table {
 }
 
 /// Percent with one decimal.
-fn pct(v: f64) -> String {
+/// A share in percent with one decimal.
+pub(super) fn pct(v: f64) -> String {
     format!("{:.1}", 100.0 * v)
 }
 
@@ -88,14 +89,16 @@ fn cell_n(r: Option<&Row>) -> String {
     }
 }
 
-fn esc(s: &str) -> String {
+/// Text escaped for HTML.
+pub(super) fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
         .replace('"', "&quot;")
 }
 
-fn md_cell(s: &str) -> String {
+/// Text fit for one Markdown table cell.
+pub(super) fn md_cell(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
 
