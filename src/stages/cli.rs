@@ -2,8 +2,9 @@
 //!
 //! The flags are the stage's own ([`Stage::Args`]) and its settings' ([`Stage::Settings`], the same definition as
 //! the TOML keys). The settings are the defaults, then the `--config` file, then the flags that were given:
-//! [`StageCli::settings`]. `sword run` builds the same command line for each stage ([`command_line`]) and
-//! parses it here too, so a stage run alone, by `sword run` or by the Makefile gets the same settings.
+//! [`StageCli::settings`]. `sword run` reads the same config file with the same code and hands its own flags
+//! over typed (`pipeline::RunStage`), so a stage run alone, by `sword run` or by the Makefile gets the same
+//! settings (a test in `pipeline` checks it against this parser).
 
 use super::contract::{execute, Input, Stage};
 use crate::core::config;
@@ -12,7 +13,7 @@ use crate::store::layout;
 use clap::{Arg, ArgAction, ArgMatches, Command, FromArgMatches};
 use std::ffi::OsString;
 use std::marker::PhantomData;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// `sword <stage>`'s parsed command line (a clap `Args`: `main.rs` flattens it into its subcommand).
 #[derive(Debug, Clone)]
@@ -171,36 +172,10 @@ pub fn main<S: Stage + Default>(cli: StageCli<S>) -> Result<()> {
     stage.done(&cli.out, &manifest, outcome, &cli.args)
 }
 
-/// The command line `sword <stage>` gets inside a run (`sword run` and the Makefile): `--out DIR`, the stage's
-/// config file when there is one, `--force` when asked, and each of `forwarded` (flag, value) whose flag the
-/// stage has (`--seed` goes to walks, train and distort; `--dump` and `--memory-limit` to extract).
-pub fn command_line<S: Stage + Default>(
-    out: &Path,
-    config: Option<&Path>,
-    force: bool,
-    forwarded: &[(&str, OsString)],
-) -> Vec<OsString> {
-    let cmd = <StageCli<S> as clap::Args>::augment_args(Command::new(S::NAME));
-    let has = |flag: &str| cmd.get_arguments().any(|a| a.get_long() == Some(flag));
-    let mut argv: Vec<OsString> = vec!["--out".into(), out.into()];
-    if let (Some(c), true) = (config, S::CONFIG_FILE) {
-        argv.extend(["--config".into(), c.into()]);
-    }
-    if force && S::FORCE {
-        argv.push("--force".into());
-    }
-    for (flag, value) in forwarded {
-        if has(flag) {
-            argv.extend([format!("--{flag}").into(), value.clone()]);
-        }
-    }
-    argv
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stages::contract::tests::{folder, Toy, ToySettings};
+    use crate::stages::contract::tests::{Toy, ToySettings};
 
     fn argv(v: &[&str]) -> Vec<OsString> {
         v.iter().map(OsString::from).collect()
@@ -240,40 +215,5 @@ mod tests {
             .map(|_| ())
             .unwrap_err();
         assert_eq!(e.exit_code(), 2);
-    }
-
-    #[test]
-    fn a_run_gives_each_stage_only_the_flags_it_has() {
-        let forwarded = [
-            ("seed", OsString::from("3")),
-            ("k", OsString::from("9")),
-            ("dump", OsString::from("d.json")),
-        ];
-        let v = command_line::<Toy>(
-            Path::new("run"),
-            Some(Path::new("c/toy.toml")),
-            true,
-            &forwarded,
-        );
-        assert_eq!(
-            v,
-            argv(&[
-                "--out",
-                "run",
-                "--config",
-                "c/toy.toml",
-                "--force",
-                "--k",
-                "9"
-            ])
-        );
-        // And that command line is what `sword toy` would parse.
-        let dir = folder();
-        let v = command_line::<Toy>(dir.path(), None, false, &forwarded);
-        let cli = StageCli::<Toy>::parse(&v).unwrap();
-        assert_eq!(cli.settings().unwrap().k, 9);
-        assert!(!cli.force);
-        main(cli).unwrap();
-        assert_eq!(std::fs::read(dir.path().join("sub/b.txt")).unwrap(), b"9");
     }
 }

@@ -10,10 +10,11 @@
 //! ones. Since every stage is deterministic for its config and seed, the final artifacts are byte-identical
 //! to an uninterrupted run (skip-gram training is exactly reproducible at one thread; see `train`).
 //!
-//! `sword run` is a loop over [`PIPELINE`]: each stage gets the command line `sword <stage>` would get in the
-//! Makefile (`--out`, its `<config-dir>/<stage>.toml`, `--force`, and those of `--dump`, `--seed` and
-//! `--memory-limit` it has: [`cli::command_line`]), parsed by the same code, and runs through the stage
-//! contract ([`execute`]), which also checks its settings. A stage that fails (a full disk, say) leaves none
+//! `sword run` is a loop over [`PIPELINE`]: each stage gets the settings `sword <stage>` would get in the
+//! Makefile: its `<config-dir>/<stage>.toml` read by the same code, then those of `sword run`'s own flags it
+//! has ([`RunFlags`], parsed once into their types by clap and handed over typed by [`RunStage::take_run`]:
+//! no command line is rebuilt), and runs through the stage contract ([`execute_in`]), which also checks its
+//! settings. A stage that fails (a full disk, say) leaves none
 //! of the files it wrote this time behind, so the run directory holds only outputs their manifests vouch for,
 //! and a rerun with space completes byte-identically.
 //!
@@ -21,21 +22,22 @@
 //! ([`promotion_check`]): only a complete run whose counts are not far below the published run's (exit code 7
 //! otherwise).
 
-use super::cli::{self, StageCli};
 use super::contract::{self, execute_in, producers, Stage};
-use super::distort::DistortStage;
-use super::embed::graph::GraphStage;
-use super::embed::train::TrainStage;
-use super::embed::walks::WalksStage;
-use super::export::ExportStage;
-use super::extract::ExtractStage;
+use super::distort::config::parse_tier;
+use super::distort::{DistortArgs, DistortConfig, DistortStage};
+use super::embed::graph::{GraphArgs, GraphConfig, GraphStage};
+use super::embed::train::{TrainConfig, TrainStage};
+use super::embed::walks::{WalkConfig, WalksStage};
+use super::export::{ExportConfig, ExportStage};
+use super::extract::spill::MemoryLimit;
+use super::extract::{ExtractArgs, ExtractStage};
 use crate::core::config;
 use crate::core::error::{Error, Result};
+use crate::core::falsity::Tier;
 use crate::core::progress;
 use crate::kb::verdict::{check_old_run, check_settings};
 use crate::store::layout;
 use crate::store::{self, Manifest, RunDir};
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -53,16 +55,84 @@ pub trait Step: Sync {
     fn run_in(&self, plan: &Plan, run: &RunDir) -> Result<StageReport>;
 }
 
-/// The stage's command line inside `plan` ([`cli::command_line`]), parsed, and its settings.
-fn parsed<S: Stage + Default>(plan: &Plan) -> Result<(StageCli<S>, S::Settings)> {
-    let config = config::stage_file(plan.config_dir.as_deref(), S::NAME);
-    let argv = cli::command_line::<S>(&plan.dir, config.as_deref(), plan.force, &plan.forwarded);
-    let cli = StageCli::<S>::parse(&argv)?;
-    let settings = cli.settings()?;
-    Ok((cli, settings))
+/// `sword run`'s flags that stages have too, typed: parsed once (by clap, from `sword run`'s command line) and
+/// handed to each stage that has them by [`RunStage::take_run`]. They override the stage's config file, as the
+/// same flags given to `sword <stage>` do.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunFlags {
+    /// `--dump`, or the embedded default dump synth writes into the run folder (extract's `--dump`).
+    pub dump: PathBuf,
+    /// `--seed`: every seed of the run (walks', train's and distort's `seed`).
+    pub seed: u64,
+    /// `--memory-limit` (extract's `memory_limit`), when given.
+    pub memory_limit: Option<MemoryLimit>,
+    /// `--min-falsity` (distort's `min_falsity`), when given.
+    pub min_falsity: Option<Tier>,
+    /// `--carry-from` (distort's `--carry-from`), when given.
+    pub carry_from: Option<PathBuf>,
 }
 
-impl<S: Stage + Default> Step for S {
+/// A stage `sword run` chains: a [`Stage`] that takes what it has of [`RunFlags`]. Every stage says so here,
+/// in one place, so what `sword run` overrides is read off one page (and a stage added to [`PIPELINE`] must
+/// say it).
+pub trait RunStage: Stage + Default {
+    /// Put the run's flags this stage has into its settings (read from its config file) and its flags (the
+    /// defaults of `sword <stage>`), as the same flags on `sword <stage>`'s command line would.
+    fn take_run(run: &RunFlags, settings: &mut Self::Settings, args: &mut Self::Args);
+}
+
+impl RunStage for ExtractStage {
+    fn take_run(run: &RunFlags, settings: &mut super::extract::Config, args: &mut ExtractArgs) {
+        args.dump = run.dump.clone();
+        if let Some(m) = &run.memory_limit {
+            settings.memory_limit = m.clone();
+        }
+    }
+}
+
+impl RunStage for GraphStage {
+    fn take_run(_: &RunFlags, _: &mut GraphConfig, _: &mut GraphArgs) {}
+}
+
+impl RunStage for WalksStage {
+    fn take_run(run: &RunFlags, settings: &mut WalkConfig, _: &mut contract::NoSettings) {
+        settings.seed = run.seed;
+    }
+}
+
+impl RunStage for TrainStage {
+    fn take_run(run: &RunFlags, settings: &mut TrainConfig, _: &mut contract::NoSettings) {
+        settings.seed = run.seed;
+    }
+}
+
+impl RunStage for DistortStage {
+    fn take_run(run: &RunFlags, settings: &mut DistortConfig, args: &mut DistortArgs) {
+        settings.seed = run.seed;
+        if let Some(t) = run.min_falsity {
+            settings.min_falsity = t;
+        }
+        args.carry_from.clone_from(&run.carry_from);
+    }
+}
+
+impl RunStage for ExportStage {
+    fn take_run(_: &RunFlags, _: &mut ExportConfig, _: &mut contract::NoSettings) {}
+}
+
+/// A stage's settings and flags inside `plan`: its config file (`<config-dir>/<stage>.toml`, when the stage
+/// takes one and it is there) or the defaults, then [`RunStage::take_run`], then [`Stage::normalise`] — what
+/// `sword <stage> --out DIR --config FILE <the run's flags it has>` gives. Also the config file read.
+fn stage_settings<S: RunStage>(plan: &Plan) -> Result<(S::Settings, S::Args, Option<PathBuf>)> {
+    let file = config::stage_file(plan.config_dir.as_deref(), S::NAME).filter(|_| S::CONFIG_FILE);
+    let mut settings: S::Settings = config::load_stage(file.as_deref(), S::NAME)?;
+    let mut args = S::Args::default();
+    S::take_run(&plan.run, &mut settings, &mut args);
+    S::default().normalise(&mut settings);
+    Ok((settings, args, file))
+}
+
+impl<S: RunStage> Step for S {
     fn name(&self) -> &'static str {
         S::NAME
     }
@@ -72,9 +142,9 @@ impl<S: Stage + Default> Step for S {
     }
 
     fn check(&self, plan: &Plan) -> Result<serde_json::Value> {
-        let (cli, settings) = parsed::<S>(plan)?;
-        self.validate(&settings, &cli.args)
-            .map_err(|e| match (e, &cli.config) {
+        let (settings, args, file) = stage_settings::<S>(plan)?;
+        self.validate(&settings, &args)
+            .map_err(|e| match (e, &file) {
                 // A value the stage refuses names the file it came from, when there is one.
                 (Error::Config(what), Some(file)) => Error::Config(format!(
                     "{what} (stage {}: settings from {} and the flags of `sword run`)",
@@ -83,23 +153,23 @@ impl<S: Stage + Default> Step for S {
                 )),
                 (e, _) => e,
             })?;
-        Ok(self.identity(&settings, &cli.args))
+        Ok(self.identity(&settings, &args))
     }
 
     fn run_in(&self, plan: &Plan, run: &RunDir) -> Result<StageReport> {
-        let (cli, settings) = parsed::<S>(plan)?;
+        let (settings, args, _) = stage_settings::<S>(plan)?;
         let t = Instant::now();
         let report = |status: &str, seconds: f64| StageReport {
             stage: S::NAME.to_string(),
             status: status.to_string(),
             seconds,
         };
-        if !plan.force && contract::is_fresh(self, &plan.dir, &settings, &cli.args) {
+        if !plan.force && contract::is_fresh(self, &plan.dir, &settings, &args) {
             progress::log(format!("[run] {}: fresh, skipped", S::NAME));
             return Ok(report("fresh", 0.0));
         }
         progress::log(format!("[run] {}: running", S::NAME));
-        execute_in(self, run, &settings, &cli.args, cli.force)?;
+        execute_in(self, run, &settings, &args, plan.force && S::FORCE)?;
         store::crash_point(&format!("after-stage:{}", S::NAME));
         Ok(report("ran", t.elapsed().as_secs_f64()))
     }
@@ -128,8 +198,8 @@ pub struct Plan {
     pub config_dir: Option<PathBuf>,
     /// `--force`.
     pub force: bool,
-    /// Flags handed to every stage that has them: (flag without `--`, value).
-    pub forwarded: Vec<(&'static str, OsString)>,
+    /// `sword run`'s flags that stages have, handed to each stage that has them.
+    pub run: RunFlags,
 }
 
 /// Command-line arguments of `sword run`.
@@ -155,11 +225,11 @@ pub struct Args {
     /// Memory for extract's join state (extract's `--memory-limit`: `8G`, `auto`, `none`; default: extract.toml's
     /// `memory_limit`, else `auto`). Past it extract spills sorted runs into `--out`; the outputs do not change.
     #[arg(long, value_name = "SIZE")]
-    pub memory_limit: Option<String>,
+    pub memory_limit: Option<MemoryLimit>,
     /// Distort's `--min-falsity` (`open`, `likely`, `certain`; default: distort.toml's `min_falsity`, else
     /// `open`, the paper's rule): keep only distortions at least this sure to be false (docs/falsity.md).
-    #[arg(long, value_name = "TIER")]
-    pub min_falsity: Option<String>,
+    #[arg(long, value_name = "TIER", value_parser = parse_tier)]
+    pub min_falsity: Option<Tier>,
     /// Distort's `--carry-from`: carry the benchmark of this earlier run to the new dump (keep what still
     /// holds, with its ids; draw the rest anew; `lineage.parquet` says which). docs/versions.md.
     #[arg(long, value_name = "OLD_RUN")]
@@ -393,30 +463,17 @@ pub fn run(args: &Args) -> Result<Vec<StageReport>> {
 /// [`run`], returning the run folder still open (for `run.summary.json`).
 fn run_open(args: &Args) -> Result<(Vec<StageReport>, RunDir)> {
     let dir = args.out.as_path();
-    let mut forwarded = vec![
-        (
-            "dump",
-            args.dump
-                .clone()
-                .unwrap_or_else(|| dir.join(DEFAULT_DUMP))
-                .into_os_string(),
-        ),
-        ("seed", args.seed.to_string().into()),
-    ];
-    if let Some(m) = &args.memory_limit {
-        forwarded.push(("memory-limit", m.into()));
-    }
-    if let Some(t) = &args.min_falsity {
-        forwarded.push(("min-falsity", t.into()));
-    }
-    if let Some(old) = &args.carry_from {
-        forwarded.push(("carry-from", old.into()));
-    }
     let plan = Plan {
         dir: dir.to_path_buf(),
         config_dir: args.config_dir.clone(),
         force: args.force,
-        forwarded,
+        run: RunFlags {
+            dump: args.dump.clone().unwrap_or_else(|| dir.join(DEFAULT_DUMP)),
+            seed: args.seed,
+            memory_limit: args.memory_limit.clone(),
+            min_falsity: args.min_falsity,
+            carry_from: args.carry_from.clone(),
+        },
     };
     let steps = planned(args.until.as_deref());
     check_plan(args, &plan, &steps)?;
@@ -510,6 +567,104 @@ mod tests {
             .to_string()
             .contains("export"));
         assert_eq!(check(&old, &old, -1.0).unwrap_err().exit_code(), 2);
+    }
+
+    /// `sword run` hands each stage the settings and flags that `sword <stage>` gets from the command line the
+    /// Makefile writes (its config file, then the run's flags it has): checked against the stage's own parser
+    /// on hand-written command lines, with the run's flags given (they override the files) and not given (the
+    /// files' values hold).
+    #[test]
+    fn each_stage_gets_what_its_own_command_line_gives() {
+        use super::{stage_settings, Plan, RunFlags, RunStage};
+        use crate::core::falsity::Tier;
+        use crate::stages::cli::StageCli;
+        let t = tempfile::tempdir().unwrap();
+        let conf = t.path().join("conf");
+        std::fs::create_dir(&conf).unwrap();
+        for (stage, text) in [
+            ("extract", "memory_limit = \"64M\"\nmax_bad_lines = 3\n"),
+            ("walks", "seed = 5\nlength = 20\n"),
+            ("train", "seed = 3\ndim = 16\n"),
+            (
+                "distort",
+                "seed = 2\nmin_falsity = \"certain\"\nsamples = 9\n",
+            ),
+        ] {
+            std::fs::write(conf.join(format!("{stage}.toml")), text).unwrap();
+        }
+        let out = t.path().join("run");
+        let plan = |given: bool| Plan {
+            dir: out.clone(),
+            config_dir: Some(conf.clone()),
+            force: false,
+            run: RunFlags {
+                dump: "d.json".into(),
+                seed: 7,
+                memory_limit: given.then(|| "8G".parse().unwrap()),
+                min_falsity: given.then_some(Tier::Likely),
+                carry_from: given.then(|| "old".into()),
+            },
+        };
+        // The stage's settings and flags both ways, as text (every field, whether serialised or not).
+        fn both<S: RunStage>(plan: &Plan, flags: &[&str]) -> (String, String) {
+            let (settings, args, _) = stage_settings::<S>(plan).unwrap();
+            let mut argv: Vec<std::ffi::OsString> = vec!["--out".into(), plan.dir.clone().into()];
+            let file = plan
+                .config_dir
+                .as_ref()
+                .unwrap()
+                .join(format!("{}.toml", S::NAME));
+            if file.exists() {
+                argv.extend(["--config".into(), file.into()]);
+            }
+            argv.extend(flags.iter().map(|f| f.into()));
+            let cli = StageCli::<S>::parse(&argv).unwrap();
+            (
+                format!("{settings:?} {args:?}"),
+                format!("{:?} {:?}", cli.settings().unwrap(), cli.args),
+            )
+        }
+        for given in [true, false] {
+            let p = plan(given);
+            let mut cases = vec![
+                both::<extract::ExtractStage>(&p, &["--dump", "d.json"]),
+                both::<graph::GraphStage>(&p, &[]),
+                both::<walks::WalksStage>(&p, &["--seed", "7"]),
+                both::<train::TrainStage>(&p, &["--seed", "7"]),
+                both::<distort::DistortStage>(&p, &["--seed", "7"]),
+                both::<export::ExportStage>(&p, &[]),
+            ];
+            if given {
+                cases[0] = both::<extract::ExtractStage>(
+                    &p,
+                    &["--dump", "d.json", "--memory-limit", "8G"],
+                );
+                cases[4] = both::<distort::DistortStage>(
+                    &p,
+                    &[
+                        "--seed",
+                        "7",
+                        "--min-falsity",
+                        "likely",
+                        "--carry-from",
+                        "old",
+                    ],
+                );
+            }
+            for (run, own) in &cases {
+                assert_eq!(run, own, "given: {given}");
+            }
+            // And the values themselves, by hand: the run's flags win, the files' other keys hold.
+            let (e, ea, _) = stage_settings::<extract::ExtractStage>(&p).unwrap();
+            assert_eq!(e.memory_limit.to_string(), if given { "8G" } else { "64M" });
+            assert_eq!((e.max_bad_lines, ea.dump.to_str()), (3, Some("d.json")));
+            let (w, _, _) = stage_settings::<walks::WalksStage>(&p).unwrap();
+            assert_eq!((w.seed, w.length), (7, 20));
+            let (d, da, _) = stage_settings::<distort::DistortStage>(&p).unwrap();
+            let tier = if given { Tier::Likely } else { Tier::Certain };
+            assert_eq!((d.seed, d.samples, d.min_falsity), (7, 9, tier));
+            assert_eq!(da.carry_from.is_some(), given);
+        }
     }
 
     /// The committed pipeline/*.toml files parse into the stage configs (which reject unknown keys), and

@@ -3,8 +3,8 @@
 use crate::core::falsity::Tier;
 use serde::{Deserialize, Serialize};
 
-/// `--min-falsity`'s values: `open`, `likely`, `certain`.
-fn parse_tier(s: &str) -> Result<Tier, String> {
+/// `--min-falsity`'s values: `open`, `likely`, `certain` (distort's flag and `sword run`'s).
+pub fn parse_tier(s: &str) -> Result<Tier, String> {
     Tier::parse(s).ok_or_else(|| format!("`{s}`: expected open, likely or certain"))
 }
 
