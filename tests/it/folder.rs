@@ -325,6 +325,12 @@ fn collect_writes_a_models_results_under_its_lock_and_removes_its_stale_files() 
     ]);
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(field(&v["models"], "model"), ["m", "other"]);
+    // A model that names no folder of its own under --out (whose result files it would replace): exit 2.
+    for model in ["", "..", ".", "/abs", "m/../.."] {
+        let (code, err) = wd.run_err(&collect_args(model));
+        assert_eq!(code, 2, "{model:?}: {err}");
+        assert!(err.contains("--model"), "{err}");
+    }
 }
 
 /// Long-form answers to one law-basic item in both conditions, the adversarial one decomposed into one fact
@@ -469,4 +475,12 @@ fn collect_longform_declares_only_its_models_files_and_writes_under_the_lock() {
     let ignored = field(&v["ignored"], "path");
     assert_eq!(ignored.len(), 1, "{ignored:?}");
     assert!(ignored[0].ends_with("collect.json"), "{ignored:?}");
+    // A model whose folder name would be no folder of its own: exit 2, collect.json untouched.
+    let before = wd.read("res/collect.json");
+    for model in ["", "..", "."] {
+        let (code, err) = wd.run_err(&collect_longform_args(model));
+        assert_eq!(code, 2, "{model:?}: {err}");
+        assert!(err.contains("--model"), "{err}");
+    }
+    assert_eq!(wd.read("res/collect.json"), before);
 }

@@ -2,7 +2,7 @@
 //! judgements laid out as published result files, for `score`).
 
 use crate::core::error::Result;
-use crate::eval::output::write_requests;
+use crate::eval::output::{model_folder, write_requests};
 use crate::eval::samples;
 use crate::eval::suites::adversariskqa;
 use crate::stages::folder::execute_folder;
@@ -46,10 +46,10 @@ pub fn judge_prompts(a: JudgePromptArgs) -> Result<()> {
 /// contract: that folder locked, the two samples files hashed, a result file of an earlier collect of this
 /// model that this one did not write removed, `collect.manifest.json` last.
 pub fn collect(a: CollectArgs) -> Result<()> {
+    let dir = a.out.join(model_folder(&a.model)?);
     let s = samples::read_jsonl(&a.samples)?;
     let j = samples::read_jsonl(&a.judged)?;
     let config = serde_json::json!({ "model": a.model });
-    let dir = a.out.join(&a.model);
     execute_folder(&adversariskqa::COLLECT, &dir, config, |f| {
         f.input(&a.samples)?;
         f.input(&a.judged)?;

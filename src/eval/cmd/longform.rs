@@ -100,11 +100,11 @@ pub fn verify(a: VerifyArgs) -> Result<()> {
 /// locked, the three samples files hashed, a file of an earlier collect of this model that this one did not
 /// write removed (another model's files stay), `collect-longform.manifest.json` last.
 pub fn collect(a: CollectLongformArgs) -> Result<()> {
+    let writes = factcheck::collect_writes(&a.model)?;
     let answers = samples::read_jsonl(&a.samples)?;
     let decomposed = samples::read_jsonl(&a.decomposed)?;
     let verified = samples::read_jsonl(&a.verified)?;
     let config = serde_json::json!({ "model": a.model });
-    let writes = factcheck::collect_writes(&a.model);
     let (_, s) = execute_folder_writing("collect-longform", writes, &a.out, config, |f| {
         for p in [&a.samples, &a.decomposed, &a.verified] {
             f.input(p)?;

@@ -33,6 +33,7 @@
 //! description of its Appendix C.3/C.4 (the prompts themselves are not public in the summary used).
 
 use crate::core::error::{Error, Result};
+use crate::eval::output::{model_folder, safe_name};
 use crate::eval::parse::{detect_invalid, strip_think};
 use crate::eval::prompts::ARQA_SYSTEM;
 use crate::eval::suites::adversariskqa::Item;
@@ -728,29 +729,17 @@ fn model_of(samples: &[(u64, Map<String, Value>)]) -> String {
     }
 }
 
-/// `model` as the folder name of its files: characters other than letters, digits, `-` and `.` become `_`.
-fn safe_model(model: &str) -> String {
-    model
-        .chars()
-        .map(|c| {
-            if c.is_alphanumeric() || c == '-' || c == '.' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
-}
-
 /// The files [`collect`] may write for `model` (patterns of [`crate::stages::folder::execute_folder_writing`]):
-/// that model's fact-check files under each condition, and `collect.json`.
-pub fn collect_writes(model: &str) -> Vec<String> {
-    let safe = safe_model(model);
-    [Condition::Adversarial, Condition::NonAdversarial]
+/// that model's fact-check files under each condition, and `collect.json`; a settings error when the model's
+/// folder name ([`safe_name`]) is no folder of its own (empty, `.`, `..`).
+pub fn collect_writes(model: &str) -> Result<Vec<String>> {
+    let safe = safe_name(model);
+    model_folder(&safe)?;
+    Ok([Condition::Adversarial, Condition::NonAdversarial]
         .iter()
         .map(|c| format!("{}/{safe}/*_{}.json", c.as_str(), c.suffix()))
         .chain(["collect.json".to_string()])
-        .collect()
+        .collect())
 }
 
 /// Write the published layout into the folder `f` from the three steps' samples (see the module docs).
@@ -854,7 +843,7 @@ pub fn collect(
             .or_default()
             .push((a.index, record));
     }
-    let safe_model = safe_model(model);
+    let safe_model = safe_name(model);
     for ((cond, domain, level), mut rows) in files {
         rows.sort_by_key(|(i, _)| *i);
         let dataset = format!("{domain}_{level}_{}", cond.suffix());
