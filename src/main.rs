@@ -73,7 +73,7 @@ fn main() -> ExitCode {
     }
     let result = match cli.cmd {
         Cmd::Extract(a) => stage(a),
-        Cmd::Synth(a) => sword::synth::cli(a),
+        Cmd::Synth(a) => sword::synth::cli(a, sword::stages::contract::pool_threads()),
         Cmd::Graph(a) => stage(a),
         Cmd::Walks(a) => stage(a),
         Cmd::Train(a) => stage(a),

@@ -35,6 +35,23 @@ pub fn parquet_bytes(schema: Arc<Schema>, cols: Vec<ArrayRef>, path: &Path) -> R
 
 pub use crate::core::stdout::{print_json, stdout_write};
 
+/// `name` (a `--model`) as the folder under `--out` that holds the model's files, or a settings error (exit 2)
+/// when it names no folder of its own there: empty, `.`, `..`, or an absolute path. The collect commands
+/// remove the files of an earlier run from that folder, so it must be the model's and nobody else's.
+pub fn model_folder(name: &str) -> Result<&Path> {
+    let p = Path::new(name);
+    let own = !name.is_empty()
+        && p.components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)));
+    if own {
+        Ok(p)
+    } else {
+        Err(Error::Config(format!(
+            "--model `{name}` names no folder of its own under --out"
+        )))
+    }
+}
+
 /// A model or variant name as a folder name: letters, digits, `-` and `.` kept, anything else `_`.
 pub fn safe_name(s: &str) -> String {
     s.chars()

@@ -3,8 +3,8 @@
 //! as a stage ([`super::contract`]), for outputs whose names are only known when the command runs (one figure
 //! per model, one heatmap per variant).
 //!
-//! A command declares its manifest's name and every file it may write ([`FolderCommand`]); [`execute_folder`]
-//! then:
+//! A command declares its manifest's name and every file it may write ([`FolderCommand`]; or, when the names
+//! depend on its arguments, [`execute_folder_writing`]); [`execute_folder`] then:
 //!
 //! 1. opens the folder ([`RunDir::open`]: its lock, exit code 6 when another writer holds it);
 //! 2. runs the work, which records the files it reads ([`Folder::input`]: hashed) and writes its outputs
@@ -38,8 +38,13 @@ pub struct FolderCommand {
 impl FolderCommand {
     /// Whether `rel` is a file this command declares.
     pub fn declares(&self, rel: &str) -> bool {
-        self.writes.iter().any(|p| matches(p, rel))
+        declared_in(self.writes, rel)
     }
+}
+
+/// Whether `rel` matches one of `writes`.
+fn declared_in<P: AsRef<str>>(writes: &[P], rel: &str) -> bool {
+    writes.iter().any(|p| matches(p.as_ref(), rel))
 }
 
 /// Whether `rel` matches the pattern `pat`: part by part (split at `/`), each a name or one `*` standing for
@@ -67,7 +72,10 @@ fn part_matches(pat: &str, name: &str) -> bool {
 /// The folder as a command sees it while it runs.
 pub struct Folder {
     run: RunDir,
-    cmd: FolderCommand,
+    /// The manifest's name.
+    name: &'static str,
+    /// The patterns of every file the command may write this run.
+    writes: Vec<String>,
     manifest: Manifest,
     started: Instant,
 }
@@ -100,12 +108,12 @@ impl Folder {
     }
 
     fn declared(&self, rel: &str) -> Result<()> {
-        if self.cmd.declares(rel) {
+        if declared_in(&self.writes, rel) {
             return Ok(());
         }
         Err(Error::internal(format!(
             "{} writes {rel}, which it does not declare",
-            self.cmd.name
+            self.name
         )))
     }
 
@@ -134,13 +142,29 @@ pub fn execute_folder<T>(
     config: serde_json::Value,
     work: impl FnOnce(&mut Folder) -> Result<T>,
 ) -> Result<(Manifest, T)> {
+    let writes = cmd.writes.iter().map(|p| p.to_string()).collect();
+    execute_folder_writing(cmd.name, writes, dir, config, work)
+}
+
+/// [`execute_folder`] for a command whose outputs are named by its arguments: `writes` are the patterns (as
+/// in [`FolderCommand::writes`]) of the files this run may write, and so of the files it removes when it does
+/// not write them. `sword eval collect-longform` names the model in them, so that collecting one model into
+/// a folder that others share never removes another model's files.
+pub fn execute_folder_writing<T>(
+    name: &'static str,
+    writes: Vec<String>,
+    dir: &Path,
+    config: serde_json::Value,
+    work: impl FnOnce(&mut Folder) -> Result<T>,
+) -> Result<(Manifest, T)> {
     let run = RunDir::open(dir)?;
-    let guard = run.begin_stage(cmd.name)?;
-    let mut manifest = Manifest::new(cmd.name);
+    let guard = run.begin_stage(name)?;
+    let mut manifest = Manifest::new(name);
     manifest.config = config;
     let mut f = Folder {
         run: run.clone(),
-        cmd: *cmd,
+        name,
+        writes,
         manifest,
         started: Instant::now(),
     };
@@ -149,8 +173,7 @@ pub fn execute_folder<T>(
         let removed = run.remove_outputs();
         if removed > 0 {
             progress::log(format!(
-                "{}: failed; removed the {removed} output(s) it had put in place (no manifest vouches for them)",
-                cmd.name
+                "{name}: failed; removed the {removed} output(s) it had put in place (no manifest vouches for them)"
             ));
         }
     }
@@ -220,12 +243,12 @@ fn finish(mut f: Folder) -> Result<Manifest> {
             names.push(rel);
         }
     }
-    for pat in f.cmd.writes {
+    for pat in &f.writes {
         for rel in present(&f.run, pat)? {
             if !names.contains(&rel) && f.run.remove(&rel)? {
                 progress::log(format!(
                     "{}: removed {rel}, which an earlier run wrote and this one did not",
-                    f.cmd.name
+                    f.name
                 ));
                 f.manifest.removed.push(rel);
             }

@@ -479,7 +479,8 @@ fn run_open(args: &Args) -> Result<(Vec<StageReport>, RunDir)> {
     check_plan(args, &plan, &steps)?;
     let run = prepare(dir)?;
     if args.dump.is_none() {
-        crate::synth::default_dump(&run, args.seed)?;
+        // On the run's worker threads, as every stage (no byte depends on them).
+        crate::synth::default_dump(&run, args.seed, contract::pool_threads())?;
     }
     let t = Instant::now();
     let mut reports = Vec::new();

@@ -933,8 +933,11 @@ fn expected_statuses(m: &Model, later: &Truth, plan: &Plan, bench: &[Distortion]
 /// Write the later version of `cfg`'s dump for the benchmark `bench` to `w` in `format` (`path` names the
 /// destination in errors). With `full`, the whole later oracle and the expected statuses are returned (their
 /// sets grow with the dump); otherwise only the first version's sizes, in memory that does not grow with it.
+/// The blocks are made on `threads` worker threads; no byte depends on it.
+#[allow(clippy::too_many_arguments)]
 pub fn generate_later_as<W: Write>(
     cfg: &Config,
+    threads: usize,
     lc: &LaterConfig,
     bench: &[Distortion],
     w: W,
@@ -960,7 +963,7 @@ pub fn generate_later_as<W: Write>(
             kind.as_str()
         ));
     }
-    let (v1, counts) = writer::stream_with(cfg, w, format, path, full, Some(&plan))?;
+    let (v1, counts) = writer::stream_with(cfg, threads, w, format, path, full, Some(&plan))?;
     if !full {
         return Ok((None, counts));
     }
@@ -981,17 +984,28 @@ pub fn generate_later_as<W: Write>(
 /// Write the later version as a plain JSON dump to `w` and return its whole oracle (tests).
 pub fn generate_later<W: Write>(
     cfg: &Config,
+    threads: usize,
     lc: &LaterConfig,
     bench: &[Distortion],
     w: W,
 ) -> Result<LaterTruth> {
-    let (t, _) = generate_later_as(cfg, lc, bench, w, Format::Json, Path::new("-"), true)?;
+    let (t, _) = generate_later_as(
+        cfg,
+        threads,
+        lc,
+        bench,
+        w,
+        Format::Json,
+        Path::new("-"),
+        true,
+    )?;
     Ok(t.expect("full oracle asked for"))
 }
 
 /// Write the later version to `path` atomically, in the format its extension names.
 pub fn write_later_file(
     cfg: &Config,
+    threads: usize,
     lc: &LaterConfig,
     bench: &[Distortion],
     path: &Path,
@@ -1000,7 +1014,7 @@ pub fn write_later_file(
     let format = Format::from_path(path)?;
     writer::ensure_parent(path)?;
     let mut file = AtomicFile::create(path)?;
-    let got = generate_later_as(cfg, lc, bench, &mut file, format, path, full)?;
+    let got = generate_later_as(cfg, threads, lc, bench, &mut file, format, path, full)?;
     file.commit()?;
     Ok(got)
 }

@@ -136,8 +136,9 @@ pub const DEFAULT_DUMP: &str = "input/wikidata-synth-all.json.gz";
 
 /// The embedded default dump of `sword run` in the run folder `dir` (a small synthetic dump in the real,
 /// Wikimedia multi-member gzip layout, seeded by `seed`), generated unless it is there for the same settings,
-/// with its manifest `input/synth.manifest.json`. The pipeline calls it; synth imports no stage.
-pub fn default_dump(run: &crate::store::RunDir, seed: u64) -> Result<PathBuf> {
+/// with its manifest `input/synth.manifest.json`, on `threads` worker threads (the run's; no byte depends on
+/// it). The pipeline calls it; synth imports no stage.
+pub fn default_dump(run: &crate::store::RunDir, seed: u64, threads: usize) -> Result<PathBuf> {
     let dir = run.dir();
     let path = dir.join(DEFAULT_DUMP);
     let mut cfg = default_config();
@@ -151,7 +152,7 @@ pub fn default_dump(run: &crate::store::RunDir, seed: u64) -> Result<PathBuf> {
             cfg.entities,
             path.display()
         ));
-        writer::write_into(&cfg, run, DEFAULT_DUMP)?;
+        writer::write_into(&cfg, threads, run, DEFAULT_DUMP)?;
         let mut m = Manifest::new("synth");
         m.config = want;
         m.seed = Some(cfg.seed);
@@ -235,8 +236,8 @@ pub struct Args {
     edit_seed: Option<u64>,
 }
 
-/// Entry point from the binary.
-pub fn cli(args: Args) -> Result<()> {
+/// Entry point from the binary: `threads` is the process's `-j` (the worker threads of its pool).
+pub fn cli(args: Args, threads: usize) -> Result<()> {
     let mut cfg: Config = crate::core::config::load(args.config.as_deref())?;
     if let Some(n) = args.entities {
         cfg.entities = n;
@@ -249,30 +250,30 @@ pub fn cli(args: Args) -> Result<()> {
     }
     let start = std::time::Instant::now();
     if let Some(old) = &args.later_of {
-        return later_cli(&cfg, old, &args);
+        return later_cli(&cfg, threads, old, &args);
     }
     // The whole oracle only when it is asked for (its sets grow with the dump); otherwise its sizes.
     let stdout = args.out.as_os_str() == "-";
     let (truth, counts) = match (&args.truth, stdout) {
         (Some(_), true) => {
             let mut w = std::io::BufWriter::with_capacity(1 << 20, std::io::stdout().lock());
-            let t = generate(&cfg, &mut w)?;
+            let t = generate(&cfg, threads, &mut w)?;
             w.flush().at(&args.out)?;
             let c = t.counts();
             (Some(t), c)
         }
         (Some(_), false) => {
-            let t = write_file(&cfg, &args.out)?;
+            let t = write_file(&cfg, threads, &args.out)?;
             let c = t.counts();
             (Some(t), c)
         }
         (None, true) => {
             let mut w = std::io::BufWriter::with_capacity(1 << 20, std::io::stdout().lock());
-            let c = generate_counts_as(&cfg, &mut w, Format::Json, &args.out)?;
+            let c = generate_counts_as(&cfg, threads, &mut w, Format::Json, &args.out)?;
             w.flush().at(&args.out)?;
             (None, c)
         }
-        (None, false) => (None, write_file_counts(&cfg, &args.out)?),
+        (None, false) => (None, write_file_counts(&cfg, threads, &args.out)?),
     };
     let size = if stdout {
         0
@@ -309,7 +310,7 @@ fn write_truth(path: &Path, doc: &serde_json::Value) -> Result<()> {
 }
 
 /// `sword synth --later-of OLD_RUN`: the later version of the dump `cfg` makes.
-fn later_cli(cfg: &Config, old: &Path, args: &Args) -> Result<()> {
+fn later_cli(cfg: &Config, threads: usize, old: &Path, args: &Args) -> Result<()> {
     let start = std::time::Instant::now();
     let mut lc = LaterConfig {
         old_run: Some(old.to_path_buf()),
@@ -325,11 +326,20 @@ fn later_cli(cfg: &Config, old: &Path, args: &Args) -> Result<()> {
     let full = args.truth.is_some();
     let (truth, _) = if args.out.as_os_str() == "-" {
         let mut w = std::io::BufWriter::with_capacity(1 << 20, std::io::stdout().lock());
-        let got = generate_later_as(cfg, &lc, &bench, &mut w, Format::Json, &args.out, full)?;
+        let got = generate_later_as(
+            cfg,
+            threads,
+            &lc,
+            &bench,
+            &mut w,
+            Format::Json,
+            &args.out,
+            full,
+        )?;
         w.flush().at(&args.out)?;
         got
     } else {
-        write_later_file(cfg, &lc, &bench, &args.out, full)?
+        write_later_file(cfg, threads, &lc, &bench, &args.out, full)?
     };
     progress::log(format!(
         "synth: wrote the later version {} for the {} statements of {} in {:.1} s",
@@ -379,8 +389,13 @@ mod tests {
     }
 
     fn gen(cfg: &Config) -> (Vec<u8>, Truth) {
+        gen_on(cfg, 2, Format::Json)
+    }
+
+    /// The dump `cfg` makes in `format` on `threads` worker threads, and its oracle.
+    fn gen_on(cfg: &Config, threads: usize, format: Format) -> (Vec<u8>, Truth) {
         let mut v = Vec::new();
-        let t = generate(cfg, &mut v).unwrap();
+        let t = generate_as(cfg, threads, &mut v, format, Path::new("-")).unwrap();
         (v, t)
     }
 
@@ -430,24 +445,30 @@ mod tests {
         assert!(a != c);
     }
 
+    /// The thread count the caller passes (1, 3: rounds of 2 and of 6 blocks over 8 blocks), and the pool
+    /// the caller runs in (one thread here), change no byte of the plain or the multi-member gzip output;
+    /// the block size changes no byte of the plain output.
     #[test]
     fn thread_count_and_block_size_do_not_change_bytes() {
         let cfg = small(700, 3);
-        let mut outs = Vec::new();
-        for threads in [1, 2] {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .unwrap();
-            outs.push(pool.install(|| gen(&cfg)));
+        let one = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        for format in [Format::Json, Format::Gzip] {
+            let (a, ta) = gen_on(&cfg, 1, format);
+            let (b, tb) = one.install(|| gen_on(&cfg, 3, format));
+            assert!(a == b, "{format:?}: the bytes differ at 1 and 3 threads");
+            assert_eq!(ta, tb);
         }
         let other_blocks = Config {
             member_lines: 1000,
             ..cfg.clone()
         };
-        outs.push(gen(&other_blocks));
-        assert!(outs[0].0 == outs[1].0 && outs[0].0 == outs[2].0);
-        assert_eq!(outs[0].1, outs[2].1);
+        let (a, ta) = gen_on(&cfg, 3, Format::Json);
+        let (b, tb) = gen_on(&other_blocks, 3, Format::Json);
+        assert!(a == b, "the bytes differ at block sizes 97 and 1000");
+        assert_eq!(ta, tb);
     }
 
     #[test]
@@ -626,7 +647,7 @@ mod tests {
             let (bytes, truth) = gen(&cfg);
             let mut again = Vec::new();
             let counts =
-                generate_counts_as(&cfg, &mut again, Format::Json, Path::new("-")).unwrap();
+                generate_counts_as(&cfg, 2, &mut again, Format::Json, Path::new("-")).unwrap();
             assert!(
                 again == bytes,
                 "counts-only output differs at share {share}"

@@ -2,26 +2,36 @@
 
 use super::*;
 
-/// Write a plain JSON dump for `cfg` to `w`; returns what was written.
-pub fn generate<W: Write>(cfg: &Config, w: W) -> Result<Truth> {
-    generate_as(cfg, w, Format::Json, Path::new("-"))
+/// Write a plain JSON dump for `cfg` to `w` on `threads` worker threads; returns what was written.
+///
+/// Every writer here takes the caller's thread count (`-j`, or the stage context's) rather than asking the
+/// global pool; no byte of the output depends on it.
+pub fn generate<W: Write>(cfg: &Config, threads: usize, w: W) -> Result<Truth> {
+    generate_as(cfg, threads, w, Format::Json, Path::new("-"))
 }
 
 /// Write a dump in `format` to `w` (`path` names the destination in errors); returns the whole oracle, whose
 /// sets grow with the dump (tens of bytes per statement): for tests and `--truth`. [`generate_counts_as`]
 /// writes the same bytes in memory that does not grow with the dump.
-pub fn generate_as<W: Write>(cfg: &Config, w: W, format: Format, path: &Path) -> Result<Truth> {
-    Ok(stream(cfg, w, format, path, true)?.0)
+pub fn generate_as<W: Write>(
+    cfg: &Config,
+    threads: usize,
+    w: W,
+    format: Format,
+    path: &Path,
+) -> Result<Truth> {
+    Ok(stream(cfg, threads, w, format, path, true)?.0)
 }
 
 /// Write a dump in `format` to `w`, keeping only the sizes of the oracle (the same bytes as [`generate_as`]).
 pub fn generate_counts_as<W: Write>(
     cfg: &Config,
+    threads: usize,
     w: W,
     format: Format,
     path: &Path,
 ) -> Result<Counts> {
-    Ok(stream(cfg, w, format, path, false)?.1)
+    Ok(stream(cfg, threads, w, format, path, false)?.1)
 }
 
 /// What a worker hands the writer for one block: its bytes and its oracle, whole or as counts.
@@ -29,18 +39,21 @@ type Part = (Vec<u8>, Result<BlockTruth, Counts>);
 
 fn stream<W: Write>(
     cfg: &Config,
+    threads: usize,
     w: W,
     format: Format,
     path: &Path,
     full: bool,
 ) -> Result<(Truth, Counts)> {
-    stream_with(cfg, w, format, path, full, None)
+    stream_with(cfg, threads, w, format, path, full, None)
 }
 
 /// [`stream`], writing the later version of the dump that `plan` describes when there is one (the oracle is
-/// then the first version's, from which the later one is derived).
+/// then the first version's, from which the later one is derived). The blocks are made on `threads` worker
+/// threads (at least one) of a pool of synth's own.
 pub(super) fn stream_with<W: Write>(
     cfg: &Config,
+    threads: usize,
     w: W,
     format: Format,
     path: &Path,
@@ -74,7 +87,7 @@ pub(super) fn stream_with<W: Write>(
     let n = cfg.entities;
     let block = cfg.member_lines.max(1) as u64;
     let n_blocks = n.div_ceil(block);
-    let threads = rayon::current_num_threads();
+    let threads = threads.max(1);
     let per_round = (threads as u64 * 2).max(2);
     let level = flate2::Compression::new(cfg.gzip_level.min(9));
 
@@ -239,30 +252,35 @@ pub(super) fn check(cfg: &Config) -> Result<()> {
 
 /// Write `path` atomically in the format its extension names; returns what was written. Missing parent
 /// folders are created (as every stage does for its `--out`), after the name is accepted.
-pub fn write_file(cfg: &Config, path: &Path) -> Result<Truth> {
-    Ok(write_file_as(cfg, path, true)?.0)
+pub fn write_file(cfg: &Config, threads: usize, path: &Path) -> Result<Truth> {
+    Ok(write_file_as(cfg, threads, path, true)?.0)
 }
 
 /// As [`write_file`], keeping only the sizes of the oracle (memory that does not grow with the dump).
-pub fn write_file_counts(cfg: &Config, path: &Path) -> Result<Counts> {
-    Ok(write_file_as(cfg, path, false)?.1)
+pub fn write_file_counts(cfg: &Config, threads: usize, path: &Path) -> Result<Counts> {
+    Ok(write_file_as(cfg, threads, path, false)?.1)
 }
 
-fn write_file_as(cfg: &Config, path: &Path, full: bool) -> Result<(Truth, Counts)> {
+fn write_file_as(cfg: &Config, threads: usize, path: &Path, full: bool) -> Result<(Truth, Counts)> {
     let format = Format::from_path(path)?;
     ensure_parent(path)?;
     let mut file = AtomicFile::create(path)?;
-    let got = stream(cfg, &mut file, format, path, full)?;
+    let got = stream(cfg, threads, &mut file, format, path, full)?;
     file.commit()?;
     Ok(got)
 }
 
 /// [`write_file`] into the run folder `run`, as `rel` (the embedded default dump of `sword run`).
-pub fn write_into(cfg: &Config, run: &crate::store::RunDir, rel: &str) -> Result<Truth> {
+pub fn write_into(
+    cfg: &Config,
+    threads: usize,
+    run: &crate::store::RunDir,
+    rel: &str,
+) -> Result<Truth> {
     let path = run.path(rel);
     let format = Format::from_path(&path)?;
     let mut file = run.create(rel)?;
-    let got = stream(cfg, &mut file, format, &path, true)?;
+    let got = stream(cfg, threads, &mut file, format, &path, true)?;
     file.commit()?;
     Ok(got.0)
 }

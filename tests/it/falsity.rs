@@ -127,7 +127,7 @@ fn the_generator_tiers_equal_an_independent_reading_of_the_dump() {
             member_lines: 700,
             ..Config::default()
         };
-        let truth = synth::write_file(&cfg, &dump).unwrap();
+        let truth = synth::write_file(&cfg, 2, &dump).unwrap();
         assert_eq!(
             python_summary(&dump),
             truth.falsity.summary(),
@@ -202,7 +202,7 @@ fn exceptions_separators_deep_closure_and_somevalue_each_decide_some_tier() {
         member_lines: 1000,
         ..Config::default()
     };
-    let truth = synth::write_file(&cfg, &dump).unwrap();
+    let truth = synth::write_file(&cfg, 2, &dump).unwrap();
     let cands = candidates(&truth, 3);
     let base = tiers(&truth, &cands);
     let changed = |t: &synth::Truth| -> usize {
@@ -442,6 +442,7 @@ fn the_constraint_reader_counts_what_the_oracle_counts() {
                 seed,
                 ..Config::default()
             },
+            2,
             &d,
         )
         .unwrap();
@@ -543,7 +544,7 @@ fn extract_tables_give_every_false_candidate_the_generators_tier() {
             member_lines: 700,
             ..Config::default()
         };
-        let truth = synth::write_file(&cfg, &dump).unwrap();
+        let truth = synth::write_file(&cfg, 2, &dump).unwrap();
         let d = dump.to_str().unwrap();
         let (j1, j2) = (format!("{name}.j1"), format!("{name}.j2"));
         wd.run_ok(&["-j", "1", "extract", "--dump", d, "--out", &j1]);
@@ -609,7 +610,7 @@ fn distortions_carry_the_tier_and_min_falsity_keeps_only_that_tier_or_above() {
         member_lines: 1000,
         ..Config::default()
     };
-    let truth = synth::write_file(&cfg, &dump).unwrap();
+    let truth = synth::write_file(&cfg, 2, &dump).unwrap();
     let f = truth.falsity();
     wd.run_ok(&["extract", "--dump", dump.to_str().unwrap(), "--out", "run"]);
     let run = wd.join("run");

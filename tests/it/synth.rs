@@ -28,17 +28,37 @@ fn decode(name: &str, bytes: &[u8]) -> Vec<u8> {
     out
 }
 
+/// The same seed gives the same bytes at `-j 1` and `-j 3` (8 blocks of 50 lines: rounds of 2 and of 6
+/// blocks), plain and multi-member gzip; another seed other bytes.
 #[test]
 fn cli_is_deterministic_and_seeded() {
     let wd = Workdir::new();
-    let args = |out: &'static str, seed: &'static str| {
-        ["synth", "--entities", "400", "--seed", seed, "--out", out]
+    let args = |jobs: &'static str, out: &'static str, seed: &'static str| {
+        [
+            "-j",
+            jobs,
+            "synth",
+            "--entities",
+            "400",
+            "--member-lines",
+            "50",
+            "--seed",
+            seed,
+            "--out",
+            out,
+        ]
     };
-    wd.run_ok(&args("a.json", "3"));
-    wd.run_ok(&args("b.json", "3"));
-    wd.run_ok(&args("c.json", "4"));
+    wd.run_ok(&args("1", "a.json", "3"));
+    wd.run_ok(&args("3", "b.json", "3"));
+    wd.run_ok(&args("1", "c.json", "4"));
+    wd.run_ok(&args("1", "a.json.gz", "3"));
+    wd.run_ok(&args("3", "b.json.gz", "3"));
+    assert!(
+        wd.read("a.json.gz") == wd.read("b.json.gz"),
+        "gzip: the bytes differ at -j 1 and -j 3"
+    );
     let (a, b, c) = (wd.read("a.json"), wd.read("b.json"), wd.read("c.json"));
-    assert!(a == b, "same seed, same bytes");
+    assert!(a == b, "same seed, same bytes at -j 1 and -j 3");
     assert!(a != c, "different seed, different bytes");
     // No temporary file is left behind.
     let names: Vec<String> = std::fs::read_dir(wd.path())
@@ -180,7 +200,7 @@ fn truth_file_lists_the_triples() {
 fn default_config_is_sized_for_a_quick_pipeline() {
     let cfg = synth::default_config();
     let mut bytes = Vec::new();
-    let t = synth::generate(&cfg, &mut bytes).unwrap();
+    let t = synth::generate(&cfg, 2, &mut bytes).unwrap();
     eprintln!(
         "default synth dump: {} bytes, {} entities, {} labelled, {} final triples, {} statements",
         bytes.len(),
@@ -272,7 +292,7 @@ pub(crate) fn read_extracted(dir: &Path) -> Extracted {
 fn synth_then_extract(cfg: &Config, ext: &str) -> (synth::Truth, Extracted) {
     let wd = Workdir::new();
     let dump = wd.join(&format!("dump{ext}"));
-    let truth = synth::write_file(cfg, &dump).unwrap();
+    let truth = synth::write_file(cfg, 2, &dump).unwrap();
     let out = wd.join("run");
     crate::util::extract(&dump, &out, &sword::stages::extract::Config::default()).unwrap();
     (truth, read_extracted(&out))
@@ -313,7 +333,7 @@ fn synth_to_extract_recovers_the_default_dump_in_every_format() {
     for ext in [".json", ".json.gz", ".json.zst", ".json.bz2"] {
         let wd = Workdir::new();
         let dump = wd.join(&format!("dump{ext}"));
-        let truth = synth::write_file(&cfg, &dump).unwrap();
+        let truth = synth::write_file(&cfg, 2, &dump).unwrap();
         let out = wd.join("run");
         crate::util::extract(&dump, &out, &sword::stages::extract::Config::default()).unwrap();
         let got = read_extracted(&out);

@@ -36,7 +36,7 @@ fn run(
         seed,
         ..Config::default()
     };
-    let truth = synth::write_file(&cfg, &dump).unwrap();
+    let truth = synth::write_file(&cfg, 2, &dump).unwrap();
     let out = wd.join("run");
     // The default transitive seed must hold P150 (the inverse of P131, transitive in Wikidata): without it, a
     // P150 statement of an unlabelled region is not kept, and a true "located in" through that region is
@@ -191,7 +191,7 @@ fn the_closure_follows_symmetry_inverses_and_chains() {
         seed: 5,
         ..Config::default()
     };
-    let truth = synth::generate(&cfg, std::io::sink()).unwrap();
+    let truth = synth::generate(&cfg, 2, std::io::sink()).unwrap();
     let world = truth.closure();
     let p = |n| Pid(n);
     let stated: std::collections::HashSet<(Qid, Pid, Qid)> = truth.stated.iter().copied().collect();

@@ -85,7 +85,7 @@ pub fn definition_failures(run: &Path, dump: &Path) -> (Vec<String>, usize) {
 /// distort, export; no embeddings, so cosines are null).
 pub fn first_version(wd: &Workdir, cfg: &Config, samples: usize) -> (PathBuf, PathBuf) {
     let dump = wd.join("v1.json");
-    synth::write_file_counts(cfg, &dump).unwrap();
+    synth::write_file_counts(cfg, 2, &dump).unwrap();
     let old = wd.join("old");
     let (d, o) = (dump.to_str().unwrap(), old.to_str().unwrap());
     wd.run_ok(&["extract", "--dump", d, "--out", o]);
@@ -109,7 +109,7 @@ pub fn later_version(
         ..lc.clone()
     };
     let dump = wd.join("v2.json");
-    let (t, _) = synth::write_later_file(cfg, lc, &bench, &dump, true).unwrap();
+    let (t, _) = synth::write_later_file(cfg, 2, lc, &bench, &dump, true).unwrap();
     (dump, t.unwrap())
 }
 
@@ -253,7 +253,7 @@ fn a_later_version_edits_only_its_lines_and_extracts_to_its_oracle() {
     // A second run writes the same bytes.
     let again = wd.join("v2-again.json");
     let bench = synth::read_benchmark(&old).unwrap();
-    synth::write_later_file(&cfg, &lc, &bench, &again, false).unwrap();
+    synth::write_later_file(&cfg, 2, &lc, &bench, &again, false).unwrap();
     assert!(std::fs::read(&v2).unwrap() == std::fs::read(&again).unwrap());
 
     // What extract recovers from the later dump is the later oracle.

@@ -316,7 +316,7 @@ pub(super) mod tests {
                 ..crate::synth::Config::default()
             };
             let mut bytes = Vec::new();
-            crate::synth::generate(&cfg, &mut bytes).unwrap();
+            crate::synth::generate(&cfg, 2, &mut bytes).unwrap();
             let ls = lines(&bytes);
             assert!(ls.len() > 1000);
             let (mut kept, mut total) = (0usize, 0usize);
@@ -389,7 +389,7 @@ pub(super) mod tests {
             ..crate::synth::Config::default()
         };
         let mut bytes = Vec::new();
-        crate::synth::generate(&cfg, &mut bytes).unwrap();
+        crate::synth::generate(&cfg, 2, &mut bytes).unwrap();
         lines(&bytes).into_iter().map(<[u8]>::to_vec).collect()
     }
 

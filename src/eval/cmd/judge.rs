@@ -2,9 +2,10 @@
 //! judgements laid out as published result files, for `score`).
 
 use crate::core::error::Result;
-use crate::eval::output::write_requests;
+use crate::eval::output::{model_folder, write_requests};
 use crate::eval::samples;
 use crate::eval::suites::adversariskqa;
+use crate::stages::folder::execute_folder;
 use std::path::PathBuf;
 
 /// `sword eval judge-prompts`.
@@ -30,7 +31,7 @@ pub struct CollectArgs {
     /// Model name (sub-folder).
     #[arg(long)]
     model: String,
-    /// Results directory (one sub-folder per model).
+    /// Results directory (one sub-folder per model; the model's is locked and gets `collect.manifest.json`).
     #[arg(long)]
     out: PathBuf,
 }
@@ -41,9 +42,20 @@ pub fn judge_prompts(a: JudgePromptArgs) -> Result<()> {
     write_requests(&a.out, &reqs)
 }
 
-/// Lay the answers and judgements out as result files.
+/// Lay the answers and judgements out as result files in the model's folder of `--out`, on the folder
+/// contract: that folder locked, the two samples files hashed, a result file of an earlier collect of this
+/// model that this one did not write removed, `collect.manifest.json` last.
 pub fn collect(a: CollectArgs) -> Result<()> {
+    let dir = a.out.join(model_folder(&a.model)?);
     let s = samples::read_jsonl(&a.samples)?;
     let j = samples::read_jsonl(&a.judged)?;
-    adversariskqa::collect_results(&s, &j, &a.model, &a.out).map(|_| ())
+    let config = serde_json::json!({ "model": a.model });
+    execute_folder(&adversariskqa::COLLECT, &dir, config, |f| {
+        f.input(&a.samples)?;
+        f.input(&a.judged)?;
+        let files = adversariskqa::collect_results(f, &s, &j, &a.model)?;
+        f.count("files", files as u64);
+        Ok(())
+    })
+    .map(|_| ())
 }

@@ -5,6 +5,7 @@ use crate::core::error::Result;
 use crate::eval::output::{print_json, write_requests};
 use crate::eval::samples;
 use crate::eval::suites::longform::factcheck;
+use crate::stages::folder::execute_folder_writing;
 use std::path::PathBuf;
 
 /// `sword eval decompose-prompts`.
@@ -95,15 +96,25 @@ pub fn verify(a: VerifyArgs) -> Result<()> {
     write_requests(&a.out, &reqs)
 }
 
-/// Lay the long-form answers, facts and verdicts out as fact-check files.
+/// Lay the long-form answers, facts and verdicts out as fact-check files, on the folder contract: `--out`
+/// locked, the three samples files hashed, a file of an earlier collect of this model that this one did not
+/// write removed (another model's files stay), `collect-longform.manifest.json` last.
 pub fn collect(a: CollectLongformArgs) -> Result<()> {
-    let s = factcheck::collect(
-        &samples::read_jsonl(&a.samples)?,
-        &a.samples,
-        &samples::read_jsonl(&a.decomposed)?,
-        &samples::read_jsonl(&a.verified)?,
-        &a.model,
-        &a.out,
-    )?;
+    let writes = factcheck::collect_writes(&a.model)?;
+    let answers = samples::read_jsonl(&a.samples)?;
+    let decomposed = samples::read_jsonl(&a.decomposed)?;
+    let verified = samples::read_jsonl(&a.verified)?;
+    let config = serde_json::json!({ "model": a.model });
+    let (_, s) = execute_folder_writing("collect-longform", writes, &a.out, config, |f| {
+        for p in [&a.samples, &a.decomposed, &a.verified] {
+            f.input(p)?;
+        }
+        let s = factcheck::collect(f, &answers, &a.samples, &decomposed, &verified, &a.model)?;
+        f.count("answers", s.answers as u64);
+        f.count("failed_answers", s.failed_answers as u64);
+        f.count("facts", s.facts as u64);
+        f.count("files", s.files.len() as u64);
+        Ok(s)
+    })?;
     print_json(&serde_json::to_value(&s).unwrap_or_default())
 }

@@ -24,6 +24,7 @@ pub mod suite;
 use crate::core::error::{Error, IoContext, Result};
 use crate::eval::parse::{parse_judge, Judge};
 use crate::llm::request::{Message, Request};
+use crate::stages::folder::{Folder, FolderCommand};
 use crate::store::files::{file_name_of, sorted_entries};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -485,14 +486,23 @@ fn item_of(o: &serde_json::Map<String, Value>) -> Option<Item> {
     })
 }
 
-/// Lay out answers + judge outputs as published result files, `dir/<model>/<domain>_<difficulty>_evaluation.json`,
-/// so `score` reads them like the published runs. `response.success` is false when there is no answer or
-/// [`crate::eval::parse::detect_invalid`] flags it; `evaluation` is the judge's raw text (null when not judged).
+/// What `sword eval collect` writes into the model's folder of the results directory (`<out>/<model>/`, the
+/// folder it locks and whose `collect.manifest.json` it writes: the results directory is shared by the models,
+/// each collected on its own).
+pub const COLLECT: FolderCommand = FolderCommand {
+    name: "collect",
+    writes: &["*_evaluation.json"],
+};
+
+/// Lay out answers + judge outputs as published result files, `<domain>_<difficulty>_evaluation.json` in the
+/// model's folder `f` ([`COLLECT`]), so `score` reads them like the published runs. `response.success` is false
+/// when there is no answer or [`crate::eval::parse::detect_invalid`] flags it; `evaluation` is the judge's raw
+/// text (null when not judged). Returns the number of files written.
 pub fn collect_results(
+    f: &Folder,
     samples: &[(u64, serde_json::Map<String, Value>)],
     judged: &[(u64, serde_json::Map<String, Value>)],
     model: &str,
-    dir: &Path,
 ) -> Result<usize> {
     let verdicts: HashMap<String, Option<String>> = judged
         .iter()
@@ -523,8 +533,6 @@ pub fn collect_results(
             .or_default()
             .push((item.index, v));
     }
-    let mdir = dir.join(model);
-    std::fs::create_dir_all(&mdir).at(&mdir)?;
     for ((d, k), mut rows) in files
         .iter_mut()
         .map(|(k, v)| (k.clone(), std::mem::take(v)))
@@ -533,8 +541,9 @@ pub fn collect_results(
         let results: Vec<Value> = rows.into_iter().map(|(_, v)| v).collect();
         let text = serde_json::to_string_pretty(&serde_json::json!({ "model": model, "dataset": format!("{d}_{k}"), "results": results }))
             .map_err(|e| Error::Config(e.to_string()))?;
-        let path = mdir.join(format!("{d}_{k}_evaluation.json"));
-        crate::store::write_atomic(&path, |w| std::io::Write::write_all(w, text.as_bytes()))?;
+        f.write(&format!("{d}_{k}_evaluation.json"), |w| {
+            std::io::Write::write_all(w, text.as_bytes())
+        })?;
     }
     Ok(files.len())
 }

@@ -20,7 +20,8 @@
 //!    `web_search` tool and the schema as `text.format`, as the paper's agent.
 //! 4. [`collect`] (`eval collect-longform`): the published layout, `OUT/adversarial/MODEL/D_L_adv.json` and
 //!    `OUT/non_adversarial/MODEL/D_L_non_adv.json`, which `eval score --suite adversariskqa-longform`
-//!    reads like the authors' files.
+//!    reads like the authors' files, and `OUT/collect.json`; on the folder contract, declaring this
+//!    model's files only ([`collect_writes`]), so that models collected into one folder keep each other's.
 //!
 //! Models that ignore the schema are read leniently ([`parse_facts`], [`parse_verdict`]): JSON inside code
 //! fences or prose, a bare array, a bulleted or numbered list of facts; a verdict word in plain text. What
@@ -32,11 +33,13 @@
 //! description of its Appendix C.3/C.4 (the prompts themselves are not public in the summary used).
 
 use crate::core::error::{Error, Result};
+use crate::eval::output::{model_folder, safe_name};
 use crate::eval::parse::{detect_invalid, strip_think};
 use crate::eval::prompts::ARQA_SYSTEM;
 use crate::eval::suites::adversariskqa::Item;
 use crate::eval::suites::longform::Condition;
 use crate::llm::request::{Message, Request};
+use crate::stages::folder::Folder;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 use std::collections::{BTreeMap, HashMap};
@@ -726,15 +729,28 @@ fn model_of(samples: &[(u64, Map<String, Value>)]) -> String {
     }
 }
 
-/// Write the published layout under `dir` from the three steps' samples (see the module docs). Returns the
-/// counts (also written to `dir/collect.json`).
+/// The files [`collect`] may write for `model` (patterns of [`crate::stages::folder::execute_folder_writing`]):
+/// that model's fact-check files under each condition, and `collect.json`; a settings error when the model's
+/// folder name ([`safe_name`]) is no folder of its own (empty, `.`, `..`).
+pub fn collect_writes(model: &str) -> Result<Vec<String>> {
+    let safe = safe_name(model);
+    model_folder(&safe)?;
+    Ok([Condition::Adversarial, Condition::NonAdversarial]
+        .iter()
+        .map(|c| format!("{}/{safe}/*_{}.json", c.as_str(), c.suffix()))
+        .chain(["collect.json".to_string()])
+        .collect())
+}
+
+/// Write the published layout into the folder `f` from the three steps' samples (see the module docs).
+/// Returns the counts (also written to `collect.json`).
 pub fn collect(
+    f: &Folder,
     answers_samples: &[(u64, Map<String, Value>)],
     answers_path: &Path,
     decomposed: &[(u64, Map<String, Value>)],
     verified: &[(u64, Map<String, Value>)],
     model: &str,
-    dir: &Path,
 ) -> Result<CollectSummary> {
     let answers = answered(answers_samples, answers_path)?;
     if answers.is_empty() {
@@ -827,16 +843,7 @@ pub fn collect(
             .or_default()
             .push((a.index, record));
     }
-    let safe_model: String = model
-        .chars()
-        .map(|c| {
-            if c.is_alphanumeric() || c == '-' || c == '.' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
+    let safe_model = safe_name(model);
     for ((cond, domain, level), mut rows) in files {
         rows.sort_by_key(|(i, _)| *i);
         let dataset = format!("{domain}_{level}_{}", cond.suffix());
@@ -849,17 +856,13 @@ pub fn collect(
         let mut text =
             serde_json::to_string_pretty(&v).map_err(|e| Error::Config(e.to_string()))?;
         text.push('\n');
-        let path = dir.join(&rel);
-        if let Some(p) = path.parent() {
-            std::fs::create_dir_all(p).map_err(|e| Error::io(p, e))?;
-        }
-        crate::store::write_atomic(&path, |w| std::io::Write::write_all(w, text.as_bytes()))?;
+        f.write(&rel, |w| std::io::Write::write_all(w, text.as_bytes()))?;
         summary.files.push(rel);
     }
     let mut text =
         serde_json::to_string_pretty(&summary).map_err(|e| Error::Config(e.to_string()))?;
     text.push('\n');
-    crate::store::write_atomic(dir.join("collect.json"), |w| {
+    f.write("collect.json", |w| {
         std::io::Write::write_all(w, text.as_bytes())
     })?;
     Ok(summary)

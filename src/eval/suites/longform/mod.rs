@@ -514,9 +514,9 @@ pub struct Ignored {
     pub reason: String,
 }
 
-/// The fact-check files under `root` (a file, or a folder searched recursively for `*.json`, sorted by
-/// path), and the JSON files left out. A file that is not JSON is an error naming it; so is a root with
-/// no fact-check file at all.
+/// The fact-check files under `root` (a file, or a folder searched recursively for `*.json` other than
+/// sword's `*.manifest.json`, sorted by path), and the JSON files left out. A file that is not JSON is an
+/// error naming it; so is a root with no fact-check file at all.
 pub fn discover(root: &Path) -> Result<(Vec<FactFile>, Vec<Ignored>)> {
     let meta = std::fs::metadata(root).at(root)?;
     let mut found: Vec<(PathBuf, Vec<String>)> = Vec::new();
@@ -525,7 +525,9 @@ pub fn discover(root: &Path) -> Result<(Vec<FactFile>, Vec<Ignored>)> {
         while let Some((dir, names)) = stack.pop() {
             for p in crate::store::files::sorted_entries(&dir)? {
                 let name = crate::store::files::file_name_of(&p);
-                if name.starts_with('.') {
+                // Hidden files (the folder's lock), and sword's manifests (`collect-longform` writes one
+                // beside the fact-check files): never a fact-check file.
+                if name.starts_with('.') || name.ends_with(".manifest.json") {
                     continue;
                 }
                 if p.is_dir() {
