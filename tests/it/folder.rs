@@ -484,3 +484,41 @@ fn collect_longform_declares_only_its_models_files_and_writes_under_the_lock() {
     }
     assert_eq!(wd.read("res/collect.json"), before);
 }
+
+/// A domain or difficulty in the samples that cannot be part of a file name (a path separator in it) is bad
+/// input of both collect commands: exit 2 naming the samples file, the line and the key, and nothing written
+/// (inside the folder or beside it).
+#[test]
+fn collect_refuses_a_domain_or_difficulty_that_would_leave_the_folder() {
+    let wd = Workdir::new();
+    arqa_samples(&wd);
+    let bad = |text: &[u8], key: &str, value: &str| {
+        let mut lines: Vec<Value> = std::str::from_utf8(text)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        lines[1]["meta"][key] = value.into();
+        jsonl(&lines)
+    };
+    wd.write(
+        "ans.jsonl",
+        bad(&wd.read("ans.jsonl"), "domain", "../../escape"),
+    );
+    let (code, err) = wd.run_err(&collect_args("m"));
+    assert_eq!(code, 2, "{err}");
+    for part in ["ans.jsonl", "line 2", "`domain`", "../../escape"] {
+        assert!(err.contains(part), "{part}: {err}");
+    }
+    let empty = |d: &str| !wd.join(d).exists() || tree(&wd.join(d)).is_empty();
+    assert!(empty("results"), "something written");
+    assert!(!wd.join("escape_basic_evaluation.json").exists());
+    longform_samples(&wd);
+    wd.write("ans.jsonl", bad(&wd.read("ans.jsonl"), "difficulty", "a/b"));
+    let (code, err) = wd.run_err(&collect_longform_args("m"));
+    assert_eq!(code, 2, "{err}");
+    for part in ["ans.jsonl", "line 2", "`difficulty`", "a/b"] {
+        assert!(err.contains(part), "{part}: {err}");
+    }
+    assert!(empty("res"), "something written");
+}

@@ -53,7 +53,7 @@ pub fn collect(a: CollectArgs) -> Result<()> {
     execute_folder(&adversariskqa::COLLECT, &dir, config, |f| {
         f.input(&a.samples)?;
         f.input(&a.judged)?;
-        let files = adversariskqa::collect_results(f, &s, &j, &a.model)?;
+        let files = adversariskqa::collect_results(f, &s, &a.samples, &j, &a.model)?;
         f.count("files", files as u64);
         Ok(())
     })

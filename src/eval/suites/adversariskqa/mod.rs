@@ -22,6 +22,7 @@
 pub mod suite;
 
 use crate::core::error::{Error, IoContext, Result};
+use crate::eval::output::file_part;
 use crate::eval::parse::{parse_judge, Judge};
 use crate::llm::request::{Message, Request};
 use crate::stages::folder::{Folder, FolderCommand};
@@ -501,6 +502,7 @@ pub const COLLECT: FolderCommand = FolderCommand {
 pub fn collect_results(
     f: &Folder,
     samples: &[(u64, serde_json::Map<String, Value>)],
+    samples_path: &Path,
     judged: &[(u64, serde_json::Map<String, Value>)],
     model: &str,
 ) -> Result<usize> {
@@ -515,8 +517,12 @@ pub fn collect_results(
         })
         .collect();
     let mut files: BTreeMap<(String, String), Vec<(usize, Value)>> = BTreeMap::new();
-    for (_, o) in samples {
+    for (line, o) in samples {
         let Some(item) = item_of(o) else { continue };
+        for (v, k) in [(&item.domain, "domain"), (&item.difficulty, "difficulty")] {
+            file_part(v, k)
+                .map_err(|why| Error::bad_input(samples_path, format!("line {line}: {why}")))?;
+        }
         let id = o.get("id").and_then(Value::as_str).unwrap_or_default();
         let answer = o.get("answer").and_then(Value::as_str);
         let success =

@@ -33,7 +33,7 @@
 //! description of its Appendix C.3/C.4 (the prompts themselves are not public in the summary used).
 
 use crate::core::error::{Error, Result};
-use crate::eval::output::{model_folder, safe_name};
+use crate::eval::output::{file_part, model_folder, safe_name};
 use crate::eval::parse::{detect_invalid, strip_think};
 use crate::eval::prompts::ARQA_SYSTEM;
 use crate::eval::suites::adversariskqa::Item;
@@ -254,10 +254,17 @@ pub fn answered(samples: &[(u64, Map<String, Value>)], path: &Path) -> Result<Ve
             .and_then(Value::as_u64)
             .and_then(|i| usize::try_from(i).ok())
             .ok_or_else(|| Error::bad_input(path, format!("line {line}: no item `index`")))?;
+        // Both go into the name of the file `collect` writes.
+        let part = |k: &str| -> Result<String> {
+            let v = s(k)?;
+            file_part(&v, k)
+                .map_err(|why| Error::bad_input(path, format!("line {line}: {why}")))?;
+            Ok(v)
+        };
         out.push(Answered {
             id: s("id")?,
-            domain: s("domain")?,
-            level: s("difficulty")?,
+            domain: part("domain")?,
+            level: part("difficulty")?,
             index,
             condition,
             knowledge: s("knowledge")?,
