@@ -544,6 +544,24 @@ fn sycophancy_end_to_end_through_the_stub() {
     assert!(wd.join("rep/m/stage2_correct_belief.svg").exists());
 }
 
+/// The words of the fixture's false statements in every language (the Danube flowing into the North Sea, the
+/// Tokyo distortion): a stub answer rejects a statement that contains one.
+const FALSE_WORDS: [&str; 13] = [
+    "Tokyo",
+    "Tokio",
+    "Tóquio",
+    "도쿄",
+    "東京",
+    "North Sea",
+    "Nordsee",
+    "mer du Nord",
+    "mar del Norte",
+    "Mare del Nord",
+    "Mar do Norte",
+    "북해",
+    "北海",
+];
+
 /// The stub's SWORD answers: per language (true word, false word); Korean accepts everything; Japanese
 /// accepts the POS distortion and gives no verdict on the Danube original.
 fn sword_stub_answer(content: &str) -> String {
@@ -557,23 +575,7 @@ fn sword_stub_answer(content: &str) -> String {
         ("참입니까", "참입니다.", "거짓입니다."),
         ("正しいですか", "正しいです。", "誤りです。"),
     ];
-    let is_false = [
-        "Tokyo",
-        "Tokio",
-        "Tóquio",
-        "도쿄",
-        "東京",
-        "North Sea",
-        "Nordsee",
-        "mer du Nord",
-        "mar del Norte",
-        "Mare del Nord",
-        "Mar do Norte",
-        "북해",
-        "北海",
-    ]
-    .iter()
-    .any(|w| content.contains(w));
+    let is_false = FALSE_WORDS.iter().any(|w| content.contains(w));
     let (_, t, f) = words
         .iter()
         .find(|(q, _, _)| content.contains(q))
@@ -918,23 +920,7 @@ fn sword_cross_suite_variants_scored_separately() {
     // The stub rejects false statements in the plain protocol only; under a premise or a stated belief it
     // accepts everything.
     let (url, _) = stub(1000, |_, c| {
-        let plain_false = [
-            "Tokyo",
-            "Tokio",
-            "Tóquio",
-            "도쿄",
-            "東京",
-            "North Sea",
-            "Nordsee",
-            "mer du Nord",
-            "mar del Norte",
-            "Mare del Nord",
-            "Mar do Norte",
-            "북해",
-            "北海",
-        ]
-        .iter()
-        .any(|w| c.contains(w));
+        let plain_false = FALSE_WORDS.iter().any(|w| c.contains(w));
         let premise_or_belief = [
             "As we know",
             "Comme nous",
