@@ -858,21 +858,7 @@ fn longform_verification_through_the_responses_api() {
     assert_eq!(summary["answered"], 8, "{summary}");
     assert_eq!(summary["prompt_tokens"], 8 * 10);
     assert_eq!(summary["completion_tokens"], 8 * 2);
-    let out = wd.run_ok(&[
-        "eval",
-        "collect-longform",
-        "--samples",
-        "ans/samples.jsonl",
-        "--decomposed",
-        "dec/samples.jsonl",
-        "--verified",
-        "ver/samples.jsonl",
-        "--model",
-        "m",
-        "--out",
-        "res",
-    ]);
-    let c: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let c = collect_longform(&wd);
     // The same verdicts as through Chat Completions: the tool was there for every request.
     assert_eq!(
         (
@@ -972,21 +958,7 @@ fn longform_verification_killed_mid_run_resumes_without_asking_twice() {
         "a request was answered twice"
     );
     assert_eq!(summary["answered"], 5, "{summary}");
-    let out = wd.run_ok(&[
-        "eval",
-        "collect-longform",
-        "--samples",
-        "ans/samples.jsonl",
-        "--decomposed",
-        "dec/samples.jsonl",
-        "--verified",
-        "ver/samples.jsonl",
-        "--model",
-        "m",
-        "--out",
-        "res",
-    ]);
-    let c: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let c = collect_longform(&wd);
     assert_eq!(
         (
             c["verdicts"]["strict"].as_u64(),
@@ -1332,4 +1304,24 @@ fn translate_only_the_suspects_of_eval_compare_end_to_end() {
         "{err}"
     );
     assert!(!wd.join("cmp2").exists());
+}
+
+/// `eval collect-longform` of the three steps' samples (`ans/`, `dec/`, `ver/`) for model `m` into `res`: its
+/// summary (stdout).
+fn collect_longform(wd: &Workdir) -> Value {
+    let out = wd.run_ok(&[
+        "eval",
+        "collect-longform",
+        "--samples",
+        "ans/samples.jsonl",
+        "--decomposed",
+        "dec/samples.jsonl",
+        "--verified",
+        "ver/samples.jsonl",
+        "--model",
+        "m",
+        "--out",
+        "res",
+    ]);
+    serde_json::from_slice(&out.stdout).unwrap()
 }
