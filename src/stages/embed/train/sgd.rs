@@ -145,8 +145,11 @@ pub struct Plan<'a> {
     /// The learning rate's step as a fraction of the run (`alpha_step` words over all blocks' words × epochs);
     /// 0 = a new rate at every walk. See [`lr_step`].
     pub lr_step: f64,
-    /// Pairs with |logit| ≥ this are skipped (gradient 0, as gensim); 0 = none.
+    /// Pairs with |logit| ≥ this are skipped (gradient 0, as gensim), but a wrong-way noise pair is scaled
+    /// (see [`saturate`]); 0 = none.
     pub saturation: f32,
+    /// A wrong-way saturated noise pair trains with a scaled step (else it is skipped); see [`saturate`].
+    pub scale_noise: bool,
     /// Logical blocks.
     pub blocks: usize,
     /// Walks ahead whose rows are prefetched.
@@ -601,6 +604,28 @@ impl Block {
     }
 }
 
+/// The gradient factor `g` of a pair with logit `l` when pairs at |l| ≥ `saturation` (> 0) are saturated
+/// (`scaled_noise`: the target is a noise node and [`super::Saturated::Scale`] is set). A pair saturated the right
+/// way (a noise pair at l ≤ −saturation, a positive one at l ≥ saturation) has almost no gradient and is
+/// skipped (0), as gensim skips it. A positive pair saturated the wrong way (l ≤ −saturation: a context whose
+/// centre it predicts with σ ≈ 0) is skipped too: training it cost the real fixtures' graph 0.003 AUC
+/// against degree-matched negatives. A noise pair saturated the wrong way (l ≥ saturation: a noise node,
+/// often a hub, that the context predicts with σ ≈ 1) is what teaches a vector that it is not near every
+/// hub: skipping it cost the real fixtures' graph 0.008–0.010 of that AUC. With `scaled_noise` it trains,
+/// but with `g · saturation / l`: its step on the context is about `lr · saturation / (|c| cos θ)` at most,
+/// shrinking as the vectors grow. A full step there (`saturation` 0, or no scaling) let the norms grow
+/// without bound at full size (BENCHMARKS.md "Training").
+#[inline]
+fn saturate(g: f32, l: f32, scaled_noise: bool, saturation: f32) -> f32 {
+    if l.abs() < saturation {
+        g
+    } else if scaled_noise && l > 0.0 {
+        g * (saturation / l)
+    } else {
+        0.0
+    }
+}
+
 /// Draw `plan.negative` noise nodes into `noise`, each once with the number of times it was drawn.
 fn draw_noise(plan: &Plan, rng: &mut ChaCha8Rng, noise: &mut Vec<(u32, f32)>) {
     noise.clear();
@@ -707,12 +732,14 @@ impl Ctx<'_> {
                     gr[k] = (0.0 - sr[k]) * s.lrw[k];
                 }
             }
-            // Saturated pairs are skipped (gensim's `MAX_EXP`): the logits are the same bits for every
-            // kernel and thread count, so is the choice.
+            // Saturated pairs (|logit| ≥ saturation): a noise pair saturated the wrong way (logit ≥
+            // saturation) trains with its step scaled by saturation / logit unless `--saturated skip`; every
+            // other one is skipped, as gensim skips them all (`MAX_EXP`). See `saturate`. The logits are the
+            // same bits for every kernel and thread count, so is the choice.
             if plan.saturation > 0.0 {
-                for (gv, &l) in s.g.iter_mut().zip(&s.logits) {
-                    if l.abs() >= plan.saturation {
-                        *gv = 0.0;
+                for (gr, lr) in s.g.chunks_exact_mut(nt).zip(s.logits.chunks_exact(nt)) {
+                    for (k, (gv, &l)) in gr.iter_mut().zip(lr).enumerate() {
+                        *gv = saturate(*gv, l, k > 0 && plan.scale_noise, plan.saturation);
                     }
                 }
             }
@@ -1051,6 +1078,7 @@ mod tests {
                 min_alpha: 0.5,
                 lr_step: 0.0,
                 saturation: 0.0,
+                scale_noise: true,
                 blocks,
                 prefetch: 1,
                 seed: 1,
@@ -1198,6 +1226,90 @@ mod tests {
                 let g1 = (1.0 - sigma(-6.0)) * 0.5;
                 let want = c1[0] as f64 + g1 * o0[0] as f64;
                 assert!((syn0[2] as f64 - want).abs() < 1e-6, "{syn0:?}");
+            }
+        }
+    }
+
+    /// `saturate` by hand: below the threshold the factor passes; at or past it a right-way pair (either
+    /// column) and a wrong-way positive are 0; a wrong-way noise pair is scaled by saturation / logit.
+    #[test]
+    fn saturate_by_hand() {
+        let cases = [
+            // (g, logit, noise, want)
+            (0.3f32, 5.9f32, false, 0.3f32),
+            (-0.2, 5.9, true, -0.2),
+            (-0.2, -5.9, true, -0.2),
+            (0.49, -6.0, false, 0.0),
+            (0.49, -30.0, false, 0.0),
+            (0.001, 7.0, false, 0.0),
+            (-0.001, -7.0, true, 0.0),
+            (-0.5, 6.0, true, -0.5),
+            (-0.5, 8.0, true, -0.375),
+            (-0.5, 600.0, true, -0.005),
+            (-0.5, f32::NAN, true, 0.0),
+        ];
+        for (g, l, noise, want) in cases {
+            let got = saturate(g, l, noise, 6.0);
+            assert!(
+                (got - want).abs() < 1e-7,
+                "saturate({g}, {l}, {noise}) = {got}, not {want}"
+            );
+        }
+    }
+
+    /// A noise pair saturated the wrong way, in a whole run by hand: the walk `0 1`, window 1, one noise
+    /// node per centre, always node 2 (the only one with weight). Batch 1: context 1 against centre 0
+    /// (logit 0) and noise 2 (logit c1·o2 = 8, wrong way); batch 2: context 0 against centre 1 and noise 2
+    /// as batch 1 left it. With `saturation` 6 the noise step of batch 1 is 6/8 of the full one (`scale_noise`)
+    /// or none (skipped); with 0 it is the full one (f64 by hand, all three).
+    #[test]
+    fn wrong_way_noise_pairs_train_with_a_scaled_step() {
+        let mut f = Fixture::new(vec![0, 1], 2, 3, 1);
+        f.alias = AliasTable::new(&[0.0, 0.0, 1.0]).unwrap();
+        let src: &[u32] = &f.data;
+        let (c0, c1) = ([0.5f64, -1.0], [4.0f64, 2.0]);
+        let (o0, o1, o2) = ([0.1f64, -0.2], [-0.3f64, 0.4], [1.5f64, 1.0]);
+        let dot = |a: [f64; 2], b: [f64; 2]| a[0] * b[0] + a[1] * b[1];
+        let axpy = |a: [f64; 2], g: f64, b: [f64; 2]| [a[0] + g * b[0], a[1] + g * b[1]];
+        assert_eq!((dot(c1, o0), dot(c1, o2)), (0.0, 8.0));
+        let lr = 0.5;
+        for (saturation, scale_noise, scale) in
+            [(6.0f32, true, 0.75), (6.0, false, 0.0), (0.0, true, 1.0)]
+        {
+            let plan = Plan {
+                saturation,
+                scale_noise,
+                negative: 1,
+                ..f.plan(&src, 2, 1)
+            };
+            let f32s = |v: &[[f64; 2]]| v.iter().flatten().map(|&x| x as f32).collect::<Vec<_>>();
+            let mut syn0 = f32s(&[c0, c1, [0.0, 0.0]]);
+            let mut syn1 = f32s(&[o0, o1, o2]);
+            run(&plan, &mut syn0, &mut syn1).unwrap();
+            // Batch 1: both targets read before either moves (one context).
+            let g0 = (1.0 - sigma(dot(c1, o0))) * lr;
+            let g2 = (0.0 - sigma(dot(c1, o2))) * lr * scale;
+            let c1n = axpy(axpy(c1, g0, o0), g2, o2);
+            let (o0n, o2n) = (axpy(o0, g0, c1), axpy(o2, g2, c1));
+            // Batch 2: context 0 against centre 1 and the moved noise row.
+            let (h1, h2) = (
+                (1.0 - sigma(dot(c0, o1))) * lr,
+                (0.0 - sigma(dot(c0, o2n))) * lr,
+            );
+            assert!(dot(c0, o2n).abs() < 6.0);
+            let c0n = axpy(axpy(c0, h1, o1), h2, o2n);
+            let (o1n, o2nn) = (axpy(o1, h1, c0), axpy(o2n, h2, c0));
+            let want0 = [c0n, c1n, [0.0, 0.0]];
+            let want1 = [o0n, o1n, o2nn];
+            for (got, want) in syn0
+                .iter()
+                .zip(want0.iter().flatten())
+                .chain(syn1.iter().zip(want1.iter().flatten()))
+            {
+                assert!(
+                    (*got as f64 - want).abs() < 1e-5,
+                    "{saturation}: {syn0:?} {syn1:?}"
+                );
             }
         }
     }
