@@ -82,9 +82,14 @@ mod graph_walks {
             let cfg = WalkConfig { p, q, length, walks_per_node: wpn, seed, ..WalkConfig::default() };
             let w = walks::generate(&csr, &cfg);
             prop_assert_eq!(w.num_walks(), n * wpn);
+            // Every round starts one walk at every node (in the round's own order).
+            for round in w.data.chunks(n * length) {
+                let mut starts: Vec<usize> = round.chunks(length).map(|walk| walk[0] as usize).collect();
+                starts.sort_unstable();
+                prop_assert_eq!(starts, (0..n).collect::<Vec<_>>());
+            }
             for (i, walk) in w.iter().enumerate() {
                 prop_assert_eq!(walk.len(), length);
-                prop_assert_eq!(walk[0] as usize, i % n);
                 let isolated = csr.neighbours(walk[0]).is_empty();
                 for (k, pair) in walk.windows(2).enumerate() {
                     if isolated {
@@ -424,10 +429,15 @@ mod graph_walks {
         let text = String::from_utf8(wd.read("run/walks.txt")).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 15);
-        let keys = ["Q5", "Q7", "Q9", "Q42", "Q100"];
-        for (i, line) in lines.iter().enumerate() {
+        // Each round of 5 walks starts once at every node (in the round's shuffled order).
+        for round in lines.chunks(5) {
+            let mut firsts: Vec<&str> =
+                round.iter().map(|l| l.split(' ').next().unwrap()).collect();
+            firsts.sort_unstable();
+            assert_eq!(firsts, ["Q100", "Q42", "Q5", "Q7", "Q9"]);
+        }
+        for line in &lines {
             let toks: Vec<&str> = line.split(' ').collect();
-            assert_eq!(toks[0], keys[i % 5]);
             if toks[0] == "Q7" {
                 assert_eq!(toks, ["Q7"], "isolated node: padding omitted");
                 continue;
@@ -441,7 +451,19 @@ mod graph_walks {
             }
         }
         let w = Walks::read(&wd.join("run/walks.bin")).unwrap();
-        assert_eq!(w.iter().nth(1).unwrap(), &[1, PAD, PAD, PAD, PAD, PAD]);
+        let isolated: Vec<&[u32]> = w.iter().filter(|walk| walk[0] == 1).collect();
+        assert_eq!(isolated, [[1, PAD, PAD, PAD, PAD, PAD]; 3]);
+        // The walks file follows walks.txt line by line (node ids in natural key order).
+        let keys = ["Q5", "Q7", "Q9", "Q42", "Q100"];
+        let keys_of = |walk: &[u32]| -> Vec<&str> {
+            walk.iter()
+                .filter(|&&v| v != PAD)
+                .map(|&v| keys[v as usize])
+                .collect()
+        };
+        for (walk, line) in w.iter().zip(&lines) {
+            assert_eq!(keys_of(walk), line.split(' ').collect::<Vec<_>>());
+        }
         // Other walks without --text: the walks.txt of the walks above goes (it would pass for these), and
         // the manifest and stderr say so.
         let out = wd

@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct EmbedConfig {
-    /// Walk parameters (`p`, `q`, `length`, `walks_per_node`, `seed`, `text`).
+    /// Walk parameters (`p`, `q`, `length`, `walks_per_node`, `seed`, `order`, `text`).
     pub walks: WalkConfig,
     /// Training parameters (`dim`, `window`, `negative`, `epochs`, `alpha`, `sample`, `seed`, ...).
     pub train: TrainConfig,

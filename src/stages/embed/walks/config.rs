@@ -1,5 +1,6 @@
 //! The walks stage's settings (`pipeline/walks.toml` and the flags of `sword walks`).
 
+use super::order::Order;
 use crate::core::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 
@@ -25,6 +26,11 @@ pub struct WalkConfig {
     /// `--seed`).
     #[arg(long, required = false)]
     pub seed: u64,
+    /// The order of the start nodes within a round: `shuffled` (default: a new permutation of the nodes every
+    /// round, keyed by the seed, as node2vec and pecanpy) or `sorted` (node 0, 1, … every round: the bytes of
+    /// earlier releases; it costs the trainer's lockstep blocks embedding quality, docs/embedding.md).
+    #[arg(long, required = false, value_enum)]
+    pub order: Order,
     /// Also write `walks.txt` (node keys, one walk per line) for gensim and other tools.
     #[arg(long, action = clap::ArgAction::Set, num_args = 0, default_missing_value = "true", required = false)]
     pub text: bool,
@@ -38,6 +44,7 @@ impl Default for WalkConfig {
             length: 10,
             walks_per_node: 10,
             seed: 1,
+            order: Order::Shuffled,
             text: false,
         }
     }

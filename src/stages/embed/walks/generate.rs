@@ -3,6 +3,7 @@
 use super::config::WalkConfig;
 use super::format::Walks;
 use super::lockstep::{walk_group, TASK_WALKS};
+use super::order::Starts;
 use super::step::Bias;
 use crate::core::error::{Error, Result};
 use crate::core::progress::Progress;
@@ -60,6 +61,7 @@ where
         .ok_or_else(|| Error::Config("walks: number of walks overflows".into()))?;
     let bias = Bias::new(cfg.p, cfg.q);
     let len = cfg.length;
+    let starts = Starts::new(n, cfg.seed, cfg.order);
     let per_batch = per_batch.max(1) as u64;
     let compute = |first: u64, buf: &mut Vec<u32>| -> WalkStats {
         let count = per_batch.min(total - first) as usize;
@@ -70,7 +72,7 @@ where
             .enumerate()
             .map(|(j, out)| {
                 let w0 = first + (j * TASK_WALKS) as u64;
-                walk_group(csr, &bias, cfg.seed, n, w0, len, out)
+                walk_group(csr, &bias, cfg.seed, &starts, w0, len, out)
             })
             .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
         progress.inc(count as u64);

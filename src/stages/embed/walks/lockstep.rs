@@ -2,8 +2,8 @@
 //! reads, and consumes each walk's random stream exactly as a single walk would.
 
 use super::format::PAD;
+use super::order::Starts;
 use super::step::{below, sorted_contains, unit, walk_rng, Bias, LINEAR_SEARCH_MAX};
-use crate::core::ids::NodeId;
 use crate::stages::embed::graph::Csr;
 use rand::rngs::ChaCha8Rng;
 
@@ -34,7 +34,7 @@ pub fn walk_group(
     csr: &Csr,
     bias: &Bias,
     seed: u64,
-    n: u64,
+    starts: &Starts,
     w0: u64,
     len: usize,
     out: &mut [u32],
@@ -45,11 +45,11 @@ pub fn walk_group(
     let count = out.len() / len;
     debug_assert!(count * len == out.len());
     if !bias.uniform && len > 2 {
-        return biased_pool(csr, bias, seed, n, w0, len, &mut out[..count * len]);
+        return biased_pool(csr, bias, seed, starts, w0, len, &mut out[..count * len]);
     }
     let (mut steps, mut tries) = (0, 0);
     for (k, chunk) in out[..count * len].chunks_mut(len * LOCKSTEP).enumerate() {
-        let r = uniform_group(csr, seed, n, w0 + (k * LOCKSTEP) as u64, len, chunk);
+        let r = uniform_group(csr, seed, starts, w0 + (k * LOCKSTEP) as u64, len, chunk);
         steps += r.0;
         tries += r.1;
     }
@@ -61,7 +61,7 @@ pub fn walk_group(
 pub(super) fn uniform_group(
     csr: &Csr,
     seed: u64,
-    n: u64,
+    starts: &Starts,
     w0: u64,
     len: usize,
     out: &mut [u32],
@@ -74,7 +74,7 @@ pub(super) fn uniform_group(
     let mut alive = [false; LOCKSTEP];
     for j in 0..g {
         let w = w0 + j as u64;
-        let (round, start) = (w / n, (w % n) as NodeId);
+        let (round, start) = starts.start(w);
         out[j * len] = start;
         cur[j] = start;
         alive[j] = len > 1;
@@ -171,7 +171,7 @@ pub(super) fn biased_pool(
     csr: &Csr,
     bias: &Bias,
     seed: u64,
-    n: u64,
+    starts: &Starts,
     w0: u64,
     len: usize,
     out: &mut [u32],
@@ -208,7 +208,7 @@ pub(super) fn biased_pool(
         let k = *next;
         *next += 1;
         let w = w0 + k as u64;
-        let (round, start) = (w / n, (w % n) as NodeId);
+        let (round, start) = starts.start(w);
         out[k * len] = start;
         s.walk[j] = k;
         s.cur[j] = start;

@@ -1,8 +1,9 @@
 //! `sword walks`: node2vec second-order random walks over the CSR graph.
 //!
-//! Walk order follows node2vec and pecanpy: for round `r` in `0..walks_per_node`, for node `v` in `0..n`,
-//! one walk of `length` nodes starting at `v`. Walk `(v, r)` draws from its own `ChaCha8Rng` seeded from
-//! `(seed, v, r)`, so the walks do not depend on the thread count or on batch boundaries.
+//! Walk order follows node2vec and pecanpy: for round `r` in `0..walks_per_node`, for every node `v` in an
+//! order shuffled anew each round (a keyed permutation, [`order`]; `--order sorted` = `0..n`), one walk of
+//! `length` nodes starting at `v`. Walk `(v, r)` draws from its own `ChaCha8Rng` seeded from `(seed, v, r)`,
+//! so the walks do not depend on the thread count or on batch boundaries.
 //!
 //! ## The biased step (why rejection sampling, and no alias tables)
 //! After stepping `t → v`, node2vec picks the next node `x ∈ N(v)` with weight `1/p` if `x = t` (return),
@@ -46,6 +47,7 @@ pub mod config;
 pub mod format;
 pub mod generate;
 pub mod lockstep;
+pub mod order;
 pub mod stage;
 pub mod step;
 #[cfg(test)]
@@ -58,5 +60,6 @@ pub use self::format::{
 };
 pub use self::generate::{generate, generate_batched, generate_with, WalkStats};
 pub use self::lockstep::{walk_group, LOCKSTEP, TASK_WALKS};
+pub use self::order::{Order, Starts};
 pub use self::stage::WalksStage;
 pub use self::step::{biased_step, walk_into, walk_rng, Bias};

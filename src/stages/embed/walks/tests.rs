@@ -62,6 +62,7 @@ fn isolated_node_walks_are_padded_and_order_is_round_major() {
     let cfg = WalkConfig {
         length: 4,
         walks_per_node: 2,
+        order: Order::Sorted,
         ..WalkConfig::default()
     };
     let w = generate(&csr, &cfg);
@@ -70,6 +71,25 @@ fn isolated_node_walks_are_padded_and_order_is_round_major() {
     assert_eq!(starts, vec![0, 1, 2, 0, 1, 2]);
     assert_eq!(w.iter().next().unwrap(), &[0, 1, 0, 1]);
     assert_eq!(w.iter().nth(2).unwrap(), &[2, PAD, PAD, PAD]);
+    // Shuffled (the default): each round still starts once at every node, and the isolated one is padded
+    // wherever it falls.
+    let w = generate(
+        &csr,
+        &WalkConfig {
+            order: Order::Shuffled,
+            ..cfg
+        },
+    );
+    for round in w.data.chunks(3 * 4) {
+        let mut starts: Vec<u32> = round.chunks(4).map(|x| x[0]).collect();
+        starts.sort_unstable();
+        assert_eq!(starts, vec![0, 1, 2]);
+    }
+    for walk in w.iter() {
+        if walk[0] == 2 {
+            assert_eq!(walk, &[2, PAD, PAD, PAD]);
+        }
+    }
 }
 
 #[test]
@@ -100,14 +120,14 @@ fn assert_group_equals_single_walks(
     g: usize,
 ) {
     let n = csr.n_nodes() as u64;
+    let starts = Starts::new(n, seed, Order::Shuffled);
     let mut group = vec![0u32; g * len];
-    let got = walk_group(csr, bias, seed, n, w0, len, &mut group);
+    let got = walk_group(csr, bias, seed, &starts, w0, len, &mut group);
     let mut single = vec![0u32; g * len];
     let mut want = (0, 0);
     for (j, out) in single.chunks_exact_mut(len).enumerate() {
-        let w = w0 + j as u64;
-        let start = (w % n) as u32;
-        let mut rng = walk_rng(seed, start, w / n);
+        let (round, start) = starts.start(w0 + j as u64);
+        let mut rng = walk_rng(seed, start, round);
         let r = walk_into(csr, bias, start, &mut rng, out);
         want = (want.0 + r.0, want.1 + r.1);
     }
@@ -226,12 +246,40 @@ fn lockstep_groups_equal_single_walks_on_a_graph_with_hubs() {
     };
     let all = generate(&csr, &cfg);
     let bias = Bias::new(cfg.p, cfg.q);
+    let starts = Starts::new(n, 3, Order::Shuffled);
     for (w, walk) in all.iter().enumerate() {
-        let w = w as u64;
-        let start = (w % n) as u32;
+        let (round, start) = starts.start(w as u64);
         let mut out = vec![0u32; cfg.length];
-        walk_into(&csr, &bias, start, &mut walk_rng(3, start, w / n), &mut out);
+        walk_into(&csr, &bias, start, &mut walk_rng(3, start, round), &mut out);
         assert_eq!(walk, &out[..], "walk {w}");
+    }
+    // Each round starts at every node once, in an order of its own; `sorted` holds the same walks, round by
+    // round in node order.
+    let firsts: Vec<Vec<u32>> = all
+        .iter()
+        .map(|w| w[0])
+        .collect::<Vec<_>>()
+        .chunks(n as usize)
+        .map(|c| c.to_vec())
+        .collect();
+    assert_eq!(firsts.len(), 2);
+    for f in &firsts {
+        let mut sorted = f.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, (0..n as u32).collect::<Vec<_>>());
+    }
+    assert_ne!(firsts[0], firsts[1]);
+    let by_node = generate(
+        &csr,
+        &WalkConfig {
+            order: Order::Sorted,
+            ..cfg.clone()
+        },
+    );
+    for (w, walk) in all.iter().enumerate() {
+        let (round, start) = starts.start(w as u64);
+        let at = round as usize * n as usize + start as usize;
+        assert_eq!(walk, by_node.iter().nth(at).unwrap(), "walk {w}");
     }
 }
 
