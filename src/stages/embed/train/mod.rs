@@ -57,7 +57,7 @@ pub const PAD: u32 = crate::stages::embed::walks::PAD;
 /// Most logical blocks the default (`blocks = 0`, automatic) chooses (see [`TrainConfig::blocks`]).
 pub const BLOCKS: usize = 64;
 /// Nodes per block at least, when the number of blocks is automatic.
-pub const NODES_PER_BLOCK: usize = 32;
+pub const NODES_PER_BLOCK: usize = 512;
 /// Default logit beyond which a pair is skipped (gensim's `MAX_EXP`; see [`TrainConfig::saturation`]).
 pub const SATURATION: f32 = 6.0;
 /// Default words per learning-rate step (gensim's and word2vec's job size; see [`TrainConfig::alpha_step`]).
@@ -179,9 +179,11 @@ pub struct TrainConfig {
     /// Logical blocks the walks are cut into, each with its own random stream; all advance in lockstep, one
     /// walk per super-step (see `train::sgd`). Part of the result like the seed — the thread count is not:
     /// `-j` only spreads the blocks over threads (at most `blocks` threads work). 0 (the default) = automatic:
-    /// one block per 32 nodes of the graph, at most 64 (a function of the input, never of `-j`). More blocks
+    /// one block per 512 nodes of the graph, at most 64 (a function of the input, never of `-j`). More blocks
     /// mean more parallel work per barrier and staler updates: a super-step trains `blocks` walks against
-    /// the same snapshot, which a graph of a few dozen nodes cannot absorb. Typical 16–64.
+    /// the same snapshot. On a graph of a few dozen nodes that diverges; at 64 blocks on 8 k nodes it cost
+    /// 0.004 AUC, at 64 on 100 k nothing measurable (docs/embedding.md, "Walk order and the blocks").
+    /// Typical 16–64.
     #[arg(long, required = false)]
     pub blocks: usize,
 }
@@ -710,10 +712,13 @@ mod tests {
         for (nodes, want) in [
             (0, 1),
             (20, 1),
-            (63, 1),
-            (64, 2),
-            (200, 6),
-            (2266, 64),
+            (511, 1),
+            (1023, 1),
+            (1024, 2),
+            (2266, 4),
+            (8072, 15),
+            (32767, 63),
+            (32768, 64),
             (1 << 20, 64),
         ] {
             assert_eq!(auto.blocks_for(nodes), want, "{nodes} nodes");

@@ -1,7 +1,7 @@
 //! The lockstep block engine: minibatched skip-gram whose result does not depend on the thread count.
 //!
 //! **Blocks.** The walks are cut into `blocks` contiguous ranges (a property of the run like the seed, by
-//! default one per 32 nodes up to 64, never derived from `-j`). Block `b` of epoch `e` draws every random
+//! default one per 512 nodes up to 64, never derived from `-j`). Block `b` of epoch `e` draws every random
 //! number — subsampling, window, noise — from its own ChaCha8 stream `(seed, 1 + e, b)`, in the order of its
 //! own walks, and its learning rate follows its own progress (`alpha → min_alpha` linearly over its words ×
 //! epochs, held for each stretch of `alpha_step` words of the run as gensim holds it per job). A block goes
@@ -50,8 +50,9 @@
 //! (guided scheduling), so the threads reach the barrier together.
 //!
 //! The staleness this adds is that of Hogwild with `blocks` workers, each seeing the others' updates one
-//! walk late. A graph of a few dozen nodes cannot absorb 64 walks summed onto the same rows (it diverges), so
-//! the automatic block count is one per 32 nodes, at most 64 (`TrainConfig::blocks_for`).
+//! walk late. A graph of a few dozen nodes cannot absorb 64 walks summed onto the same rows (it diverges), and
+//! one of 8 k nodes loses 0.004 AUC to it, so the automatic block count is one per 512 nodes, at most 64
+//! (`TrainConfig::blocks_for`).
 
 use super::alias::AliasTable;
 use super::kernels::{self, Kernel, Rows};

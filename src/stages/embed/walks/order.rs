@@ -4,12 +4,11 @@
 //!
 //! **Why shuffled.** node2vec's reference shuffles the start nodes of every round, and pecanpy shuffles all the
 //! walks' starts at once; gensim then trains in that order. The trainer cuts the walks into contiguous blocks
-//! trained in lockstep (`train::sgd`), so in the sorted order the `s`-th walks of two blocks start at nodes a
-//! fixed distance apart, and whenever a block's length is a whole multiple of `n` over the blocks' common
-//! factor with the rounds they start at the *same* node: with 10 walks per node, `gcd(blocks, 10)` blocks at a
-//! time (2 at 64 blocks, as at 2, 8 and 16; 10 at 10), every super-step, all run long. Their deltas on that
-//! node's rows are summed against the same snapshot: a doubled step aimed at one place. A
-//! permutation of each round spreads every super-step's starts at random, as gensim's order does.
+//! trained in lockstep (`train::sgd`), so in node order the `s`-th walks of the blocks start at nodes a fixed
+//! distance apart, and `gcd(blocks, walks_per_node)` of them at the *same* node, every super-step, all run long
+//! (2 at the default 64 blocks, 10 at `--blocks 10`): their deltas on that node's rows, computed against one
+//! snapshot, are summed. With `--blocks 10` that cost the real fixtures' graph 0.043 AUC (docs/embedding.md,
+//! "Walk order and the blocks"). A new permutation every round spreads each super-step's starts at random.
 //!
 //! **How.** A keyed bijection of `0..n`, no table: a balanced Feistel network of 4 rounds over the smallest
 //! even number of bits `2h` with `2^(2h) ≥ n`, applied again while the value is `≥ n` (cycle walking, which
