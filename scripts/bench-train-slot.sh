@@ -14,7 +14,8 @@
 # each under /usr/bin/time -v (wall, user + sys, peak RSS); words/s are of the training phase (sword's
 # train.manifest.json, gensim's own clock around `train`), as in the rest of BENCHMARKS.md.
 #
-# Env: SWORD (binary; default $CARGO_TARGET_DIR/release/sword, else target/release/sword), SWORD_PYTHON (the
+# Env: SWORD (binary; default $CARGO_TARGET_DIR/release/sword, else target/release/sword), TRAIN_ARGS (more
+# flags for every `sword train`, e.g. '--noise window' to time another noise scheme), SWORD_PYTHON (the
 # Python with gensim; default <repo>/.venv/bin/python, made by scripts/setup-venv.sh), THREADS (default 2),
 # GRAPHS (a directory already holding graph-100k.edg and graph-1m.edg from bench-node2vec.sh, to skip the
 # generator).
@@ -26,6 +27,7 @@ WORK=${2:?usage: bench-train-slot.sh prepare|measure WORK}
 SWORD=${SWORD:-${CARGO_TARGET_DIR:-$ROOT/target}/release/sword}
 PY=${SWORD_PYTHON:-$ROOT/.venv/bin/python}
 THREADS=${THREADS:-2}
+TRAIN_ARGS=${TRAIN_ARGS:-}
 [ -x "$SWORD" ] || { echo "bench-train-slot: no sword binary at $SWORD (set SWORD)" >&2; exit 2; }
 [ -x "$PY" ] || { echo "bench-train-slot: no $PY: run scripts/setup-venv.sh (or set SWORD_PYTHON)" >&2; exit 2; }
 mkdir -p "$WORK"
@@ -70,7 +72,8 @@ timed() {
 }
 
 sword_row() { # LABEL SIZE
-  timed "sword-$2" "$SWORD" -q -j "$THREADS" train --out "$WORK/$2"
+  # shellcheck disable=SC2086 # TRAIN_ARGS is a list of flags
+  timed "sword-$2" "$SWORD" -q -j "$THREADS" train --out "$WORK/$2" $TRAIN_ARGS
   "$PY" - "$WORK/$2/train.manifest.json" "$1" "$WALL" "$CPU" "$RSS_MB" <<'PYEOF'
 import json, sys
 m = json.load(open(sys.argv[1]))
@@ -85,7 +88,7 @@ measure() {
     [ -s "$WORK/$size/walks.bin" ] || { echo "bench-train-slot: run 'prepare $WORK' first" >&2; exit 2; }
   done
   echo "$(date -u '+%F %T') UTC; $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); $(nproc) cores;" \
-    "load at start $(cut -d' ' -f1-3 /proc/loadavg); sword $("$SWORD" --version | cut -d' ' -f2) ($SWORD)"
+    "load at start $(cut -d' ' -f1-3 /proc/loadavg); sword $("$SWORD" --version | cut -d' ' -f2) ($SWORD)${TRAIN_ARGS:+; train flags: $TRAIN_ARGS}"
   echo
   echo "| run | words | train phase s | words/s (train phase) | wall s (process) | user + sys s | words per CPU-s | peak RSS MB |"
   echo "|---|---:|---:|---:|---:|---:|---:|---:|"

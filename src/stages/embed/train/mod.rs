@@ -87,8 +87,11 @@ pub enum Noise {
     /// `negative` noise nodes per pair, as word2vec and gensim draw them.
     Pair,
     /// `negative` noise nodes per centre, shared by the contexts of its window (pWord2Vec).
-    #[default]
     Window,
+    /// `negative` noise nodes per side of a centre: the contexts before it share one draw, those after it
+    /// another (two batches per position).
+    #[default]
+    Side,
     /// `negative` noise nodes per walk, shared by all its centres and contexts.
     Walk,
 }
@@ -118,11 +121,14 @@ pub struct TrainConfig {
     /// Noise (negative) nodes per pair, centre or walk (see `noise`); typical 5–15 (word2vec: 5 per pair).
     #[arg(long, required = false)]
     pub negative: usize,
-    /// Which pairs share noise nodes: `window` (default) draws `negative` per centre, shared by the contexts
-    /// of its window (pWord2Vec); `pair` draws them per (context, centre) pair as word2vec does (no better
-    /// measured, over 3× the CPU time of `window`); `walk` draws them once per walk for all its centres:
-    /// about half the CPU time of `window`, but it costs link prediction on power-law graphs with
-    /// communities (−0.024 centred AUC, −0.013 against degree-matched negatives: BENCHMARKS.md "Training").
+    /// Which pairs share noise nodes: `side` (default) draws `negative` per side of a centre, shared by the
+    /// contexts before it and, drawn again, by those after it: gensim's quality on every graph family measured
+    /// (BENCHMARKS.md "Training"). `window` draws them once per centre for its whole window (pWord2Vec):
+    /// 1.5× the words/s of `side`, but 0.004–0.005 lower centred AUC on power-law graphs. `pair` draws them per
+    /// (context, centre) pair as word2vec does (about 4× the CPU time of `window`, no better than `side`).
+    /// `walk` draws them once per walk for all its centres: about half the CPU time of `window`, but it
+    /// costs link prediction on power-law graphs with communities (−0.024 centred AUC, −0.013 against
+    /// degree-matched negatives).
     #[arg(long, required = false, value_enum)]
     pub noise: Noise,
     /// Passes over the walks; typical 1 for node2vec (many walks per node), 5 for text.
@@ -194,7 +200,7 @@ impl Default for TrainConfig {
             dim: 128,
             window: 5,
             negative: 5,
-            noise: Noise::Window,
+            noise: Noise::Side,
             epochs: 1,
             alpha: 0.025,
             min_alpha: 0.0001,
@@ -757,7 +763,7 @@ mod tests {
 
     /// 8 communities of 25 nodes, 600 walks: every thread count (more threads than cores, and thread counts
     /// that do not divide the blocks) and every SIMD build gives the same bits, with and without subsampling,
-    /// over several epochs and with the σ table.
+    /// over several epochs and with the σ table, for every noise scheme (the first config's is the default).
     #[test]
     fn every_thread_count_and_kernel_gives_the_same_bits() {
         let (k, size) = (8u32, 25u32);
@@ -794,6 +800,12 @@ mod tests {
                 epochs: 2,
                 blocks: 12,
                 noise: Noise::Pair,
+                ..TrainConfig::default()
+            },
+            TrainConfig {
+                dim: 16,
+                blocks: 7,
+                noise: Noise::Window,
                 ..TrainConfig::default()
             },
         ];

@@ -12,9 +12,10 @@
 //! (`syn1`): the centre itself (label 1) and `negative` noise nodes (label 0; a noise node equal to the
 //! centre is dropped, as word2vec does). The `B × T` logits are one small matrix product, and so are both
 //! gradients: `ΔC = G·O` and `ΔO = Gᵀ·C` with `G = (label − σ(C·Oᵀ))·lr`. Which pairs share noise nodes is
-//! [`Noise`]: by default each centre draws its own, shared by the contexts of its window (pWord2Vec);
-//! `pair` draws them for every (context, centre) pair and trains each pair as its own `1 × T` batch
-//! (word2vec); `walk` draws them once per walk for all its positions. A walk of 10 nodes touches about 70
+//! [`Noise`]: by default each side of a centre draws its own, shared by the contexts on that side (a position
+//! is then two batches, before and after the centre); `window` draws them once per centre for its whole
+//! window (pWord2Vec); `pair` draws them for every (context, centre) pair and trains each pair as its own
+//! `1 × T` batch (word2vec); `walk` draws them once per walk for all its positions. A walk of 10 nodes touches about 70
 //! distinct rows per walk by default (10 input rows, 10 centres, 50 noise nodes), 25 with `walk`; rows are
 //! what costs (two matrices far larger than the caches), so `walk` takes about half the CPU time — but a
 //! context then meets the same 5 noise nodes at every centre of its walk instead of 5 new ones each time,
@@ -179,6 +180,7 @@ impl Plan<'_> {
         let draws = match self.noise {
             Noise::Walk => 1,
             Noise::Window => self.walk_len,
+            Noise::Side => self.walk_len * 2,
             Noise::Pair => self.walk_len * 2 * self.window,
         };
         self.walk_len * 2 + draws * self.negative
@@ -567,14 +569,17 @@ impl Block {
             if plan.noise == Noise::Window || (plan.noise == Noise::Walk && i == 0) {
                 draw_noise(plan, &mut self.rng, &mut s.noise);
             }
-            // One batch per position, or one per pair (p, i) in order of p.
+            // One batch per position, one per side of the centre (contexts `lo..i`, then `i + 1..=hi`; the
+            // batch's range holds `i`, which is never a context), or one per pair (p, i) in order of p.
             let each: &mut dyn Iterator<Item = (usize, usize)> = if plan.pairwise {
                 &mut (lo..=hi).filter(|&p| p != i).map(|p| (p, p))
+            } else if plan.noise == Noise::Side {
+                &mut [(lo, i), (i, hi)].into_iter().filter(|&(a, b)| a < b)
             } else {
                 &mut std::iter::once((lo, hi))
             };
             for (a, b) in each {
-                if plan.noise == Noise::Pair {
+                if plan.noise == Noise::Pair || plan.noise == Noise::Side {
                     draw_noise(plan, &mut self.rng, &mut s.noise);
                 }
                 let mut target = |id: u32| {
@@ -1349,7 +1354,7 @@ mod tests {
         let nodes = 4000;
         let f = Fixture::new((0..10).collect(), 10, nodes, 1);
         let src: &[u32] = &f.data;
-        for noise in [Noise::Walk, Noise::Window, Noise::Pair] {
+        for noise in [Noise::Walk, Noise::Window, Noise::Side, Noise::Pair] {
             let plan = Plan {
                 dim: 4,
                 window: 5,
@@ -1369,6 +1374,7 @@ mod tests {
             let (lo, hi) = match noise {
                 Noise::Walk => (1, 5),
                 Noise::Window => (6, 50),
+                Noise::Side => (11, 90),
                 Noise::Pair => (51, 5 * out.pairs),
             };
             assert!(
@@ -1376,8 +1382,13 @@ mod tests {
                 "{noise:?}: {moved} noise rows moved, {} pairs",
                 out.pairs
             );
-            // One batch per position, or per pair.
-            let batches = if noise == Noise::Pair { out.pairs } else { 10 };
+            // One batch per position, per side of a centre (the first and last position have one side:
+            // 1 + 8 × 2 + 1), or per pair.
+            let batches = match noise {
+                Noise::Pair => out.pairs,
+                Noise::Side => 18,
+                _ => 10,
+            };
             assert_eq!(out.batches, batches, "{noise:?}");
         }
     }
