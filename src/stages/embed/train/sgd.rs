@@ -15,12 +15,13 @@
 //! [`Noise`]: by default each side of a centre draws its own, shared by the contexts on that side (a position
 //! is then two batches, before and after the centre); `window` draws them once per centre for its whole
 //! window (pWord2Vec); `pair` draws them for every (context, centre) pair and trains each pair as its own
-//! `1 × T` batch (word2vec); `walk` draws them once per walk for all its positions. A walk of 10 nodes touches about 70
-//! distinct rows per walk by default (10 input rows, 10 centres, 50 noise nodes), 25 with `walk`; rows are
-//! what costs (two matrices far larger than the caches), so `walk` takes about half the CPU time — but a
-//! context then meets the same 5 noise nodes at every centre of its walk instead of 5 new ones each time,
-//! and on power-law graphs with communities that cost 0.024 centred AUC and 0.013 against degree-matched
-//! negatives (BENCHMARKS.md "Training"; docs/embedding.md).
+//! `1 × T` batch (word2vec); `walk` draws them once per walk for all its positions. A walk of 10 nodes touches
+//! up to 110 distinct rows by default (10 input rows, 10 centres, up to 90 noise nodes), about 70 with `window`,
+//! 25 with `walk`; rows are what costs (two matrices far larger than the caches): `window` runs at 1.5× the
+//! words/s of `side` and `walk` at about twice `window`'s — but the fewer the draws, the more contexts meet the
+//! same noise nodes: on power-law graphs `window` cost 0.005 centred AUC against `side`, and `walk` 0.024
+//! centred and 0.013 against degree-matched negatives against `window` (BENCHMARKS.md "Training";
+//! docs/embedding.md).
 //!
 //! **A walk per block per super-step.** Training runs in lockstep: super-step `s` trains the `s`-th walk of
 //! every block that still has one, against the matrices as step `s − 1` left them (the *snapshot*):
