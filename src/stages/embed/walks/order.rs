@@ -143,6 +143,37 @@ mod tests {
         assert!(close < 50, "{close}");
     }
 
+    /// The trap the shuffle removes: the trainer's lockstep blocks take contiguous ranges of the walks, and at
+    /// super-step `s` train the `s`-th walk of each. In node order, with 10 walks per node and 64 blocks, blocks
+    /// `k` and `k + 32` start at the same node at every step; shuffled, two blocks meet at a node about as often
+    /// as chance has it (each pair of the step's 64 starts alike with probability 1/n).
+    #[test]
+    fn lockstep_blocks_do_not_start_together() {
+        use crate::stages::embed::train::sgd::block_walks;
+        let (n, rounds, blocks) = (1000u64, 10u64, 64usize);
+        let total = (n * rounds) as usize;
+        let ranges: Vec<_> = (0..blocks).map(|b| block_walks(b, blocks, total)).collect();
+        let steps = ranges.iter().map(|r| r.len()).min().unwrap();
+        let meetings = |order: Order| -> usize {
+            let s = Starts::new(n, 5, order);
+            (0..steps)
+                .map(|step| {
+                    let mut at: Vec<NodeId> = ranges
+                        .iter()
+                        .map(|r| s.start((r.start + step) as u64).1)
+                        .collect();
+                    at.sort_unstable();
+                    at.windows(2).filter(|w| w[0] == w[1]).count()
+                })
+                .sum()
+        };
+        // Node order: 32 pairs meet at every one of the 156 steps.
+        assert_eq!(meetings(Order::Sorted), 32 * steps);
+        // Shuffled: 2016 pairs per step × 156 steps / 1000 nodes ≈ 314 expected; far below 4992.
+        let shuffled = meetings(Order::Shuffled);
+        assert!((150..600).contains(&shuffled), "{shuffled}");
+    }
+
     proptest! {
         /// A permutation for any size and seed (checked on a sample of sizes up to 5000).
         #[test]
