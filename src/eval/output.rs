@@ -54,11 +54,14 @@ pub fn model_folder(name: &str) -> Result<&Path> {
 
 /// A value read from samples (a domain, a difficulty) that the collect commands put into a file name: refused
 /// when empty or holding a path separator or NUL, since the file would then land outside the folder its
-/// command declares (or nowhere). The message names the key; callers add the file and line.
-pub fn file_part<'a>(value: &'a str, key: &str) -> std::result::Result<&'a str, String> {
+/// command declares (or nowhere). The error names the samples file `path`, its `line` and the key.
+pub fn file_part<'a>(value: &'a str, key: &str, path: &Path, line: u64) -> Result<&'a str> {
     if value.is_empty() || value.contains(['/', '\\', '\0']) {
-        Err(format!(
-            "`{key}` {value:?} cannot be part of a file name (empty, or a path separator or NUL in it)"
+        Err(Error::bad_input(
+            path,
+            format!(
+                "line {line}: `{key}` {value:?} cannot be part of a file name (empty, or a path separator or NUL in it)"
+            ),
         ))
     } else {
         Ok(value)

@@ -627,21 +627,10 @@ mod tests {
         }
         for given in [true, false] {
             let p = plan(given);
-            let mut cases = vec![
-                both::<extract::ExtractStage>(&p, &["--dump", "d.json"]),
-                both::<graph::GraphStage>(&p, &[]),
-                both::<walks::WalksStage>(&p, &["--seed", "7"]),
-                both::<train::TrainStage>(&p, &["--seed", "7"]),
-                both::<distort::DistortStage>(&p, &["--seed", "7"]),
-                both::<export::ExportStage>(&p, &[]),
-            ];
-            if given {
-                cases[0] = both::<extract::ExtractStage>(
-                    &p,
+            // The flags the Makefile's command lines add for the run's flags that were given.
+            let (extract_flags, distort_flags): (&[&str], &[&str]) = if given {
+                (
                     &["--dump", "d.json", "--memory-limit", "8G"],
-                );
-                cases[4] = both::<distort::DistortStage>(
-                    &p,
                     &[
                         "--seed",
                         "7",
@@ -650,8 +639,18 @@ mod tests {
                         "--carry-from",
                         "old",
                     ],
-                );
-            }
+                )
+            } else {
+                (&["--dump", "d.json"], &["--seed", "7"])
+            };
+            let cases = [
+                both::<extract::ExtractStage>(&p, extract_flags),
+                both::<graph::GraphStage>(&p, &[]),
+                both::<walks::WalksStage>(&p, &["--seed", "7"]),
+                both::<train::TrainStage>(&p, &["--seed", "7"]),
+                both::<distort::DistortStage>(&p, distort_flags),
+                both::<export::ExportStage>(&p, &[]),
+            ];
             for (run, own) in &cases {
                 assert_eq!(run, own, "given: {given}");
             }

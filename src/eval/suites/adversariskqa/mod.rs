@@ -520,8 +520,7 @@ pub fn collect_results(
     for (line, o) in samples {
         let Some(item) = item_of(o) else { continue };
         for (v, k) in [(&item.domain, "domain"), (&item.difficulty, "difficulty")] {
-            file_part(v, k)
-                .map_err(|why| Error::bad_input(samples_path, format!("line {line}: {why}")))?;
+            file_part(v, k, samples_path, *line)?;
         }
         let id = o.get("id").and_then(Value::as_str).unwrap_or_default();
         let answer = o.get("answer").and_then(Value::as_str);

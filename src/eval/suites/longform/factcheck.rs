@@ -257,8 +257,7 @@ pub fn answered(samples: &[(u64, Map<String, Value>)], path: &Path) -> Result<Ve
         // Both go into the name of the file `collect` writes.
         let part = |k: &str| -> Result<String> {
             let v = s(k)?;
-            file_part(&v, k)
-                .map_err(|why| Error::bad_input(path, format!("line {line}: {why}")))?;
+            file_part(&v, k, path, *line)?;
             Ok(v)
         };
         out.push(Answered {

@@ -34,7 +34,8 @@ pub enum Order {
 #[derive(Clone, Copy, Debug)]
 pub struct Starts {
     n: u64,
-    seed: u64,
+    /// The seed mixed once; each round's key is derived from it.
+    seed_key: u64,
     order: Order,
     /// Bits of one Feistel half (`h`).
     half: u32,
@@ -54,7 +55,7 @@ impl Starts {
         let bits = 64 - n.saturating_sub(1).leading_zeros();
         Starts {
             n,
-            seed,
+            seed_key: mix(seed ^ 0x6e32_765f_7374_6172),
             order,
             half: bits.div_ceil(2),
         }
@@ -75,7 +76,7 @@ impl Starts {
         if self.n <= 1 {
             return pos;
         }
-        let key = mix(mix(self.seed ^ 0x6e32_765f_7374_6172) ^ round);
+        let key = mix(self.seed_key ^ round);
         let mut x = pos;
         loop {
             x = self.feistel(key, x);

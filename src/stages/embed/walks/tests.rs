@@ -55,6 +55,22 @@ fn below_is_in_range_and_covers() {
     assert!(seen.iter().all(|&c| c > 800), "{seen:?}");
 }
 
+/// The start nodes of `w`'s walks round by round (`n` walks a round), after checking that every round starts
+/// once at every node.
+fn round_starts(w: &Walks, n: usize) -> Vec<Vec<u32>> {
+    let rounds: Vec<Vec<u32>> = w
+        .data
+        .chunks(n * w.length)
+        .map(|r| r.chunks(w.length).map(|walk| walk[0]).collect())
+        .collect();
+    for r in &rounds {
+        let mut sorted = r.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, (0..n as u32).collect::<Vec<_>>());
+    }
+    rounds
+}
+
 #[test]
 fn isolated_node_walks_are_padded_and_order_is_round_major() {
     // 0-1 edge, 2 isolated.
@@ -80,11 +96,7 @@ fn isolated_node_walks_are_padded_and_order_is_round_major() {
             ..cfg
         },
     );
-    for round in w.data.chunks(3 * 4) {
-        let mut starts: Vec<u32> = round.chunks(4).map(|x| x[0]).collect();
-        starts.sort_unstable();
-        assert_eq!(starts, vec![0, 1, 2]);
-    }
+    assert_eq!(round_starts(&w, 3).len(), 2);
     for walk in w.iter() {
         if walk[0] == 2 {
             assert_eq!(walk, &[2, PAD, PAD, PAD]);
@@ -255,19 +267,8 @@ fn lockstep_groups_equal_single_walks_on_a_graph_with_hubs() {
     }
     // Each round starts at every node once, in an order of its own; `sorted` holds the same walks, round by
     // round in node order.
-    let firsts: Vec<Vec<u32>> = all
-        .iter()
-        .map(|w| w[0])
-        .collect::<Vec<_>>()
-        .chunks(n as usize)
-        .map(|c| c.to_vec())
-        .collect();
+    let firsts = round_starts(&all, n as usize);
     assert_eq!(firsts.len(), 2);
-    for f in &firsts {
-        let mut sorted = f.clone();
-        sorted.sort_unstable();
-        assert_eq!(sorted, (0..n as u32).collect::<Vec<_>>());
-    }
     assert_ne!(firsts[0], firsts[1]);
     let by_node = generate(
         &csr,
