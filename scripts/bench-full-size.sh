@@ -22,15 +22,17 @@
 # pipeline/Makefile nightly DUMP=… OUT=WORK/out MEMORY_LIMIT=LIMIT`, with the dump streamed through a named pipe
 # (WORK/dumps/wikidata-2026MM01-all.json, so the run folder is WORK/out/2026MM01):
 #   MONTH=1 SYNTH_CONFIG=pipeline/synth-full-size.toml scripts/bench-full-size.sh $WORK/nightly 112000000 8G
-#   MONTH=2 EDITS=1000 SYNTH_CONFIG=pipeline/synth-full-size.toml scripts/bench-full-size.sh $WORK/nightly 112000000 8G
-# Month 1 generates the dump; month 2 generates `synth --later-of WORK/out/20260101 --edits EDITS` (the same
-# world with EDITS edits of each kind aimed at month 1's benchmark; synth writes to stdout, redirected into the
+#   MONTH=2 SYNTH_CONFIG=pipeline/synth-full-size.toml scripts/bench-full-size.sh $WORK/nightly 112000000 8G
+# Month 1 generates the dump; month 2 generates `synth --later-of WORK/out/20260101 --edits EDITS --world-edits
+# WORLD_EDITS` (the same world with EDITS edits of each kind aimed at month 1's benchmark, default 100, and
+# WORLD_EDITS of each kind beyond it, on labelled items the benchmark does not name, default 1000; synth writes to stdout, redirected into the
 # pipe, since a file it writes goes through a temporary file and a rename, which would replace the pipe) and the nightly then revalidates month 1's
 # benchmark and carries it. Keep WORK between the months. Every sword call of the nightly runs under
 # /usr/bin/time -v (a wrapper given as SWORD to make); the table gives per stage wall, CPU s, peak RSS, the run
 # folder's size after it, extract's spill bytes and, for month 2, the counts per revalidation status and of the
 # carry. Month 2's synth is not quiet: it says how many edits of each kind found no statement to aim at (each
-# edit goes to a statement no earlier edit touched, so EDITS × 12 kinds must fit the benchmark's statements).
+# edit goes to a statement no earlier edit touched, so EDITS × 12 kinds must fit the benchmark's statements,
+# and the world edits after them).
 # Then scripts/check-benchmark.py checks the published benchmark against the month's dump (when the
 # project's Python environment exists). TRUTH=1 also writes synth's oracle (`--truth`: the whole world's sets, held in memory: small sizes only).
 # A second month-2 distort (`REDISTORT=1`, the default) checks that the carried benchmark has the same
@@ -75,7 +77,7 @@ WRAP
     prev=$WORK/out/$(printf '2026%02d01' $((MONTH - 1)))
     [ -f "$prev/sword.parquet" ] || { echo "no month-$((MONTH - 1)) benchmark at $prev" >&2; exit 2; }
     /usr/bin/time -v -o "$synth_t" "$SWORD" synth --entities "$ENTITIES" "${SC[@]}" --later-of "$prev" \
-      --edits "${EDITS:-1000}" ${TRUTH:+--truth "$WORK/dumps/truth-$date.json"} --out - >"$fifo" &
+      --edits "${EDITS:-100}" --world-edits "${WORLD_EDITS:-1000}" ${TRUTH:+--truth "$WORK/dumps/truth-$date.json"} --out - >"$fifo" &
   fi
   synth_pid=$!
   t0=$(date +%s)

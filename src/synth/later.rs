@@ -34,6 +34,9 @@ pub struct LaterConfig {
     /// first version from its `triples.parquet` (which lines hold a replacement in its role). None: no
     /// `leave_pool` edit is made (they are counted as unmade).
     pub old_run: Option<PathBuf>,
+    /// Edits of each kind (but `rename_property`) beyond the benchmark, on labelled items that no statement of
+    /// it names: the bulk of a real month's edits, which a later dump must carry at scale (default 0).
+    pub world_per_kind: usize,
 }
 
 impl Default for LaterConfig {
@@ -42,6 +45,7 @@ impl Default for LaterConfig {
             per_kind: 3,
             seed: 1,
             old_run: None,
+            world_per_kind: 0,
         }
     }
 }
@@ -230,7 +234,7 @@ impl EditKind {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Edit {
     pub kind: EditKind,
-    /// The statement of the old benchmark it aims at.
+    /// The statement of the old benchmark it aims at; empty for an edit beyond the benchmark.
     pub target: String,
     /// The entity whose line is edited (`Q42`, `P31`); for `add_transitive`, the subject's; for
     /// `leave_pool`, the replacement that leaves the pool (the lines edited are the subjects' of `statements`).
@@ -264,6 +268,8 @@ pub struct Plan {
     pub edits: Vec<Edit>,
     /// Kinds for which fewer than the asked edits found a statement to aim at, and how many are missing.
     pub unmade: BTreeMap<EditKind, u64>,
+    /// The same for the edits beyond the benchmark.
+    pub unmade_world: BTreeMap<EditKind, u64>,
     deleted_lines: HashSet<u64>,
     ops: HashMap<u64, Vec<LineOp>>,
     deleted: HashSet<Qid>,
@@ -576,39 +582,7 @@ fn plan(m: &Model, bench: &[Distortion], lc: &LaterConfig) -> Result<Plan> {
                     let Some(line_k) = m.line_of(target) else {
                         continue;
                     };
-                    let line = parsed_line(m, line_k);
-                    let op = if kind == EditKind::Describe {
-                        let old = line["descriptions"]["en"]["value"].as_str().unwrap_or("");
-                        let text = loop {
-                            let t = format!("{} (revised)", latin_name(&mut rng, 2).to_lowercase());
-                            if t != old {
-                                break t;
-                            }
-                        };
-                        edit.language = Some("en".into());
-                        edit.text = Some(text.clone());
-                        LineOp::Description("en", text)
-                    } else {
-                        // A language with a label of its own (ko and ja always have one).
-                        let langs: Vec<&'static str> = SWORD_LANGS
-                            .into_iter()
-                            .filter(|l| label_in(&line, l).is_some())
-                            .collect();
-                        let lang = langs[rng.random_range(0..langs.len())];
-                        let old = label_in(&line, lang).unwrap_or("");
-                        let text = loop {
-                            let t = script_name(lang, &latin_name(&mut rng, 2), &mut rng);
-                            if t != old && !t.is_empty() {
-                                break t;
-                            }
-                        };
-                        plan.renamed.insert(target);
-                        edit.language = Some(lang.into());
-                        edit.text = Some(text.clone());
-                        LineOp::Label(lang, Some(text))
-                    };
-                    plan.ops.entry(line_k).or_default().push(op);
-                    edit.entity = target.to_string();
+                    text_edit(m, &mut rng, &mut plan, kind, target, line_k, &mut edit);
                 }
             }
             used.insert(st.subject);
@@ -626,7 +600,265 @@ fn plan(m: &Model, bench: &[Distortion], lc: &LaterConfig) -> Result<Plan> {
             }
         }
     }
+    if lc.world_per_kind > 0 {
+        plan.unmade_world = plan_world(
+            m,
+            &mut plan,
+            lc.world_per_kind,
+            &degree,
+            &mut used,
+            &mut rng,
+            last_line,
+        );
+    }
     Ok(plan)
+}
+
+/// A label or description edit of `target`, whose line is `line_k`: `describe` gives it another English
+/// description, `rename` and `rename_property` another label in a language it has one in (ko and ja always).
+fn text_edit(
+    m: &Model,
+    rng: &mut ChaCha8Rng,
+    plan: &mut Plan,
+    kind: EditKind,
+    target: EntityId,
+    line_k: u64,
+    edit: &mut Edit,
+) {
+    let line = parsed_line(m, line_k);
+    let op = if kind == EditKind::Describe {
+        let old = line["descriptions"]["en"]["value"].as_str().unwrap_or("");
+        let text = loop {
+            let t = format!("{} (revised)", latin_name(rng, 2).to_lowercase());
+            if t != old {
+                break t;
+            }
+        };
+        edit.language = Some("en".into());
+        edit.text = Some(text.clone());
+        LineOp::Description("en", text)
+    } else {
+        let langs: Vec<&'static str> = SWORD_LANGS
+            .into_iter()
+            .filter(|l| label_in(&line, l).is_some())
+            .collect();
+        let lang = langs[rng.random_range(0..langs.len())];
+        let old = label_in(&line, lang).unwrap_or("");
+        let text = loop {
+            let t = script_name(lang, &latin_name(rng, 2), rng);
+            if t != old && !t.is_empty() {
+                break t;
+            }
+        };
+        plan.renamed.insert(target);
+        edit.language = Some(lang.into());
+        edit.text = Some(text.clone());
+        LineOp::Label(lang, Some(text))
+    };
+    plan.ops.entry(line_k).or_default().push(op);
+    edit.entity = target.to_string();
+}
+
+/// The item-valued statements `(P, O)` of a parsed line, in the order of its claims.
+fn item_statements(line: &serde_json::Value) -> Vec<(Pid, Qid)> {
+    let mut out = Vec::new();
+    if let Some(claims) = line["claims"].as_object() {
+        for (key, sts) in claims {
+            let Some(p) = key.strip_prefix('P').and_then(|n| n.parse().ok()) else {
+                continue;
+            };
+            for st in sts.as_array().into_iter().flatten() {
+                let v = &st["mainsnak"]["datavalue"]["value"];
+                if let (Some("item"), Some(o)) =
+                    (v["entity-type"].as_str(), v["numeric-id"].as_u64())
+                {
+                    out.push((Pid(p), Qid(o)));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Tries at finding an entity for one edit beyond the benchmark before it counts as unmade.
+const WORLD_TRIES: usize = 100_000;
+
+/// The edits beyond the benchmark (`LaterConfig::world_per_kind` of each kind but `rename_property`): what
+/// most of a month of Wikidata is. Each edits labelled items that no statement of the benchmark names and no
+/// other edit touched (so it changes what extract keeps, and no line is edited twice), in the manner of its
+/// kind: a line deleted, a Korean label dropped, a final triple removed or deprecated, every statement of one
+/// property removed from a line (its subject leaves that property's pool), a statement added between two such
+/// items with any labelled item property, a symmetric one, the inverse of one that has an inverse, or a
+/// transitive one through an unlabelled middle item, a label or an English description changed. The
+/// benchmark's statuses can still change through them (a pool emptied by a removal elsewhere, a chain a new
+/// transitive statement completes); the expected statuses are computed after all edits, as for any edit.
+/// Each edit's `target` is empty. Returns the kinds that found fewer entities than asked, with the shortfall.
+fn plan_world(
+    m: &Model,
+    plan: &mut Plan,
+    n: usize,
+    named: &HashMap<Qid, u64>,
+    used: &mut HashSet<Qid>,
+    rng: &mut ChaCha8Rng,
+    last_line: u64,
+) -> BTreeMap<EditKind, u64> {
+    let mut unmade = BTreeMap::new();
+    // Labelled item properties of each class, by index into `m.props`.
+    let props = |f: &dyn Fn(&PropDef) -> bool| -> Vec<Pid> {
+        m.props
+            .iter()
+            .enumerate()
+            .filter(|(j, d)| {
+                d.datatype == "wikibase-item" && m.labelled(EntityIndex::Prop(*j)) && f(d)
+            })
+            .map(|(_, d)| d.id)
+            .collect()
+    };
+    let any = props(&|_| true);
+    let symmetric = props(&|d| d.symmetric_p31 || d.symmetric_constraint);
+    let inverse = props(&|d| !d.inverse.is_empty());
+    let transitive = props(&|d| d.transitive);
+    let free = |q: Qid, used: &HashSet<Qid>| !named.contains_key(&q) && !used.contains(&q);
+    for kind in EditKind::ALL {
+        if kind == EditKind::RenameProperty {
+            continue;
+        }
+        let mut made = 0;
+        let mut tries = 0;
+        while made < n && tries < WORLD_TRIES {
+            tries += 1;
+            // A labelled item no edit touched, on a line no edit changed.
+            let r = rng.random_range(0..m.n_items.max(1));
+            let q = m.item_id(r);
+            if !m.labelled(EntityIndex::Item(r)) || !free(q, used) {
+                continue;
+            }
+            let k = m.item_line(r);
+            if k == last_line || plan.ops.contains_key(&k) || plan.deleted_lines.contains(&k) {
+                continue;
+            }
+            let mut edit = Edit {
+                kind,
+                target: String::new(),
+                entity: q.to_string(),
+                statements: Vec::new(),
+                language: None,
+                text: None,
+            };
+            let triple = |(s, p, o): (Qid, Pid, Qid)| [s.to_string(), p.to_string(), o.to_string()];
+            let mut touched = vec![q];
+            match kind {
+                EditKind::Delete => {
+                    plan.deleted_lines.insert(k);
+                    plan.deleted.insert(q);
+                }
+                EditKind::DropLabel => {
+                    plan.ops
+                        .entry(k)
+                        .or_default()
+                        .push(LineOp::Label("ko", None));
+                    plan.dropped.insert(EntityId::Item(q));
+                    edit.language = Some("ko".into());
+                }
+                EditKind::RemoveStatement | EditKind::Deprecate | EditKind::LeavePool => {
+                    // A final triple of the line: its property and object labelled, the object free.
+                    // leave_pool: every statement of P on the line, so the subject leaves P's pool.
+                    let sts = item_statements(&parsed_line(m, k));
+                    let objects_of = |p: Pid| -> Vec<Qid> {
+                        let mut v: Vec<Qid> =
+                            sts.iter().filter(|s| s.0 == p).map(|s| s.1).collect();
+                        v.sort_unstable();
+                        v.dedup();
+                        v
+                    };
+                    let Some(&(p, o)) = sts.iter().find(|&&(p, o)| {
+                        free(o, used)
+                            && o != q
+                            && m.is_labelled(EntityId::Item(o))
+                            && m.is_labelled(EntityId::Property(p))
+                            && (kind != EditKind::LeavePool
+                                || objects_of(p).iter().all(|&x| x != q && free(x, used)))
+                    }) else {
+                        continue;
+                    };
+                    let objects = if kind == EditKind::LeavePool {
+                        objects_of(p)
+                    } else {
+                        vec![o]
+                    };
+                    for &x in &objects {
+                        if kind == EditKind::Deprecate {
+                            plan.deprecated.insert((q, p, x));
+                            plan.ops.entry(k).or_default().push(LineOp::Deprecate(p, x));
+                        } else {
+                            plan.removed.insert((q, p, x));
+                            plan.ops.entry(k).or_default().push(LineOp::Remove(p, x));
+                        }
+                        edit.statements.push(triple((q, p, x)));
+                    }
+                    touched.extend(objects);
+                }
+                EditKind::AddDirect
+                | EditKind::AddSymmetric
+                | EditKind::AddInverse
+                | EditKind::AddTransitive => {
+                    let class = match kind {
+                        EditKind::AddDirect => &any,
+                        EditKind::AddSymmetric => &symmetric,
+                        EditKind::AddInverse => &inverse,
+                        _ => &transitive,
+                    };
+                    if class.is_empty() {
+                        break;
+                    }
+                    let mut p = class[rng.random_range(0..class.len())];
+                    if kind == EditKind::AddInverse {
+                        p = m.prop(p).map_or(p, |d| d.inverse[0]);
+                    }
+                    // The object: another labelled, free item, not already an object of P on the line.
+                    let ro = rng.random_range(0..m.n_items.max(1));
+                    let o = m.item_id(ro);
+                    if o == q || !m.labelled(EntityIndex::Item(ro)) || !free(o, used) {
+                        continue;
+                    }
+                    if item_statements(&parsed_line(m, k)).contains(&(p, o)) {
+                        continue;
+                    }
+                    let mut chain = vec![(q, p, o, k)];
+                    if kind == EditKind::AddTransitive {
+                        let Some((mid, mk)) = pick_middle(m, rng, named, used, last_line) else {
+                            continue;
+                        };
+                        if plan.ops.contains_key(&mk) || plan.deleted_lines.contains(&mk) {
+                            continue;
+                        }
+                        chain = vec![(q, p, mid, k), (mid, p, o, mk)];
+                        touched.push(mid);
+                    }
+                    for (a, p, b, line) in chain {
+                        plan.ops
+                            .entry(line)
+                            .or_default()
+                            .push(LineOp::Add(p, b, new_guid(rng, a)));
+                        plan.added.push((a, p, b));
+                        edit.statements.push(triple((a, p, b)));
+                    }
+                    touched.push(o);
+                }
+                EditKind::Rename | EditKind::Describe => {
+                    text_edit(m, rng, plan, kind, EntityId::Item(q), k, &mut edit);
+                }
+                EditKind::RenameProperty => unreachable!("skipped above"),
+            }
+            used.extend(touched);
+            plan.edits.push(edit);
+            made += 1;
+        }
+        if made < n {
+            unmade.insert(kind, (n - made) as u64);
+        }
+    }
+    unmade
 }
 
 /// An unlabelled item that no statement of the benchmark names and no edit touched yet, with its line.
@@ -790,6 +1022,8 @@ pub struct LaterTruth {
     pub truth: Truth,
     pub edits: Vec<Edit>,
     pub unmade: BTreeMap<EditKind, u64>,
+    /// See [`Plan::unmade_world`].
+    pub unmade_world: BTreeMap<EditKind, u64>,
     /// One per statement of the old benchmark, in its order.
     pub expected: Vec<Expected>,
 }
@@ -963,6 +1197,20 @@ pub fn generate_later_as<W: Write>(
             kind.as_str()
         ));
     }
+    if lc.world_per_kind > 0 {
+        let made = plan.edits.iter().filter(|e| e.target.is_empty()).count();
+        progress::log(format!(
+            "synth: {made} edit(s) beyond the benchmark ({} of each kind asked, rename_property aside)",
+            lc.world_per_kind
+        ));
+        for (kind, n) in &plan.unmade_world {
+            progress::log(format!(
+                "synth: {n} of the {} {} edit(s) beyond the benchmark found no labelled item to edit that neither the benchmark nor another edit names",
+                lc.world_per_kind,
+                kind.as_str()
+            ));
+        }
+    }
     let (v1, counts) = writer::stream_with(cfg, threads, w, format, path, full, Some(&plan))?;
     if !full {
         return Ok((None, counts));
@@ -975,6 +1223,7 @@ pub fn generate_later_as<W: Write>(
             truth,
             edits: plan.edits,
             unmade: plan.unmade,
+            unmade_world: plan.unmade_world,
             expected,
         }),
         counts,
@@ -1027,6 +1276,13 @@ pub fn later_truth_json(t: &LaterTruth) -> serde_json::Value {
     doc["edits"] = serde_json::to_value(&t.edits).expect("edits serialise");
     doc["unmade"] = serde_json::to_value(
         t.unmade
+            .iter()
+            .map(|(k, n)| (k.as_str(), *n))
+            .collect::<BTreeMap<_, _>>(),
+    )
+    .expect("counts serialise");
+    doc["unmade_world"] = serde_json::to_value(
+        t.unmade_world
             .iter()
             .map(|(k, n)| (k.as_str(), *n))
             .collect::<BTreeMap<_, _>>(),

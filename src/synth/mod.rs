@@ -231,6 +231,10 @@ pub struct Args {
     /// With `--later-of`: edits of each kind (default 3).
     #[arg(long, requires = "later_of")]
     edits: Option<usize>,
+    /// With `--later-of`: edits of each kind beyond the benchmark, on labelled items no statement of it names
+    /// (default 0; `rename_property` has none): the bulk of a month's edits, for runs at scale.
+    #[arg(long, requires = "later_of")]
+    world_edits: Option<usize>,
     /// With `--later-of`: seed of the choice of edits (default 1).
     #[arg(long, requires = "later_of")]
     edit_seed: Option<u64>,
@@ -318,6 +322,9 @@ fn later_cli(cfg: &Config, threads: usize, old: &Path, args: &Args) -> Result<()
     };
     if let Some(n) = args.edits {
         lc.per_kind = n;
+    }
+    if let Some(n) = args.world_edits {
+        lc.world_per_kind = n;
     }
     if let Some(s) = args.edit_seed {
         lc.seed = s;

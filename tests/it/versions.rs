@@ -199,31 +199,9 @@ fn lines_of(dump: &Path) -> BTreeMap<String, String> {
         .collect()
 }
 
-#[test]
-fn a_later_version_edits_only_its_lines_and_extracts_to_its_oracle() {
-    let wd = Workdir::new();
-    let cfg = world();
-    let (v1, old) = first_version(&wd, &cfg, 400);
-    let lc = LaterConfig {
-        old_run: Some(old.clone()),
-        ..LaterConfig::default()
-    };
-    let (v2, later) = later_version(&wd, &cfg, &old, &lc);
-    assert!(
-        later.unmade.is_empty(),
-        "edits without a target: {:?}",
-        later.unmade
-    );
-    let kinds: BTreeSet<EditKind> = later.edits.iter().map(|e| e.kind).collect();
-    assert_eq!(
-        kinds.len(),
-        EditKind::ALL.len(),
-        "every kind of edit is made"
-    );
-
-    // The lines: a deleted entity's line is gone, an edited one differs, every other line is the first
-    // version's bytes.
-    let (a, b) = (lines_of(&v1), lines_of(&v2));
+/// A deleted entity's line is gone from `v2`, an edited one differs, every other line is `v1`'s bytes.
+fn assert_only_edited_lines(v1: &Path, v2: &Path, later: &LaterTruth) {
+    let (a, b) = (lines_of(v1), lines_of(v2));
     let deleted: BTreeSet<&str> = later
         .edits
         .iter()
@@ -250,6 +228,33 @@ fn a_later_version_edits_only_its_lines_and_extracts_to_its_oracle() {
             Some(l) => assert!(l == line, "{id} changed without an edit"),
         }
     }
+}
+
+#[test]
+fn a_later_version_edits_only_its_lines_and_extracts_to_its_oracle() {
+    let wd = Workdir::new();
+    let cfg = world();
+    let (v1, old) = first_version(&wd, &cfg, 400);
+    let lc = LaterConfig {
+        old_run: Some(old.clone()),
+        ..LaterConfig::default()
+    };
+    let (v2, later) = later_version(&wd, &cfg, &old, &lc);
+    assert!(
+        later.unmade.is_empty(),
+        "edits without a target: {:?}",
+        later.unmade
+    );
+    let kinds: BTreeSet<EditKind> = later.edits.iter().map(|e| e.kind).collect();
+    assert_eq!(
+        kinds.len(),
+        EditKind::ALL.len(),
+        "every kind of edit is made"
+    );
+
+    // The lines: a deleted entity's line is gone, an edited one differs, every other line is the first
+    // version's bytes.
+    assert_only_edited_lines(&v1, &v2, &later);
     // A second run writes the same bytes.
     let again = wd.join("v2-again.json");
     let bench = synth::read_benchmark(&old).unwrap();
@@ -347,4 +352,92 @@ fn a_later_version_of_another_world_is_refused() {
         "{err}"
     );
     assert!(!wd.join("v2.json").exists());
+}
+
+#[test]
+fn edits_beyond_the_benchmark_name_none_of_its_entities_and_extract_to_their_oracle() {
+    let wd = Workdir::new();
+    let cfg = world();
+    // A small benchmark, so that labelled items it does not name are left in this small world.
+    let (v1, old) = first_version(&wd, &cfg, 100);
+    let per_kind = 4;
+    let lc = LaterConfig {
+        world_per_kind: per_kind,
+        ..LaterConfig::default()
+    };
+    let (v2, later) = later_version(&wd, &cfg, &old, &lc);
+    assert!(later.unmade_world.is_empty(), "{:?}", later.unmade_world);
+    for kind in EditKind::ALL {
+        let n = later
+            .edits
+            .iter()
+            .filter(|e| e.target.is_empty() && e.kind == kind)
+            .count();
+        let want = if kind == EditKind::RenameProperty {
+            0
+        } else {
+            per_kind
+        };
+        assert_eq!(n, want, "{kind:?}");
+    }
+    // No world edit names an entity of the benchmark, and no two edits touch the same entity.
+    let bench = synth::read_benchmark(&old).unwrap();
+    let named: BTreeSet<String> = bench
+        .iter()
+        .flat_map(|st| [st.subject.to_string(), st.object.to_string()])
+        .collect();
+    let mut seen = BTreeSet::new();
+    for e in later.edits.iter().filter(|e| e.target.is_empty()) {
+        let mut ids = vec![e.entity.clone()];
+        for [s, _, o] in &e.statements {
+            ids.push(s.clone());
+            ids.push(o.clone());
+        }
+        ids.sort();
+        ids.dedup();
+        for id in ids {
+            assert!(
+                !named.contains(&id),
+                "{:?} names {id}, of the benchmark",
+                e.kind
+            );
+            assert!(seen.insert(id.clone()), "{id} edited twice");
+        }
+    }
+    assert_only_edited_lines(&v1, &v2, &later);
+    // What extract recovers is the later oracle, and revalidate gives every statement its expected status.
+    let new = wd.join("new");
+    crate::util::extract(&v2, &new, &sword::stages::extract::Config::default()).unwrap();
+    assert_recovered(&later.truth, &read_extracted(&new));
+    let rv = wd.join("rv");
+    wd.run_ok(&[
+        "revalidate",
+        "--benchmark",
+        old.to_str().unwrap(),
+        "--against",
+        new.to_str().unwrap(),
+        "--out",
+        rv.to_str().unwrap(),
+    ]);
+    let got =
+        sword::store::tables::revalidation::read_revalidation(&rv.join("revalidation.parquet"))
+            .unwrap();
+    assert_eq!(got.len(), later.expected.len());
+    for (g, x) in got.iter().zip(&later.expected) {
+        assert_eq!(
+            (&g.statement_id, g.status.as_str()),
+            (&x.statement_id, x.status.as_str())
+        );
+    }
+
+    // The aimed edits are those of a run without the world edits (they are planned first).
+    // (written over v2.json, which is no longer needed)
+    let (_, aimed_only) = later_version(&wd, &cfg, &old, &LaterConfig::default());
+    let aimed: Vec<_> = later
+        .edits
+        .iter()
+        .filter(|e| !e.target.is_empty())
+        .collect();
+    assert_eq!(aimed.len(), aimed_only.edits.len());
+    assert!(aimed.iter().zip(&aimed_only.edits).all(|(a, b)| *a == b));
 }
