@@ -184,7 +184,7 @@ impl Kernel {
     /// from the rows on entry. `ci` may repeat a row (each occurrence adds its own `ΔC`); the targets must be
     /// distinct and no row may be both (checked in debug builds). The vector builds do it one register of
     /// columns at a time with the targets and sums in registers, so the rows are read once; the same bits
-    /// on every build ([`scalar::update_cols`] is the definition).
+    /// on every build ([`scalar::update_cols_ptr`] is the definition).
     pub fn update(self, dim: usize, g: &[f32], m: &mut [f32], ci: &[u32], ti: &[u32]) {
         let rows = m.len().checked_div(dim).unwrap_or(0);
         assert!(
@@ -201,11 +201,54 @@ impl Kernel {
         if dim == 0 || ci.is_empty() || ti.is_empty() {
             return;
         }
-        dispatch!(
-            self,
-            update(dim, g, m, ci, ti),
-            scalar::update_cols(dim, 0, g, m, ci, ti)
-        )
+        let base = m.as_mut_ptr();
+        // The row pointers: on the stack for a usual minibatch.
+        let (mut cs, mut ts) = (
+            [std::ptr::null_mut(); UPDATE_MAX_C],
+            [std::ptr::null_mut(); 64],
+        );
+        let (mut ch, mut th) = (Vec::new(), Vec::new());
+        let cp: &mut [*mut f32] = if ci.len() <= UPDATE_MAX_C {
+            &mut cs[..ci.len()]
+        } else {
+            ch.resize(ci.len(), std::ptr::null_mut());
+            &mut ch
+        };
+        let tp: &mut [*mut f32] = if ti.len() <= 64 {
+            &mut ts[..ti.len()]
+        } else {
+            th.resize(ti.len(), std::ptr::null_mut());
+            &mut th
+        };
+        // `wrapping_add`: in bounds (checked above), and no reference into `m` is made from here on.
+        for (p, &r) in cp.iter_mut().zip(ci).chain(tp.iter_mut().zip(ti)) {
+            *p = base.wrapping_add(r as usize * dim);
+        }
+        // SAFETY: every pointer is a row of `m`, which this call borrows mutably; the targets are distinct
+        // rows apart from the contexts (the caller's contract, checked in debug builds).
+        unsafe { self.update_ptrs(dim, g, cp, tp) }
+    }
+
+    /// [`Kernel::update`] on rows given by pointer, wherever they live (rows of two matrices and of a working
+    /// copy in one minibatch): the same operations in the same order, so the same bits.
+    ///
+    /// # Safety
+    /// Every pointer of `cp` (contexts; repeats allowed) and of `tp` (targets) points to `dim` floats that
+    /// nothing else reads or writes during the call; the targets are distinct and none is a context.
+    pub unsafe fn update_ptrs(self, dim: usize, g: &[f32], cp: &[*mut f32], tp: &[*mut f32]) {
+        assert!(g.len() == cp.len() * tp.len(), "update shapes");
+        debug_assert!(
+            cp.iter().all(|r| !tp.contains(r))
+                && tp.iter().enumerate().all(|(k, r)| !tp[..k].contains(r)),
+            "update: a row is both context and target, or a target twice"
+        );
+        if dim == 0 || cp.is_empty() || tp.is_empty() {
+            return;
+        }
+        // SAFETY: the caller's contract.
+        dispatch!(self, update(dim, g, cp, tp), unsafe {
+            scalar::update_cols_ptr(dim, 0, g, cp, tp)
+        })
     }
 
     /// One dot product (the 1 × 1 case of [`Kernel::gram`]).
@@ -222,6 +265,8 @@ impl Kernel {
 pub struct Rows<'a> {
     base: &'a [f32],
     idx: Option<&'a [u32]>,
+    /// Rows by pointer ([`Rows::from_ptrs`]), instead of `base` and `idx`.
+    ptrs: Option<&'a [*mut f32]>,
     n: usize,
     dim: usize,
 }
@@ -234,6 +279,7 @@ impl<'a> Rows<'a> {
         Rows {
             base: m,
             idx: None,
+            ptrs: None,
             n,
             dim,
         }
@@ -249,7 +295,22 @@ impl<'a> Rows<'a> {
         Rows {
             base: m,
             idx: Some(idx),
+            ptrs: None,
             n: idx.len(),
+            dim,
+        }
+    }
+
+    /// The `dim` floats at each pointer of `ptrs` (repeats allowed).
+    ///
+    /// # Safety
+    /// Each pointer points to `dim` floats that nobody writes while the `Rows` (or a row it gave) lives.
+    pub unsafe fn from_ptrs(dim: usize, ptrs: &'a [*mut f32]) -> Rows<'a> {
+        Rows {
+            base: &[],
+            idx: None,
+            ptrs: Some(ptrs),
+            n: ptrs.len(),
             dim,
         }
     }
@@ -268,6 +329,10 @@ impl<'a> Rows<'a> {
     /// Row `k`.
     #[inline(always)]
     pub fn row(&self, k: usize) -> &'a [f32] {
+        if let Some(p) = self.ptrs {
+            // SAFETY: `from_ptrs`'s contract.
+            return unsafe { std::slice::from_raw_parts(p[k], self.dim) };
+        }
         let r = match self.idx {
             Some(i) => i[k] as usize,
             None => k,
@@ -359,11 +424,20 @@ pub mod scalar {
 
     /// The columns `from..dim` of [`super::Kernel::update`], element by element: its definition (the
     /// portable build runs it from column 0, the vector builds on their last `dim mod W` columns).
-    pub fn update_cols(dim: usize, from: usize, g: &[f32], m: &mut [f32], ci: &[u32], ti: &[u32]) {
+    ///
+    /// # Safety
+    /// As [`super::Kernel::update_ptrs`].
+    pub unsafe fn update_cols_ptr(
+        dim: usize,
+        from: usize,
+        g: &[f32],
+        cp: &[*mut f32],
+        tp: &[*mut f32],
+    ) {
         if from >= dim {
             return;
         }
-        let (nc, nt) = (ci.len(), ti.len());
+        let (nc, nt) = (cp.len(), tp.len());
         let (mut o_stack, mut dc_stack) = ([0f32; UPDATE_MAX_T], [0f32; UPDATE_MAX_C]);
         let (mut o_heap, mut dc_heap) = (Vec::new(), Vec::new());
         let o: &mut [f32] = if nt <= UPDATE_MAX_T {
@@ -378,12 +452,13 @@ pub mod scalar {
             dc_heap.resize(nc, 0.0);
             &mut dc_heap
         };
+        // SAFETY (every access): i < dim, and each pointer holds `dim` floats (the caller's contract).
         for i in from..dim {
-            for (ok, &r) in o.iter_mut().zip(ti) {
-                *ok = m[r as usize * dim + i];
+            for (ok, &r) in o.iter_mut().zip(tp) {
+                *ok = unsafe { *r.add(i) };
             }
-            for (j, &r) in ci.iter().enumerate() {
-                let c = m[r as usize * dim + i];
+            for (j, &r) in cp.iter().enumerate() {
+                let c = unsafe { *r.add(i) };
                 let mut a = 0f32;
                 for (ok, &gk) in o.iter_mut().zip(&g[j * nt..(j + 1) * nt]) {
                     a = gk.mul_add(*ok, a);
@@ -391,11 +466,11 @@ pub mod scalar {
                 }
                 dc[j] = a;
             }
-            for (&d, &r) in dc.iter().zip(ci) {
-                m[r as usize * dim + i] += d;
+            for (&d, &r) in dc.iter().zip(cp) {
+                unsafe { *r.add(i) += d };
             }
-            for (&ok, &r) in o.iter().zip(ti) {
-                m[r as usize * dim + i] = ok;
+            for (&ok, &r) in o.iter().zip(tp) {
+                unsafe { *r.add(i) = ok };
             }
         }
     }
@@ -440,11 +515,11 @@ macro_rules! isa_entry_points {
         }
 
         /// # Safety
-        /// As [`gram`]; shapes and row indices checked by [`super::Kernel::update`].
+        /// As [`gram`]; the rows as [`super::Kernel::update_ptrs`] asks, shapes checked there.
         #[target_feature(enable = $features)]
-        pub unsafe fn update(dim: usize, g: &[f32], m: &mut [f32], ci: &[u32], ti: &[u32]) {
+        pub unsafe fn update(dim: usize, g: &[f32], cp: &[*mut f32], tp: &[*mut f32]) {
             // SAFETY: as above.
-            unsafe { super::simd::update::<$isa>(dim, g, m, ci, ti) }
+            unsafe { super::simd::update::<$isa>(dim, g, cp, tp) }
         }
 
         /// # Safety
@@ -819,6 +894,56 @@ mod tests {
 
     /// A context row used twice: both its deltas come from the old target row, and the target's delta from
     /// the old context row (twice). Values exact in f32, by hand.
+    #[test]
+    fn rows_by_pointer_from_three_buffers_give_the_bits_of_one_matrix() {
+        // The trainer's case: contexts from one matrix, targets from another, some rows from a working copy.
+        // `gram_rows` and `update_ptrs` on them against `gram` and `update` on the same rows in one matrix.
+        let dim = 37usize;
+        let val = |i: usize| ((i * 61 % 211) as f32 - 105.0) / 97.0;
+        let one: Vec<f32> = (0..6 * dim).map(val).collect();
+        let (ci, ti) = ([0u32, 2, 0, 1], [3u32, 4, 5]);
+        let g: Vec<f32> = (0..ci.len() * ti.len())
+            .map(|i| (i as f32 - 5.5) / 16.0)
+            .collect();
+        for k in Kernel::available() {
+            let mut want = one.clone();
+            let mut want_logits = vec![0f32; ci.len() * ti.len()];
+            k.gram_rows(
+                Rows::picked(dim, &want, &ci),
+                Rows::picked(dim, &want, &ti),
+                &mut want_logits,
+            );
+            k.update(dim, &g, &mut want, &ci, &ti);
+            // Rows 0..2 in `syn0`, row 2 in a copy, rows 3..6 in `syn1`.
+            let (mut syn0, mut copy, mut syn1) = (
+                one[..2 * dim].to_vec(),
+                one[2 * dim..3 * dim].to_vec(),
+                one[3 * dim..].to_vec(),
+            );
+            let at = |v: &mut Vec<f32>, r: usize| v.as_mut_ptr().wrapping_add(r * dim);
+            let cp = [
+                at(&mut syn0, 0),
+                at(&mut copy, 0),
+                at(&mut syn0, 0),
+                at(&mut syn0, 1),
+            ];
+            let tp = [at(&mut syn1, 0), at(&mut syn1, 1), at(&mut syn1, 2)];
+            let mut logits = vec![0f32; ci.len() * ti.len()];
+            // SAFETY: every pointer is a row of `dim` floats of a live buffer used by nothing else here.
+            unsafe {
+                k.gram_rows(
+                    Rows::from_ptrs(dim, &cp),
+                    Rows::from_ptrs(dim, &tp),
+                    &mut logits,
+                );
+                k.update_ptrs(dim, &g, &cp, &tp);
+            }
+            assert_eq!(bits(&logits), bits(&want_logits), "{}", k.name());
+            let got: Vec<f32> = [syn0, copy, syn1].concat();
+            assert_eq!(bits(&got), bits(&want), "{}", k.name());
+        }
+    }
+
     #[test]
     fn update_by_hand() {
         // rows: 0 = C = (1, 2), 1 = O = (0.5, −1); contexts [0, 0], target [1], g = [0.25, 0.5].

@@ -25,12 +25,13 @@
 //!
 //! **A walk per block per super-step.** Training runs in lockstep: super-step `s` trains the `s`-th walk of
 //! every block that still has one, against the matrices as step `s − 1` left them (the *snapshot*):
-//! 1. *compute*: each block copies the distinct rows its walk touches (each once, whatever the number of
-//!    positions that use it) and trains the walk position by position on that working copy — position
-//!    `i + 1` sees what position `i` changed, exactly as one sequential trainer would. Then a row that no
-//!    other walk of the step touches (*own*: about three quarters of them, 73–78 % measured on the
-//!    benchmarks' walks) is written back — the matrix row becomes the copy — and for a *shared* row the walk
-//!    leaves the difference between its copy and the snapshot;
+//! 1. *compute*: each block trains its walk position by position — position `i + 1` sees what position `i`
+//!    changed, exactly as one sequential trainer would. A row that no other walk of the step touches
+//!    (*own*: about three quarters of them, 73–78 % measured on the benchmarks' walks) is trained in place
+//!    in its matrix; a *shared* row is copied once (whatever the number of positions that use it), trained on
+//!    the copy, and the walk leaves the difference between its copy and the snapshot. (Copying every row in
+//!    and the own ones back out cost a fifth of the trainer's time; the kernels take rows by pointer, so one
+//!    minibatch mixes rows of both matrices and of the copies, with the same bits.)
 //! 2. *apply and draw*: every shared row gets its deltas added, in block order. Shared rows are divided
 //!    among the threads by a hash of the row id, so each is written by exactly one thread and its additions
 //!    happen in the same order whichever thread does them. In the same phase the blocks draw their walks of
@@ -46,8 +47,7 @@
 //! no row is written while another thread may read it (an own row is read and written by its walk's thread
 //! alone; a shared row is only read until *apply*).
 //!
-//! Writing own rows back at the end of their walk, instead of through *apply*, keeps most rows on the core
-//! that trained them: *apply* moves only the shared rows' deltas between cores (on 2 cores it took twice the
+//! Training own rows in place, instead of through *apply*, keeps most rows on the core that trained them: *apply* moves only the shared rows' deltas between cores (on 2 cores it took twice the
 //! CPU time it took on one when every row went through it). Claims of blocks shrink as a phase runs out
 //! (guided scheduling), so the threads reach the barrier together.
 //!
@@ -229,11 +229,13 @@ struct Work {
     /// For each target, the times it counts: 1 for the centre, the number of draws for a noise node.
     tgt_w: Vec<f32>,
     lr: f32,
-    /// One row per id: during *compute* the walk's working copy, then for a shared row its delta against the
-    /// snapshot.
+    /// One row per shared id, in order: during *compute* the walk's working copy of it, then its delta against
+    /// the snapshot. (An own row is trained in place in its matrix.)
     delta: Vec<f32>,
     /// Per id: whether another walk of the super-step touches the row too (see [`Marks`]).
     shared: Vec<bool>,
+    /// Per id: its row in `delta` when shared.
+    slot: Vec<u32>,
     /// The shared local rows ordered by apply partition, and where each partition's rows end in `order`.
     order: Vec<u32>,
     part_end: Vec<u32>,
@@ -260,6 +262,7 @@ impl Work {
         self.tgt_end.clear();
         self.tgt_w.clear();
         self.shared.clear();
+        self.slot.clear();
         self.order.clear();
         self.part_end.clear();
     }
@@ -366,8 +369,11 @@ impl RowIndex {
 
 /// Per-thread scratch: the row indices, logits and gradients of one position, and the row index.
 struct Scratch {
-    ci: Vec<u32>,
-    ti: Vec<u32>,
+    /// Where each row of the walk being trained is: its matrix row (own) or its working copy (shared).
+    rowp: Vec<*mut f32>,
+    /// The context and target rows of the batch being trained.
+    cp: Vec<*mut f32>,
+    tp: Vec<*mut f32>,
     logits: Vec<f32>,
     sg: Vec<f32>,
     g: Vec<f32>,
@@ -383,8 +389,9 @@ struct Scratch {
 impl Scratch {
     fn new(plan: &Plan) -> Scratch {
         Scratch {
-            ci: Vec::new(),
-            ti: Vec::new(),
+            rowp: Vec::new(),
+            cp: Vec::new(),
+            tp: Vec::new(),
             logits: Vec::new(),
             sg: Vec::new(),
             g: Vec::new(),
@@ -687,9 +694,9 @@ impl Ctx<'_> {
         }
     }
 
-    /// Train the walk `w` of super-step `step` on a working copy of its rows, position by position (each
-    /// position sees the updates of the walk's earlier positions); then write back each row no other walk
-    /// of the step touches, and leave in `w.delta` what the walk changed in each shared row.
+    /// Train the walk `w` of super-step `step` position by position (each position sees the updates of the
+    /// walk's earlier positions): each row no other walk of the step touches in place in its matrix, each
+    /// shared row on a copy; then leave in `w.delta` what the walk changed in each shared row.
     fn compute(&self, w: &mut Work, blk: &mut Block, s: &mut Scratch, step: u64) {
         let n = w.ids.len();
         if n == 0 {
@@ -701,24 +708,46 @@ impl Ctx<'_> {
         let gen = gen(step);
         w.delta.clear();
         w.shared.clear();
+        w.slot.clear();
         for (r, &id) in w.ids.iter().enumerate() {
             let m = (r >= n0) as usize;
-            // SAFETY: compute phase: this row is written by nobody else (a row of this walk alone is this
-            // thread's; a shared row is only read until *apply*).
-            w.delta.extend_from_slice(unsafe { self.matrix(m).row(id) });
-            w.shared.push(self.marks.shared(m, id, gen));
+            let shared = self.marks.shared(m, id, gen);
+            w.shared.push(shared);
+            if shared {
+                w.slot.push((w.delta.len() / d) as u32);
+                // SAFETY: compute phase: a shared row is only read until *apply*.
+                w.delta.extend_from_slice(unsafe { self.matrix(m).row(id) });
+            } else {
+                w.slot.push(u32::MAX);
+            }
+        }
+        // Each row where the walk trains it: an own row in place in its matrix (no other walk of the step
+        // reads or writes it: the marks), a shared one on its copy. The same operations on the same values in
+        // the same order as on a copy of every row, so the same bits.
+        s.rowp.clear();
+        let copies = w.delta.as_mut_ptr();
+        for (r, &id) in w.ids.iter().enumerate() {
+            s.rowp.push(if w.shared[r] {
+                copies.wrapping_add(w.slot[r] as usize * d)
+            } else {
+                self.matrix((r >= n0) as usize).row_ptr(id)
+            });
         }
         let mut t0 = 0;
         for (bi, &[i, lo, hi]) in w.batch.iter().enumerate() {
             let t1 = w.tgt_end[bi] as usize;
-            // The batch's rows, read in place in the working copy.
-            s.ci.clear();
-            s.ci.extend((lo..=hi).filter(|&p| p != i).map(|p| w.sent[p as usize]));
-            s.ti.clear();
-            s.ti.extend(w.tgt[t0..t1].iter().map(|&t| n0 as u32 + t));
-            let (nc, nt) = (s.ci.len(), t1 - t0);
-            let c = Rows::picked(d, &w.delta, &s.ci);
-            let o = Rows::picked(d, &w.delta, &s.ti);
+            s.cp.clear();
+            s.cp.extend(
+                (lo..=hi)
+                    .filter(|&p| p != i)
+                    .map(|p| s.rowp[w.sent[p as usize] as usize]),
+            );
+            s.tp.clear();
+            s.tp.extend(w.tgt[t0..t1].iter().map(|&t| s.rowp[n0 + t as usize]));
+            let (nc, nt) = (s.cp.len(), t1 - t0);
+            // SAFETY: each pointer is a row of `dim` floats: a matrix row this walk alone touches in this
+            // phase, or a row of `w.delta` (not reallocated from here on); nothing writes them until `update`.
+            let (c, o) = unsafe { (Rows::from_ptrs(d, &s.cp), Rows::from_ptrs(d, &s.tp)) };
             s.logits.resize(nc * nt, 0.0);
             plan.kernel.gram_rows(c, o, &mut s.logits);
             s.g.resize(nc * nt, 0.0);
@@ -766,19 +795,17 @@ impl Ctx<'_> {
                 blk.loss_n += nc as u64;
             }
             blk.batches += 1;
-            plan.kernel.update(d, &s.g, &mut w.delta, &s.ci, &s.ti);
+            // SAFETY: as for `gram_rows` above; the targets are distinct `syn1` rows, the contexts `syn0` rows.
+            unsafe { plan.kernel.update_ptrs(d, &s.g, &s.cp, &s.tp) };
             t0 = t1;
         }
         for (r, &id) in w.ids.iter().enumerate() {
-            let m = self.matrix((r >= n0) as usize);
-            let copy = &mut w.delta[r * d..(r + 1) * d];
             if w.shared[r] {
+                let k = w.slot[r] as usize;
+                let m = self.matrix((r >= n0) as usize);
                 // SAFETY: compute phase: a shared row is only read until *apply*.
-                plan.kernel.sub_assign(copy, unsafe { m.row(id) });
-            } else {
-                // SAFETY: no other walk of this super-step touches the row (the marks), so no other thread
-                // reads or writes it until the barrier; `row_ptr` checked the bounds and a row is `d` long.
-                unsafe { std::slice::from_raw_parts_mut(m.row_ptr(id), d) }.copy_from_slice(copy);
+                plan.kernel
+                    .sub_assign(&mut w.delta[k * d..(k + 1) * d], unsafe { m.row(id) });
             }
         }
         // The shared rows in order of apply partition (counting sort; in order of first use within one).
@@ -837,7 +864,8 @@ impl Ctx<'_> {
             for &r in w.part_rows(p) {
                 let r = r as usize;
                 let (m, id) = (self.matrix((r >= w.n0) as usize), w.ids[r]);
-                todo.push((m.row_ptr(id), w.delta[r * d..(r + 1) * d].as_ptr()));
+                let k = w.slot[r] as usize;
+                todo.push((m.row_ptr(id), w.delta[k * d..(k + 1) * d].as_ptr()));
             }
         }
         for (k, &(row, delta)) in todo.iter().enumerate() {

@@ -175,31 +175,29 @@ pub(super) unsafe fn lincomb<I: Isa>(dim: usize, w: &[f32], x: Rows, y: &mut [f3
 
 /// See [`super::Kernel::update`]: a register of columns at a time, the `NT` targets of those columns in
 /// registers (updated in place pair by pair), the contexts' sums in `dc` until every context row has been
-/// read; the last `dim mod W` columns by [`super::scalar::update_cols`].
+/// read; the last `dim mod W` columns by [`super::scalar::update_cols_ptr`].
 ///
 /// # Safety
-/// `I`'s features; every index of `ci` and `ti` is a row of `m` (`dim` wide), the targets distinct and
-/// apart from the contexts; `ti.len() == NT`, `ci.len() ≤ UPDATE_MAX_C`, `g.len() == ci.len() · NT`.
+/// `I`'s features; every pointer of `cp` (contexts, repeats allowed) and `tp` (targets) points to `dim`
+/// floats that nothing else reads or writes meanwhile, the targets distinct and apart from the contexts;
+/// `tp.len() == NT`, `cp.len() ≤ UPDATE_MAX_C`, `g.len() == cp.len() · NT`.
 #[inline(always)]
 unsafe fn update_nt<I: Isa, const NT: usize>(
     dim: usize,
     g: &[f32],
-    m: &mut [f32],
-    ci: &[u32],
-    ti: &[u32],
+    cp: &[*mut f32],
+    tp: &[*mut f32],
 ) {
     let full = dim / I::W * I::W;
-    let base = m.as_mut_ptr();
-    let at = |r: u32, c: usize| r as usize * dim + c;
-    // SAFETY (every call below): `I`'s features; the rows are rows of `m` (the caller's contract) and
-    // c + W ≤ dim; no reference into `m` is alive while `base` is used. `dc[j]` is written before it is
-    // read, for every j < ci.len() ≤ UPDATE_MAX_C (not zeroed: that would cost as much as a small update).
+    // SAFETY (every call below): `I`'s features; the rows are `dim` wide (the caller's contract) and
+    // c + W ≤ dim. `dc[j]` is written before it is read, for every j < cp.len() ≤ UPDATE_MAX_C (not zeroed:
+    // that would cost as much as a small update).
     let mut dc = [const { std::mem::MaybeUninit::<I::V>::uninit() }; UPDATE_MAX_C];
     let mut c = 0;
     while c < full {
-        let mut o: [I::V; NT] = std::array::from_fn(|k| unsafe { I::load(base.add(at(ti[k], c))) });
-        for (j, &r) in ci.iter().enumerate() {
-            let cj = unsafe { I::load(base.add(at(r, c))) };
+        let mut o: [I::V; NT] = std::array::from_fn(|k| unsafe { I::load(tp[k].add(c)) });
+        for (j, &r) in cp.iter().enumerate() {
+            let cj = unsafe { I::load(r.add(c)) };
             let gr = &g[j * NT..(j + 1) * NT];
             let mut a = unsafe { I::zero() };
             for k in 0..NT {
@@ -209,16 +207,17 @@ unsafe fn update_nt<I: Isa, const NT: usize>(
             }
             dc[j].write(a);
         }
-        for (j, &r) in ci.iter().enumerate() {
-            let p = unsafe { base.add(at(r, c)) };
+        for (j, &r) in cp.iter().enumerate() {
+            let p = unsafe { r.add(c) };
             unsafe { I::store(p, I::add(I::load(p), dc[j].assume_init())) };
         }
-        for (k, &r) in ti.iter().enumerate() {
-            unsafe { I::store(base.add(at(r, c)), o[k]) };
+        for (k, &r) in tp.iter().enumerate() {
+            unsafe { I::store(r.add(c), o[k]) };
         }
         c += I::W;
     }
-    super::scalar::update_cols(dim, full, g, m, ci, ti);
+    // SAFETY: the caller's contract.
+    unsafe { super::scalar::update_cols_ptr(dim, full, g, cp, tp) };
 }
 
 /// [`update_nt`] for shapes the registers do not hold (more than [`UPDATE_MAX_C`] contexts or
@@ -227,21 +226,19 @@ unsafe fn update_nt<I: Isa, const NT: usize>(
 /// # Safety
 /// As [`update_nt`], for any number of contexts and targets.
 #[inline(always)]
-unsafe fn update_any<I: Isa>(dim: usize, g: &[f32], m: &mut [f32], ci: &[u32], ti: &[u32]) {
-    let (nc, nt) = (ci.len(), ti.len());
+unsafe fn update_any<I: Isa>(dim: usize, g: &[f32], cp: &[*mut f32], tp: &[*mut f32]) {
+    let (nc, nt) = (cp.len(), tp.len());
     let full = dim / I::W * I::W;
-    let base = m.as_mut_ptr();
-    let at = |r: u32, c: usize| r as usize * dim + c;
     // SAFETY (every call below): as in `update_nt`.
     let mut dc = vec![unsafe { I::zero() }; nc];
     let mut o = vec![unsafe { I::zero() }; nt];
     let mut c = 0;
     while c < full {
-        for (ok, &r) in o.iter_mut().zip(ti) {
-            *ok = unsafe { I::load(base.add(at(r, c))) };
+        for (ok, &r) in o.iter_mut().zip(tp) {
+            *ok = unsafe { I::load(r.add(c)) };
         }
-        for (j, &r) in ci.iter().enumerate() {
-            let cj = unsafe { I::load(base.add(at(r, c))) };
+        for (j, &r) in cp.iter().enumerate() {
+            let cj = unsafe { I::load(r.add(c)) };
             let mut a = unsafe { I::zero() };
             for (ok, &gk) in o.iter_mut().zip(&g[j * nt..(j + 1) * nt]) {
                 let gv = unsafe { I::splat(gk) };
@@ -250,39 +247,40 @@ unsafe fn update_any<I: Isa>(dim: usize, g: &[f32], m: &mut [f32], ci: &[u32], t
             }
             dc[j] = a;
         }
-        for (&d, &r) in dc.iter().zip(ci) {
-            let p = unsafe { base.add(at(r, c)) };
+        for (&d, &r) in dc.iter().zip(cp) {
+            let p = unsafe { r.add(c) };
             unsafe { I::store(p, I::add(I::load(p), d)) };
         }
-        for (&ok, &r) in o.iter().zip(ti) {
-            unsafe { I::store(base.add(at(r, c)), ok) };
+        for (&ok, &r) in o.iter().zip(tp) {
+            unsafe { I::store(r.add(c), ok) };
         }
         c += I::W;
     }
-    super::scalar::update_cols(dim, full, g, m, ci, ti);
+    // SAFETY: the caller's contract.
+    unsafe { super::scalar::update_cols_ptr(dim, full, g, cp, tp) };
 }
 
 /// See [`super::Kernel::update`].
 ///
 /// # Safety
-/// `I`'s features; shapes and row indices checked by the caller.
+/// `I`'s features; the rows as [`update_nt`] asks, shapes checked by the caller.
 #[inline(always)]
-pub(super) unsafe fn update<I: Isa>(dim: usize, g: &[f32], m: &mut [f32], ci: &[u32], ti: &[u32]) {
-    // SAFETY: the caller's contract, and ti.len() is the NT of each arm.
+pub(super) unsafe fn update<I: Isa>(dim: usize, g: &[f32], cp: &[*mut f32], tp: &[*mut f32]) {
+    // SAFETY: the caller's contract, and tp.len() is the NT of each arm.
     unsafe {
-        if ci.len() > UPDATE_MAX_C {
-            return update_any::<I>(dim, g, m, ci, ti);
+        if cp.len() > UPDATE_MAX_C {
+            return update_any::<I>(dim, g, cp, tp);
         }
-        match ti.len() {
-            1 => update_nt::<I, 1>(dim, g, m, ci, ti),
-            2 => update_nt::<I, 2>(dim, g, m, ci, ti),
-            3 => update_nt::<I, 3>(dim, g, m, ci, ti),
-            4 => update_nt::<I, 4>(dim, g, m, ci, ti),
-            5 => update_nt::<I, 5>(dim, g, m, ci, ti),
-            6 => update_nt::<I, 6>(dim, g, m, ci, ti),
-            7 => update_nt::<I, 7>(dim, g, m, ci, ti),
-            8 => update_nt::<I, 8>(dim, g, m, ci, ti),
-            _ => update_any::<I>(dim, g, m, ci, ti),
+        match tp.len() {
+            1 => update_nt::<I, 1>(dim, g, cp, tp),
+            2 => update_nt::<I, 2>(dim, g, cp, tp),
+            3 => update_nt::<I, 3>(dim, g, cp, tp),
+            4 => update_nt::<I, 4>(dim, g, cp, tp),
+            5 => update_nt::<I, 5>(dim, g, cp, tp),
+            6 => update_nt::<I, 6>(dim, g, cp, tp),
+            7 => update_nt::<I, 7>(dim, g, cp, tp),
+            8 => update_nt::<I, 8>(dim, g, cp, tp),
+            _ => update_any::<I>(dim, g, cp, tp),
         }
     }
 }
