@@ -680,8 +680,34 @@ fn item_statements(line: &serde_json::Value) -> Vec<(Pid, Qid)> {
     out
 }
 
-/// Tries at finding an entity for one edit beyond the benchmark before it counts as unmade.
-const WORLD_TRIES: usize = 100_000;
+/// Random items tried per edit beyond the benchmark before the kind's shortfall counts as unmade (an item is
+/// labelled with a chance of about 1 in 77 at the full size's proportions, and an edit may need two).
+const WORLD_TRIES_PER_EDIT: usize = 20_000;
+
+/// A labelled item that `free` accepts, on a line no edit changed and other than `last_line`, drawn at
+/// random, each draw taken from `budget` (none left: `None`): its id and line.
+fn free_labelled_item(
+    m: &Model,
+    plan: &Plan,
+    rng: &mut ChaCha8Rng,
+    free: impl Fn(Qid) -> bool,
+    last_line: u64,
+    budget: &mut usize,
+) -> Option<(Qid, u64)> {
+    while *budget > 0 {
+        *budget -= 1;
+        let r = rng.random_range(0..m.n_items.max(1));
+        let q = m.item_id(r);
+        if !m.labelled(EntityIndex::Item(r)) || !free(q) {
+            continue;
+        }
+        let k = m.item_line(r);
+        if k != last_line && !plan.ops.contains_key(&k) && !plan.deleted_lines.contains(&k) {
+            return Some((q, k));
+        }
+    }
+    None
+}
 
 /// The edits beyond the benchmark (`LaterConfig::world_per_kind` of each kind but `rename_property`): what
 /// most of a month of Wikidata is. Each edits labelled items that no statement of the benchmark names and no
@@ -724,19 +750,15 @@ fn plan_world(
             continue;
         }
         let mut made = 0;
-        let mut tries = 0;
-        while made < n && tries < WORLD_TRIES {
-            tries += 1;
+        // A budget of draws for the kind, spent by the subjects and objects it tries.
+        let mut budget = n.saturating_mul(WORLD_TRIES_PER_EDIT);
+        while made < n {
             // A labelled item no edit touched, on a line no edit changed.
-            let r = rng.random_range(0..m.n_items.max(1));
-            let q = m.item_id(r);
-            if !m.labelled(EntityIndex::Item(r)) || !free(q, used) {
-                continue;
-            }
-            let k = m.item_line(r);
-            if k == last_line || plan.ops.contains_key(&k) || plan.deleted_lines.contains(&k) {
-                continue;
-            }
+            let Some((q, k)) =
+                free_labelled_item(m, plan, rng, |x| free(x, used), last_line, &mut budget)
+            else {
+                break;
+            };
             let mut edit = Edit {
                 kind,
                 target: String::new(),
@@ -816,11 +838,16 @@ fn plan_world(
                         p = m.prop(p).map_or(p, |d| d.inverse[0]);
                     }
                     // The object: another labelled, free item, not already an object of P on the line.
-                    let ro = rng.random_range(0..m.n_items.max(1));
-                    let o = m.item_id(ro);
-                    if o == q || !m.labelled(EntityIndex::Item(ro)) || !free(o, used) {
-                        continue;
-                    }
+                    let Some((o, _)) = free_labelled_item(
+                        m,
+                        plan,
+                        rng,
+                        |x| x != q && free(x, used),
+                        u64::MAX,
+                        &mut budget,
+                    ) else {
+                        break;
+                    };
                     if item_statements(&parsed_line(m, k)).contains(&(p, o)) {
                         continue;
                     }
