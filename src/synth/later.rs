@@ -281,6 +281,22 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// Leave out line `k`, the line of item `q` (a deleted or merged-away item).
+    fn delete(&mut self, k: u64, q: Qid) {
+        self.deleted_lines.insert(k);
+        self.deleted.insert(q);
+    }
+
+    /// Remove the Korean label of item `q`, on line `k`.
+    fn drop_korean_label(&mut self, k: u64, q: Qid, edit: &mut Edit) {
+        self.ops
+            .entry(k)
+            .or_default()
+            .push(LineOp::Label("ko", None));
+        self.dropped.insert(EntityId::Item(q));
+        edit.language = Some("ko".into());
+    }
+
     /// Is line `k` of the first version left out of the later one?
     fn skips(&self, k: u64) -> bool {
         self.deleted_lines.contains(&k)
@@ -488,18 +504,8 @@ fn plan(m: &Model, bench: &[Distortion], lc: &LaterConfig) -> Result<Plan> {
                 text: None,
             };
             match kind {
-                EditKind::Delete => {
-                    plan.deleted_lines.insert(k);
-                    plan.deleted.insert(e);
-                }
-                EditKind::DropLabel => {
-                    plan.ops
-                        .entry(k)
-                        .or_default()
-                        .push(LineOp::Label("ko", None));
-                    plan.dropped.insert(EntityId::Item(e));
-                    edit.language = Some("ko".into());
-                }
+                EditKind::Delete => plan.delete(k, e),
+                EditKind::DropLabel => plan.drop_korean_label(k, e, &mut edit),
                 EditKind::RemoveStatement | EditKind::Deprecate => {
                     let op = if kind == EditKind::Deprecate {
                         plan.deprecated.insert(key);
@@ -770,18 +776,8 @@ fn plan_world(
             let triple = |(s, p, o): (Qid, Pid, Qid)| [s.to_string(), p.to_string(), o.to_string()];
             let mut touched = vec![q];
             match kind {
-                EditKind::Delete => {
-                    plan.deleted_lines.insert(k);
-                    plan.deleted.insert(q);
-                }
-                EditKind::DropLabel => {
-                    plan.ops
-                        .entry(k)
-                        .or_default()
-                        .push(LineOp::Label("ko", None));
-                    plan.dropped.insert(EntityId::Item(q));
-                    edit.language = Some("ko".into());
-                }
+                EditKind::Delete => plan.delete(k, q),
+                EditKind::DropLabel => plan.drop_korean_label(k, q, &mut edit),
                 EditKind::RemoveStatement | EditKind::Deprecate | EditKind::LeavePool => {
                     // A final triple of the line: its property and object labelled, the object free.
                     // leave_pool: every statement of P on the line, so the subject leaves P's pool.
