@@ -1295,22 +1295,14 @@ pub fn write_later_file(
 /// the kinds that found no statement to aim at, and the expected status of every statement of the old
 /// benchmark.
 pub fn later_truth_json(t: &LaterTruth) -> serde_json::Value {
+    let by_kind = |m: &BTreeMap<EditKind, u64>| {
+        let named: BTreeMap<&str, u64> = m.iter().map(|(k, n)| (k.as_str(), *n)).collect();
+        serde_json::to_value(named).expect("counts serialise")
+    };
     let mut doc = truth_json(&t.truth);
     doc["edits"] = serde_json::to_value(&t.edits).expect("edits serialise");
-    doc["unmade"] = serde_json::to_value(
-        t.unmade
-            .iter()
-            .map(|(k, n)| (k.as_str(), *n))
-            .collect::<BTreeMap<_, _>>(),
-    )
-    .expect("counts serialise");
-    doc["unmade_world"] = serde_json::to_value(
-        t.unmade_world
-            .iter()
-            .map(|(k, n)| (k.as_str(), *n))
-            .collect::<BTreeMap<_, _>>(),
-    )
-    .expect("counts serialise");
+    doc["unmade"] = by_kind(&t.unmade);
+    doc["unmade_world"] = by_kind(&t.unmade_world);
     doc["expected"] = serde_json::to_value(&t.expected).expect("statuses serialise");
     doc
 }

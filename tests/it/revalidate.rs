@@ -12,7 +12,14 @@ use std::path::Path;
 use sword::store::tables::revalidation::{read_revalidation, RevalidationRow};
 use sword::synth::LaterConfig;
 
-fn revalidate(wd: &Workdir, old: &Path, new: &Path, out: &str, threads: &str) -> serde_json::Value {
+/// `sword -j THREADS revalidate --benchmark OLD --against NEW --out WD/OUT`; its JSON summary.
+pub fn revalidate(
+    wd: &Workdir,
+    old: &Path,
+    new: &Path,
+    out: &str,
+    threads: &str,
+) -> serde_json::Value {
     let o = wd.run_ok(&[
         "-j",
         threads,
@@ -27,7 +34,8 @@ fn revalidate(wd: &Workdir, old: &Path, new: &Path, out: &str, threads: &str) ->
     serde_json::from_slice(&o.stdout).expect("a JSON summary on stdout")
 }
 
-fn rows(wd: &Workdir, out: &str) -> Vec<RevalidationRow> {
+/// The rows of `WD/OUT/revalidation.parquet`.
+pub fn rows(wd: &Workdir, out: &str) -> Vec<RevalidationRow> {
     read_revalidation(&wd.join(out).join("revalidation.parquet")).unwrap()
 }
 

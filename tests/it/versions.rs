@@ -409,19 +409,8 @@ fn edits_beyond_the_benchmark_name_none_of_its_entities_and_extract_to_their_ora
     let new = wd.join("new");
     crate::util::extract(&v2, &new, &sword::stages::extract::Config::default()).unwrap();
     assert_recovered(&later.truth, &read_extracted(&new));
-    let rv = wd.join("rv");
-    wd.run_ok(&[
-        "revalidate",
-        "--benchmark",
-        old.to_str().unwrap(),
-        "--against",
-        new.to_str().unwrap(),
-        "--out",
-        rv.to_str().unwrap(),
-    ]);
-    let got =
-        sword::store::tables::revalidation::read_revalidation(&rv.join("revalidation.parquet"))
-            .unwrap();
+    crate::revalidate::revalidate(&wd, &old, &new, "rv", "2");
+    let got = crate::revalidate::rows(&wd, "rv");
     assert_eq!(got.len(), later.expected.len());
     for (g, x) in got.iter().zip(&later.expected) {
         assert_eq!(
