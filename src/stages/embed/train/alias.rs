@@ -73,6 +73,23 @@ impl AliasTable {
         self.slots.is_empty()
     }
 
+    /// Ask for the slot that [`AliasTable::sample`] reads for `r` (a cache hint).
+    #[inline(always)]
+    pub fn prefetch(&self, r: u64) {
+        let i = (((r & 0xffff_ffff) * self.slots.len() as u64) >> 32) as usize;
+        #[cfg(target_arch = "x86_64")]
+        if let Some(slot) = self.slots.get(i) {
+            // SAFETY: a prefetch never faults.
+            unsafe {
+                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                    (slot as *const (u32, u32)).cast::<i8>(),
+                )
+            };
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = i;
+    }
+
     /// One draw from a 64-bit uniform random number: the low 32 bits pick the slot (multiply-shift), the high
     /// 32 bits decide between the slot and its alias.
     #[inline(always)]

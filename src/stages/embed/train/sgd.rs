@@ -384,6 +384,13 @@ struct Scratch {
     /// `lr` times each target's weight, for the position being trained.
     lrw: Vec<f32>,
     index: RowIndex,
+    /// Of the walk being drawn: each position's window (its first and last position), its batches' ranges of
+    /// positions (see `Block::next_walk`) and where each position's batches end, and the random numbers of its
+    /// noise draws.
+    wins: Vec<(usize, usize)>,
+    each: Vec<(usize, usize)>,
+    each_end: Vec<u32>,
+    draws: Vec<u64>,
 }
 
 impl Scratch {
@@ -399,6 +406,10 @@ impl Scratch {
             noise: Vec::new(),
             part: Vec::new(),
             lrw: Vec::new(),
+            wins: Vec::new(),
+            each: Vec::new(),
+            each_end: Vec::new(),
+            draws: Vec::new(),
             index: RowIndex::new(plan.max_rows()),
         }
     }
@@ -568,27 +579,61 @@ impl Block {
         let ids1 = &mut s.ids1;
         ids1.clear();
         let len = self.sentence.len();
+        // The walk's windows, batches and noise draws' random numbers first, taken from the generator in the
+        // order the training order would take them (a position's window size, its noise if drawn per position,
+        // then its batches, each with its noise if drawn per batch), and the alias slots of every noise draw
+        // asked for at once: the table reads below then find them in the cache instead of waiting on each in
+        // turn. The same numbers as drawing them where they are used, so the same walks and vectors.
+        s.wins.clear();
+        s.each.clear();
+        s.each_end.clear();
+        s.draws.clear();
+        let per_position =
+            |i: usize| plan.noise == Noise::Window || (plan.noise == Noise::Walk && i == 0);
+        let per_batch = plan.noise == Noise::Pair || plan.noise == Noise::Side;
         for i in 0..len {
             let reduce = ((self.rng.next_u32() as u64 * plan.window as u64) >> 32) as usize;
             let win = plan.window - reduce;
             let (lo, hi) = (i.saturating_sub(win), (i + win).min(len - 1));
-            self.pairs += (hi - lo) as u64;
-            let centre = self.sentence[i];
-            if plan.noise == Noise::Window || (plan.noise == Noise::Walk && i == 0) {
-                draw_noise(plan, &mut self.rng, &mut s.noise);
-            }
+            s.wins.push((lo, hi));
+            let first = s.each.len();
             // One batch per position, one per side of the centre (contexts `lo..i`, then `i + 1..=hi`; the
             // batch's range holds `i`, which is never a context), or one per pair (p, i) in order of p.
-            let each: &mut dyn Iterator<Item = (usize, usize)> = if plan.pairwise {
-                &mut (lo..=hi).filter(|&p| p != i).map(|p| (p, p))
+            if plan.pairwise {
+                s.each.extend((lo..=hi).filter(|&p| p != i).map(|p| (p, p)));
             } else if plan.noise == Noise::Side {
-                &mut [(lo, i), (i, hi)].into_iter().filter(|&(a, b)| a < b)
+                s.each
+                    .extend([(lo, i), (i, hi)].into_iter().filter(|&(a, b)| a < b));
             } else {
-                &mut std::iter::once((lo, hi))
-            };
-            for (a, b) in each {
-                if plan.noise == Noise::Pair || plan.noise == Noise::Side {
-                    draw_noise(plan, &mut self.rng, &mut s.noise);
+                s.each.push((lo, hi));
+            }
+            s.each_end.push(s.each.len() as u32);
+            let draws =
+                usize::from(per_position(i)) + if per_batch { s.each.len() - first } else { 0 };
+            for _ in 0..draws * plan.negative {
+                let r = self.rng.next_u64();
+                plan.alias.prefetch(r);
+                s.draws.push(r);
+            }
+        }
+        let mut next = 0;
+        let mut take = |noise: &mut Vec<(u32, f32)>| {
+            draw_noise(plan, &s.draws[next..next + plan.negative], noise);
+            next += plan.negative;
+        };
+        let mut first = 0;
+        for i in 0..len {
+            let (lo, hi) = s.wins[i];
+            self.pairs += (hi - lo) as u64;
+            let centre = self.sentence[i];
+            if per_position(i) {
+                take(&mut s.noise);
+            }
+            let last = s.each_end[i] as usize;
+            for k in first..last {
+                let (a, b) = s.each[k];
+                if per_batch {
+                    take(&mut s.noise);
                 }
                 let mut target = |id: u32| {
                     let (r, new) = index.get_or_insert(1 << 32 | id as u64, ids1.len() as u32);
@@ -608,9 +653,14 @@ impl Block {
                 w.tgt_end.push(w.tgt.len() as u32);
                 w.batch.push([i as u32, a as u32, b as u32]);
             }
+            first = last;
         }
         w.ids.extend_from_slice(ids1);
         w.lr = self.lr;
+        // The tags asked for before the swaps, which then do not wait on each in turn.
+        for &id in &w.ids {
+            ctx.marks.prefetch(id);
+        }
         for (r, &id) in w.ids.iter().enumerate() {
             ctx.marks.mark((r >= w.n0) as usize, id, gen);
         }
@@ -643,10 +693,10 @@ fn saturate(g: f32, l: f32, scaled_noise: bool, saturation: f32) -> f32 {
 }
 
 /// Draw `plan.negative` noise nodes into `noise`, each once with the number of times it was drawn.
-fn draw_noise(plan: &Plan, rng: &mut ChaCha8Rng, noise: &mut Vec<(u32, f32)>) {
+fn draw_noise(plan: &Plan, draws: &[u64], noise: &mut Vec<(u32, f32)>) {
     noise.clear();
-    for _ in 0..plan.negative {
-        let n = plan.alias.sample(rng.next_u64());
+    for &r in draws {
+        let n = plan.alias.sample(r);
         match noise.iter_mut().find(|(m, _)| *m == n) {
             Some((_, times)) => *times += 1.0,
             None => noise.push((n, 1.0)),
