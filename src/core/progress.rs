@@ -8,7 +8,7 @@
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// What the counter counts, for formatting.
@@ -25,7 +25,7 @@ pub struct Progress {
     what: String,
     unit: Unit,
     total: Option<u64>,
-    pos: AtomicU64,
+    pos: Arc<AtomicU64>,
     extra: AtomicU64,
     extra_name: Mutex<Option<&'static str>>,
     message: Mutex<String>,
@@ -70,7 +70,7 @@ impl Progress {
             what: what.to_string(),
             unit,
             total,
-            pos: AtomicU64::new(0),
+            pos: Arc::new(AtomicU64::new(0)),
             extra: AtomicU64::new(0),
             extra_name: Mutex::new(None),
             message: Mutex::new(String::new()),
@@ -121,6 +121,12 @@ impl Progress {
     /// Current position.
     pub fn position(&self) -> u64 {
         self.pos.load(Ordering::Relaxed)
+    }
+
+    /// The position counter itself, for a thread that must not pass it (extract's input hash follows its
+    /// reader: `FileRef::of_behind` in the store layer).
+    pub fn position_handle(&self) -> Arc<AtomicU64> {
+        Arc::clone(&self.pos)
     }
 
     /// Seconds since start.

@@ -133,6 +133,19 @@ impl FileRef {
     /// its input beside its work (extract) sets it when the work fails, so that a library caller is not left
     /// with a thread reading the rest of a 140 GB dump for minutes.
     pub fn of_unless(path: &Path, stop: &std::sync::atomic::AtomicBool) -> Result<Option<FileRef>> {
+        FileRef::of_behind(path, stop, &|_| None)
+    }
+
+    /// [`FileRef::of_unless`] that never reads past the offset `behind(at)` returns (`at`: the bytes hashed so
+    /// far; `None`: no limit), waiting a millisecond at a time until it has moved a whole read (1 MiB) ahead. A stage that reads a file hashes it
+    /// just behind its own reading (extract passes the bytes its reader has consumed): the pages come from the
+    /// page cache the reader just filled instead of from a second read of the disk, which a hash running ahead
+    /// makes for every file larger than the memory left to cache it (a full dump is 140 GB).
+    pub fn of_behind(
+        path: &Path,
+        stop: &std::sync::atomic::AtomicBool,
+        behind: &dyn Fn(u64) -> Option<u64>,
+    ) -> Result<Option<FileRef>> {
         let mut f = File::open(path).at(path)?;
         let mut h = xxhash_rust::xxh3::Xxh3::new();
         let mut buf = vec![0u8; 1 << 20];
@@ -140,6 +153,11 @@ impl FileRef {
         loop {
             if stop.load(std::sync::atomic::Ordering::Relaxed) {
                 return Ok(None);
+            }
+            // Whole reads only while limited (no trickle of small ones behind a reader that moves by bytes).
+            if behind(size).is_some_and(|limit| limit < size.saturating_add(buf.len() as u64)) {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+                continue;
             }
             let n = f.read(&mut buf).at(path)?;
             if n == 0 {
@@ -427,6 +445,48 @@ mod tests {
         let want = format!("{:032x}", xxhash_rust::xxh3::xxh3_128(&bytes));
         assert_eq!(f.xxh3.as_deref(), Some(want.as_str()));
         assert_eq!(FileRef::of(&p).unwrap(), f);
+    }
+
+    #[test]
+    fn hashing_behind_a_reader_never_passes_it_and_ends_with_the_whole_files_hash() {
+        use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f");
+        // 3.5 MiB: the last read is a partial one.
+        let bytes: Vec<u8> = (0..(7u32 << 19)).map(|i| (i * 13 % 253) as u8).collect();
+        std::fs::write(&p, &bytes).unwrap();
+        let (limit, seen, done) = (AtomicU64::new(0), AtomicU64::new(0), AtomicBool::new(false));
+        let behind = |at: u64| {
+            seen.fetch_max(at, Ordering::Relaxed);
+            (!done.load(Ordering::Relaxed)).then(|| limit.load(Ordering::Relaxed))
+        };
+        let stop = AtomicBool::new(false);
+        let f = std::thread::scope(|s| {
+            let h = s.spawn(|| FileRef::of_behind(&p, &stop, &behind));
+            // Held at 0, then at 1.5 MiB: it may hash the first whole MiB, not the second.
+            std::thread::sleep(std::time::Duration::from_millis(30));
+            assert_eq!(seen.load(Ordering::Relaxed), 0);
+            limit.store(3 << 19, Ordering::Relaxed);
+            std::thread::sleep(std::time::Duration::from_millis(30));
+            assert_eq!(seen.load(Ordering::Relaxed), 1 << 20);
+            // The reader is done: the rest, partial last read included.
+            done.store(true, Ordering::Relaxed);
+            h.join().unwrap()
+        })
+        .unwrap()
+        .unwrap();
+        assert_eq!(f, FileRef::of(&p).unwrap());
+        assert_eq!(f.size, bytes.len() as u64);
+        // Stopped while waiting behind a reader that does not move: gives up.
+        let (stop, limit) = (AtomicBool::new(false), AtomicU64::new(0));
+        let r = std::thread::scope(|s| {
+            let h =
+                s.spawn(|| FileRef::of_behind(&p, &stop, &|_| Some(limit.load(Ordering::Relaxed))));
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            stop.store(true, Ordering::Relaxed);
+            h.join().unwrap()
+        });
+        assert_eq!(r.unwrap(), None);
     }
     /// Only `names` required, nothing optional.
     fn reads(names: &[InputName]) -> Reads {

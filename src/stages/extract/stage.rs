@@ -181,6 +181,7 @@ fn run(cx: &mut Context, dump: &Path, cfg: &Config) -> Result<()> {
         cx,
         dump,
         cfg,
+        None,
         |rules, acc, state, opts, progress| {
             let work = |bytes: &[u8], s: bool| work_chunk(rules, bytes, s);
             let mut sink = |c: ChunkOut<Part>| {
@@ -199,10 +200,13 @@ fn run(cx: &mut Context, dump: &Path, cfg: &Config) -> Result<()> {
 fn join_shards(cx: &mut Context, dump: &Path, cfg: &Config, n: u32) -> Result<()> {
     let out = cx.dir().to_path_buf();
     let (input, parts) = shard::prepare_join(dump, &out, cfg, n)?;
+    // The dump was hashed to check the parts against it: that is the manifest's input too (not a second read of
+    // the whole dump).
     run_with(
         cx,
         dump,
         cfg,
+        Some(input.clone()),
         |_rules, acc, state, _opts, progress| {
             shard::replay_parts(&out, &input, &parts, acc, state, progress)
         },
@@ -210,11 +214,15 @@ fn join_shards(cx: &mut Context, dump: &Path, cfg: &Config, n: u32) -> Result<()
     )
 }
 
-/// The input's hash for the manifest, computed on a thread of its own beside the join. Dropped without
-/// [`Hasher::finish`] (the join failed), its [`StopOnDrop`] tells the thread to stop at its next 1 MiB read.
+/// The input's hash for the manifest, computed on a thread of its own beside the reading, just behind it: the
+/// thread never reads past the bytes the reader has consumed (`follow`, the reading's progress) until
+/// [`Hasher::release`], so it reads the pages the reader just brought into the page cache instead of reading
+/// the file from disk a second time (which a hash running ahead did for every dump larger than the memory left to
+/// cache it). Dropped without [`Hasher::finish`] (the run failed), its [`StopOnDrop`] tells the thread to stop.
 struct Hasher {
     #[allow(dead_code)] // held for its `Drop` (read only by a test)
     stop: StopOnDrop,
+    go: Arc<AtomicBool>,
     thread: std::thread::JoinHandle<Result<Option<FileRef>>>,
 }
 
@@ -228,16 +236,31 @@ impl Drop for StopOnDrop {
 }
 
 impl Hasher {
-    fn spawn(dump: &Path) -> Hasher {
+    /// Hash `dump` behind `follow` (input bytes consumed; `None`: as fast as it can).
+    fn spawn(dump: &Path, follow: Option<Arc<std::sync::atomic::AtomicU64>>) -> Hasher {
         let stop = Arc::new(AtomicBool::new(false));
-        let (p, s) = (dump.to_path_buf(), Arc::clone(&stop));
+        let go = Arc::new(AtomicBool::new(follow.is_none()));
+        let (p, s, g) = (dump.to_path_buf(), Arc::clone(&stop), Arc::clone(&go));
         Hasher {
             stop: StopOnDrop(stop),
-            thread: std::thread::spawn(move || FileRef::of_unless(&p, &s)),
+            go,
+            thread: std::thread::spawn(move || {
+                let behind = |_| match &follow {
+                    Some(f) if !g.load(Ordering::Relaxed) => Some(f.load(Ordering::Relaxed)),
+                    _ => None,
+                };
+                FileRef::of_behind(&p, &s, &behind)
+            }),
         }
     }
 
+    /// The reading is over: hash the rest at full speed.
+    fn release(&self) {
+        self.go.store(true, Ordering::Relaxed);
+    }
+
     fn finish(self) -> Result<FileRef> {
+        self.release();
         // Only `StopOnDrop` stops the thread, and it is dropped after the join: `None` cannot come back.
         let internal = |what: &str| Error::internal(format!("the thread hashing the dump {what}"));
         match self.thread.join() {
@@ -260,6 +283,7 @@ fn run_with(
     cx: &mut Context,
     dump: &Path,
     cfg: &Config,
+    known_input: Option<FileRef>,
     read: impl for<'a> FnOnce(
         &'a Rules,
         &mut Acc<'a>,
@@ -298,10 +322,11 @@ fn run_with(
     let progress = Progress::new("extract", total, Unit::Bytes);
     let opts = cfg.read_opts(cx.threads());
     // With more than one thread, the input's hash for the manifest (a second read of the whole dump file, from
-    // the page cache as a rule) runs beside the reading, not beside the join: on many cores the join is shorter
-    // than a second read of the file, which would then be the stage's tail. A failed run drops the `Hasher`,
-    // which stops the thread at its next read.
-    let hasher = (cx.threads() > 1 && !is_stdin).then(|| Hasher::spawn(dump));
+    // the page cache: it follows the reader) runs beside the reading, not beside the join: on many cores the join
+    // is shorter than a second read of the file, which would then be the stage's tail. A failed run drops the
+    // `Hasher`, which stops the thread. A caller that has hashed the dump already (the join of shards) gives it.
+    let hasher = (known_input.is_none() && cx.threads() > 1 && !is_stdin)
+        .then(|| Hasher::spawn(dump, Some(progress.position_handle())));
     let mut acc = Acc::new(&rules, cfg.max_bad_lines, dump);
     acc.progress = Some(&progress);
     let spill_budget = cfg.spill_budget.bytes(out);
@@ -309,6 +334,9 @@ fn run_with(
         .with_threads(cx.threads())
         .with_spill_budget(spill_budget, &cfg.spill_budget.to_string());
     let stats = read(&rules, &mut acc, &mut state, &opts, &progress)?;
+    if let Some(h) = &hasher {
+        h.release();
+    }
     acc.finish()?;
     state.drain(&mut acc)?;
     progress.finish();
@@ -411,9 +439,10 @@ fn run_with(
             in_run: false,
         }
     } else {
-        match hasher {
-            Some(h) => h.finish()?,
-            None => FileRef::of(dump)?,
+        match (known_input, hasher) {
+            (Some(f), _) => f,
+            (None, Some(h)) => h.finish()?,
+            (None, None) => FileRef::of(dump)?,
         }
     });
     let mut c: BTreeMap<String, u64> = counts
@@ -658,12 +687,15 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("d.json");
         std::fs::write(&p, vec![b'x'; 3 << 20]).unwrap();
-        let h = Hasher::spawn(&p);
+        let h = Hasher::spawn(&p, None);
         let stop = Arc::clone(&h.stop.0);
         assert!(!stop.load(Ordering::Relaxed));
         drop(h);
         assert!(stop.load(Ordering::Relaxed));
-        let h = Hasher::spawn(&p);
+        let h = Hasher::spawn(&p, None);
+        assert_eq!(h.finish().unwrap(), FileRef::of(&p).unwrap());
+        // Behind a reader that has not moved, `finish` lets it go to the end.
+        let h = Hasher::spawn(&p, Some(Arc::new(std::sync::atomic::AtomicU64::new(0))));
         assert_eq!(h.finish().unwrap(), FileRef::of(&p).unwrap());
     }
 
