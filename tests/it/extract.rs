@@ -654,6 +654,17 @@ fn a_named_pipe_is_read_once_as_a_stream_and_gives_the_files_artifacts() {
     for (file, pipe) in [("d.json", "p.json"), ("d.json.gz", "p.json.gz")] {
         let from_file = format!("file-{file}");
         wd.run_ok(&["-j", "2", "extract", "--dump", file, "--out", &from_file]);
+        // A file is hashed beside the reading, behind it: the whole file's hash all the same.
+        let m: serde_json::Value =
+            serde_json::from_slice(&wd.read(&format!("{from_file}/extract.manifest.json")))
+                .unwrap();
+        let want = sword::store::FileRef::of(&wd.join(file)).unwrap();
+        assert_eq!(
+            m["inputs"][0]["xxh3"],
+            want.xxh3.unwrap().as_str(),
+            "{file}"
+        );
+        assert_eq!(m["inputs"][0]["size"], want.size, "{file}");
         let from_pipe = format!("pipe-{file}");
         let fifo = wd.join(pipe);
         let _ = std::fs::remove_file(&fifo);

@@ -384,6 +384,15 @@ fn assert_shards_match_unsharded(wd: &Workdir, dump: &Path, label: &str, n: u32)
     assert!(a["counts"]["triples"].as_u64().unwrap() > 0 || label.contains("tiny"));
     // The parts are listed as inputs of the joined manifest.
     assert_eq!(b["inputs"].as_array().unwrap().len(), 1 + 2 * n as usize);
+    // Both record the dump's own hash: the unsharded run's thread hashing behind its reader, the join the hash it
+    // checked the parts with.
+    let want = sword::store::FileRef::of(dump).unwrap().xxh3.unwrap();
+    assert_eq!(a["inputs"][0]["xxh3"], want.as_str(), "{label}: unsharded");
+    assert_eq!(
+        b["inputs"][0]["xxh3"],
+        want.as_str(),
+        "{label}, {n} shards: joined"
+    );
 }
 
 #[test]
