@@ -9,7 +9,8 @@
 #   scripts/bench-dump-reads.sh LIMIT_MB DUMP BINARY [BINARY...]
 #
 # Needs root (drop_caches) and the cgroup v1 memory controller at /sys/fs/cgroup/memory (CGROUP_MEMORY to name
-# another mount). THREADS (default 2) is extract's -j; WORK (default data/work/bench-dump-reads) its output.
+# another mount). THREADS (default 2) is extract's -j; WORK (default data/work/bench-dump-reads) its output;
+# EXTRACT_ARGS more flags for extract (e.g. `--shard 0/4`: a shard's reads; its part has no input hash to print).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 LIMIT=${1:?usage: bench-dump-reads.sh LIMIT_MB DUMP BINARY...}
@@ -32,11 +33,13 @@ for b in "$@"; do
   echo 3 > /proc/sys/vm/drop_caches
   before=$(awk '/^pgpgin/ {print $2}' /proc/vmstat)
   t=$({ /usr/bin/time -f "%e %U %S %M" bash -c 'echo $$ > "$1/tasks"; shift; exec "$@"' _ "$CG" \
-        "$b" -q -j "$THREADS" extract --dump "$DUMP" --out "$out"; } 2>&1 | tail -1)
+        "$b" -q -j "$THREADS" extract --dump "$DUMP" --out "$out" ${EXTRACT_ARGS:-}; } 2>&1 | tail -1)
   after=$(awk '/^pgpgin/ {print $2}' /proc/vmstat)
   read -r wall user sys rss <<< "$t"
   kib=$((after - before))
-  hash=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['inputs'][0]['xxh3'])" "$out/extract.manifest.json")
+  hash=-
+  [ -s "$out/extract.manifest.json" ] &&
+    hash=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['inputs'][0]['xxh3'])" "$out/extract.manifest.json")
   printf '%s: read from disk %d MiB = %.2f x the dump; wall %s s, CPU %.2f s, peak RSS %d MiB; input xxh3 %s\n' \
     "$b" $((kib / 1024)) "$(awk -v k="$kib" -v s="$SIZE" 'BEGIN { print k * 1024 / s }')" "$wall" \
     "$(awk -v u="$user" -v s="$sys" 'BEGIN { print u + s }')" $((rss / 1024)) "$hash"

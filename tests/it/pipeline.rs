@@ -554,6 +554,16 @@ fn shards_refuse_unsplittable_dumps_and_join_names_missing_or_bad_parts() {
     let (code, err) = wd.run_err(&join("other.json"));
     assert_eq!(code, 3, "{err}");
     assert!(err.contains("different dump"), "{err}");
+    // A dump of the same size with one byte changed is refused too, naming the part whose range holds it (each
+    // shard hashed its own range; the join hashes the dump once and checks every range).
+    let mut bytes = wd.read("d.json");
+    let at = bytes.len() - 10;
+    bytes[at] ^= 1;
+    wd.write("same-size.json", bytes);
+    let (code, err) = wd.run_err(&join("same-size.json"));
+    assert_eq!(code, 3, "{err}");
+    assert!(err.contains("different dump"), "{err}");
+    assert!(err.contains("extract-part-1-of-2.manifest.json"), "{err}");
     // And the right dump joins.
     wd.run_ok(&join("d.json"));
     assert!(wd.join("o/triples.parquet").exists());

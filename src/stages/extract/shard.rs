@@ -43,7 +43,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// Version of the part file layout (a join refuses parts of another version).
-pub const PART_VERSION: u32 = 4;
+pub const PART_VERSION: u32 = 5;
 
 /// The first 64 KiB of `data` (what the dump-start checks look at).
 fn head_of(data: &[u8]) -> &[u8] {
@@ -282,8 +282,11 @@ pub struct PartManifest {
     pub shards: u32,
     pub crate_version: String,
     pub format: Format,
-    /// The dump (size and xxh3 of the whole file).
+    /// The dump: its path and size (not its hash: a shard reads only its range, and hashing the whole dump made
+    /// every shard read all of it; the join hashes it once and checks `range_xxh3`).
     pub input: FileRef,
+    /// xxh3-128 (32 hex digits) of the dump's bytes in `range`, the bytes this part was made from.
+    pub range_xxh3: String,
     /// The extract config, without the fields that do not change the outputs (`chunk_kib`, `parallel_gzip`).
     pub config: serde_json::Value,
     /// Compressed (gzip) or plain byte range `[start, end)` of the dump read by this shard.
@@ -381,8 +384,12 @@ pub fn run_shard(dump: &Path, out: &Path, cfg: &Config, i: u32, n: u32) -> Resul
     if format == Format::Gzip && gz::Candidates::new(data).take(2).count() < 2 {
         return Err(unsplittable(dump, "a single-member gzip dump"));
     }
-    let input = FileRef::of(dump)?;
-    let t_hash = t0.elapsed().as_secs_f64();
+    let input = FileRef {
+        path: dump.to_string_lossy().into_owned(),
+        size: len,
+        xxh3: None,
+        in_run: false,
+    };
     let opts = cfg.read_opts(crate::stages::contract::pool_threads());
     let (lo, hi) = match format {
         Format::Plain => {
@@ -393,6 +400,12 @@ pub fn run_shard(dump: &Path, out: &Path, cfg: &Config, i: u32, n: u32) -> Resul
         _ => gzip_range(data, i, n),
     };
     let slice = data.get(lo..hi).unwrap_or_default();
+    // The bytes this part is made from, for the join to check against the dump it hashes once: read from the
+    // file, not the mapping (whose pages would stay in this process's resident set until the reading releases
+    // them), which leaves them in the page cache for the reading below.
+    let th = Instant::now();
+    let range_xxh3 = hash_range(dump, &file, lo as u64, hi as u64)?;
+    let t_hash = th.elapsed().as_secs_f64();
     let t1 = Instant::now();
     let progress = Progress::new(
         &format!("extract shard {i}/{n}"),
@@ -518,6 +531,7 @@ pub fn run_shard(dump: &Path, out: &Path, cfg: &Config, i: u32, n: u32) -> Resul
         crate_version: store::CRATE_VERSION.to_string(),
         format,
         input,
+        range_xxh3,
         config: config_key(cfg),
         range: [lo as u64, hi as u64],
         members,
@@ -712,10 +726,10 @@ pub fn check_parts(out: &Path, input: &FileRef, cfg: &Config, n: u32) -> Result<
                 pm.shard, pm.shards, pm.version
             )));
         }
-        if pm.input.size != input.size || pm.input.xxh3 != input.xxh3 {
+        if pm.input.size != input.size {
             return Err(stale(format!(
-                "made from a different dump ({}, {} bytes, xxh3 {:?}) than {} ({} bytes, xxh3 {:?})",
-                pm.input.path, pm.input.size, pm.input.xxh3, input.path, input.size, input.xxh3
+                "made from a different dump ({}, {} bytes) than {} ({} bytes)",
+                pm.input.path, pm.input.size, input.path, input.size
             )));
         }
         if pm.config != key {
@@ -764,9 +778,110 @@ pub fn prepare_join(
     if dump == Path::new("-") {
         return Err(unsplittable(dump, "stdin"));
     }
-    let input = FileRef::of(dump)?;
-    let parts = check_parts(out, &input, cfg, n)?;
+    let size = std::fs::metadata(dump).at(dump)?.len();
+    let unhashed = FileRef {
+        path: dump.to_string_lossy().into_owned(),
+        size,
+        xxh3: None,
+        in_run: false,
+    };
+    let parts = check_parts(out, &unhashed, cfg, n)?;
+    // One pass over the dump: its hash (the joined manifest's input) and the hash of every part's range, which
+    // must be the bytes that part was made from.
+    let ranges: Vec<[u64; 2]> = parts.iter().map(|p| p.range).collect();
+    let (input, hashes) = hash_ranges(dump, &ranges)?;
+    for (pm, now) in parts.iter().zip(&hashes) {
+        if *now != pm.range_xxh3 {
+            return Err(Error::Stale {
+                path: parts_dir(out).join(part_names(pm.shard, pm.shards).1),
+                what: format!(
+                    "made from a different dump: bytes [{}, {}) of {} hash to {now}, the part read {}",
+                    pm.range[0],
+                    pm.range[1],
+                    dump.display(),
+                    pm.range_xxh3
+                ),
+            });
+        }
+    }
     Ok((input, parts))
+}
+
+/// The xxh3-128 (32 hex digits) of the bytes `[lo, hi)` of `file` (opened from `path`), read in 1 MiB steps.
+fn hash_range(path: &Path, file: &std::fs::File, lo: u64, hi: u64) -> Result<String> {
+    use std::io::{Seek, SeekFrom};
+    let mut f = file;
+    f.seek(SeekFrom::Start(lo)).at(path)?;
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    let mut buf = vec![0u8; 1 << 20];
+    let mut left = hi.saturating_sub(lo);
+    while left > 0 {
+        let want = usize::try_from(left).map_or(buf.len(), |l| l.min(buf.len()));
+        let n = f.read(buf.get_mut(..want).unwrap_or_default()).at(path)?;
+        let Some(got) = buf.get(..n).filter(|g| !g.is_empty()) else {
+            return Err(Error::bad_input(
+                path,
+                format!(
+                    "the file ends at byte {} inside the range [{lo}, {hi}) this shard reads",
+                    hi.saturating_sub(left)
+                ),
+            ));
+        };
+        h.update(got);
+        left = left.saturating_sub(n as u64);
+    }
+    Ok(format!("{:032x}", h.digest128()))
+}
+
+/// The [`FileRef`] (size and xxh3-128) of the file at `path` and the xxh3-128 (32 hex digits) of each of
+/// `ranges`, in one read of the file. The ranges follow each other from byte 0 (`[0, a)`, `[a, b)`, ...); bytes
+/// after the last one count for the file's hash only.
+pub fn hash_ranges(path: &Path, ranges: &[[u64; 2]]) -> Result<(FileRef, Vec<String>)> {
+    use xxhash_rust::xxh3::Xxh3;
+    let hex = |h: &Xxh3| format!("{:032x}", h.digest128());
+    let mut f = std::fs::File::open(path).at(path)?;
+    let (mut whole, mut part) = (Xxh3::new(), Xxh3::new());
+    let mut hashes = Vec::with_capacity(ranges.len());
+    let mut buf = vec![0u8; 1 << 20];
+    let (mut at, mut k) = (0u64, 0usize);
+    loop {
+        let n = f.read(&mut buf).at(path)?;
+        let Some(mut chunk) = buf.get(..n).filter(|c| !c.is_empty()) else {
+            break;
+        };
+        whole.update(chunk);
+        while !chunk.is_empty() {
+            // Close every range that ends here (empty ones included), then feed the open one up to its end.
+            while ranges.get(k).is_some_and(|r| r[1] <= at) {
+                hashes.push(hex(&part));
+                part = Xxh3::new();
+                k = k.saturating_add(1);
+            }
+            let take = match ranges.get(k) {
+                Some(r) => usize::try_from(r[1].saturating_sub(at))
+                    .map_or(chunk.len(), |t| t.min(chunk.len())),
+                None => chunk.len(),
+            };
+            let (head, rest) = chunk.split_at(take);
+            if k < ranges.len() {
+                part.update(head);
+            }
+            at = at.saturating_add(take as u64);
+            chunk = rest;
+        }
+    }
+    // The ranges that end at the end of the file, or past it (the file shrank: what there was of them).
+    while hashes.len() < ranges.len() {
+        hashes.push(hex(&part));
+        part = Xxh3::new();
+    }
+    let file = FileRef {
+        path: path.to_string_lossy().into_owned(),
+        size: at,
+        xxh3: Some(hex(&whole)),
+        in_run: false,
+    };
+    Ok((file, hashes))
 }
 
 /// Feed the parts (checked by [`prepare_join`]) in order into `acc`, each as one chunk, after checking each
@@ -843,6 +958,41 @@ pub fn describe_join(m: &mut Manifest, out: &Path, parts: &[PartManifest]) -> Re
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    proptest! {
+        /// Each range's hash is the xxh3 of its bytes and the file's the xxh3 of all of them, whatever the cuts
+        /// (empty ranges and ranges across the 1 MiB reads included), and bytes after the last range count for
+        /// the file only.
+        #[test]
+        fn range_hashes_are_the_hashes_of_the_ranges(
+            len in 0usize..(3 << 20),
+            mut cuts in proptest::collection::vec(0usize..(3 << 20), 0..6),
+            tail in 0usize..3,
+        ) {
+            let bytes: Vec<u8> = (0..len).map(|i| (i * 31 % 251) as u8).collect();
+            let dir = tempfile::tempdir().unwrap();
+            let p = dir.path().join("d");
+            std::fs::write(&p, &bytes).unwrap();
+            // Cuts within the file, sorted; the last range ends `tail` cuts before the end of the file at most.
+            cuts.iter_mut().for_each(|c| *c = (*c).min(len));
+            cuts.sort_unstable();
+            cuts.push(len);
+            let keep = cuts.len().saturating_sub(tail.min(cuts.len() - 1));
+            let mut ranges = Vec::new();
+            let mut from = 0;
+            for &c in &cuts[..keep] {
+                ranges.push([from as u64, c as u64]);
+                from = c;
+            }
+            let (file, hashes) = hash_ranges(&p, &ranges).unwrap();
+            prop_assert_eq!(&file, &FileRef::of(&p).unwrap());
+            prop_assert_eq!(hashes.len(), ranges.len());
+            for (r, h) in ranges.iter().zip(&hashes) {
+                let want = format!("{:032x}", xxhash_rust::xxh3::xxh3_128(&bytes[r[0] as usize..r[1] as usize]));
+                prop_assert_eq!(h, &want, "range {:?}", r);
+            }
+        }
+    }
 
     #[test]
     fn parses_specs() {
