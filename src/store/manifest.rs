@@ -123,6 +123,17 @@ impl FileRef {
 }
 
 impl FileRef {
+    /// A file recorded by path and size only: read once as a stream (nothing to hash it again from), or a
+    /// shard's dump, whose parts carry the hashes of their own ranges instead.
+    pub fn unhashed(path: &Path, size: u64) -> FileRef {
+        FileRef {
+            path: path.to_string_lossy().into_owned(),
+            size,
+            xxh3: None,
+            in_run: false,
+        }
+    }
+
     /// Hash a file on disk (streams it; xxh3 runs at several GB/s, far faster than any stage).
     pub fn of(path: &Path) -> Result<FileRef> {
         let never = std::sync::atomic::AtomicBool::new(false);
@@ -169,10 +180,15 @@ impl FileRef {
         Ok(Some(FileRef {
             path: path.to_string_lossy().into_owned(),
             size,
-            xxh3: Some(format!("{:032x}", h.digest128())),
+            xxh3: Some(xxh3_hex(&h)),
             in_run: false,
         }))
     }
+}
+
+/// A streaming xxh3-128 as the 32 hex digits manifests record.
+pub fn xxh3_hex(h: &xxhash_rust::xxh3::Xxh3) -> String {
+    format!("{:032x}", h.digest128())
 }
 
 /// Provenance written next to a stage's outputs as `<stage>.manifest.json`.

@@ -35,6 +35,7 @@ use crate::stages::extract::config::Config;
 use crate::stages::extract::counts;
 use crate::stages::extract::falsity::{self, Pair, Snak};
 use crate::stages::extract::keep::{self, absorb_records, Acc, Part, Rules};
+use crate::store::manifest::xxh3_hex;
 use crate::store::{self, AtomicFile, FileRef, Manifest};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -384,12 +385,7 @@ pub fn run_shard(dump: &Path, out: &Path, cfg: &Config, i: u32, n: u32) -> Resul
     if format == Format::Gzip && gz::Candidates::new(data).take(2).count() < 2 {
         return Err(unsplittable(dump, "a single-member gzip dump"));
     }
-    let input = FileRef {
-        path: dump.to_string_lossy().into_owned(),
-        size: len,
-        xxh3: None,
-        in_run: false,
-    };
+    let input = FileRef::unhashed(dump, len);
     let opts = cfg.read_opts(crate::stages::contract::pool_threads());
     let (lo, hi) = match format {
         Format::Plain => {
@@ -779,13 +775,7 @@ pub fn prepare_join(
         return Err(unsplittable(dump, "stdin"));
     }
     let size = std::fs::metadata(dump).at(dump)?.len();
-    let unhashed = FileRef {
-        path: dump.to_string_lossy().into_owned(),
-        size,
-        xxh3: None,
-        in_run: false,
-    };
-    let parts = check_parts(out, &unhashed, cfg, n)?;
+    let parts = check_parts(out, &FileRef::unhashed(dump, size), cfg, n)?;
     // One pass over the dump: its hash (the joined manifest's input) and the hash of every part's range, which
     // must be the bytes that part was made from.
     let ranges: Vec<[u64; 2]> = parts.iter().map(|p| p.range).collect();
@@ -830,7 +820,7 @@ fn hash_range(path: &Path, file: &std::fs::File, lo: u64, hi: u64) -> Result<Str
         h.update(got);
         left = left.saturating_sub(n as u64);
     }
-    Ok(format!("{:032x}", h.digest128()))
+    Ok(xxh3_hex(&h))
 }
 
 /// The [`FileRef`] (size and xxh3-128) of the file at `path` and the xxh3-128 (32 hex digits) of each of
@@ -838,7 +828,6 @@ fn hash_range(path: &Path, file: &std::fs::File, lo: u64, hi: u64) -> Result<Str
 /// after the last one count for the file's hash only.
 pub fn hash_ranges(path: &Path, ranges: &[[u64; 2]]) -> Result<(FileRef, Vec<String>)> {
     use xxhash_rust::xxh3::Xxh3;
-    let hex = |h: &Xxh3| format!("{:032x}", h.digest128());
     let mut f = std::fs::File::open(path).at(path)?;
     let (mut whole, mut part) = (Xxh3::new(), Xxh3::new());
     let mut hashes = Vec::with_capacity(ranges.len());
@@ -853,7 +842,7 @@ pub fn hash_ranges(path: &Path, ranges: &[[u64; 2]]) -> Result<(FileRef, Vec<Str
         while !chunk.is_empty() {
             // Close every range that ends here (empty ones included), then feed the open one up to its end.
             while ranges.get(k).is_some_and(|r| r[1] <= at) {
-                hashes.push(hex(&part));
+                hashes.push(xxh3_hex(&part));
                 part = Xxh3::new();
                 k = k.saturating_add(1);
             }
@@ -872,13 +861,13 @@ pub fn hash_ranges(path: &Path, ranges: &[[u64; 2]]) -> Result<(FileRef, Vec<Str
     }
     // The ranges that end at the end of the file, or past it (the file shrank: what there was of them).
     while hashes.len() < ranges.len() {
-        hashes.push(hex(&part));
+        hashes.push(xxh3_hex(&part));
         part = Xxh3::new();
     }
     let file = FileRef {
         path: path.to_string_lossy().into_owned(),
         size: at,
-        xxh3: Some(hex(&whole)),
+        xxh3: Some(xxh3_hex(&whole)),
         in_run: false,
     };
     Ok((file, hashes))

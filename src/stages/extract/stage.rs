@@ -239,7 +239,7 @@ impl Hasher {
     /// Hash `dump` behind `follow` (input bytes consumed; `None`: as fast as it can).
     fn spawn(dump: &Path, follow: Option<Arc<std::sync::atomic::AtomicU64>>) -> Hasher {
         let stop = Arc::new(AtomicBool::new(false));
-        let go = Arc::new(AtomicBool::new(follow.is_none()));
+        let go = Arc::new(AtomicBool::new(false));
         let (p, s, g) = (dump.to_path_buf(), Arc::clone(&stop), Arc::clone(&go));
         Hasher {
             stop: StopOnDrop(stop),
@@ -432,12 +432,7 @@ fn run_with(
     let m = cx.manifest();
     m.complete = incomplete.is_none();
     m.inputs.push(if is_stdin {
-        FileRef {
-            path: dump.to_string_lossy().into_owned(),
-            size: stats.json_bytes,
-            xxh3: None,
-            in_run: false,
-        }
+        FileRef::unhashed(dump, stats.json_bytes)
     } else {
         match (known_input, hasher) {
             (Some(f), _) => f,

@@ -73,30 +73,27 @@ impl AliasTable {
         self.slots.is_empty()
     }
 
-    /// Ask for the slot that [`AliasTable::sample`] reads for `r` (a cache hint).
+    /// The slot a draw from `r` reads: the low 32 bits of `r`, multiply-shifted into `0..len` (so `< len`).
     #[inline(always)]
-    pub fn prefetch(&self, r: u64) {
-        let i = (((r & 0xffff_ffff) * self.slots.len() as u64) >> 32) as usize;
-        #[cfg(target_arch = "x86_64")]
-        if let Some(slot) = self.slots.get(i) {
-            // SAFETY: a prefetch never faults.
-            unsafe {
-                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-                    (slot as *const (u32, u32)).cast::<i8>(),
-                )
-            };
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = i;
+    fn slot(&self, r: u64) -> usize {
+        (((r & 0xffff_ffff) * self.slots.len() as u64) >> 32) as usize
+    }
+
+    /// Where the slot that [`AliasTable::sample`] reads for `r` is (null for an empty table), for a caller that
+    /// asks the cache for it ahead of the draw.
+    #[inline(always)]
+    pub fn slot_ptr(&self, r: u64) -> *const u8 {
+        self.slots
+            .get(self.slot(r))
+            .map_or(std::ptr::null(), |s| (s as *const (u32, u32)).cast())
     }
 
     /// One draw from a 64-bit uniform random number: the low 32 bits pick the slot (multiply-shift), the high
     /// 32 bits decide between the slot and its alias.
     #[inline(always)]
     pub fn sample(&self, r: u64) -> u32 {
-        let n = self.slots.len() as u64;
-        let i = (((r & 0xffff_ffff) * n) >> 32) as usize;
-        // `i < n` by construction of the multiply-shift.
+        let i = self.slot(r);
+        // `i < len` by construction of the multiply-shift.
         let (t, a) = self.slots[i];
         if ((r >> 32) as u32) < t {
             i as u32

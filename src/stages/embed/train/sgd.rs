@@ -612,7 +612,7 @@ impl Block {
                 usize::from(per_position(i)) + if per_batch { s.each.len() - first } else { 0 };
             for _ in 0..draws * plan.negative {
                 let r = self.rng.next_u64();
-                plan.alias.prefetch(r);
+                prefetch(plan.alias.slot_ptr(r).cast(), 1);
                 s.draws.push(r);
             }
         }
