@@ -266,16 +266,17 @@ impl Embeddings {
             let texts: Vec<Vec<u8>> = batch
                 .par_iter()
                 .map(|&b| {
-                    use std::fmt::Write as _;
-                    let mut s = String::new();
+                    let mut s = Vec::new();
+                    let mut digits = ryu::Buffer::new();
                     for i in b * BLOCK..((b + 1) * BLOCK).min(self.len()) {
-                        s.push_str(&self.keys[i]);
-                        for x in self.vectors.row(i) {
-                            let _ = write!(s, " {x}");
+                        s.extend_from_slice(self.keys[i].as_bytes());
+                        for &x in self.vectors.row(i) {
+                            s.push(b' ');
+                            push_f32(&mut s, x, &mut digits);
                         }
-                        s.push('\n');
+                        s.push(b'\n');
                     }
-                    s.into_bytes()
+                    s
                 })
                 .collect();
             for t in texts {
@@ -296,6 +297,130 @@ impl Embeddings {
         let m = read_npy(BufReader::new(f), npy)?;
         Embeddings::new(keys, m).map_err(|e| Error::bad_input(npy, e.to_string()))
     }
+}
+
+/// Append `x` exactly as `format!("{x}")` writes it (the shortest digits that read back as `x`, laid out without
+/// an exponent: `0.00001`, `123`, `-0`), from `ryu`'s shortest digits: the same digits, since both give the
+/// shortest decimal that rounds back to `x` and, among several, the one nearest to it (checked against
+/// `Display` on every `f32` by the ignored test `push_f32_matches_display_on_every_f32`). Twice as fast as
+/// `write!` (`benches/w2v.rs`), whose formatting was most of `embeddings.w2v`'s cost. Non-finite values (never
+/// written: training refuses them) go through `Display`.
+fn push_f32(out: &mut Vec<u8>, x: f32, buf: &mut ryu::Buffer) {
+    if !x.is_finite() {
+        out.extend_from_slice(x.to_string().as_bytes());
+        return;
+    }
+    let text = buf.format_finite(x).as_bytes();
+    let tie = exact_decimal(x);
+    if tie.is_none() && !text.contains(&b'e') {
+        // Nearly every value of a trained vector: `ryu` wrote Display's layout, whole numbers with a `.0`.
+        out.extend_from_slice(text.strip_suffix(b".0").unwrap_or(text));
+        return;
+    }
+    let (neg, text) = match text.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, text),
+    };
+    // `ryu` writes `d.ddd`, `ddd.0`, `0.000ddd`, `de±x` or `d.ddde±x`: split off the exponent.
+    let (mant, exp) = match text.iter().position(|&b| b == b'e') {
+        Some(i) => {
+            let (mant, e) = text.split_at(i);
+            let e = e.get(1..).unwrap_or_default();
+            let (minus, e) = match e.split_first() {
+                Some((b'-', rest)) => (true, rest),
+                _ => (false, e),
+            };
+            let v = e
+                .iter()
+                .fold(0i32, |v, &d| v * 10 + i32::from(d.wrapping_sub(b'0')));
+            (mant, if minus { -v } else { v })
+        }
+        None => (text, 0),
+    };
+    // The digits without the point, and where the point falls among them.
+    let mut digits = [0u8; 24];
+    let mut n = 0usize;
+    let mut point = mant.len() as i32 + exp;
+    for (i, &b) in mant.iter().enumerate() {
+        if b == b'.' {
+            point = i as i32 + exp;
+        } else if n < digits.len() {
+            digits[n] = b;
+            n += 1;
+        }
+    }
+    let mut lead = 0;
+    while lead < n && digits[lead] == b'0' {
+        lead += 1;
+        point -= 1;
+    }
+    while n > lead && digits[n - 1] == b'0' {
+        n -= 1;
+    }
+    let mut digits = &digits[lead..n];
+    // Where two shortest candidates are equally near (`x` ends exactly in a 5 one place past them), `ryu`
+    // takes the even one and `Display` the one farther from zero: take `Display`'s, from `x`'s exact digits.
+    let mut up = [0u8; 24];
+    if let Some((exact, last)) = tie {
+        if point - digits.len() as i32 == last + 1 && exact % 10 == 5 {
+            let mut v = exact / 10 + 1;
+            let mut len = 0usize;
+            while v > 0 && len < up.len() {
+                up[len] = b'0' + (v % 10) as u8;
+                v /= 10;
+                len += 1;
+            }
+            up[..len].reverse();
+            point = len as i32 + last + 1;
+            while len > 0 && up[len - 1] == b'0' {
+                len -= 1;
+            }
+            digits = &up[..len];
+        }
+    }
+    if neg {
+        out.push(b'-');
+    }
+    if digits.is_empty() {
+        out.push(b'0');
+    } else if point <= 0 {
+        out.extend_from_slice(b"0.");
+        out.resize(out.len() + (-point) as usize, b'0');
+        out.extend_from_slice(digits);
+    } else if (point as usize) < digits.len() {
+        let (int, frac) = digits.split_at(point as usize);
+        out.extend_from_slice(int);
+        out.push(b'.');
+        out.extend_from_slice(frac);
+    } else {
+        out.extend_from_slice(digits);
+        out.resize(out.len() + (point as usize - digits.len()), b'0');
+    }
+}
+
+/// `|x|` as `exact × 10^last` with `exact` a whole number, when `x` is not whole and that number fits in
+/// 10 digits (`None` otherwise: then no two shortest candidates of at most 9 digits can be equally near).
+fn exact_decimal(x: f32) -> Option<(u64, i32)> {
+    let bits = x.to_bits();
+    let (frac, biased) = (bits & 0x7f_ffff, (bits >> 23) & 0xff);
+    let (mut m, mut e) = if biased == 0 {
+        (frac as u64, -149i32)
+    } else {
+        ((frac | 0x80_0000) as u64, biased as i32 - 150)
+    };
+    if m == 0 {
+        return None;
+    }
+    let tz = m.trailing_zeros();
+    m >>= tz;
+    e += tz as i32;
+    // m ≥ 1 is odd, so m · 5^−e has at most 10 digits only if −e ≤ 14 (5^15 > 10^10).
+    if !(-14..0).contains(&e) {
+        return None;
+    }
+    // m · 2^e = m · 5^−e · 10^e.
+    let exact = 5u64.checked_pow(e.unsigned_abs())?.checked_mul(m)?;
+    (exact < 10_000_000_000).then_some((exact, e))
 }
 
 fn dot(a: &[f32], b: &[f32]) -> f32 {
@@ -350,6 +475,104 @@ mod tests {
         for col in c.vectors.columns() {
             assert!(col.sum().abs() < 1e-6);
         }
+    }
+
+    fn via_push(x: f32) -> String {
+        let mut out = Vec::new();
+        push_f32(&mut out, x, &mut ryu::Buffer::new());
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn push_f32_writes_what_display_writes() {
+        // Each layout: below 1e-5 and above 1e16 (`ryu` writes an exponent there, Display never does), whole
+        // numbers (`ryu` writes `.0`), signed zeros, subnormals, the extremes, and values around powers of ten.
+        let mut cases = vec![
+            0.0f32,
+            -0.0,
+            1.0,
+            -1.0,
+            0.1,
+            0.5,
+            123.0,
+            1e-5,
+            1e-6,
+            1.5e-7,
+            -2.5e-38,
+            1e7,
+            1.25e9,
+            1e16,
+            1e17,
+            3.4028235e38,
+            -3.4028235e38,
+            f32::MIN_POSITIVE,
+            1e-45,
+            -1e-45,
+            1.1754942e-38,
+            16777216.0,
+            16777217.0,
+            0.3,
+            2.0 / 3.0,
+            1e-7,
+            9.999999e-6,
+            0.00012345,
+            100.0,
+            1e10,
+            123456.79,
+        ];
+        for e in -45..=38 {
+            let p = 10f32.powi(e);
+            cases.extend([
+                p,
+                -p,
+                f32::from_bits(p.to_bits() + 1),
+                f32::from_bits(p.to_bits() - 1),
+            ]);
+        }
+        for x in cases {
+            assert_eq!(via_push(x), format!("{x}"), "bits {:#010x}", x.to_bits());
+        }
+        for x in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+            assert_eq!(via_push(x), format!("{x}"));
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(20_000))]
+        #[test]
+        fn push_f32_matches_display(bits in proptest::prelude::any::<u32>()) {
+            let x = f32::from_bits(bits);
+            proptest::prop_assert_eq!(via_push(x), format!("{x}"));
+        }
+    }
+
+    /// Every one of the 2³² `f32` bit patterns (a few minutes on two cores): `cargo test --release --lib
+    /// push_f32_matches_display_on_every_f32 -- --ignored`.
+    #[test]
+    #[ignore]
+    fn push_f32_matches_display_on_every_f32() {
+        use rayon::prelude::*;
+        let bad = (0..1u32 << 16)
+            .into_par_iter()
+            .map(|hi| {
+                let mut out = Vec::new();
+                let mut buf = ryu::Buffer::new();
+                let mut want = String::new();
+                let mut bad = 0u64;
+                for lo in 0..1u32 << 16 {
+                    let x = f32::from_bits(hi << 16 | lo);
+                    out.clear();
+                    want.clear();
+                    push_f32(&mut out, x, &mut buf);
+                    std::fmt::Write::write_fmt(&mut want, format_args!("{x}")).unwrap();
+                    if out != want.as_bytes() {
+                        bad += 1;
+                    }
+                }
+                bad
+            })
+            .sum::<u64>();
+        assert_eq!(bad, 0);
     }
 
     #[test]
