@@ -118,10 +118,10 @@ cases "$NEW" new
 # extract's spill budget defaults to a share of the disk space free when it starts (`--spill-budget`), which
 # the first binary's runs have used up a little of by the time the second one runs.
 NORM='del(.timings, .git_commit)
-  | if .extra | type == "object" then .extra |= del(.json_mb_per_s, .words_per_sec, .walks_per_s, .steps_per_s) else . end
+  | if .extra | type == "object" then .extra |= del(.json_mb_per_s, .words_per_sec, .walks_per_s, .steps_per_s, .thread_seconds) else . end
   | if .extra.spill | type == "object" then .extra.spill |= del(.budget) else . end
   | if has("summary") then del(.summary) | .stages |= map(del(.seconds)) else . end'
-echo "manifests compared without: timings, git_commit, extra.json_mb_per_s, extra.words_per_sec, extra.walks_per_s, extra.steps_per_s, extra.spill.budget (run.summary.json: seconds and the summary text)"
+echo "manifests compared without: timings, git_commit, extra.json_mb_per_s, extra.words_per_sec, extra.walks_per_s, extra.steps_per_s, extra.thread_seconds, extra.spill.budget (run.summary.json: seconds and the summary text)"
 
 same=0
 differ=0

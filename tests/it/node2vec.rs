@@ -756,6 +756,18 @@ mod train {
             );
             let m = sword::store::Manifest::read(&wd.join("j2/train.manifest.json")).unwrap();
             assert_eq!(m.extra["kernel"], k.name());
+            // Where the threads' time went: every phase counted, none more than the threads had.
+            let ts = &m.extra["thread_seconds"];
+            let phase = |p: &str| ts[p].as_f64().unwrap_or(-1.0);
+            let phases = ["compute", "apply", "draw", "wait"];
+            assert!(phases.iter().all(|p| phase(p) >= 0.0), "{ts}");
+            assert!(phase("compute") > 0.0 && phase("draw") > 0.0, "{ts}");
+            let threads = m.count("threads") as f64;
+            let sum: f64 = phases.iter().map(|p| phase(p)).sum();
+            assert!(
+                sum <= threads * m.timings["train"] + 1e-3,
+                "{ts} over {threads} threads"
+            );
             assert!(
                 wd.read("j2/embeddings.npy") == npy,
                 "{} at -j {j} gives other embeddings",

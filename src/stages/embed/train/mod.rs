@@ -295,6 +295,8 @@ pub struct TrainStats {
     pub threads: u64,
     /// The SIMD build that ran (`scalar`, `avx2`, `avx512`); it does not change the result.
     pub kernel: String,
+    /// Seconds the threads spent in each phase of the SGD loop, summed over them ([`sgd::Phases`]).
+    pub phases: sgd::Phases,
 }
 
 /// Trained vectors: row `i` is node `i` (nodes that never occur in the walks keep their random init).
@@ -530,6 +532,7 @@ pub fn train_with(
         stats.batches = out.batches;
         stats.steps = out.steps;
         stats.threads = out.threads as u64;
+        stats.phases = out.phases;
         stats.mean_loss = if out.loss_n > 0 {
             out.loss / out.loss_n as f64
         } else {

@@ -68,6 +68,7 @@ use std::cell::UnsafeCell;
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
+use std::time::Instant;
 use sync::{claim, gen, part, prefetch, Barrier, Marks, Matrix, PoisonOnUnwind};
 
 mod sync;
@@ -205,6 +206,34 @@ pub struct Outcome {
     pub steps: u64,
     /// Threads that ran.
     pub threads: usize,
+    /// Where the threads' time went, summed over them.
+    pub phases: Phases,
+}
+
+/// Seconds the worker threads spent in each phase of the super-steps, summed over the threads (so with `-j N`
+/// and no waiting they add up to N × the loop's wall time). They say where scaling goes: *compute* is what the
+/// threads share best, *apply* moves the shared rows' deltas between the cores that made them and the one
+/// that adds them, *draw* marks rows in tags the other cores marked the step before, and *wait* is the time
+/// spent at the barriers (a phase's last claim, a preempted thread).
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Phases {
+    /// Training the walks (the compute phase).
+    pub compute: f64,
+    /// Adding the shared rows' deltas.
+    pub apply: f64,
+    /// Drawing the next walks and marking their rows (the first step's draw included).
+    pub draw: f64,
+    /// At the barriers.
+    pub wait: f64,
+}
+
+impl std::ops::AddAssign for Phases {
+    fn add_assign(&mut self, o: Phases) {
+        self.compute += o.compute;
+        self.apply += o.apply;
+        self.draw += o.draw;
+        self.wait += o.wait;
+    }
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -991,30 +1020,36 @@ impl Ctx<'_> {
         }
     }
 
-    /// The loop of one worker thread; returns the number of super-steps.
-    fn worker(&self) -> u64 {
+    /// The loop of one worker thread; returns the number of super-steps and where its time went.
+    fn worker(&self) -> (u64, Phases) {
         let _guard = PoisonOnUnwind(&self.barrier);
         let plan = self.plan;
         let blocks = self.slots.len();
         let mut scratch = Scratch::new(plan);
         let mut todo = Vec::new();
         let mut words = 0u64;
+        let mut time = Phases::default();
+        let mut clock = Instant::now();
         // The first super-step's walks.
         let mut active = 0;
         while let Some(claimed) = claim(&self.next, blocks, self.threads, 0) {
             active += self.draw_claimed(claimed, 0, &mut scratch, &mut words);
         }
+        time.draw += lap(&mut clock);
         let Some(mut total) = self.barrier.wait_sum(active, &self.next) else {
-            return 0;
+            return (0, time);
         };
+        time.wait += lap(&mut clock);
         let mut step = 0u64;
         while total > 0 {
             while let Some(claimed) = claim(&self.next, blocks, self.threads, 0) {
                 self.compute_claimed(claimed, step, &mut scratch);
             }
+            time.compute += lap(&mut clock);
             if self.barrier.wait_sum(0, &self.next).is_none() {
                 break;
             }
+            time.wait += lap(&mut clock);
             // The shared rows' deltas of this step (one partition per claim), then the next step's walks.
             let mut active = 0;
             let items = self.parts + blocks;
@@ -1022,23 +1057,35 @@ impl Ctx<'_> {
                 if claimed.start < self.parts {
                     // Claims below `parts` are single partitions.
                     self.apply(claimed.start, step, &mut todo);
+                    time.apply += lap(&mut clock);
                 } else {
                     let blocks = claimed.start - self.parts..claimed.end - self.parts;
                     active += self.draw_claimed(blocks, step + 1, &mut scratch, &mut words);
+                    time.draw += lap(&mut clock);
                 }
             }
             if words >= PROGRESS_EVERY {
                 plan.progress.inc(std::mem::take(&mut words));
             }
             step += 1;
-            match self.barrier.wait_sum(active, &self.next) {
+            let next = self.barrier.wait_sum(active, &self.next);
+            time.wait += lap(&mut clock);
+            match next {
                 Some(t) => total = t,
                 None => break,
             }
         }
         plan.progress.inc(words);
-        step
+        (step, time)
     }
+}
+
+/// Seconds since `clock`, which is moved to now.
+fn lap(clock: &mut Instant) -> f64 {
+    let now = Instant::now();
+    let s = (now - *clock).as_secs_f64();
+    *clock = now;
+    s
 }
 
 /// Train `syn0` (input vectors, the embeddings) and `syn1` (output vectors), both `rows × dim`, in place.
@@ -1078,25 +1125,36 @@ pub fn run(plan: &Plan, syn0: &mut [f32], syn1: &mut [f32]) -> Result<Outcome> {
         failed: AtomicBool::new(false),
         error: Mutex::new(None),
     };
-    let (steps, spawn_error) = std::thread::scope(|scope| {
+    let (steps, phases, spawn_error) = std::thread::scope(|scope| {
         let mut spawn_error = None;
+        let mut others = Vec::new();
         for t in 1..threads {
             let ctx = &ctx;
             let spawned = std::thread::Builder::new()
                 .name(format!("sword-train-{t}"))
                 .spawn_scoped(scope, move || ctx.worker());
-            if let Err(e) = spawned {
-                // The threads already started stop at their first barrier.
-                ctx.barrier.poison();
-                spawn_error = Some(e);
-                break;
+            match spawned {
+                Ok(h) => others.push(h),
+                Err(e) => {
+                    // The threads already started stop at their first barrier.
+                    ctx.barrier.poison();
+                    spawn_error = Some(e);
+                    break;
+                }
             }
         }
-        let steps = match spawn_error {
+        let (steps, mut phases) = match spawn_error {
             None => ctx.worker(),
-            Some(_) => 0,
+            Some(_) => (0, Phases::default()),
         };
-        (steps, spawn_error)
+        for h in others {
+            // A thread that panicked poisoned the barrier; its panic goes on here, as the scope would have.
+            match h.join() {
+                Ok((_, p)) => phases += p,
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+        (steps, phases, spawn_error)
     });
     if let Some(e) = spawn_error {
         return Err(Error::Config(format!(
@@ -1109,6 +1167,7 @@ pub fn run(plan: &Plan, syn0: &mut [f32], syn1: &mut [f32]) -> Result<Outcome> {
     let mut out = Outcome {
         threads,
         steps,
+        phases,
         ..Outcome::default()
     };
     for slot in ctx.slots {

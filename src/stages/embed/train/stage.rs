@@ -68,6 +68,8 @@ impl Stage for TrainStage {
             "words_per_sec": s.words_per_sec,
             "mean_loss": s.mean_loss,
             "kernel": s.kernel,
+            // Thread-seconds per phase of the SGD loop (summed over the threads): where `-j` scaling goes.
+            "thread_seconds": s.phases,
         });
         Ok(())
     }
