@@ -525,8 +525,8 @@ mod tests {
             cases.extend([
                 p,
                 -p,
-                f32::from_bits(p.to_bits() + 1),
-                f32::from_bits(p.to_bits() - 1),
+                f32::from_bits(p.to_bits().saturating_add(1)),
+                f32::from_bits(p.to_bits().saturating_sub(1)),
             ]);
         }
         for x in cases {
