@@ -134,6 +134,14 @@ impl FileRef {
         }
     }
 
+    /// A file recorded with the xxh3-128 of all its `size` bytes, streamed into `h`.
+    pub fn hashed(path: &Path, size: u64, h: &xxhash_rust::xxh3::Xxh3) -> FileRef {
+        FileRef {
+            xxh3: Some(xxh3_hex(h)),
+            ..FileRef::unhashed(path, size)
+        }
+    }
+
     /// Hash a file on disk (streams it; xxh3 runs at several GB/s, far faster than any stage).
     pub fn of(path: &Path) -> Result<FileRef> {
         let never = std::sync::atomic::AtomicBool::new(false);
@@ -177,12 +185,7 @@ impl FileRef {
             h.update(&buf[..n]);
             size += n as u64;
         }
-        Ok(Some(FileRef {
-            path: path.to_string_lossy().into_owned(),
-            size,
-            xxh3: Some(xxh3_hex(&h)),
-            in_run: false,
-        }))
+        Ok(Some(FileRef::hashed(path, size, &h)))
     }
 }
 
@@ -479,10 +482,15 @@ mod tests {
         let stop = AtomicBool::new(false);
         let f = std::thread::scope(|s| {
             let h = s.spawn(|| FileRef::of_behind(&p, &stop, &behind));
-            // Held at 0, then at 1.5 MiB: it may hash the first whole MiB, not the second.
+            // Held at 0, then at 1.5 MiB: it may hash the first whole MiB, not the second. (It gets there in its
+            // own time on a loaded machine: wait for it, then give it time to overstep.)
             std::thread::sleep(std::time::Duration::from_millis(30));
             assert_eq!(seen.load(Ordering::Relaxed), 0);
             limit.store(3 << 19, Ordering::Relaxed);
+            let t0 = std::time::Instant::now();
+            while seen.load(Ordering::Relaxed) < 1 << 20 && t0.elapsed().as_secs() < 30 {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
             std::thread::sleep(std::time::Duration::from_millis(30));
             assert_eq!(seen.load(Ordering::Relaxed), 1 << 20);
             // The reader is done: the rest, partial last read included.

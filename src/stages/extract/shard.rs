@@ -864,13 +864,7 @@ pub fn hash_ranges(path: &Path, ranges: &[[u64; 2]]) -> Result<(FileRef, Vec<Str
         hashes.push(xxh3_hex(&part));
         part = Xxh3::new();
     }
-    let file = FileRef {
-        path: path.to_string_lossy().into_owned(),
-        size: at,
-        xxh3: Some(xxh3_hex(&whole)),
-        in_run: false,
-    };
-    Ok((file, hashes))
+    Ok((FileRef::hashed(path, at, &whole), hashes))
 }
 
 /// Feed the parts (checked by [`prepare_join`]) in order into `acc`, each as one chunk, after checking each
