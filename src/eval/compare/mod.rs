@@ -220,9 +220,9 @@ fn write_outputs(f: &Folder, outputs: &[(String, Vec<u8>)]) -> Result<()> {
         let mut file = f.create(name)?;
         let dest = file.path().to_path_buf();
         file.write_all(bytes).at(&dest)?;
-        file.sync()?;
         files.push(file);
     }
+    artifact::sync_files(&mut files)?;
     artifact::commit_all(files)?;
     Ok(())
 }

@@ -425,7 +425,8 @@ fn run_with(
     let t2 = Instant::now();
     let mut files = sinks.finish()?;
     files.push(write_items(&run, &items, complete)?);
-    // ...then renamed into place together.
+    // ...then fsynced at once (a full disk fails here, nothing renamed) and renamed into place together.
+    store::sync_files(&mut files)?;
     store::commit_all(files)?;
     let t_write = t2.elapsed().as_secs_f64();
 
@@ -669,7 +670,8 @@ fn write_items(
     let path = out.path(ITEMS.file);
     let f = out.create(ITEMS.file)?;
     let mut f = tables::items::write_items(f, items, complete, &path)?;
-    f.sync()?;
+    let flushed = std::io::Write::flush(&mut f);
+    flushed.map_err(|e| Error::io(&path, e))?;
     Ok(f)
 }
 #[cfg(test)]
