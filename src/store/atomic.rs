@@ -173,9 +173,8 @@ pub fn commit_all(files: Vec<AtomicFile>) -> Result<Vec<PathBuf>> {
             drop(files);
             return Err(e);
         }
-        let dir = dest.parent().map(Path::to_path_buf).unwrap_or_default();
-        if !dirs.contains(&dir) {
-            dirs.push(dir);
+        if let Some(dir) = dest.parent().filter(|d| !dirs.iter().any(|x| x == d)) {
+            dirs.push(dir.to_path_buf());
         }
         done.push(dest);
     }

@@ -661,7 +661,8 @@ fn check_whole(
     Ok(incomplete)
 }
 
-/// `items.parquet` (every item of the dump, labelled or not) as a temporary file, renamed with the others.
+/// `items.parquet` (every item of the dump, labelled or not) as a temporary file, synced and renamed with the
+/// others.
 fn write_items(
     out: &store::RunDir,
     items: &tables::items::ItemSet,
@@ -669,10 +670,7 @@ fn write_items(
 ) -> Result<store::AtomicFile> {
     let path = out.path(ITEMS.file);
     let f = out.create(ITEMS.file)?;
-    let mut f = tables::items::write_items(f, items, complete, &path)?;
-    let flushed = std::io::Write::flush(&mut f);
-    flushed.map_err(|e| Error::io(&path, e))?;
-    Ok(f)
+    tables::items::write_items(f, items, complete, &path)
 }
 #[cfg(test)]
 #[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]

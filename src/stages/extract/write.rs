@@ -17,18 +17,14 @@ use crate::store::tables::{self, Columns, EntityColumns, ParSink, PropertyColumn
 use crate::store::{AtomicFile, RunDir};
 use std::sync::Arc;
 
-/// Finish a file: footer written, flushed (fsynced with the others before they are renamed:
+/// Finish a file: footer written (flushed and fsynced with the others before they are renamed:
 /// [`store::sync_files`]).
 fn finish_sink<C: Columns>(sink: ParSink<C, AtomicFile>) -> Result<AtomicFile> {
-    use std::io::Write;
-    let mut f = sink.finish()?;
-    let flushed = f.flush();
-    flushed.map_err(|e| Error::io(f.path(), e))?;
-    Ok(f)
+    sink.finish()
 }
 
-/// One artifact being written: its encoder, then the finished temporary file (flushed, not yet synced nor
-/// renamed).
+/// One artifact being written: its encoder, then the finished temporary file (neither synced nor renamed
+/// yet).
 enum Table<C: Columns> {
     Open(ParSink<C, AtomicFile>),
     Closed(AtomicFile),
@@ -163,8 +159,8 @@ impl ParquetOut {
         })
     }
 
-    /// Finish every file (flushed; the caller fsyncs them together, [`store::sync_files`]), in the order they
-    /// are renamed.
+    /// Finish every file (the caller flushes and fsyncs them together, [`store::sync_files`]), in the order
+    /// they are renamed.
     pub(super) fn finish(self) -> Result<Vec<AtomicFile>> {
         Ok(vec![
             self.entities.into_file()?,
