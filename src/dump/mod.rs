@@ -35,7 +35,8 @@ pub mod start;
 
 pub use self::chunk::{frame, Base, ChunkOut, Held, JoinedLine, Joiner};
 pub use self::read::{
-    display_path, read_dump, GzRead, LineChunker, MultiGz, ReadOpts, ReadStats, Work,
+    display_path, hashes_input, read_dump, FileHash, GzRead, LineChunker, MultiGz, ReadOpts,
+    ReadStats, Work,
 };
 pub(crate) use self::read::{gz_parallel, read_mapped};
 

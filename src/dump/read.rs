@@ -30,6 +30,9 @@ pub struct ReadOpts {
     /// Worker threads of the pool the reader runs on, given by the caller (a stage: its context's
     /// `threads()`): sizes the batches and queues only, never what is read.
     pub threads: usize,
+    /// Hash a gzip file's bytes while reading them ([`ReadStats::input_hash`]): the manifest's hash of the input
+    /// without a second read of the file (see [`FileHash`]).
+    pub hash_input: bool,
 }
 
 impl ReadOpts {
@@ -48,6 +51,7 @@ impl Default for ReadOpts {
             parallel_bzip2: true,
             max_line: 256 << 20,
             threads: 1,
+            hash_input: false,
         }
     }
 }
@@ -70,6 +74,78 @@ pub struct ReadStats {
     /// The compressed stream ended early (truncated file); what was decoded before was passed on. Whether that
     /// is acceptable is the caller's decision (the extract stage refuses it unless `allow_truncated`).
     pub truncated_stream: bool,
+    /// The xxh3-128 of the whole input file, from the bytes the reader read ([`ReadOpts::hash_input`], a gzip
+    /// file: [`hashes_input`]); `None` otherwise, or when the bytes hashed were not the whole file.
+    #[serde(skip)]
+    pub input_hash: Option<FileHash>,
+}
+
+/// The size and xxh3-128 of a whole file, computed by its reader.
+///
+/// Why: the manifest records the hash of extract's dump. A thread of its own used to read the file a second time
+/// for it (from the page cache, just behind the reader), which cost a copy of every page into its buffer and a
+/// tenth of the CPU the hash itself took again in system time. The parallel gzip reader has every byte of the
+/// file in its memory map anyway: it hashes each stretch just before it drops the stretch's pages, in file
+/// order ([`Following`]); the sequential gzip reader hashes what it reads from the file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FileHash {
+    pub size: u64,
+    pub xxh3_128: u128,
+}
+
+/// Whether [`read_dump`] with [`ReadOpts::hash_input`] hashes `path` ([`ReadStats::input_hash`]): a regular file
+/// that starts like gzip (a caller hashes the other inputs itself). An unreadable file says `false` (the read
+/// then fails on its own).
+pub fn hashes_input(path: &Path) -> bool {
+    if path == Path::new("-") || start::is_stream(path) {
+        return false;
+    }
+    let Ok(file) = std::fs::File::open(path) else {
+        return false;
+    };
+    let mut first = [0u8; 4];
+    read_up_to(&file, &mut first).is_ok_and(|n| Format::sniff(&first[..n]) == Format::Gzip)
+}
+
+/// A hash of a memory-mapped file fed in file order by the stretches its reader releases: a stretch that
+/// continues (or overlaps) what was hashed so far is hashed, then its pages may go; one further on is left for
+/// later (hashed from the map, paging it in again, when the stretches before it come); [`Following::finish`]
+/// hashes whatever is left. Whatever order the stretches come in, the result is the hash of the whole map.
+struct Following {
+    h: xxhash_rust::xxh3::Xxh3,
+    next: usize,
+}
+
+impl Following {
+    fn new() -> Following {
+        Following {
+            h: xxhash_rust::xxh3::Xxh3::new(),
+            next: 0,
+        }
+    }
+
+    /// The reader is done with `data[offset..offset + len]`.
+    fn released(&mut self, data: &[u8], offset: usize, len: usize) {
+        if offset <= self.next {
+            self.upto(data, offset.saturating_add(len));
+        }
+    }
+
+    fn upto(&mut self, data: &[u8], end: usize) {
+        let end = end.min(data.len());
+        if end > self.next {
+            self.h.update(&data[self.next..end]);
+            self.next = end;
+        }
+    }
+
+    fn finish(mut self, data: &[u8]) -> FileHash {
+        self.upto(data, data.len());
+        FileHash {
+            size: data.len() as u64,
+            xxh3_128: self.h.digest128(),
+        }
+    }
 }
 
 /// Per-chunk worker: `(bytes, at_line_start) → ChunkOut`.
@@ -132,7 +208,26 @@ pub fn read_dump<T: Send + super::Held>(
             // SAFETY: as above.
             let map = unsafe { memmap2::Mmap::map(&file) }.at(path)?;
             advise_sequential(&map);
-            gz_parallel(&map, 0..map.len(), opts, work, sink, progress, path)?
+            let following = opts
+                .hash_input
+                .then(|| std::sync::Mutex::new(Following::new()));
+            let read = gz_parallel_in(
+                &map,
+                0..map.len(),
+                opts,
+                work,
+                sink,
+                progress,
+                path,
+                following.as_ref(),
+            )?;
+            if let (Some(_), Some(f)) = (&read, following) {
+                let f = f
+                    .into_inner()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                stats.input_hash = Some(f.finish(&map));
+            }
+            read
         }
         _ => None,
     };
@@ -151,8 +246,17 @@ pub fn read_dump<T: Send + super::Held>(
         return Ok(bz2_stats(stats, &read));
     }
     let file = std::fs::File::open(path).at(path)?;
-    let counted = CountingReader::new(file, progress);
-    read_stream(counted, format, path, opts, work, sink, stats)
+    let mut counted = CountingReader::new(file, progress);
+    let hashing = opts.hash_input && format == Format::Gzip;
+    if hashing {
+        counted.state = Arc::new(SourceState::hashing());
+    }
+    let source = Arc::clone(&counted.state);
+    let mut stats = read_stream(counted, format, path, opts, work, sink, stats)?;
+    if hashing {
+        stats.input_hash = source.file_hash().filter(|h| h.size == len);
+    }
+    Ok(stats)
 }
 
 /// Read a stream (stdin, a named pipe) once: its first bytes are peeked through the buffer to sniff the format.
@@ -230,6 +334,21 @@ pub(crate) fn gz_parallel<T: Send + super::Held>(
     progress: &Progress,
     path: &Path,
 ) -> Result<Option<GzRead>> {
+    gz_parallel_in(map, range, opts, work, sink, progress, path, None)
+}
+
+/// [`gz_parallel`], feeding `following` (offsets in the map) every stretch it releases before its pages go.
+#[allow(clippy::too_many_arguments)]
+fn gz_parallel_in<T: Send + super::Held>(
+    map: &memmap2::Mmap,
+    range: std::ops::Range<usize>,
+    opts: &ReadOpts,
+    work: &Work<'_, T>,
+    sink: &mut dyn FnMut(ChunkOut<T>) -> Result<()>,
+    progress: &Progress,
+    path: &Path,
+    following: Option<&std::sync::Mutex<Following>>,
+) -> Result<Option<GzRead>> {
     let data: &[u8] = map.get(range.clone()).unwrap_or_default();
     let limits = opts.gz_limits();
     let at_stream_start = range.start == 0;
@@ -250,8 +369,15 @@ pub(crate) fn gz_parallel<T: Send + super::Held>(
         last = last.max(upto);
     };
     // Members and stretches behind the readers are done: drop their pages from our resident set.
-    let drop_pages =
-        |offset: usize, len: usize| release(map, range.start.saturating_add(offset), len);
+    let drop_pages = |offset: usize, len: usize| {
+        let at = range.start.saturating_add(offset);
+        if let Some(f) = following {
+            f.lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .released(map, at, len);
+        }
+        release(map, at, len)
+    };
     let stats = gz::par_members_in(
         path,
         data,
@@ -366,6 +492,27 @@ struct CountingReader<'p, R> {
 struct SourceState {
     read: AtomicU64,
     failed: std::sync::atomic::AtomicBool,
+    /// The bytes read, hashed in order (only when asked: [`ReadOpts::hash_input`]).
+    hash: Option<std::sync::Mutex<xxhash_rust::xxh3::Xxh3>>,
+}
+
+impl SourceState {
+    fn hashing() -> SourceState {
+        SourceState {
+            hash: Some(std::sync::Mutex::new(xxhash_rust::xxh3::Xxh3::new())),
+            ..SourceState::default()
+        }
+    }
+
+    /// The hash of the bytes read so far, when hashing.
+    fn file_hash(&self) -> Option<FileHash> {
+        let h = self.hash.as_ref()?;
+        let h = h.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        Some(FileHash {
+            size: self.read.load(Ordering::Relaxed),
+            xxh3_128: h.digest128(),
+        })
+    }
 }
 
 impl<'p, R> CountingReader<'p, R> {
@@ -384,6 +531,11 @@ impl<R: Read> Read for CountingReader<'_, R> {
             Ok(n) => {
                 self.progress.inc(n as u64);
                 self.state.read.fetch_add(n as u64, Ordering::Relaxed);
+                if let Some(h) = &self.state.hash {
+                    h.lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .update(&buf[..n]);
+                }
                 Ok(n)
             }
             Err(e) => {
@@ -763,5 +915,104 @@ mod tests {
         d.read_to_string(&mut s).unwrap();
         assert_eq!(s, "[\n{\"x\":1},\n]\n");
         assert_eq!(d.members().load(Ordering::Relaxed), 3);
+    }
+
+    proptest::proptest! {
+        /// Whatever stretches the reader releases, in whatever order, overlapping or not, the hash is the
+        /// file's (the oracle: xxh3-128 of the whole byte string at once).
+        #[test]
+        fn following_hashes_the_whole_file_whatever_is_released(
+            data in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..3000),
+            releases in proptest::collection::vec((0usize..3500, 0usize..1200), 0..20),
+        ) {
+            let mut f = Following::new();
+            for (offset, len) in releases {
+                f.released(&data, offset, len);
+            }
+            let h = f.finish(&data);
+            proptest::prop_assert_eq!(h.size, data.len() as u64);
+            proptest::prop_assert_eq!(h.xxh3_128, xxhash_rust::xxh3::xxh3_128(&data));
+        }
+    }
+
+    /// `read_dump` with `hash_input`: a gzip file's hash (read in parallel, many members, or sequentially, one
+    /// member) is the hash of the file's bytes; other formats and reads without `hash_input` give none.
+    #[test]
+    fn the_reader_hashes_the_gzip_file_it_reads() {
+        use std::io::Write;
+        let dir = tempfile::tempdir().unwrap();
+        let json: Vec<u8> = std::iter::once(b"[\n".to_vec())
+            .chain(
+                (0..20_000u32)
+                    .map(|i| format!("{{\"type\":\"item\",\"id\":\"Q{i}\"}},\n").into_bytes()),
+            )
+            .chain(std::iter::once(b"]\n".to_vec()))
+            .flatten()
+            .collect();
+        let mut many = Vec::new();
+        for piece in json.chunks(20_000) {
+            many.extend(gz::compress_member(piece, flate2::Compression::fast()));
+        }
+        let mut one = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        one.write_all(&json).unwrap();
+        let one = one.finish().unwrap();
+        let work = |b: &[u8], _: bool| ChunkOut {
+            len: b.len() as u64,
+            newlines: 0,
+            head: None,
+            has_newline: false,
+            tail: Vec::new(),
+            data: (),
+        };
+        let read = |name: &str, bytes: &[u8], hash: bool, chunk: usize| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, bytes).unwrap();
+            let opts = ReadOpts {
+                hash_input: hash,
+                chunk_size: chunk,
+                threads: 2,
+                ..ReadOpts::default()
+            };
+            let mut json_bytes = 0u64;
+            let stats = read_dump(
+                &path,
+                &opts,
+                &work,
+                &mut |c| {
+                    json_bytes += c.len;
+                    Ok(())
+                },
+                &Progress::hidden(),
+            )
+            .unwrap();
+            assert_eq!(json_bytes, json.len() as u64, "{name}: every byte read");
+            (hashes_input(&path), stats)
+        };
+        let whole = |b: &[u8]| FileHash {
+            size: b.len() as u64,
+            xxh3_128: xxhash_rust::xxh3::xxh3_128(b),
+        };
+        for chunk in [1 << 12, 1 << 20] {
+            let (gz, stats) = read("many.json.gz", &many, true, chunk);
+            assert!(gz && stats.parallel_inflate && stats.gzip_members > Some(10));
+            assert_eq!(
+                stats.input_hash,
+                Some(whole(&many)),
+                "many members, chunk {chunk}"
+            );
+            let (gz, stats) = read("one.json.gz", &one, true, chunk);
+            assert!(gz && !stats.parallel_inflate);
+            assert_eq!(
+                stats.input_hash,
+                Some(whole(&one)),
+                "one member, chunk {chunk}"
+            );
+        }
+        assert_eq!(
+            read("many.json.gz", &many, false, 1 << 20).1.input_hash,
+            None
+        );
+        let (gz, stats) = read("plain.json", &json, true, 1 << 20);
+        assert!(!gz && stats.input_hash.is_none());
     }
 }

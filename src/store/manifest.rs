@@ -136,8 +136,13 @@ impl FileRef {
 
     /// A file recorded with the xxh3-128 of all its `size` bytes, streamed into `h`.
     pub fn hashed(path: &Path, size: u64, h: &xxhash_rust::xxh3::Xxh3) -> FileRef {
+        FileRef::with_digest(path, size, h.digest128())
+    }
+
+    /// A file recorded with `xxh3_128`, the xxh3-128 of all its `size` bytes (computed by whoever read them).
+    pub fn with_digest(path: &Path, size: u64, xxh3_128: u128) -> FileRef {
         FileRef {
-            xxh3: Some(xxh3_hex(h)),
+            xxh3: Some(digest_hex(xxh3_128)),
             ..FileRef::unhashed(path, size)
         }
     }
@@ -191,7 +196,12 @@ impl FileRef {
 
 /// A streaming xxh3-128 as the 32 hex digits manifests record.
 pub fn xxh3_hex(h: &xxhash_rust::xxh3::Xxh3) -> String {
-    format!("{:032x}", h.digest128())
+    digest_hex(h.digest128())
+}
+
+/// An xxh3-128 digest as the 32 hex digits manifests record.
+fn digest_hex(d: u128) -> String {
+    format!("{d:032x}")
 }
 
 /// Provenance written next to a stage's outputs as `<stage>.manifest.json`.

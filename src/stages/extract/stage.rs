@@ -320,12 +320,15 @@ fn run_with(
         );
     }
     let progress = Progress::new("extract", total, Unit::Bytes);
-    let opts = cfg.read_opts(cx.threads());
-    // With more than one thread, the input's hash for the manifest (a second read of the whole dump file, from
-    // the page cache: it follows the reader) runs beside the reading, not beside the join: on many cores the join
-    // is shorter than a second read of the file, which would then be the stage's tail. A failed run drops the
-    // `Hasher`, which stops the thread. A caller that has hashed the dump already (the join of shards) gives it.
-    let hasher = (known_input.is_none() && cx.threads() > 1 && !is_stdin)
+    let mut opts = cfg.read_opts(cx.threads());
+    // The input's hash for the manifest. A gzip dump is hashed by its reader, from the bytes it reads
+    // (`ReadOpts::hash_input`): no second read of the file. Any other file, with more than one thread, by a
+    // thread that reads the file a second time (from the page cache: it follows the reader) beside the reading,
+    // not beside the join: on many cores the join is shorter than a second read of the file, which would then be
+    // the stage's tail. A failed run drops the `Hasher`, which stops the thread. A caller that has hashed the
+    // dump already (the join of shards) gives it.
+    opts.hash_input = known_input.is_none() && !is_stdin && dump::hashes_input(dump);
+    let hasher = (known_input.is_none() && cx.threads() > 1 && !is_stdin && !opts.hash_input)
         .then(|| Hasher::spawn(dump, Some(progress.position_handle())));
     let mut acc = Acc::new(&rules, cfg.max_bad_lines, dump);
     acc.progress = Some(&progress);
@@ -435,10 +438,11 @@ fn run_with(
     m.inputs.push(if is_stdin {
         FileRef::unhashed(dump, stats.json_bytes)
     } else {
-        match (known_input, hasher) {
-            (Some(f), _) => f,
-            (None, Some(h)) => h.finish()?,
-            (None, None) => FileRef::of(dump)?,
+        match (known_input, stats.input_hash, hasher) {
+            (Some(f), _, _) => f,
+            (None, Some(h), _) => FileRef::with_digest(dump, h.size, h.xxh3_128),
+            (None, None, Some(h)) => h.finish()?,
+            (None, None, None) => FileRef::of(dump)?,
         }
     });
     let mut c: BTreeMap<String, u64> = counts
