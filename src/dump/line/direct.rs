@@ -22,19 +22,26 @@ use crate::core::ids::Pid;
 use crate::dump::entity::{Entity, Kind, Langs, SnakCounts};
 use std::borrow::Cow;
 
-/// The statements the extract stage need not read (`extract.unlabelled_statements = "skip"`): those of items not
-/// labelled in every configured language (most of a dump's items and bytes: 76 % of a generated dump's), except
-/// the statements of the `keep` properties (the transitive seed, which the transitive closure follows through
-/// unlabelled items), and their descriptions (never written). An entity read with a jump is cut down by
-/// [`Jump::apply`], whatever path read it; the direct reader does not even walk what it would drop, only checks
-/// its structure (the 64-byte bracket scan of `Cur::value`), when the line gives `type` and `labels` first (as
-/// every dump does).
+/// What the extract stage need not read of an item not labelled in every configured language (most of a dump's
+/// items and bytes: 76 % of a generated dump's): its descriptions, never written, always; and with `statements`
+/// (`extract.unlabelled_statements = "skip"`) its statements, except those of the `keep` properties (the
+/// transitive seed, which the transitive closure follows through unlabelled items). An entity read with a jump is
+/// cut down by [`Jump::apply`], whatever path read it; the direct reader does not even walk what it would drop,
+/// only checks its structure (the 64-byte bracket scan of `Cur::value`), when the line gives `type` and `labels`
+/// first (as every dump does).
+///
+/// Why the descriptions in every mode: reading them (each configured language's term, member by member) was
+/// about 1.3 % of extract's instructions on a generated dump, for text no artifact holds. Their content is then
+/// no longer checked (a malformed description of such an item no longer makes its line bad), as the skip mode
+/// never checked it; their structure still is.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Jump {
     /// One flag per configured language: whether a `mul` label stands in for it (`extract.mul_fallback`).
     pub mul_ok: Vec<bool>,
-    /// Properties whose statements are kept all the same, sorted.
+    /// Properties whose statements are kept all the same, sorted (when `statements`).
     pub keep: Vec<Pid>,
+    /// Whether the statements are cut too (`extract.unlabelled_statements = "skip"`), or only the descriptions.
+    pub statements: bool,
 }
 
 impl Jump {
@@ -45,16 +52,18 @@ impl Jump {
 
     /// Whether a claim key names a kept property (the extract stage's reading of claim keys, `Pid::parse`).
     fn keeps(&self, key: &str) -> bool {
-        Pid::parse(key).is_some_and(|p| self.keep.binary_search(&p).is_ok())
+        !self.statements || Pid::parse(key).is_some_and(|p| self.keep.binary_search(&p).is_ok())
     }
 
-    /// Cut `e` down: for an item not labelled in every language, only the statements of kept properties stay,
-    /// and the descriptions and snak counts are dropped (an unlabelled item's descriptions are never written;
-    /// the counts would only count what some paths read).
+    /// Cut `e` down: for an item not labelled in every language, the descriptions are dropped (an unlabelled
+    /// item's descriptions are never written) and, with `statements`, only the statements of kept properties
+    /// stay, and the snak counts are dropped (they would only count what some paths read).
     pub fn apply(&self, e: &mut Entity<'_>) {
         if self.cuts(e) {
-            e.statements.retain(|s| self.keeps(&s.property));
-            e.snaks = SnakCounts::default();
+            if self.statements {
+                e.statements.retain(|s| self.keeps(&s.property));
+                e.snaks = SnakCounts::default();
+            }
             e.descriptions.iter_mut().for_each(|d| *d = None);
         }
     }
@@ -151,7 +160,7 @@ pub fn entity<'a>(line: &'a str, langs: &Langs, jump: Option<&Jump>) -> Res<Enti
                 match c.peek() {
                     Some(b'{') => {
                         // Decided here, so only when `type` and `labels` came first (a key comes once).
-                        let jump = jump.filter(|j| seen & 33 == 33 && j.cuts(&e));
+                        let jump = jump.filter(|j| j.statements && seen & 33 == 33 && j.cuts(&e));
                         let (statements, snaks) = (&mut e.statements, &mut e.snaks);
                         c.members(|c, prop| {
                             let property = Cow::Borrowed(key_text(c, t, prop)?);

@@ -41,8 +41,9 @@ use crate::dump::entity::{self as model, Langs, Line};
 /// other one only runs when the first fails (bad lines, or lines the skim does not understand), and its result
 /// is then owned.
 ///
-/// With a [`Jump`] (`extract.unlabelled_statements = "skip"`), every path's entity is cut down by
-/// [`Jump::apply`], and the direct reader jumps over the statements it would drop (checking only their structure);
+/// With a [`Jump`] (the extract stage always gives one: descriptions of items without all labels, and with
+/// `extract.unlabelled_statements = "skip"` their statements), every path's entity is cut down by
+/// [`Jump::apply`], and the direct reader jumps over what it would drop (checking only its structure);
 /// a line is then also accepted when that jumping read takes it, whichever path is tried first, so both modes
 /// still give the same verdict and the same entity.
 pub fn parse_line<'s>(
@@ -171,12 +172,18 @@ mod tests {
         Jump {
             mul_ok: langs.langs.iter().map(|l| l != "ko" && l != "ja").collect(),
             keep,
+            statements: true,
         }
     }
 
     /// The oracle for a jump: the entity read without it, cut down by hand (items without all labels keep only
     /// the seed's statements, and no snak counts).
-    fn cut_by_hand<'a>(mut e: Entity<'a>, langs: &Langs) -> Entity<'a> {
+    fn cut_by_hand<'a>(e: Entity<'a>, langs: &Langs) -> Entity<'a> {
+        cut_by_hand_as(e, langs, true)
+    }
+
+    /// [`cut_by_hand`], cutting the statements too or only the descriptions (`statements`).
+    fn cut_by_hand_as<'a>(mut e: Entity<'a>, langs: &Langs, statements: bool) -> Entity<'a> {
         let item = match &e.kind {
             Some(k) => *k == Kind::Item,
             None => e.id.as_deref().is_some_and(|i| i.starts_with('Q')),
@@ -189,8 +196,10 @@ mod tests {
             let seed = [
                 "P131", "P150", "P171", "P276", "P279", "P361", "P527", "P706",
             ];
-            e.statements.retain(|s| seed.contains(&s.property.as_ref()));
-            e.snaks = SnakCounts::default();
+            if statements {
+                e.statements.retain(|s| seed.contains(&s.property.as_ref()));
+                e.snaks = SnakCounts::default();
+            }
             e.descriptions = vec![None; langs.langs.len()];
         }
         e
@@ -246,6 +255,72 @@ mod tests {
             "{direct} of {}",
             ls.len() * 2
         );
+    }
+
+    /// The jump of the default mode (`extract.unlabelled_statements = "read"`) cuts only the descriptions of items
+    /// without all labels: on every generated line, and every real fixture line, both modes give the entity read
+    /// without a jump with those descriptions dropped, the same statements and snak counts; a description that
+    /// is no JSON no longer makes such an item's line bad (a labelled item's still does).
+    #[test]
+    fn the_default_jump_cuts_only_the_descriptions() {
+        let mut ls = synth_lines(1500, 4, 0.3);
+        if let Ok(root) = std::env::var("SWORD_REAL_FIXTURES") {
+            for (_, real) in real_fixture_lines(std::path::Path::new(&root)) {
+                ls.extend(real);
+            }
+        }
+        let mut cut = 0usize;
+        for l in &ls {
+            for langs in [eight(), langs()] {
+                let jump = Jump {
+                    statements: false,
+                    ..jump_for(&langs)
+                };
+                let mut buffers = simd_json::Buffers::new(1024);
+                let mut scratch = Vec::new();
+                let want = match parse_line(l, &langs, true, None, &mut scratch, &mut buffers) {
+                    Ok(Line::Entity(e)) => {
+                        let had = e.descriptions.iter().flatten().count();
+                        let e = cut_by_hand_as(e.into_owned(), &langs, false);
+                        cut += usize::from(e.descriptions.iter().flatten().count() < had);
+                        format!("{:?}", Ok::<_, ()>(Line::Entity(e)))
+                    }
+                    other => format!("{:?}", other.map_err(|_| ())),
+                };
+                let (on, off) = modes_with(l, &langs, Some(&jump));
+                assert_eq!(on, off, "{}", String::from_utf8_lossy(l));
+                if want.starts_with("Ok(") {
+                    assert_eq!(on, want, "{}", String::from_utf8_lossy(l));
+                }
+            }
+        }
+        assert!(cut > 1000, "only {cut} entities lost descriptions");
+        let langs = langs();
+        let jump = Jump {
+            statements: false,
+            ..jump_for(&langs)
+        };
+        let en = r#""en":{"language":"en","value":"one"}"#;
+        let ko = r#""ko":{"language":"ko","value":"하나"}"#;
+        let seed = r#""P31":[{"mainsnak":{"snaktype":"value","property":"P31","datavalue":{"value":{"entity-type":"item","numeric-id":7,"id":"Q7"},"type":"wikibase-entityid"},"datatype":"wikibase-item"},"type":"statement","id":"Q1$a","rank":"normal"}]"#;
+        let line = |labels: &str| {
+            format!(
+                r#"{{"type":"item","id":"Q1","labels":{{{labels}}},"descriptions":{{"en":{{"value":nul}}}},"claims":{{{seed}}}}}"#
+            )
+        };
+        // Unlabelled in Korean: the bad description is not read, the statement is.
+        let (on, off) = modes_with(line(en).as_bytes(), &langs, Some(&jump));
+        assert_eq!(on, off);
+        assert!(
+            on.starts_with("Ok(Entity")
+                && on.contains(r#"property: "P31""#)
+                && on.contains("value: 1"),
+            "{on}"
+        );
+        // Labelled in both: it is read, and refused.
+        let (on, off) = modes_with(line(&format!("{en},{ko}")).as_bytes(), &langs, Some(&jump));
+        assert_eq!(on, off);
+        assert!(on.starts_with("Err("), "{on}");
     }
 
     /// The jumping read checks the structure of what it jumps over, not its content, only where it may jump

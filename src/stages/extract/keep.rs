@@ -125,11 +125,13 @@ impl Rules {
         keep_unlabelled.push(falsity::P279);
         keep_unlabelled.sort_unstable();
         keep_unlabelled.dedup();
-        let jump =
-            (cfg.unlabelled_statements == UnlabelledStatements::Skip).then(|| direct::Jump {
-                mul_ok: mul_ok.clone(),
-                keep: keep_unlabelled.clone(),
-            });
+        // Always a jump: the descriptions of items without all labels are never read; their statements only
+        // with `unlabelled_statements = "skip"`.
+        let jump = Some(direct::Jump {
+            mul_ok: mul_ok.clone(),
+            keep: keep_unlabelled.clone(),
+            statements: cfg.unlabelled_statements == UnlabelledStatements::Skip,
+        });
         Ok(Rules {
             max_line: cfg.max_line_mib.saturating_mul(1 << 20),
             bad_keep: cfg.max_bad_lines.saturating_add(1).min(BAD_KEEP),
