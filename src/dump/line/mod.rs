@@ -415,8 +415,12 @@ mod tests {
             for langs in [eight(), langs()] {
                 let (on, off) = modes(&l, &langs);
                 proptest::prop_assert_eq!(on, off);
-                // And with a jump (`extract.unlabelled_statements = "skip"`).
+                // And with a jump (`extract.unlabelled_statements = "skip"`), and with the default mode's jump
+                // (descriptions only).
                 let (on, off) = modes_with(&l, &langs, Some(&jump_for(&langs)));
+                proptest::prop_assert_eq!(on, off);
+                let descriptions = Jump { statements: false, ..jump_for(&langs) };
+                let (on, off) = modes_with(&l, &langs, Some(&descriptions));
                 proptest::prop_assert_eq!(on, off);
             }
         }
