@@ -214,7 +214,8 @@ fn join_shards(cx: &mut Context, dump: &Path, cfg: &Config, n: u32) -> Result<()
     )
 }
 
-/// The input's hash for the manifest, computed on a thread of its own beside the reading, just behind it: the
+/// The input's hash for the manifest when the reader does not compute it (a dump that is not gzip: see
+/// `dump::hashes_input`), computed on a thread of its own beside the reading, just behind it: the
 /// thread never reads past the bytes the reader has consumed (`follow`, the reading's progress) until
 /// [`Hasher::release`], so it reads the pages the reader just brought into the page cache instead of reading
 /// the file from disk a second time (which a hash running ahead did for every dump larger than the memory left to
