@@ -111,7 +111,7 @@ pub fn hashes_input(path: &Path) -> bool {
 /// continues (or overlaps) what was hashed so far is hashed, then its pages may go; one further on is left for
 /// later (hashed from the map, paging it in again, when the stretches before it come); [`Following::finish`]
 /// hashes whatever is left. Whatever order the stretches come in, the result is the hash of the whole map.
-struct Following {
+pub(crate) struct Following {
     h: xxhash_rust::xxh3::Xxh3,
     next: usize,
 }
@@ -211,7 +211,7 @@ pub fn read_dump<T: Send + super::Held>(
             let following = opts
                 .hash_input
                 .then(|| std::sync::Mutex::new(Following::new()));
-            let read = gz_parallel_in(
+            let read = gz_parallel(
                 &map,
                 0..map.len(),
                 opts,
@@ -325,21 +325,11 @@ pub struct GzRead {
 ///
 /// `range` is the byte range of the file to read (the whole file, or the whole members of one shard of a
 /// sharded extract); the range must start at a member start.
-pub(crate) fn gz_parallel<T: Send + super::Held>(
-    map: &memmap2::Mmap,
-    range: std::ops::Range<usize>,
-    opts: &ReadOpts,
-    work: &Work<'_, T>,
-    sink: &mut dyn FnMut(ChunkOut<T>) -> Result<()>,
-    progress: &Progress,
-    path: &Path,
-) -> Result<Option<GzRead>> {
-    gz_parallel_in(map, range, opts, work, sink, progress, path, None)
-}
-
-/// [`gz_parallel`], feeding `following` (offsets in the map) every stretch it releases before its pages go.
+///
+/// With `following` (offsets in the map), every stretch released is fed to it before its pages go: the hash of
+/// the whole file ([`ReadOpts::hash_input`]).
 #[allow(clippy::too_many_arguments)]
-fn gz_parallel_in<T: Send + super::Held>(
+pub(crate) fn gz_parallel<T: Send + super::Held>(
     map: &memmap2::Mmap,
     range: std::ops::Range<usize>,
     opts: &ReadOpts,

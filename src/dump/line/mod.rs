@@ -176,14 +176,9 @@ mod tests {
         }
     }
 
-    /// The oracle for a jump: the entity read without it, cut down by hand (items without all labels keep only
-    /// the seed's statements, and no snak counts).
-    fn cut_by_hand<'a>(e: Entity<'a>, langs: &Langs) -> Entity<'a> {
-        cut_by_hand_as(e, langs, true)
-    }
-
-    /// [`cut_by_hand`], cutting the statements too or only the descriptions (`statements`).
-    fn cut_by_hand_as<'a>(mut e: Entity<'a>, langs: &Langs, statements: bool) -> Entity<'a> {
+    /// The oracle for a jump: the entity read without it, cut down by hand (items without all labels lose their
+    /// descriptions and, with `statements`, keep only the seed's statements and no snak counts).
+    fn cut_by_hand<'a>(mut e: Entity<'a>, langs: &Langs, statements: bool) -> Entity<'a> {
         let item = match &e.kind {
             Some(k) => *k == Kind::Item,
             None => e.id.as_deref().is_some_and(|i| i.starts_with('Q')),
@@ -205,37 +200,50 @@ mod tests {
         e
     }
 
-    /// On every generated line, and on every real fixture line (`SWORD_REAL_FIXTURES`): with a jump, both modes
-    /// give the entity read without it and cut down by hand, and the direct reader takes the same lines.
-    #[test]
-    fn a_jump_gives_the_entity_cut_down() {
+    /// With `jump`, both modes give the same verdict on `l`, and for a line taken without a jump, the entity read
+    /// without it cut down by hand ([`cut_by_hand`], with the jump's `statements`). (A line refused without
+    /// the jump may be taken with it: what it jumps over is not read.) Returns whether the cut changed the entity.
+    fn agrees_with_the_cut(l: &[u8], langs: &Langs, jump: &Jump) -> bool {
+        let mut buffers = simd_json::Buffers::new(1024);
+        let mut scratch = Vec::new();
+        let (want, changed) = match parse_line(l, langs, true, None, &mut scratch, &mut buffers) {
+            Ok(Line::Entity(e)) => {
+                let before = format!("{e:?}");
+                let e = cut_by_hand(e.into_owned(), langs, jump.statements);
+                let changed = format!("{e:?}") != before;
+                (format!("{:?}", Ok::<_, ()>(Line::Entity(e))), changed)
+            }
+            other => (format!("{:?}", other.map_err(|_| ())), false),
+        };
+        let (on, off) = modes_with(l, langs, Some(jump));
+        assert_eq!(on, off, "{}", String::from_utf8_lossy(l));
+        if want.starts_with("Ok(") {
+            assert_eq!(on, want, "{}", String::from_utf8_lossy(l));
+        }
+        changed
+    }
+
+    /// 1,500 generated lines, and every real fixture line when `SWORD_REAL_FIXTURES` is set.
+    fn generated_and_real_lines() -> Vec<Vec<u8>> {
         let mut ls = synth_lines(1500, 4, 0.3);
         if let Ok(root) = std::env::var("SWORD_REAL_FIXTURES") {
             for (_, real) in real_fixture_lines(std::path::Path::new(&root)) {
                 ls.extend(real);
             }
         }
+        ls
+    }
+
+    /// On every generated line, and on every real fixture line (`SWORD_REAL_FIXTURES`): with a jump, both modes
+    /// give the entity read without it and cut down by hand, and the direct reader takes the same lines.
+    #[test]
+    fn a_jump_gives_the_entity_cut_down() {
+        let ls = generated_and_real_lines();
         let (mut cut, mut direct) = (0usize, 0usize);
         for l in &ls {
             for langs in [eight(), langs()] {
                 let jump = jump_for(&langs);
-                let mut buffers = simd_json::Buffers::new(1024);
-                let mut scratch = Vec::new();
-                let want = match parse_line(l, &langs, true, None, &mut scratch, &mut buffers) {
-                    Ok(Line::Entity(e)) => {
-                        let full = e.statements.len();
-                        let e = cut_by_hand(e.into_owned(), &langs);
-                        cut += usize::from(e.statements.len() < full);
-                        format!("{:?}", Ok::<_, ()>(Line::Entity(e)))
-                    }
-                    other => format!("{:?}", other.map_err(|_| ())),
-                };
-                let (on, off) = modes_with(l, &langs, Some(&jump));
-                assert_eq!(on, off, "{}", String::from_utf8_lossy(l));
-                // (A line refused without the jump may be taken with it: what it jumps over is not read.)
-                if want.starts_with("Ok(") {
-                    assert_eq!(on, want, "{}", String::from_utf8_lossy(l));
-                }
+                cut += usize::from(agrees_with_the_cut(l, &langs, &jump));
                 // The jumping read takes every line the walk takes (it only reads less).
                 let text = std::str::from_utf8(l).unwrap_or("");
                 let (a, b) = crate::dump::entity::trim_line(text.as_bytes());
@@ -263,12 +271,7 @@ mod tests {
     /// is no JSON no longer makes such an item's line bad (a labelled item's still does).
     #[test]
     fn the_default_jump_cuts_only_the_descriptions() {
-        let mut ls = synth_lines(1500, 4, 0.3);
-        if let Ok(root) = std::env::var("SWORD_REAL_FIXTURES") {
-            for (_, real) in real_fixture_lines(std::path::Path::new(&root)) {
-                ls.extend(real);
-            }
-        }
+        let ls = generated_and_real_lines();
         let mut cut = 0usize;
         for l in &ls {
             for langs in [eight(), langs()] {
@@ -276,22 +279,7 @@ mod tests {
                     statements: false,
                     ..jump_for(&langs)
                 };
-                let mut buffers = simd_json::Buffers::new(1024);
-                let mut scratch = Vec::new();
-                let want = match parse_line(l, &langs, true, None, &mut scratch, &mut buffers) {
-                    Ok(Line::Entity(e)) => {
-                        let had = e.descriptions.iter().flatten().count();
-                        let e = cut_by_hand_as(e.into_owned(), &langs, false);
-                        cut += usize::from(e.descriptions.iter().flatten().count() < had);
-                        format!("{:?}", Ok::<_, ()>(Line::Entity(e)))
-                    }
-                    other => format!("{:?}", other.map_err(|_| ())),
-                };
-                let (on, off) = modes_with(l, &langs, Some(&jump));
-                assert_eq!(on, off, "{}", String::from_utf8_lossy(l));
-                if want.starts_with("Ok(") {
-                    assert_eq!(on, want, "{}", String::from_utf8_lossy(l));
-                }
+                cut += usize::from(agrees_with_the_cut(l, &langs, &jump));
             }
         }
         assert!(cut > 1000, "only {cut} entities lost descriptions");

@@ -419,7 +419,7 @@ pub fn run_shard(dump: &Path, out: &Path, cfg: &Config, i: u32, n: u32) -> Resul
                 dump::read_mapped(map, lo..hi, &opts, &work, &mut sink, &progress)?;
             } else {
                 let par = if opts.parallel_gzip {
-                    dump::gz_parallel(map, lo..hi, &opts, &work, &mut sink, &progress, dump)?
+                    dump::gz_parallel(map, lo..hi, &opts, &work, &mut sink, &progress, dump, None)?
                 } else {
                     None
                 };
