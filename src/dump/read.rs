@@ -97,7 +97,7 @@ pub struct FileHash {
 /// that starts like gzip (a caller hashes the other inputs itself). An unreadable file says `false` (the read
 /// then fails on its own).
 pub fn hashes_input(path: &Path) -> bool {
-    if path == Path::new("-") || start::is_stream(path) {
+    if start::is_stream(path) {
         return false;
     }
     let Ok(file) = std::fs::File::open(path) else {

@@ -56,8 +56,9 @@ pub struct Rules {
     /// closure; `extract::falsity`).
     pub(crate) keep_unlabelled: Vec<Pid>,
     skim: bool,
-    /// `unlabelled_statements = "skip"`: what the parser may jump over.
-    jump: Option<direct::Jump>,
+    /// What the parser may jump over: the descriptions of items without all labels, and with
+    /// `unlabelled_statements = "skip"` their statements.
+    jump: direct::Jump,
     /// `max_line_mib` in bytes.
     pub(crate) max_line: u64,
     /// Malformed lines a chunk keeps with their message: `max_bad_lines + 1`, at most [`BAD_KEEP`].
@@ -125,13 +126,13 @@ impl Rules {
         keep_unlabelled.push(falsity::P279);
         keep_unlabelled.sort_unstable();
         keep_unlabelled.dedup();
-        // Always a jump: the descriptions of items without all labels are never read; their statements only
-        // with `unlabelled_statements = "skip"`.
-        let jump = Some(direct::Jump {
+        // The descriptions of items without all labels are never read; their statements only with
+        // `unlabelled_statements = "skip"`.
+        let jump = direct::Jump {
             mul_ok: mul_ok.clone(),
             keep: keep_unlabelled.clone(),
             statements: cfg.unlabelled_statements == UnlabelledStatements::Skip,
-        });
+        };
         Ok(Rules {
             max_line: cfg.max_line_mib.saturating_mul(1 << 20),
             bad_keep: cfg.max_bad_lines.saturating_add(1).min(BAD_KEEP),
@@ -446,7 +447,7 @@ fn tally_line(
         raw,
         &rules.langs,
         rules.skim,
-        rules.jump.as_ref(),
+        Some(&rules.jump),
         scratch,
         buffers,
     ) {

@@ -328,7 +328,7 @@ fn run_with(
     // not beside the join: on many cores the join is shorter than a second read of the file, which would then be
     // the stage's tail. A failed run drops the `Hasher`, which stops the thread. A caller that has hashed the
     // dump already (the join of shards) gives it.
-    opts.hash_input = known_input.is_none() && !is_stdin && dump::hashes_input(dump);
+    opts.hash_input = known_input.is_none() && dump::hashes_input(dump);
     let hasher = (known_input.is_none() && cx.threads() > 1 && !is_stdin && !opts.hash_input)
         .then(|| Hasher::spawn(dump, Some(progress.position_handle())));
     let mut acc = Acc::new(&rules, cfg.max_bad_lines, dump);
