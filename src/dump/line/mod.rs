@@ -415,7 +415,7 @@ mod tests {
     }
 
     #[test]
-    fn both_modes_agree_on_the_cases_of_issue_24() {
+    fn both_modes_agree_on_huge_numbers_and_bad_utf8_in_dropped_and_read_values() {
         // Inside a value the stage drops (an alias, a reference): a number simd-json cannot hold is accepted
         // by both modes; invalid UTF-8 is refused by both, at its byte in the line.
         let good = r#"{"type":"item","id":"Q1","labels":{"en":{"language":"en","value":"one"}},"aliases":{"en":[{"value":1e999999}]},"claims":{"P31":[{"mainsnak":{"snaktype":"value","datavalue":{"value":{"entity-type":"item","id":"Q5"},"type":"wikibase-entityid"}},"references":[{"snaks":{"P1":[{"x":1e999999}]}}],"rank":"normal"}]}}"#;
