@@ -516,7 +516,7 @@ fn finish(mut cx: Context, stale: &[Artifact]) -> Result<Manifest> {
         *r = r.clone().relative_to(&dir);
     }
     let names: Vec<&str> = cx.outputs.iter().map(|a| a.file).collect();
-    cx.manifest.add_outputs(&dir, &names)?;
+    cx.manifest.add_outputs_of(&cx.run, &names)?;
     cx.manifest
         .timings
         .insert("total".into(), cx.started.elapsed().as_secs_f64());

@@ -258,7 +258,7 @@ fn finish(mut f: Folder) -> Result<Manifest> {
         *r = r.clone().relative_to(&dir);
     }
     let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-    f.manifest.add_outputs(&dir, &refs)?;
+    f.manifest.add_outputs_of(&f.run, &refs)?;
     f.manifest
         .timings
         .insert("total".into(), f.started.elapsed().as_secs_f64());

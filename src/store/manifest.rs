@@ -310,6 +310,22 @@ impl Manifest {
         dir.join(layout::manifest_file(stage))
     }
 
+    /// Record the outputs of the stage writing into `run` now (files in the folder, by name) with their
+    /// hashes: those it renamed into place through the handle with the hash of the bytes it wrote
+    /// ([`super::RunDir::written`]), any other read from disk and hashed, as [`Manifest::add_outputs`] does.
+    pub fn add_outputs_of(&mut self, run: &super::RunDir, names: &[&str]) -> Result<()> {
+        for name in names {
+            let path = run.path(name);
+            let mut r = match run.written(name) {
+                Some(w) => FileRef::with_digest(&path, w.size, w.xxh3),
+                None => FileRef::of(&path)?,
+            };
+            r.path = (*name).to_string();
+            self.outputs.push(r);
+        }
+        Ok(())
+    }
+
     /// Record the outputs (files in `dir`, by name) with their hashes.
     pub fn add_outputs(&mut self, dir: &Path, names: &[&str]) -> Result<()> {
         for name in names {

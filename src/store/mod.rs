@@ -22,7 +22,7 @@ pub mod npy;
 pub mod rundir;
 pub mod tables;
 
-pub use self::atomic::{commit_all, crash_point, sync_files, write_atomic, AtomicFile};
+pub use self::atomic::{commit_all, crash_point, sync_files, write_atomic, AtomicFile, Written};
 pub use self::files::{clean_stale_temps, ensure_dir, parse_temp_name, remove_all, TEMP_MARK};
 pub use self::layout::LOCK_FILE;
 pub use self::lock::DirLock;

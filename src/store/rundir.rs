@@ -21,7 +21,7 @@
 //! `sword run` opens the folder once and hands the same handle to every stage it runs; the state is the
 //! handle's own (no process-wide record of held folders).
 
-use super::atomic::{AtomicFile, Follow, Role};
+use super::atomic::{AtomicFile, Follow, Role, Written};
 use super::files::{clean_stale_temps, ensure_dir, remove_all, sync_dir};
 use super::layout;
 use super::lock::DirLock;
@@ -63,6 +63,30 @@ struct Frame {
     finished: bool,
     /// Outputs renamed into place so far (removed again if the stage fails or panics before its manifest).
     committed: Vec<PathBuf>,
+    /// What each of them holds, as written, and the file's stamp just after its rename (the last rename of a
+    /// path counts).
+    written: Vec<(PathBuf, Written, Stamp)>,
+}
+
+/// Who a file is and when it last changed (inode, size, modification time): a file with another stamp than
+/// just after its rename was replaced or written since.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Stamp {
+    ino: u64,
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+}
+
+impl Stamp {
+    fn of(path: &Path) -> Option<Stamp> {
+        use std::os::unix::fs::MetadataExt;
+        let m = std::fs::metadata(path).ok()?;
+        Some(Stamp {
+            ino: m.ino(),
+            len: m.len(),
+            modified: m.modified().ok(),
+        })
+    }
 }
 
 impl RunDir {
@@ -173,6 +197,7 @@ impl RunDir {
             manifest_removed: false,
             finished: false,
             committed: Vec::new(),
+            written: Vec::new(),
         });
         Ok(StageGuard { run: self.clone() })
     }
@@ -184,6 +209,25 @@ impl RunDir {
             .as_ref()
             .map(|f| f.committed.clone())
             .unwrap_or_default()
+    }
+
+    /// What the stage writing now put into `rel` when it renamed it into place through this handle (the last
+    /// time, if it did so more than once), provided the file is still the one renamed then (same inode, size
+    /// and modification time); `None` otherwise (written some other way, by another stage, replaced or
+    /// written since): then the caller hashes the file itself. A rewrite in place to the same size within the
+    /// file system's timestamp granularity would pass unseen, as it would `make` or git: nothing in sword
+    /// writes a run folder but through this handle.
+    pub fn written(&self, rel: &str) -> Option<Written> {
+        let path = self.inside(Path::new(rel)).ok()?;
+        let (w, stamp) = self
+            .state()
+            .frame
+            .as_ref()?
+            .written
+            .iter()
+            .find(|(p, _, _)| *p == path)
+            .map(|(_, w, s)| (*w, *s))?;
+        (Stamp::of(&path)? == stamp).then_some(w)
     }
 
     /// For a stage that failed: remove the outputs it renamed into place (no manifest vouches for them: its
@@ -242,11 +286,18 @@ impl Follow for Inner {
     }
 
     /// After `dest` was renamed into place: note the output (or that the stage is finished).
-    fn after_rename(&self, dest: &Path, role: Role) {
+    fn after_rename(&self, dest: &Path, role: Role, written: Written) {
         if let Some(frame) = self.state().frame.as_mut() {
             match role {
                 Role::Manifest => frame.finished = true,
-                Role::Output => frame.committed.push(dest.to_path_buf()),
+                Role::Output => {
+                    frame.committed.push(dest.to_path_buf());
+                    // Unstamped (the file cannot be stat'ed): not recorded, hashed from disk instead.
+                    frame.written.retain(|(p, _, _)| p != dest);
+                    if let Some(stamp) = Stamp::of(dest).filter(|s| s.len == written.size) {
+                        frame.written.push((dest.to_path_buf(), written, stamp));
+                    }
+                }
             }
         }
     }
@@ -314,5 +365,82 @@ mod tests {
         assert!(RunDir::open(dir.path()).is_err());
         drop(view);
         drop(RunDir::open(dir.path()).unwrap());
+    }
+
+    /// Write `pieces` one `write` call each (a short write is a piece taken in part: `write_all` goes on).
+    fn write_pieces(run: &RunDir, rel: &str, pieces: &[Vec<u8>]) {
+        let mut f = run.create(rel).unwrap();
+        for p in pieces {
+            f.write_all(p).unwrap();
+        }
+        f.commit().unwrap();
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+        /// What the handle records of a file written through it is what hashing the finished file from disk
+        /// gives (the oracle: `FileRef::of`, reading it back), whatever the sizes of the writes, the buffer's
+        /// 1 MiB included; the last write of a path counts.
+        #[test]
+        fn the_recorded_hash_is_the_hash_of_the_file_on_disk(
+            pieces in proptest::collection::vec(proptest::collection::vec(proptest::prelude::any::<u8>(), 0..3000), 0..12),
+            big in proptest::prelude::any::<bool>(),
+        ) {
+            let dir = tempfile::tempdir().unwrap();
+            let run = RunDir::open(dir.path()).unwrap();
+            let _g = run.begin_stage("s").unwrap();
+            let mut pieces = pieces;
+            if big {
+                pieces.push(vec![7u8; (1 << 20) + 13]);
+            }
+            write_pieces(&run, "sub/a.bin", &[b"an earlier version".to_vec()]);
+            write_pieces(&run, "sub/a.bin", &pieces);
+            let w = run.written("sub/a.bin").unwrap();
+            let disk = crate::store::FileRef::of(&dir.path().join("sub/a.bin")).unwrap();
+            proptest::prop_assert_eq!(w.size, disk.size);
+            proptest::prop_assert_eq!(Some(format!("{:032x}", w.xxh3)), disk.xxh3);
+            let all: Vec<u8> = pieces.concat();
+            proptest::prop_assert_eq!(w.xxh3, xxhash_rust::xxh3::xxh3_128(&all));
+        }
+    }
+
+    /// The manifest takes a recorded hash only for a file the stage writing now renamed through the handle and
+    /// that still has that size; any other output is hashed from disk, so the record is right either way.
+    #[test]
+    fn outputs_are_recorded_from_the_writes_or_else_from_disk() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = RunDir::open(dir.path()).unwrap();
+        std::fs::write(
+            dir.path().join("before.txt"),
+            b"written by an earlier stage",
+        )
+        .unwrap();
+        let g = run.begin_stage("s").unwrap();
+        write_pieces(&run, "a.txt", &[b"hello ".to_vec(), b"world".to_vec()]);
+        write_pieces(&run, "b.txt", &[b"to be changed".to_vec()]);
+        write_pieces(&run, "c.txt", &[b"to be replaced".to_vec()]);
+        // Changed behind the handle's back after its rename: another size; replaced by another file of the
+        // same size (another inode). Both hashed again.
+        std::fs::write(dir.path().join("b.txt"), b"changed since, longer").unwrap();
+        std::fs::write(dir.path().join("c.new"), b"replaced since").unwrap();
+        std::fs::rename(dir.path().join("c.new"), dir.path().join("c.txt")).unwrap();
+        assert!(run.written("a.txt").is_some());
+        assert_eq!(run.written("b.txt"), None);
+        assert_eq!(run.written("c.txt"), None);
+        assert_eq!(run.written("before.txt"), None);
+        assert_eq!(run.written("../a.txt"), None);
+        let names = ["a.txt", "b.txt", "c.txt", "before.txt"];
+        let mut from_writes = crate::store::Manifest::default();
+        from_writes.add_outputs_of(&run, &names).unwrap();
+        let mut from_disk = crate::store::Manifest::default();
+        from_disk.add_outputs(dir.path(), &names).unwrap();
+        assert_eq!(
+            serde_json::to_value(&from_writes.outputs).unwrap(),
+            serde_json::to_value(&from_disk.outputs).unwrap()
+        );
+        // A file of the stage before is not taken for one of the next.
+        drop(g);
+        let _g = run.begin_stage("t").unwrap();
+        assert_eq!(run.written("a.txt"), None);
     }
 }
