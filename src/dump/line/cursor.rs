@@ -361,17 +361,83 @@ pub(super) fn prefix_xor(mut x: u64) -> u64 {
 /// byte with the same rules. AVX2 where the CPU has it (detected at run time), else SSE2.
 pub(super) fn skip_nested(s: &[u8], start: usize) -> Option<usize> {
     #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("popcnt") {
-        // SAFETY: the CPU has AVX2 and POPCNT (checked just above).
-        return unsafe { skip_nested_avx2(s, start) };
+    match x86_level() {
+        // SAFETY: the CPU has AVX-512BW and POPCNT (`x86_level`).
+        Level::Avx512 => return unsafe { skip_nested_avx512(s, start) },
+        // SAFETY: the CPU has AVX2 and POPCNT (`x86_level`).
+        Level::Avx2 => return unsafe { skip_nested_avx2(s, start) },
+        Level::Sse2 => {}
     }
     skip_nested_with(s, start, block_masks)
+}
+
+/// The widest block masks the CPU runs.
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Level {
+    Sse2,
+    Avx2,
+    Avx512,
+}
+
+/// Detected once (a line calls [`skip_nested`] for every qualifier and reference it drops: thousands of times
+/// per chunk).
+#[cfg(target_arch = "x86_64")]
+#[inline]
+pub(super) fn x86_level() -> Level {
+    use std::sync::atomic::{AtomicU8, Ordering};
+    static LEVEL: AtomicU8 = AtomicU8::new(0);
+    match LEVEL.load(Ordering::Relaxed) {
+        1 => Level::Sse2,
+        2 => Level::Avx2,
+        3 => Level::Avx512,
+        _ => {
+            let popcnt = std::is_x86_feature_detected!("popcnt");
+            let l = if popcnt && std::is_x86_feature_detected!("avx512bw") {
+                Level::Avx512
+            } else if popcnt && std::is_x86_feature_detected!("avx2") {
+                Level::Avx2
+            } else {
+                Level::Sse2
+            };
+            LEVEL.store(l as u8 + 1, Ordering::Relaxed);
+            l
+        }
+    }
+}
+
+/// [`skip_nested`] compiled for AVX-512BW: each mask is one 64-byte compare straight into a mask register
+/// (against two compares and two `movemask`s with AVX2).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,popcnt")]
+pub(super) unsafe fn skip_nested_avx512(s: &[u8], start: usize) -> Option<usize> {
+    skip_nested_with(s, start, |b| {
+        // SAFETY: this function only runs on CPUs with AVX-512BW.
+        unsafe { block_masks_avx512(b) }
+    })
+}
+
+/// [`block_masks`] with 64-byte compares.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw")]
+#[inline]
+unsafe fn block_masks_avx512(block: &[u8; 64]) -> (u64, u64, u64, u64) {
+    use std::arch::x86_64::*;
+    // SAFETY: the load reads the 64 bytes of `block`.
+    let v = unsafe { _mm512_loadu_si512(block.as_ptr().cast::<__m512i>()) };
+    let f = _mm512_or_si512(v, _mm512_set1_epi8(0x20));
+    (
+        _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(b'"' as i8)),
+        _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(b'\\' as i8)),
+        _mm512_cmpeq_epi8_mask(f, _mm512_set1_epi8(0x7B)),
+        _mm512_cmpeq_epi8_mask(f, _mm512_set1_epi8(0x7D)),
+    )
 }
 
 /// [`skip_nested`] compiled for AVX2 (two 32-byte compares per mask, hardware popcount).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,popcnt")]
-unsafe fn skip_nested_avx2(s: &[u8], start: usize) -> Option<usize> {
+pub(super) unsafe fn skip_nested_avx2(s: &[u8], start: usize) -> Option<usize> {
     skip_nested_with(s, start, |b| {
         // SAFETY: this function only runs on CPUs with AVX2.
         unsafe { block_masks_avx2(b) }

@@ -514,8 +514,9 @@ pub(super) mod tests {
             let mut b = Cur { s: &line, i: 0 };
             let slow = b.nested_scalar().ok().map(|()| b.i);
             proptest::prop_assert_eq!(fast, slow);
-            // The SSE2 masks too, whatever the CPU the tests run on.
+            // The SSE2 masks too, whatever the CPU the tests run on, and every wider kind the CPU has.
             proptest::prop_assert_eq!(skip_nested_with(&line, 0, block_masks), slow);
+            proptest::prop_assert_eq!(every_width(&line), vec![slow; every_width(&line).len()]);
         }
     }
 
@@ -540,7 +541,27 @@ pub(super) mod tests {
             let slow = b.nested_scalar().ok().map(|()| b.i);
             proptest::prop_assert_eq!(fast, slow);
             proptest::prop_assert_eq!(skip_nested_with(&line, 0, block_masks), slow);
+            proptest::prop_assert_eq!(every_width(&line), vec![slow; every_width(&line).len()]);
         }
+    }
+
+    /// The AVX2 and AVX-512 scanners' ends of the object at the start of `line`, those the CPU runs.
+    fn every_width(line: &[u8]) -> Vec<Option<usize>> {
+        let mut v = Vec::new();
+        #[cfg(target_arch = "x86_64")]
+        {
+            use super::super::cursor::{skip_nested_avx2, skip_nested_avx512};
+            let popcnt = std::is_x86_feature_detected!("popcnt");
+            if popcnt && std::is_x86_feature_detected!("avx2") {
+                // SAFETY: the CPU has AVX2 and POPCNT (checked just above).
+                v.push(unsafe { skip_nested_avx2(line, 0) });
+            }
+            if popcnt && std::is_x86_feature_detected!("avx512bw") {
+                // SAFETY: the CPU has AVX-512BW and POPCNT (checked just above).
+                v.push(unsafe { skip_nested_avx512(line, 0) });
+            }
+        }
+        v
     }
 
     #[test]
