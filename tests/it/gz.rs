@@ -93,6 +93,7 @@ fn a_cut_real_fixture_passes_on_its_prefix_and_says_so() {
         },
         &mut |_| {},
         &|_, _| {},
+        &|_, _| {},
     )
     .unwrap()
     .unwrap();
@@ -112,6 +113,7 @@ fn a_cut_real_fixture_passes_on_its_prefix_and_says_so() {
         &|_| 0,
         |_| Ok(()),
         &mut |_| {},
+        &|_, _| {},
         &|_, _| {},
     )
     .unwrap_err();

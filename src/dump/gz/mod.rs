@@ -141,6 +141,7 @@ pub fn par_members<T: Send>(
         sink,
         &mut |_| {},
         &|_, _| {},
+        &|_, _| {},
     )
 }
 
@@ -153,7 +154,9 @@ pub fn par_members<T: Send>(
 /// `done(offset)` is called on the calling thread whenever the compressed bytes before `offset` are handled
 /// (progress); `release(offset, len)` says that bytes of `data` will not be read again soon (a memory-mapped
 /// caller drops their pages from its resident set; it may be called from any thread, and a range may still be
-/// read after it, at the cost of reading it again).
+/// read after it, at the cost of reading it again). `scanned(offset, len)` says that the search for member starts
+/// has just read those bytes (in file order, 256 KiB at a time, skipping what it need not search): a caller that
+/// hashes the file hashes them now, while they are in the cache, instead of reading them again later.
 ///
 /// Returns `Ok(None)` without calling `work` when the scan finds fewer than two candidate members: the caller
 /// then reads the data as one sequential stream. Errors, in file order: the first error of an accepted member
@@ -171,6 +174,7 @@ pub fn par_members_in<T: Send>(
     mut sink: impl FnMut(T) -> Result<()>,
     done: &mut dyn FnMut(usize),
     release: &(dyn Fn(usize, usize) + Sync),
+    scanned: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Option<MemberStats>> {
     if !data.starts_with(&[0x1f, 0x8b]) {
         return Err(Error::bad_input(
@@ -178,7 +182,7 @@ pub fn par_members_in<T: Send>(
             "not gzip data: no gzip header at byte offset 0",
         ));
     }
-    let mut scan = Candidates::new(data).releasing(release);
+    let mut scan = Candidates::new(data).releasing(release).scanning(scanned);
     let first: Vec<usize> = scan.by_ref().take(2).collect();
     if first.len() < 2 {
         return Ok(None);
@@ -869,6 +873,7 @@ pub struct Candidates<'a> {
     next: usize,
     finder: memchr::memmem::Finder<'static>,
     release: Option<&'a (dyn Fn(usize, usize) + Sync)>,
+    scanned: Option<&'a (dyn Fn(usize, usize) + Sync)>,
 }
 
 /// Compressed bytes of a member released at a time behind its reader ([`Coordinator::advance`]).
@@ -876,6 +881,10 @@ const RELEASE_STEP: usize = 4 << 20;
 
 /// Bytes searched at a time: a stretch this long without a candidate is released behind the scan.
 const SCAN_WINDOW: usize = 8 << 20;
+
+/// Bytes searched at a time within a window before the caller is told they were read ([`Candidates::scanning`]):
+/// small enough that they are still in the core's cache.
+const SCAN_STEP: usize = 256 << 10;
 
 impl<'a> Candidates<'a> {
     /// Scan `data` lazily (the scan runs ahead of the inflation only as far as the window needs).
@@ -885,7 +894,15 @@ impl<'a> Candidates<'a> {
             next: 0,
             finder: memchr::memmem::Finder::new(&[0x1f, 0x8b, 0x08]),
             release: None,
+            scanned: None,
         }
+    }
+
+    /// Call `scanned(offset, len)` on every stretch (of at most [`SCAN_STEP`] bytes, in file order) the search has
+    /// just read.
+    pub fn scanning(mut self, scanned: &'a (dyn Fn(usize, usize) + Sync)) -> Self {
+        self.scanned = Some(scanned);
+        self
     }
 
     /// Call `release(offset, len)` on every 8 MiB stretch scanned without a candidate (inside a large member, or
@@ -908,18 +925,31 @@ impl Iterator for Candidates<'_> {
         while self.next < self.data.len() {
             let from = self.next;
             let end = from.saturating_add(SCAN_WINDOW).min(self.data.len());
-            // Two bytes past the window, so that a magic across its edge is found.
-            let hay = self
-                .data
-                .get(from..end.saturating_add(2).min(self.data.len()))?;
-            let Some(i) = self.finder.find(hay) else {
+            // The window is searched a step at a time, each step's bytes told to `scanned` while cached.
+            let mut step = from;
+            let mut found = None;
+            while step < end {
+                let step_end = step.saturating_add(SCAN_STEP).min(end);
+                // Two bytes past the step, so that a magic across its edge is found.
+                let hay = self
+                    .data
+                    .get(step..step_end.saturating_add(2).min(self.data.len()))?;
+                found = self.finder.find(hay).map(|i| step + i);
+                if let Some(s) = self.scanned {
+                    s(step, step_end - step);
+                }
+                if found.is_some() {
+                    break;
+                }
+                step = step_end;
+            }
+            let Some(at) = found else {
                 if let Some(r) = self.release {
                     r(from, end - from);
                 }
                 self.next = end;
                 continue;
             };
-            let at = from + i;
             self.next = at + 1;
             if plausible_header(self.data.get(at..).unwrap_or_default()) {
                 return Some(at);
@@ -1177,6 +1207,39 @@ mod tests {
         }
     }
 
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        /// What the search tells `scanned` covers the data from its first byte to its last, in order (a
+        /// stretch may go over what an earlier one told, never past a gap), in stretches of at most
+        /// `SCAN_STEP`: a caller hashing from it (extract's input hash) meets every byte, and the candidates
+        /// are those of the search without the hook.
+        #[test]
+        fn the_scan_tells_every_byte_it_reads_in_order(
+            seed in any::<u64>(),
+            len in 0usize..(3 * SCAN_STEP),
+            magics in proptest::collection::vec(0usize..(3 * SCAN_STEP), 0..6),
+        ) {
+            let mut data: Vec<u8> = (0..len as u64)
+                .map(|i| (i.wrapping_add(seed).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as u8)
+                .collect();
+            for m in magics.into_iter().filter(|&m| m + 10 <= len) {
+                data[m..m + 10].copy_from_slice(&[0x1f, 0x8b, 0x08, 0, 0, 0, 0, 0, 0, 3]);
+            }
+            let told = std::sync::Mutex::new(Vec::new());
+            let hook = |at: usize, n: usize| told.lock().unwrap().push((at, n));
+            let with: Vec<usize> = Candidates::new(&data).scanning(&hook).collect();
+            let without: Vec<usize> = Candidates::new(&data).collect();
+            prop_assert_eq!(with, without);
+            let mut covered = 0usize;
+            for (at, n) in told.into_inner().unwrap() {
+                prop_assert!(at <= covered, "a gap before {at} (covered up to {covered})");
+                prop_assert!(n <= SCAN_STEP);
+                covered = covered.max(at + n);
+            }
+            prop_assert_eq!(covered, data.len());
+        }
+    }
+
     #[test]
     fn the_scan_never_goes_back_over_released_bytes() {
         // A member of 20 MiB without a gzip magic inside (stored blocks of text): the scan releases each 8 MiB
@@ -1209,6 +1272,7 @@ mod tests {
                 |_| Ok(()),
                 &mut |to| log.lock().unwrap().push(Ev::Done(to)),
                 &|at, len| log.lock().unwrap().push(Ev::Release(at, len)),
+                &|_, _| {},
             )
             .unwrap()
             .unwrap();
