@@ -427,10 +427,32 @@ fn run_with(
         ));
     }
     let t2 = Instant::now();
-    let mut files = sinks.finish()?;
-    files.push(write_items(&run, &items, complete)?);
-    // ...then fsynced at once (a full disk fails here, nothing renamed) and renamed into place together.
-    store::sync_files(&mut files)?;
+    // ...each fsynced as soon as it is finished, on a thread of its own, while the others finish (a full disk
+    // fails here, nothing renamed), then renamed into place together.
+    let files = std::thread::scope(|s| -> Result<Vec<store::AtomicFile>> {
+        let mut syncing = Vec::new();
+        let mut done = |mut f: store::AtomicFile| {
+            syncing.push(s.spawn(move || f.sync().map(|()| f)));
+        };
+        let finished = sinks
+            .finish_each(&mut done)
+            .and_then(|()| write_items(&run, &items, complete))
+            .map(&mut done);
+        let mut files = Vec::with_capacity(syncing.len());
+        let mut failed = finished.err();
+        for h in syncing {
+            match h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)) {
+                Ok(f) => files.push(f),
+                Err(e) => {
+                    failed.get_or_insert(e);
+                }
+            }
+        }
+        match failed {
+            Some(e) => Err(e),
+            None => Ok(files),
+        }
+    })?;
     store::commit_all(files)?;
     let t_write = t2.elapsed().as_secs_f64();
 

@@ -159,20 +159,29 @@ impl ParquetOut {
         })
     }
 
-    /// Finish every file (the caller flushes and fsyncs them together, [`store::sync_files`]), in the order
-    /// they are renamed.
-    pub(super) fn finish(self) -> Result<Vec<AtomicFile>> {
-        Ok(vec![
-            self.entities.into_file()?,
-            self.properties.into_file()?,
-            self.triples.into_file()?,
-            self.statements.into_file()?,
-            self.transitive.into_file()?,
-            self.constraints.into_file()?,
-            self.values.into_file()?,
-            self.types.into_file()?,
-            self.distinct.into_file()?,
-        ])
+    /// Finish every file, handing each to `done` as soon as its footer is written (the caller fsyncs it then,
+    /// while the next ones finish), in the order they are renamed. The last rows of every file are handed to
+    /// the pool first, so that their row groups are encoded at once instead of one file's after the other's.
+    pub(super) fn finish_each(mut self, done: &mut dyn FnMut(AtomicFile)) -> Result<()> {
+        self.entities.close(false)?;
+        self.properties.close(false)?;
+        self.triples.close(false)?;
+        self.statements.close(false)?;
+        self.transitive.close(false)?;
+        self.constraints.close(false)?;
+        self.values.close(false)?;
+        self.types.close(false)?;
+        self.distinct.close(false)?;
+        done(self.entities.into_file()?);
+        done(self.properties.into_file()?);
+        done(self.triples.into_file()?);
+        done(self.statements.into_file()?);
+        done(self.transitive.into_file()?);
+        done(self.constraints.into_file()?);
+        done(self.values.into_file()?);
+        done(self.types.into_file()?);
+        done(self.distinct.into_file()?);
+        Ok(())
     }
 }
 
