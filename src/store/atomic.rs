@@ -61,9 +61,11 @@ pub struct AtomicFile {
     committed: bool,
     /// Flushed and fsynced by [`AtomicFile::sync`], nothing written since: `commit` need not fsync again.
     synced: bool,
-    /// The bytes accepted by `write` so far, hashed in order (the file is only ever appended to). Boxed: the
-    /// streaming state is ≈ 600 bytes, and files are moved around in enums.
-    hash: Box<xxhash_rust::xxh3::Xxh3>,
+    /// The bytes accepted by `write` so far, hashed in order (the file is only ever appended to), for a file
+    /// of a run folder only: the handle keeps the hash for the manifest; nothing needs it for a file written
+    /// anywhere else (a synthetic dump, a shard's part), so none is computed there. Boxed: the streaming state
+    /// is ≈ 600 bytes, and files are moved around in enums.
+    hash: Option<Box<xxhash_rust::xxh3::Xxh3>>,
     size: u64,
 }
 
@@ -86,23 +88,26 @@ impl AtomicFile {
         let dir = dest.parent().map(Path::to_path_buf).unwrap_or_default();
         let (file, tmp) = create_temp(&dir, &name).at(&dest)?;
         Ok(AtomicFile {
-            run,
             dest,
             tmp,
             writer: Some(BufWriter::with_capacity(1 << 20, file)),
             committed: false,
             synced: false,
-            hash: Box::new(xxhash_rust::xxh3::Xxh3::new()),
+            hash: run
+                .is_some()
+                .then(|| Box::new(xxhash_rust::xxh3::Xxh3::new())),
+            run,
             size: 0,
         })
     }
 
-    /// The size and hash of the bytes written so far (of the whole file, once it is finished).
-    pub fn written(&self) -> Written {
-        Written {
+    /// The size and hash of the bytes written so far (of the whole file, once it is finished); `None` for a
+    /// file outside any run folder, which is not hashed.
+    pub fn written(&self) -> Option<Written> {
+        self.hash.as_ref().map(|h| Written {
             size: self.size,
-            xxh3: self.hash.digest128(),
-        }
+            xxh3: h.digest128(),
+        })
     }
 
     /// The final path.
@@ -156,7 +161,7 @@ impl AtomicFile {
         renamed?;
         self.committed = true;
         forget_temp(&self.tmp);
-        if let Some((run, role)) = &self.run {
+        if let (Some((run, role)), Some(written)) = (&self.run, written) {
             run.after_rename(&self.dest, *role, written);
         }
         Ok(())
@@ -168,7 +173,9 @@ impl Write for AtomicFile {
         self.synced = false;
         let n = self.writer.as_mut().expect("not committed").write(buf)?;
         let done = buf.get(..n).unwrap_or(buf);
-        self.hash.update(done);
+        if let Some(h) = &mut self.hash {
+            h.update(done);
+        }
         self.size = self.size.saturating_add(done.len() as u64);
         Ok(n)
     }

@@ -358,52 +358,21 @@ pub(super) fn prefix_xor(mut x: u64) -> u64 {
 /// ends first. 64 bytes at a time: quote, backslash and bracket masks, escaped bytes removed
 /// ([`escaped_mask`]), strings by prefix XOR, then the brackets outside strings are counted (when the depth
 /// cannot come back to zero in the block) or visited one by one. The last partial block is scanned byte by
-/// byte with the same rules. AVX2 where the CPU has it (detected at run time), else SSE2.
+/// byte with the same rules. AVX-512BW or AVX2 where the CPU has it (detected at run time: std caches the
+/// answer), else SSE2.
 pub(super) fn skip_nested(s: &[u8], start: usize) -> Option<usize> {
     #[cfg(target_arch = "x86_64")]
-    match x86_level() {
-        // SAFETY: the CPU has AVX-512BW and POPCNT (`x86_level`).
-        Level::Avx512 => return unsafe { skip_nested_avx512(s, start) },
-        // SAFETY: the CPU has AVX2 and POPCNT (`x86_level`).
-        Level::Avx2 => return unsafe { skip_nested_avx2(s, start) },
-        Level::Sse2 => {}
-    }
-    skip_nested_with(s, start, block_masks)
-}
-
-/// The widest block masks the CPU runs.
-#[cfg(target_arch = "x86_64")]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Level {
-    Sse2,
-    Avx2,
-    Avx512,
-}
-
-/// Detected once (a line calls [`skip_nested`] for every qualifier and reference it drops: thousands of times
-/// per chunk).
-#[cfg(target_arch = "x86_64")]
-#[inline]
-pub(super) fn x86_level() -> Level {
-    use std::sync::atomic::{AtomicU8, Ordering};
-    static LEVEL: AtomicU8 = AtomicU8::new(0);
-    match LEVEL.load(Ordering::Relaxed) {
-        1 => Level::Sse2,
-        2 => Level::Avx2,
-        3 => Level::Avx512,
-        _ => {
-            let popcnt = std::is_x86_feature_detected!("popcnt");
-            let l = if popcnt && std::is_x86_feature_detected!("avx512bw") {
-                Level::Avx512
-            } else if popcnt && std::is_x86_feature_detected!("avx2") {
-                Level::Avx2
-            } else {
-                Level::Sse2
-            };
-            LEVEL.store(l as u8 + 1, Ordering::Relaxed);
-            l
+    if std::is_x86_feature_detected!("popcnt") {
+        if std::is_x86_feature_detected!("avx512bw") {
+            // SAFETY: the CPU has AVX-512BW and POPCNT (checked just above).
+            return unsafe { skip_nested_avx512(s, start) };
+        }
+        if std::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2 and POPCNT (checked just above).
+            return unsafe { skip_nested_avx2(s, start) };
         }
     }
+    skip_nested_with(s, start, block_masks)
 }
 
 /// [`skip_nested`] compiled for AVX-512BW: each mask is one 64-byte compare straight into a mask register

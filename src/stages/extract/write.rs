@@ -17,8 +17,8 @@ use crate::store::tables::{self, Columns, EntityColumns, ParSink, PropertyColumn
 use crate::store::{AtomicFile, RunDir};
 use std::sync::Arc;
 
-/// Finish a file: footer written (flushed and fsynced with the others before they are renamed:
-/// [`store::sync_files`]).
+/// Finish a file: footer written (flushed and fsynced by the caller before the files are renamed together:
+/// [`ParquetOut::finish_each`]).
 fn finish_sink<C: Columns>(sink: ParSink<C, AtomicFile>) -> Result<AtomicFile> {
     sink.finish()
 }
