@@ -3,9 +3,9 @@
 //! - the property constraints (P2302) of every property line ([`constraints`](super::constraints));
 //! - the live `somevalue` / `novalue` statements of labelled items ([`Snak`], 16 bytes each);
 //! - the live item values of every item as (property, object) pairs ([`Pair`], 16 bytes each), for "another
-//!   item has o as a value" of distinct-values properties — dropped for a property as soon as its line has
-//!   shown that it is unlabelled or has no such constraint ([`Known`]; the accumulator sees lines in dump
-//!   order), for an object whose line left it unlabelled when the join state compacts them, and at the join
+//!   item has o as a value" of distinct-values properties — dropped for a property as soon as one of its lines
+//!   has shown that it is unlabelled or has no such constraint ([`Known`]: a verdict that no later line takes
+//!   back, so any order of lines and any cut into shards give the same rows), for an object whose line left it unlabelled when the join state compacts them, and at the join
 //!   kept only for the properties and entities of the final triples (the only ones a tier is asked of);
 //! - the P279 statements of every item (kept with the seed statements whatever the transitive seed says).
 //!
@@ -17,7 +17,6 @@
 use crate::core::error::{Error, Result};
 use crate::core::falsity::{Constraint, Kind, SubjectValues, Summary, TypeStatement};
 use crate::core::ids::{Pid, Qid};
-use crate::core::records::{EntityRecord, PropertyRecord};
 use crate::stages::extract::counts::Counts;
 use crate::stages::extract::spill::{json_lines, read_json, write_json, Record};
 use rayon::slice::ParallelSliceMut;
@@ -149,37 +148,41 @@ pub fn summary_of(counts: &std::collections::BTreeMap<String, u64>) -> Summary {
     s
 }
 
-/// Note the properties of a part (in dump order): whether each can have a benchmark statement whose tier a
-/// pair decides — it is labelled (among `entities`, the part's labelled entities; a final triple's property
-/// is) and carries a distinct-values constraint that applies (no separator). Their pairs are then kept or
-/// dropped as they come.
-pub fn learn(
-    known: &mut Known,
-    properties: &[PropertyRecord],
-    entities: &[EntityRecord],
-    cs: &[Constraint],
-) {
-    for p in properties {
-        if let Ok(p32) = u32::try_from(p.id.0) {
-            let labelled = entities
-                .iter()
-                .any(|e| e.id == crate::core::ids::EntityId::Property(p.id));
-            let distinct = labelled
-                && cs
-                    .iter()
-                    .any(|c| c.property == p.id && c.kind == Kind::DistinctValues && !c.separator);
-            known.learn(p32, distinct);
-        }
+/// Whether one property line can have a benchmark statement whose tier a pair decides: the line is labelled
+/// (a final triple's property is) and carries a distinct-values constraint that applies (no separator).
+/// `constraints` are the constraints read from that line alone.
+pub fn line_keeps_pairs(labelled: bool, constraints: &[Constraint]) -> bool {
+    labelled
+        && constraints
+            .iter()
+            .any(|c| c.kind == Kind::DistinctValues && !c.separator)
+}
+
+/// Note the verdicts of a part's property lines (in dump order: `(property number, the line keeps its
+/// pairs)`, see [`line_keeps_pairs`]). Their pairs are then kept or dropped as they come.
+pub fn learn(known: &mut Known, lines: &[(u32, bool)]) {
+    for &(p, keep) in lines {
+        known.learn(p, keep);
     }
 }
 
-/// What the property lines read so far say of their pairs, per property number: not seen yet, keep (a
-/// labelled property with a distinct-values constraint without a separator) or drop. Two bitmaps (property
-/// numbers are small: P1 to ≈ P13000 in 2024), a hash map past 2²⁴ (a crafted dump): the stage thread asks
-/// once per pair, so this must cost a few instructions, not a hash.
+/// What the property lines read so far say of their pairs, per property number: not seen yet, every line
+/// keeps them (a labelled property with a distinct-values constraint without a separator), or some line
+/// does not. Two bitmaps (property numbers are small: P1 to ≈ P13000 in 2024), a hash map past 2²⁴ (a
+/// crafted dump): the stage thread asks once per pair, so this must cost a few instructions, not a hash.
+///
+/// **Why "every line".** A dump may hold two lines of one property (an entity edited while the dump was
+/// written: `duplicate_entities`). The pairs are dropped as they are read, so the verdict must never go from
+/// drop back to keep, whichever line comes first and whatever else the reader has seen (a shard of a sharded
+/// extract sees only its own lines). "Keep while every line read so far keeps" is such a verdict: a drop is
+/// final, and the end result is the same for any order and any cut of the lines. A labelled property with a
+/// line that drops (unlabelled, or without the constraint: the versions disagree) then has none of its pairs
+/// past that line, and the join leaves its distinct-values constraints out of `constraints.parquet`, so that
+/// no tier reads a constraint whose pairs were dropped.
 #[derive(Clone, Debug, Default)]
 pub struct Known {
     seen: Vec<u64>,
+    /// Every line read keeps the pairs.
     keep: Vec<u64>,
     big: HashMap<u32, bool>,
 }
@@ -187,11 +190,11 @@ pub struct Known {
 impl Known {
     const DENSE: u32 = 1 << 24;
 
-    /// Property `p`'s line was read and says `keep` (a later line of the same property may add `keep`, as
-    /// the join does with every line's constraints: the flag is never taken back).
+    /// A line of property `p` was read and says `keep`: the property keeps its pairs while every line of it
+    /// does (a drop is never taken back).
     pub fn learn(&mut self, p: u32, keep: bool) {
         if p >= Self::DENSE {
-            *self.big.entry(p).or_insert(false) |= keep;
+            *self.big.entry(p).or_insert(true) &= keep;
             return;
         }
         let w = (p / 64) as usize;
@@ -201,14 +204,18 @@ impl Known {
         }
         let bit = 1u64 << (p % 64);
         if let (Some(s), Some(k)) = (self.seen.get_mut(w), self.keep.get_mut(w)) {
-            *s |= bit;
-            if keep {
-                *k |= bit;
+            if *s & bit == 0 {
+                *s |= bit;
+                if keep {
+                    *k |= bit;
+                }
+            } else if !keep {
+                *k &= !bit;
             }
         }
     }
 
-    /// The pairs of `p` cannot decide a tier: its line was read and does not keep them.
+    /// The pairs of `p` cannot decide a tier: a line of it was read that does not keep them (final).
     #[inline]
     pub fn drops(&self, p: u32) -> bool {
         if p >= Self::DENSE {
@@ -526,5 +533,62 @@ mod tests {
         assert_eq!(Snak::read(&mut r, &mut scratch).unwrap(), Some(s));
         assert_eq!(Pair::read(&mut r, &mut scratch).unwrap(), Some(p));
         assert_eq!(Pair::read(&mut r, &mut scratch).unwrap(), None);
+    }
+
+    /// The verdict after any lines, in any order, is "every line keeps" for a property that was seen, no
+    /// drop for one that was not; a drop is never taken back while the lines come (hand-checked cases
+    /// first, then any sequence, dense and past 2²⁴).
+    #[test]
+    fn a_property_keeps_its_pairs_while_every_line_of_it_does() {
+        let mut k = Known::default();
+        assert!(!k.drops(36));
+        k.learn(36, true);
+        assert!(!k.drops(36));
+        k.learn(36, false);
+        assert!(k.drops(36));
+        k.learn(36, true);
+        assert!(
+            k.drops(36),
+            "a later line that keeps does not bring the pairs back"
+        );
+        k.learn(1 << 30, false);
+        k.learn(1 << 30, true);
+        assert!(k.drops(1 << 30));
+        k.learn(40, false);
+        assert!(k.drops(40) && !k.drops(41) && !k.drops(1 << 29));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_verdict_is_every_line_in_any_order_and_never_taken_back(
+            lines in proptest::collection::vec(
+                (proptest::prop_oneof![0u32..200, (1u32 << 24)..(1u32 << 24) + 4], proptest::bool::ANY),
+                0..60,
+            ),
+            rotate in 0usize..60,
+        ) {
+            let mut k = Known::default();
+            let mut dropped = std::collections::HashSet::new();
+            for &(p, keep) in &lines {
+                k.learn(p, keep);
+                if !keep {
+                    dropped.insert(p);
+                }
+                for &q in &dropped {
+                    proptest::prop_assert!(k.drops(q));
+                }
+            }
+            let mut other = lines.clone();
+            other.reverse();
+            let r = rotate % other.len().max(1);
+            other.rotate_left(r);
+            let mut k2 = Known::default();
+            learn(&mut k2, &other);
+            for p in (0u32..201).chain((1u32 << 24)..(1u32 << 24) + 5) {
+                let want = lines.iter().any(|&(q, keep)| q == p && !keep);
+                proptest::prop_assert_eq!(k.drops(p), want, "p {}", p);
+                proptest::prop_assert_eq!(k2.drops(p), want, "p {} reordered", p);
+            }
+        }
     }
 }

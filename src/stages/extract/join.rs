@@ -524,6 +524,11 @@ pub struct JoinCounts {
     pub transitive_outside_seed: Vec<Pid>,
     /// Rows of the falsity tables.
     pub constraints: u64,
+    /// Labelled properties with several lines in the dump, one of which does not keep the distinct-value
+    /// pairs (unlabelled, or without the constraint) while another has a distinct-values constraint: that
+    /// constraint is left out of `constraints.parquet` (its pairs were dropped as they were read; see
+    /// `falsity::Known`). Sorted.
+    pub distinct_left_out: Vec<Pid>,
     pub values: u64,
     pub types: u64,
     pub distinct: u64,
@@ -783,10 +788,15 @@ impl State {
     /// and properties by id (the first of an id in input order kept), then the candidates and seed statements
     /// merged into `statements`, `triples` and `transitive`. The same rows as [`join`] of the same input,
     /// whatever was spilled. The spill folder goes when this returns.
+    ///
+    /// `known`: what the property lines said of their distinct-value pairs (the accumulator's, after the
+    /// whole dump): a labelled property with a line that dropped them has its distinct-values constraints
+    /// left out of `constraints.parquet`.
     pub fn join(
         mut self,
         unlabelled_by_prop: &HashMap<Pid, u64>,
         seed: &[Pid],
+        known: &falsity::Known,
         out: &mut dyn Out,
     ) -> Result<JoinCounts> {
         if self.dir.runs > 0 {
@@ -863,8 +873,13 @@ impl State {
             &labelled_props,
         );
         drop(inverses);
-        let (n, distinct_props) = falsity_constraints(constraints, &mut dir, out)?;
+        let dropped_pairs = |p: Pid| {
+            props.binary_search(&p.0).is_ok() && u32::try_from(p.0).is_ok_and(|p| known.drops(p))
+        };
+        let (n, distinct_props, left_out) =
+            falsity_constraints(constraints, &mut dir, out, &dropped_pairs)?;
         k.constraints = n;
+        k.distinct_left_out = left_out;
 
         let filter = Filter {
             transitive: PropSet::new(transitive_props.iter().map(|p| p.0)),
@@ -1009,24 +1024,34 @@ where
     })
 }
 
-/// Stream the constraints (sorted, identical ones once) to `out`; returns their number and the properties
-/// with a distinct-values constraint that applies (no separator).
+/// Stream the constraints (sorted, identical ones once) to `out`, but a distinct-values constraint that
+/// applies (no separator) of a property whose pairs were dropped (`dropped_pairs`: a labelled property one
+/// of whose lines did not keep them); returns their number, the properties with a distinct-values constraint
+/// that applies, and those left out (sorted).
 fn falsity_constraints(
     constraints: Runs<Constraint>,
     dir: &mut SpillDir,
     out: &mut dyn Out,
-) -> Result<(u64, HashSet<Pid>)> {
+    dropped_pairs: &dyn Fn(Pid) -> bool,
+) -> Result<(u64, HashSet<Pid>, Vec<Pid>)> {
     let mut distinct = HashSet::new();
+    let mut left_out = Vec::new();
     let mut b = Batch::new();
     for c in constraints.into_stream(dir)? {
         let c = c?;
         if c.kind == Kind::DistinctValues && !c.separator {
+            if dropped_pairs(c.property) {
+                if left_out.last() != Some(&c.property) {
+                    left_out.push(c.property);
+                }
+                continue;
+            }
             distinct.insert(c.property);
         }
         b.push(c, &mut |r| out.constraints(r))?;
     }
     b.flush(&mut |r| out.constraints(r))?;
-    Ok((b.n, distinct))
+    Ok((b.n, distinct, left_out))
 }
 
 #[cfg(test)]
@@ -1299,7 +1324,9 @@ mod state_tests {
         }
         state.drain(&mut acc).unwrap();
         let mut out = VecOut::default();
-        let k = state.join(&HashMap::new(), &[], &mut out).unwrap();
+        let k = state
+            .join(&HashMap::new(), &[], &acc.distinct_known, &mut out)
+            .unwrap();
         assert_eq!(out.distinct, want);
         assert_eq!(k.distinct, want.len() as u64);
         if budget == Some(0) && !out.distinct.is_empty() {
@@ -1458,7 +1485,9 @@ mod state_tests {
         }
         let spill_dir = state.spill_dir().map(Path::to_path_buf);
         let mut out = VecOut::default();
-        let k = state.join(&unlabelled, &seed, &mut out).unwrap();
+        let k = state
+            .join(&unlabelled, &seed, &acc.distinct_known, &mut out)
+            .unwrap();
         if let Some(d) = spill_dir {
             assert!(!d.exists(), "the spill folder goes with the join");
         }
@@ -1587,7 +1616,9 @@ mod state_tests {
             state.drain(&mut acc).unwrap();
             assert_eq!(state.dir.runs, spilled_while_reading, "no second spill");
             let mut out = VecOut::default();
-            let k = state.join(&HashMap::new(), &[], &mut out).unwrap();
+            let k = state
+                .join(&HashMap::new(), &[], &acc.distinct_known, &mut out)
+                .unwrap();
             (
                 spilled_while_reading,
                 k.spill_runs,

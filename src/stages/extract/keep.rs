@@ -360,6 +360,9 @@ pub struct Part {
     pub(crate) snaks: Vec<Snak>,
     pub(crate) pairs: Vec<Pair>,
     pub(crate) constraints: Vec<Constraint>,
+    /// Per property line, in line order: its property number and whether the line keeps its pairs
+    /// (`falsity::line_keeps_pairs`).
+    pub(crate) distinct_lines: Vec<(u32, bool)>,
     pub(crate) counts: Counts,
     /// Counters not yet in `counts` (see [`tally_keys`]); zero once [`handle_line`] or [`work_chunk`] returns.
     pub(crate) tally: Tally,
@@ -594,7 +597,13 @@ fn keep_entity(
         if !entity::KNOWN_DATATYPES.contains(&datatype.as_str()) {
             part.counts.add("properties_unknown_datatype", 1);
         }
+        let before = part.constraints.len();
         falsity::property_line(&mut part.constraints, &mut part.counts, raw);
+        if let Ok(p32) = u32::try_from(pid.0) {
+            let own = part.constraints.get(before..).unwrap_or_default();
+            let keep = falsity::line_keeps_pairs(labelled, own);
+            part.distinct_lines.push((p32, keep));
+        }
         part.properties.push(PropertyRecord {
             id: pid,
             datatype,
@@ -706,20 +715,19 @@ pub(crate) fn append_records<T>(into: &mut Vec<T>, mut v: Vec<T>) {
 
 /// Moves the records of `$part` (a [`Part`] in a local variable; its `bad` and `overlong` are left to the
 /// caller) into `$into`: an [`Acc`], or the [`Part`] a shard of a sharded extract gathers (fields of the same
-/// names). First learns from the part's property lines which properties carry an applicable distinct-values
-/// constraint (`$known`), so that the pairs of the others are dropped as they come.
+/// names). First learns from the part's property lines which properties keep their distinct-value pairs
+/// (`$known`, every line so far: `falsity::Known`), so that the pairs of the others are dropped as they come.
 macro_rules! absorb_records {
     ($into:expr, $known:expr, $part:ident) => {{
-        falsity::learn(
-            &mut $known,
-            &$part.properties,
-            &$part.entities,
-            &$part.constraints,
-        );
+        falsity::learn(&mut $known, &$part.distinct_lines);
         let known = &$known;
         let mut pairs = $part.pairs;
         pairs.retain(|x| !known.drops(x.p));
         $crate::stages::extract::keep::append_records(&mut $into.pairs, pairs);
+        $crate::stages::extract::keep::append_records(
+            &mut $into.distinct_lines,
+            $part.distinct_lines,
+        );
         $crate::stages::extract::keep::append_records(&mut $into.snaks, $part.snaks);
         $crate::stages::extract::keep::append_records(&mut $into.constraints, $part.constraints);
         $crate::stages::extract::keep::append_records(&mut $into.entities, $part.entities);
@@ -751,8 +759,11 @@ pub struct Acc<'r> {
     pub(crate) snaks: Vec<Snak>,
     pub(crate) pairs: Vec<Pair>,
     pub(crate) constraints: Vec<Constraint>,
-    /// Properties whose line was seen: whether they carry an applicable distinct-values constraint (the pairs
-    /// of the others are dropped as they come).
+    /// The property lines' verdicts on their pairs (kept for the shards' parts; learnt into
+    /// `distinct_known` as they come).
+    pub(crate) distinct_lines: Vec<(u32, bool)>,
+    /// Properties whose line was seen: whether every line of them keeps their pairs (the pairs of the
+    /// others are dropped as they come).
     pub(crate) distinct_known: falsity::Known,
     pub(crate) counts: Counts,
     pub(crate) bad_total: u64,
@@ -780,6 +791,7 @@ impl<'r> Acc<'r> {
             snaks: Vec::new(),
             pairs: Vec::new(),
             constraints: Vec::new(),
+            distinct_lines: Vec::new(),
             distinct_known: falsity::Known::default(),
             counts: Counts::default(),
             bad_total: 0,

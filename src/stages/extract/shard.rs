@@ -44,7 +44,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// Version of the part file layout (a join refuses parts of another version).
-pub const PART_VERSION: u32 = 5;
+pub const PART_VERSION: u32 = 6;
 
 /// The first 64 KiB of `data` (what the dump-start checks look at).
 fn head_of(data: &[u8]) -> &[u8] {
@@ -149,7 +149,7 @@ struct ShardAcc<'r> {
     newlines: u64,
     max_bad: u64,
     path: PathBuf,
-    /// Properties seen: whether they carry a distinct-values constraint (`extract::falsity::learn`).
+    /// Properties seen: whether every line of them keeps its distinct-value pairs (`extract::falsity::Known`).
     distinct_known: falsity::Known,
 }
 
@@ -262,6 +262,9 @@ struct PartData {
     snaks: Vec<Snak>,
     pairs: Vec<Pair>,
     constraints: Vec<Constraint>,
+    /// Per property line of the shard, in order: its number and whether it keeps its distinct-value pairs
+    /// (layout 6).
+    distinct_lines: Vec<(u32, bool)>,
     unlabelled_by_prop: Vec<(u64, u64)>,
     /// The Q-number of every item line of the shard (layout 4).
     items: Vec<u64>,
@@ -472,6 +475,7 @@ pub fn run_shard(dump: &Path, out: &Path, cfg: &Config, i: u32, n: u32) -> Resul
         snaks: part.snaks,
         pairs: part.pairs,
         constraints: part.constraints,
+        distinct_lines: part.distinct_lines,
         unlabelled_by_prop: {
             let mut v: Vec<(u64, u64)> = part
                 .unlabelled_by_prop
@@ -653,6 +657,7 @@ fn to_chunk(path: &Path, pd: PartData) -> Result<ChunkOut<Part>> {
         snaks: pd.snaks,
         pairs: pd.pairs,
         constraints: pd.constraints,
+        distinct_lines: pd.distinct_lines,
         unlabelled_by_prop: pd
             .unlabelled_by_prop
             .into_iter()

@@ -364,6 +364,7 @@ fn run_with(
 
     let t1 = Instant::now();
     let Acc {
+        distinct_known,
         unlabelled_by_prop,
         bad_by_kind,
         bad_examples,
@@ -402,8 +403,24 @@ fn run_with(
         &budget,
         cx.threads(),
     )?;
-    let j = state.join(&unlabelled_by_prop.into_map(), &rules.seed, &mut sinks)?;
+    let j = state.join(
+        &unlabelled_by_prop.into_map(),
+        &rules.seed,
+        &distinct_known,
+        &mut sinks,
+    )?;
     let t_join = t1.elapsed().as_secs_f64();
+    let left_out: Vec<String> = j.distinct_left_out.iter().map(Pid::to_string).collect();
+    if !left_out.is_empty() {
+        progress::log(format!(
+            "extract: {} labelled propert{} with two lines in the dump that disagree on the distinct-values \
+             constraint or on the labels ({}): that constraint is left out of {} (docs/extract.md)",
+            left_out.len(),
+            if left_out.len() == 1 { "y" } else { "ies" },
+            left_out.join(" "),
+            layout::CONSTRAINTS.file
+        ));
+    }
     let outside: Vec<String> = j
         .transitive_outside_seed
         .iter()
@@ -494,6 +511,10 @@ fn run_with(
     c.insert("duplicate_entities".into(), j.duplicate_entities);
     for (key, n) in [
         ("falsity_constraint_rows", j.constraints),
+        (
+            "falsity_distinct_constraints_left_out",
+            j.distinct_left_out.len() as u64,
+        ),
         ("falsity_values_rows", j.values),
         ("falsity_types_rows", j.types),
         ("falsity_distinct_rows", j.distinct),
@@ -579,6 +600,9 @@ fn run_with(
         // `skipped`: the counts of `config::COUNTS_OF_ALL_STATEMENTS` were not made.
         "unlabelled_statements": if skipped { "skipped" } else { "read" },
         "transitive_outside_seed": outside,
+        // Labelled properties whose lines disagree on their distinct-value pairs: their distinct-values
+        // constraint is not in constraints.parquet (docs/extract.md, "Two lines of one property").
+        "distinct_left_out": left_out,
         // What the constraint reader counted, as `scripts/falsity-oracle --summary` names it (distort counts
         // the P279 cycles); with --skip-unlabelled-statements, "another item has o" saw labelled items only.
         "falsity": {
