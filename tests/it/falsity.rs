@@ -780,13 +780,25 @@ fn two_lines_of_one_property_give_the_same_tables_in_any_order_chunking_or_shard
     };
     assert!(distinct_rows(&base) > 0);
 
-    // The same line twice: every table as with one.
-    let twice = extract(&write("twice.json", Some(&p36), None), "twice", &[]);
+    let m = crate::util::manifest(&base, "extract");
+    for k in ["duplicate_item_lines", "duplicate_property_lines"] {
+        assert_eq!(m["counts"][k], 0, "{k}");
+    }
+
+    // The same lines twice (P36's, and Q72's, which holds a P36 value): every table as with one, the
+    // duplicates counted.
+    let q72 = entities
+        .iter()
+        .find(|l| l.contains(r#""id":"Q72""#))
+        .unwrap();
+    let twice = extract(&write("twice.json", Some(&p36), Some(q72)), "twice", &[]);
     for f in crate::util::EXTRACT_ARTIFACTS {
         assert!(bytes(&base, f) == bytes(&twice, f), "{f} differs");
     }
     let m = crate::util::manifest(&twice, "extract");
-    assert_eq!(crate::util::count(&m, "duplicate_entities"), 1);
+    assert_eq!(crate::util::count(&m, "duplicate_entities"), 2);
+    assert_eq!(crate::util::count(&m, "duplicate_item_lines"), 1);
+    assert_eq!(crate::util::count(&m, "duplicate_property_lines"), 1);
     assert_eq!(
         crate::util::count(&m, "falsity_distinct_constraints_left_out"),
         0
@@ -833,6 +845,11 @@ fn two_lines_of_one_property_give_the_same_tables_in_any_order_chunking_or_shard
                 assert_eq!(
                     crate::util::count(&m, "duplicate_entities"),
                     twice,
+                    "{name}"
+                );
+                assert_eq!(
+                    crate::util::count(&m, "duplicate_property_lines"),
+                    1,
                     "{name}"
                 );
                 assert_eq!(

@@ -509,6 +509,16 @@ fn run_with(
     c.insert("transitive".into(), j.transitive);
     c.insert("transitive_statements_missed".into(), j.transitive_missed);
     c.insert("duplicate_entities".into(), j.duplicate_entities);
+    // Every line of an entity seen before, labelled or not (the join keeps the first: docs/extract.md, "Two
+    // lines of one property").
+    c.insert(
+        "duplicate_item_lines".into(),
+        counts.get("entities_item").saturating_sub(items.len()),
+    );
+    c.insert(
+        "duplicate_property_lines".into(),
+        counts.get("entities_property").saturating_sub(j.properties),
+    );
     for (key, n) in [
         ("falsity_constraint_rows", j.constraints),
         (
