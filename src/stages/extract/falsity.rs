@@ -5,8 +5,9 @@
 //! - the live item values of every item as (property, object) pairs ([`Pair`], 16 bytes each), for "another
 //!   item has o as a value" of distinct-values properties — dropped for a property as soon as one of its lines
 //!   has shown that it is unlabelled or has no such constraint ([`Known`]: a verdict that no later line takes
-//!   back, so any order of lines and any cut into shards give the same rows), for an object whose line left it unlabelled when the join state compacts them, and at the join
-//!   kept only for the properties and entities of the final triples (the only ones a tier is asked of);
+//!   back, so any order of lines and any cut into shards give the same rows), for an object whose line left
+//!   it unlabelled when the join state compacts them, and at the join kept only for the properties and
+//!   entities of the final triples (the only ones a tier is asked of);
 //! - the P279 statements of every item (kept with the seed statements whatever the transitive seed says).
 //!
 //! At the join ([`Values`]) the labelled items' candidates and their snaks give `values.parquet`, their P31 and

@@ -716,7 +716,9 @@ pub(crate) fn append_records<T>(into: &mut Vec<T>, mut v: Vec<T>) {
 /// Moves the records of `$part` (a [`Part`] in a local variable; its `bad` and `overlong` are left to the
 /// caller) into `$into`: an [`Acc`], or the [`Part`] a shard of a sharded extract gathers (fields of the same
 /// names). First learns from the part's property lines which properties keep their distinct-value pairs
-/// (`$known`, every line so far: `falsity::Known`), so that the pairs of the others are dropped as they come.
+/// (`$known`, every line so far: `falsity::Known`), so that the pairs of the others are dropped as they come;
+/// the lines' verdicts stay in `$part` (a shard's part keeps them for the join, the accumulator needs only
+/// `$known`).
 macro_rules! absorb_records {
     ($into:expr, $known:expr, $part:ident) => {{
         falsity::learn(&mut $known, &$part.distinct_lines);
@@ -724,10 +726,6 @@ macro_rules! absorb_records {
         let mut pairs = $part.pairs;
         pairs.retain(|x| !known.drops(x.p));
         $crate::stages::extract::keep::append_records(&mut $into.pairs, pairs);
-        $crate::stages::extract::keep::append_records(
-            &mut $into.distinct_lines,
-            $part.distinct_lines,
-        );
         $crate::stages::extract::keep::append_records(&mut $into.snaks, $part.snaks);
         $crate::stages::extract::keep::append_records(&mut $into.constraints, $part.constraints);
         $crate::stages::extract::keep::append_records(&mut $into.entities, $part.entities);
@@ -759,9 +757,6 @@ pub struct Acc<'r> {
     pub(crate) snaks: Vec<Snak>,
     pub(crate) pairs: Vec<Pair>,
     pub(crate) constraints: Vec<Constraint>,
-    /// The property lines' verdicts on their pairs (kept for the shards' parts; learnt into
-    /// `distinct_known` as they come).
-    pub(crate) distinct_lines: Vec<(u32, bool)>,
     /// Properties whose line was seen: whether every line of them keeps their pairs (the pairs of the
     /// others are dropped as they come).
     pub(crate) distinct_known: falsity::Known,
@@ -791,7 +786,6 @@ impl<'r> Acc<'r> {
             snaks: Vec::new(),
             pairs: Vec::new(),
             constraints: Vec::new(),
-            distinct_lines: Vec::new(),
             distinct_known: falsity::Known::default(),
             counts: Counts::default(),
             bad_total: 0,

@@ -217,6 +217,8 @@ impl<'r> ShardAcc<'r> {
             return Err(self.overlong(line, offset, true));
         }
         absorb_records!(self.part, self.distinct_known, p);
+        // The join replays the part through its own accumulator, which learns the verdicts again.
+        keep::append_records(&mut self.part.distinct_lines, p.distinct_lines);
         let s = &mut self.part;
         s.bad
             .append(p.bad, base_line, base_offset, self.rules.bad_keep);

@@ -413,7 +413,7 @@ fn run_with(
     let left_out: Vec<String> = j.distinct_left_out.iter().map(Pid::to_string).collect();
     if !left_out.is_empty() {
         progress::log(format!(
-            "extract: {} labelled propert{} with two lines in the dump that disagree on the distinct-values \
+            "extract: {} labelled propert{} with several lines in the dump that disagree on the distinct-values \
              constraint or on the labels ({}): that constraint is left out of {} (docs/extract.md)",
             left_out.len(),
             if left_out.len() == 1 { "y" } else { "ies" },
